@@ -1,0 +1,186 @@
+"""The rule registry: every diagnostic code, its name, severity, summary and explanation.
+
+A code never changes meaning. `llm-do explain CODE` prints the explanation; spec/diagnostics.md is
+generated from this table (tests keep the two in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Literal["error", "warning", "info"]
+    summary: str
+    explanation: str
+
+
+def _rules(*rules: Rule) -> dict[str, Rule]:
+    return {r.code: r for r in rules}
+
+
+RULES: dict[str, Rule] = _rules(
+    # --- P: syntax and structure of project.json and front matter
+    Rule("P001", "yaml-syntax", "error", "The front matter is not valid YAML.",
+         "The block between the two `---` lines at the top of a .worker file is parsed as YAML. The "
+         "diagnostic points at the place the YAML parser gave up; quoting a value that contains `:` "
+         "or starts with `*`, `&`, `!` or `%` is the usual fix."),
+    Rule("P002", "json-syntax", "error", "project.json is not valid JSON.",
+         "project.json must be one JSON object. Trailing commas and comments are not JSON."),
+    Rule("P003", "missing-front-matter", "error", "A worker file does not start with front matter.",
+         "A .worker file starts with a line `---`, then YAML front matter, then a line `---`, then the "
+         "instructions. Even a worker with nothing to declare needs `---` / `---` at the top."),
+    Rule("P004", "unterminated-front-matter", "error", "The front matter has no closing `---` line.",
+         "The front matter starts with `---` on the first line and ends at the next line that is "
+         "exactly `---`. Without it the whole file would be read as YAML."),
+    Rule("P005", "unknown-key", "error", "A key that the format does not define.",
+         "project.json and front matter are strict: a misspelt key would otherwise be ignored "
+         "silently. The hint names the closest known key."),
+    Rule("P006", "invalid-value", "error", "A value of the wrong type or out of range.",
+         "Each key has a type (see spec/language.md and the JSON Schemas in spec/schemas/). The "
+         "message says what was expected."),
+    Rule("P007", "invalid-name", "error", "A worker name that is not an identifier.",
+         "Worker names match `[A-Za-z_][A-Za-z0-9_-]*`: they become tool names a model calls, so "
+         "spaces, dots and leading digits are not allowed."),
+    Rule("P008", "duplicate-key", "error", "The same key twice in one mapping.",
+         "YAML would keep only the last value; llm-do treats the repetition as a mistake."),
+    Rule("P009", "not-text", "error", "A source file is not UTF-8 text.",
+         "Worker files, project.json, templates and Python files are read as UTF-8 (a byte-order "
+         "mark is allowed and ignored)."),
+    Rule("P010", "unsupported-version", "error", "project.json declares a version this compiler does not know.",
+         "The manifest format is version 1."),
+    # --- F: files and paths
+    Rule("F001", "file-not-found", "error", "A file the project names does not exist.",
+         "Paths in project.json and in references are relative to the project root (the directory "
+         "of project.json)."),
+    Rule("F002", "path-outside-root", "error", "A path that leaves the project root.",
+         "Every file a project uses must lie inside its root, so the bundle is self-contained and a "
+         "build cannot read arbitrary files: absolute paths, `..` past the root and symlinks that "
+         "point out are refused."),
+    Rule("F003", "glob-matches-nothing", "warning", "A worker_files pattern matches no file.",
+         "Usually a typo in the pattern or a file that was moved."),
+    Rule("F004", "duplicate-file", "warning", "A file listed more than once.",
+         "It is loaded once; the repetition is probably a mistake."),
+    Rule("F005", "not-a-worker-file", "error", "A worker_files entry that is not a .worker (or .agent) file.",
+         "worker_files lists worker definitions; Python goes in python_files and templates are "
+         "reached through `{% include %}`."),
+    # --- N: names and references
+    Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
+         "Worker names are the names other workers call them by; each must be unique in a project. "
+         "The diagnostic points at the second definition and relates the first."),
+    Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
+         "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists."),
+    Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
+         "An entry in `toolsets:` is a stdlib toolset (spec/stdlib.md), a toolset from a Python "
+         "file's TOOLSETS, or the name of a worker this one may call."),
+    Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
+         "An entry in `tools:` names a function exported by the TOOLS of a file in python_files."),
+    Rule("N005", "tool-name-conflict", "error", "Two toolsets of one worker expose the same tool name.",
+         "A model calls tools by name, so each name may come from one place only. Drop one of the "
+         "toolsets or rename the tool."),
+    Rule("N006", "unknown-entry", "error", "The entry names no worker.",
+         "`entry.worker` in project.json must be the name of a worker of the project."),
+    Rule("N007", "duplicate-reference", "warning", "The same toolset or tool listed twice in one worker.",
+         "It is used once; the repetition is probably a mistake."),
+    Rule("N008", "settings-not-accepted", "error", "Settings given for a toolset that takes none.",
+         "Only stdlib toolsets take settings in `toolsets:`; Python toolsets and workers are listed "
+         "by name."),
+    Rule("N009", "duplicate-python-name", "error", "Two Python files export the same tool or toolset name.",
+         "Tool and toolset names are global to a project."),
+    # --- S: schemas
+    Rule("S001", "invalid-ref", "error", "A schema reference that is neither `path.py:Class` nor `package.module:Class`.",
+         "schema_in_ref and schema_out_ref name a class: `schemas.py:Input` for a file of the "
+         "project, `my_package.schemas:Input` for an installed module."),
+    Rule("S002", "ref-file-not-found", "error", "A schema reference names a file that does not exist.",
+         "The path is relative to the project root."),
+    Rule("S003", "class-not-found", "error", "A schema reference names a class the module does not define.",
+         "The hint lists the closest class names the module does define."),
+    Rule("S004", "not-worker-args", "error", "An input schema that does not subclass WorkerArgs.",
+         "Input schemas subclass `llm_do.runtime.WorkerArgs` (a pydantic model) and implement "
+         "`prompt_messages()`, which turns the fields into the prompt."),
+    Rule("S005", "prompt-messages-missing", "error", "An input schema that does not implement prompt_messages().",
+         "WorkerArgs.prompt_messages() is abstract: without it the runtime could not build a prompt."),
+    Rule("S006", "not-a-model", "error", "An output schema that is not a pydantic model.",
+         "schema_out_ref names a pydantic BaseModel subclass; the worker's output is validated against it."),
+    Rule("S007", "invalid-entry-args", "error", "entry.args does not validate against the entry worker's input schema.",
+         "entry.args is the default input of a run; it is checked at build time so a run does not "
+         "fail on it later."),
+    # --- Y: user Python
+    Rule("Y001", "python-import-error", "error", "A Python file fails to import.",
+         "The compiler imports python_files and schema modules in a separate process to read their "
+         "classes and tools. The message is the error the import raised, at the line it came from."),
+    Rule("Y002", "python-import-timeout", "error", "Importing the project's Python took too long.",
+         "Imports run in a time-limited subprocess (LLM_DO_IMPORT_TIMEOUT seconds, default 60). "
+         "Module-level code that does real work belongs in a function."),
+    Rule("Y003", "opaque-toolset", "warning", "A Python toolset whose tools cannot be listed at build time.",
+         "Toolsets built by a factory at run time, or of a kind llm-do cannot list, are recorded as "
+         "opaque: the bundle cannot say which tools they expose, and tool-name conflicts and "
+         "approval rules cannot be checked for them."),
+    Rule("Y004", "invalid-export", "error", "TOOLS or TOOLSETS in a Python file has the wrong shape.",
+         "TOOLS is a dict of name to function or a list of functions (or pydantic-ai Tools); "
+         "TOOLSETS is a dict of name to toolset (or toolset factory) or a list of toolsets with ids."),
+    Rule("Y005", "introspection-failed", "error", "The introspection subprocess failed.",
+         "The subprocess that imports the project's Python ended without an answer. The message "
+         "carries what it printed."),
+    Rule("Y006", "not-imported", "info", "Python was checked statically (--no-import).",
+         "With --no-import the compiler reads Python files with the ast module instead of importing "
+         "them: class and function names are checked, schemas and entry.args are not."),
+    # --- T: templates
+    Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
+         "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "
+         "that contains `{{` or `{%` literally."),
+    Rule("T002", "undefined-variable", "error", "A template variable that is not defined.",
+         "Templates see the keys of `vars` in project.json and the function `file()`. Undefined "
+         "variables are an error, found from the template itself rather than by rendering, so every "
+         "one is reported."),
+    Rule("T003", "include-not-found", "error", "An `{% include %}` of a file that does not exist.",
+         "Include paths are relative to the project root."),
+    Rule("T004", "include-outside-root", "error", "An include or file() path that leaves the project root.",
+         "Templates may read files of the project only."),
+    Rule("T005", "secret-in-bundle", "warning", "A file that looks like secrets is baked into the bundle.",
+         "Files such as .env, *.pem or id_rsa read with `file()` or `{% include %}` end up in "
+         "bundle.lock in clear text."),
+    Rule("T006", "template-error", "error", "Rendering the instructions failed.",
+         "The template is valid but raised an error when rendered with the project's vars."),
+    # --- G: the call graph
+    Rule("G001", "undeclared-recursion", "error", "A call cycle among workers not all declared `recursive: true`.",
+         "A worker that can end up calling itself again must say so, so recursion is a decision and "
+         "not an accident. Every worker on the cycle needs `recursive: true`."),
+    Rule("G002", "call-exceeds-max-depth", "error", "A call that can never run: the caller is already at max_depth.",
+         "The entry runs at depth 1 and each call one deeper; runtime.max_depth (default 5) is the "
+         "deepest a worker may run. With depth(W) the shortest call path from the entry to W, an "
+         "edge U -> V with depth(U) >= max_depth would always be refused."),
+    Rule("G003", "unreachable-worker", "warning", "A worker the entry can never call.",
+         "No chain of calls from the entry reaches it: it is dead code, or a toolsets entry is missing."),
+    # --- M: models
+    Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
+         "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "
+         "`ollama:llama3.2`. `test` names pydantic-ai's TestModel."),
+    Rule("M002", "model-and-compatible-models", "error", "A worker sets both `model` and `compatible_models`.",
+         "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one."),
+    Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
+         "A worker without `model` runs on the project default, which must then match one of its patterns."),
+    # --- A: approvals
+    Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `allow|ask|deny TOOL`.",
+         "Rules are applied in order and the last one that matches a tool decides. TOOL is a tool "
+         "name, a toolset or worker name (all its tools), or a glob such as `*`."),
+    Rule("A002", "approval-rule-matches-nothing", "error", "An approval rule that matches none of the worker's tools.",
+         "A rule for a tool the worker does not have is usually a typo, and would silently not apply."),
+    # --- L: the .agent era
+    Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
+         "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files."),
+    Rule("L002", "legacy-recursion", "warning", "A `.agent` worker on a call cycle.",
+         "The .agent format cannot declare recursion, so the build accepts the cycle. Migrate the "
+         "worker to a .worker file and add `recursive: true`."),
+    # --- C: configuration of the checks themselves
+    Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
+         "A project may silence warning and info codes; errors always stay."),
+)
+
+
+def rule(code: str) -> Rule | None:
+    return RULES.get(code.upper())

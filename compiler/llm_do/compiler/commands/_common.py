@@ -1,0 +1,57 @@
+"""What the compiler commands share: reporting a bad path as a usage error, the stderr console."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..pipeline import CompileResult, compile_project
+from ..render import ProjectDiagnostics
+from ..stages.load import ProjectNotFound
+
+
+def stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def stdout_console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+class EnvironmentProblem(click.ClickException):
+    """A bad path or an unwritable file: exit 2, like a usage error."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"llm-do: error: {self.message}", err=True)
+
+
+def compile_or_exit(path: Path, **kwargs) -> CompileResult:
+    try:
+        return compile_project(path, **kwargs)
+    except ProjectNotFound as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"{exc.filename or path}: {exc.strerror}") from None
+
+
+def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
+    return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
+
+
+def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
+    from ..render.text_format import print_text
+
+    if any(r.diagnostics for r in reports):
+        print_text(reports, stderr_console(), show_summary=summary)
+
+
+def isatty() -> bool:
+    return sys.stderr.isatty()

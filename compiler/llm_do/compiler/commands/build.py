@@ -1,0 +1,75 @@
+"""`llm-do build [PROJECT] [-o PATH] [--check]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..lock_check import check_lock
+from ..stages.emit import write_atomic
+from ..stages.load import ProjectNotFound, find_project
+from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+
+LOCK_NAME = "bundle.lock"
+
+
+def lock_path(project: Path, output: Path | None) -> Path:
+    if output is None:
+        try:
+            root, _ = find_project(project)
+        except ProjectNotFound as exc:
+            raise EnvironmentProblem(str(exc)) from None
+        return root / LOCK_NAME
+    if output.is_dir():
+        output = output / LOCK_NAME
+    if not output.parent.is_dir():
+        raise EnvironmentProblem(f"{output.parent}: no such directory")
+    return output
+
+
+@click.command()
+@click.argument("project", default=".", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Where to write the lock (default: next to project.json).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 and say what differs when the lock is missing or stale.")
+def build(project: Path, output: Path | None, check: bool) -> int:
+    """Compile PROJECT (a directory or its project.json) into bundle.lock.
+
+    With errors nothing is written and the old lock stays.
+    """
+    lock = lock_path(project, output)
+    if check:
+        try:
+            status = check_lock(project, lock)
+        except ProjectNotFound as exc:
+            raise EnvironmentProblem(str(exc)) from None
+        if status.current:
+            click.echo(f"{_shown(lock)} is up to date", err=True)
+            return 0
+        click.echo(f"{_shown(lock)} is stale:", err=True)
+        for line in status.differences:
+            click.echo(f"  {line}", err=True)
+        click.echo("run `llm-do build` to update it", err=True)
+        return 1
+    result = compile_or_exit(project, lock_dir=lock.parent)
+    print_diagnostics([as_report(str(project), result)])
+    if result.bundle is None:
+        click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
+        return 1
+    try:
+        unchanged = lock.is_file() and lock.read_bytes() == result.bundle
+        if not unchanged:
+            write_atomic(lock, result.bundle)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {lock}: {exc.strerror}") from None
+    workers = len(result.resolved.workers) if result.resolved else 0
+    verb = "is up to date" if unchanged else "written"
+    click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
+    return 0
+
+
+def _shown(path: Path) -> str:
+    import os
+
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)

@@ -1,0 +1,35 @@
+"""`llm-do graph [PROJECT|bundle.lock] [--format text|json|mermaid|dot]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from llm_do.runtime.canonical import DigestError, verify_digest
+
+from ..graph_export import RENDERERS, bundle_graph
+from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+
+
+@click.command()
+@click.argument("target", default=".", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
+def graph(target: Path, fmt: str) -> int:
+    """Show the call graph of a project (compiled in memory) or of a bundle.lock."""
+    if target.is_file() and target.suffix == ".lock":
+        try:
+            data = target.read_bytes()
+            verify_digest(data)
+            bundle = json.loads(data)
+        except (OSError, DigestError, ValueError) as exc:
+            raise EnvironmentProblem(f"{target}: cannot read the bundle: {exc}") from None
+    else:
+        result = compile_or_exit(target)
+        if result.bundle is None:
+            print_diagnostics([as_report(target.as_posix(), result)])
+            return 1
+        bundle = json.loads(result.bundle)
+    click.echo(RENDERERS[fmt](bundle_graph(bundle)))
+    return 0

@@ -1,0 +1,44 @@
+"""`llm-do lint [PROJECT ...] [--format text|json|sarif|github] [--no-import]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..render import ProjectDiagnostics, counts
+from ._common import as_report, compile_or_exit, print_diagnostics
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+@click.command()
+@click.argument("projects", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--no-import", is_flag=True,
+              help="Read Python with ast instead of importing it (for untrusted code): schemas are not checked.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) -> int:
+    """Check PROJECTS (default: .) and report every problem at once.
+
+    Linting imports the project's Python (in a subprocess) to read its schemas and tools, which
+    runs that code; use --no-import on code you do not trust.
+    """
+    reports: list[ProjectDiagnostics] = []
+    for project in projects or (Path("."),):
+        result = compile_or_exit(project, import_python=not no_import, emit_bundle=False)
+        reports.append(as_report(project.as_posix(), result))
+    if fmt == "text":
+        print_diagnostics(reports)
+        if not any(r.diagnostics for r in reports):
+            click.echo("no problems found", err=True)
+    else:
+        from ..render.github_format import render_github
+        from ..render.json_format import render_json
+        from ..render.sarif_format import render_sarif
+
+        rendered = {"json": render_json, "sarif": render_sarif, "github": render_github}[fmt](reports)
+        if rendered:
+            click.echo(rendered)
+    c = counts(reports)
+    return 1 if c["error"] or (strict and c["warning"]) else 0

@@ -1,0 +1,130 @@
+"""The compiled call graph of a bundle, as data and as text, JSON, Mermaid and DOT.
+
+Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
+Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge inside a
+declared recursion is marked `recursive`; an edge through which some tool needs approval (or is
+denied) is marked `gated`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    kind: str
+    recursive: bool = False
+    gated: bool = False
+
+
+@dataclass
+class GraphData:
+    entry: str
+    nodes: dict[str, str] = field(default_factory=dict)
+    """id -> kind"""
+    edges: list[Edge] = field(default_factory=list)
+
+
+def bundle_graph(bundle: dict[str, Any]) -> GraphData:
+    workers: dict[str, dict[str, Any]] = bundle["workers"]
+    toolsets: dict[str, dict[str, Any]] = bundle["toolsets"]
+    graph = GraphData(entry=f"worker:{bundle['entry']['worker']}")
+    for name, worker in workers.items():
+        graph.nodes[f"worker:{name}"] = "worker"
+        tools: dict[str, dict[str, Any]] = worker["tools"]
+        for use in worker["toolsets"]:
+            if use.get("worker"):
+                callee = use["worker"]
+                gated = tools.get(callee, {}).get("approval", "allow") != "allow"
+                recursive = bool(worker["recursive"] and workers.get(callee, {}).get("recursive"))
+                graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive, gated))
+                continue
+            key = use["toolset"]
+            node = toolsets[key]
+            if node["kind"] == "python" and node.get("export") != "TOOLSETS":
+                for tool, binding in tools.items():
+                    if binding.get("toolset") == key:
+                        graph.nodes[f"tool:{tool}"] = "tool"
+                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=binding["approval"] != "allow"))
+                continue
+            graph.nodes[f"toolset:{key}"] = "toolset"
+            approvals = [b["approval"] for b in tools.values() if b.get("toolset") == key]
+            if use.get("opaque_approval"):
+                approvals.append(use["opaque_approval"])
+            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=any(a != "allow" for a in approvals)))
+    graph.edges.sort(key=lambda e: (e.source, e.target))
+    return graph
+
+
+def to_json(graph: GraphData) -> str:
+    doc = {
+        "entry": graph.entry,
+        "nodes": [{"id": i, "kind": k} for i, k in sorted(graph.nodes.items())],
+        "edges": [
+            {"from": e.source, "to": e.target, "kind": e.kind, "recursive": e.recursive, "gated": e.gated}
+            for e in graph.edges
+        ],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _marks(e: Edge) -> str:
+    marks = [m for m, on in (("recursive", e.recursive), ("approval", e.gated)) if on]
+    return f" [{', '.join(marks)}]" if marks else ""
+
+
+def to_text(graph: GraphData) -> str:
+    lines = []
+    by_source: dict[str, list[Edge]] = {}
+    for e in graph.edges:
+        by_source.setdefault(e.source, []).append(e)
+    for node, kind in sorted(graph.nodes.items()):
+        if kind != "worker":
+            continue
+        lines.append(node + (" (entry)" if node == graph.entry else ""))
+        for e in by_source.get(node, []):
+            lines.append(f"  {e.kind} {e.target}{_marks(e)}")
+    return "\n".join(lines)
+
+
+def _mermaid_id(node: str) -> str:
+    return node.replace(":", "_").replace(".", "_").replace("-", "_")
+
+
+def to_mermaid(graph: GraphData) -> str:
+    lines = ["flowchart LR"]
+    for node, kind in sorted(graph.nodes.items()):
+        label = node.split(":", 1)[1]
+        shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])'}[kind]
+        lines.append(f"  {_mermaid_id(node)}{shape}")
+    for e in graph.edges:
+        arrow = "-->" if e.kind == "calls" else "-.->"
+        label = _marks(e).strip(" []")
+        lines.append(f"  {_mermaid_id(e.source)} {arrow}{f'|{label}|' if label else ''} {_mermaid_id(e.target)}")
+    return "\n".join(lines)
+
+
+def to_dot(graph: GraphData) -> str:
+    lines = ["digraph llm_do {", "  rankdir=LR;"]
+    shapes = {"worker": "box", "toolset": "cylinder", "tool": "ellipse"}
+    for node, kind in sorted(graph.nodes.items()):
+        extra = ", penwidth=2" if node == graph.entry else ""
+        lines.append(f'  "{node}" [label="{node.split(":", 1)[1]}", shape={shapes[kind]}{extra}];')
+    for e in graph.edges:
+        attrs = [] if e.kind == "calls" else ["style=dashed"]
+        label = _marks(e).strip(" []")
+        if label:
+            attrs.append(f'label="{label}"')
+        if e.gated:
+            attrs.append("color=orange")
+        lines.append(f'  "{e.source}" -> "{e.target}"' + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+RENDERERS = {"text": to_text, "json": to_json, "mermaid": to_mermaid, "dot": to_dot}

@@ -1,0 +1,1 @@
+"""Facts about the project's Python, learned without importing it into the compiler process."""

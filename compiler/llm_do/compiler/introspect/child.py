@@ -1,0 +1,245 @@
+"""The introspection subprocess: imports the project's Python and answers with JSON facts.
+
+Run as `python -m llm_do.compiler.introspect.child` with the request on stdin. It imports user
+code, which runs it; that is why it is a separate, time-limited process whose only output is one
+JSON document on the real stdout (user prints go to stderr). It must import nothing heavy before
+user code asks for it: pydantic-ai is imported only to describe tools.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from llm_do.runtime import user_code
+from llm_do.runtime.args import WorkerArgs
+
+from .facts import ArgsCheck, ClassFact, ClassRequest, Facts, ModuleFact, PyError, Request, ToolFact, ToolsetFact
+
+
+def _rel(root: Path, filename: str | None) -> str | None:
+    if not filename:
+        return None
+    try:
+        return Path(os.path.realpath(filename)).relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _error(root: Path, exc: BaseException) -> PyError:
+    """The error and the innermost line of a project file it came from; never a traceback."""
+    message = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return PyError(message=f"SyntaxError: {exc.msg}", file=_rel(root, exc.filename), line=exc.lineno, column=exc.offset)
+    file = line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        rel = _rel(root, frame.filename)
+        if rel is not None and "site-packages" not in frame.filename:
+            file, line = rel, frame.lineno
+    return PyError(message=message, file=file, line=line)
+
+
+def _line(obj: Any) -> int | None:
+    try:
+        return inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def _tool_fact(name: str, value: Any) -> ToolFact:
+    from pydantic_ai import Tool
+
+    tool = value if isinstance(value, Tool) else Tool(value, name=name)
+    tool_def = tool.tool_def
+    return ToolFact(
+        name=name,
+        description=tool_def.description,
+        parameters=tool_def.parameters_json_schema,
+        line=_line(tool.function),
+    )
+
+
+def _tools(module: Any, fact: ModuleFact, root: Path) -> None:
+    exported = getattr(module, "TOOLS", None)
+    if exported is None and isinstance(getattr(module, "__all__", None), (list, tuple)):
+        candidates = [(n, getattr(module, n, None)) for n in module.__all__]
+        exported = {n: v for n, v in candidates if inspect.isfunction(v)}
+        fact.tools_export = "__all__" if exported else None
+    elif exported is not None:
+        fact.tools_export = "TOOLS"
+    if not exported:
+        return
+    if isinstance(exported, dict):
+        items = list(exported.items())
+    elif isinstance(exported, (list, tuple)):
+        items = [(getattr(v, "name", None) or getattr(v, "__name__", None), v) for v in exported]
+    else:
+        fact.export_errors.append(PyError(message=f"TOOLS must be a dict or a list, not {type(exported).__name__}"))
+        return
+    for name, value in items:
+        if not isinstance(name, str) or not (callable(value) or hasattr(value, "tool_def")):
+            fact.export_errors.append(PyError(message=f"TOOLS entry {name!r} is not a function or a pydantic-ai Tool"))
+            continue
+        try:
+            fact.tools.append(_tool_fact(name, value))
+        except Exception as exc:  # a bad signature is the user's to fix, reported per tool
+            fact.export_errors.append(PyError(message=f"tool '{name}': {type(exc).__name__}: {exc}"))
+
+
+def _toolsets(module: Any, fact: ModuleFact) -> None:
+    exported = getattr(module, "TOOLSETS", None)
+    if exported is None:
+        if "pydantic_ai" not in sys.modules:
+            return
+        from pydantic_ai.toolsets import AbstractToolset
+
+        exported = {
+            n: v for n, v in vars(module).items() if not n.startswith("_") and isinstance(v, AbstractToolset)
+        }
+        if not exported:
+            return
+    if isinstance(exported, dict):
+        items = list(exported.items())
+    elif isinstance(exported, (list, tuple)):
+        items = [(getattr(v, "id", None) or getattr(v, "__name__", None), v) for v in exported]
+    else:
+        fact.export_errors.append(PyError(message=f"TOOLSETS must be a dict or a list, not {type(exported).__name__}"))
+        return
+    from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
+
+    for name, value in items:
+        if not isinstance(name, str):
+            fact.export_errors.append(PyError(message=f"a TOOLSETS item without a name or id: {value!r}"[:200]))
+            continue
+        if isinstance(value, FunctionToolset):
+            tools = [_tool_fact(n, t) for n, t in value.tools.items()]
+            fact.toolsets.append(ToolsetFact(name=name, tools=tools))
+        elif isinstance(value, AbstractToolset):
+            fact.toolsets.append(ToolsetFact(name=name, opaque_reason=f"a {type(value).__name__} lists its tools only when it runs"))
+        elif callable(value):
+            fact.toolsets.append(
+                ToolsetFact(name=name, opaque_reason="built by a factory when a run starts", line=_line(value))
+            )
+        else:
+            fact.export_errors.append(PyError(message=f"TOOLSETS entry '{name}' is not a toolset or a toolset factory"))
+
+
+def _module(root: Path, rel: str) -> tuple[ModuleFact, Any]:
+    name = user_code.module_name(rel) or ""
+    fact = ModuleFact(file=rel, module=name)
+    try:
+        module = user_code.import_module(name)
+    except BaseException as exc:  # user code may raise anything, SystemExit included
+        fact.error = _error(root, exc)
+        return fact, None
+    for reader in (lambda: _tools(module, fact, root), lambda: _toolsets(module, fact)):
+        try:
+            reader()
+        except BaseException as exc:
+            fact.export_errors.append(_error(root, exc))
+    return fact, module
+
+
+def _class(root: Path, req: ClassRequest, failed: dict[str, PyError]) -> tuple[ClassFact, Any]:
+    fact = ClassFact(ref=req.ref, module=req.module, qualname=req.qualname, file=req.file)
+    if req.module in failed:
+        fact.error = failed[req.module]
+        return fact, None
+    try:
+        module = user_code.import_module(req.module)
+    except BaseException as exc:
+        fact.error = failed[req.module] = _error(root, exc)
+        return fact, None
+    fact.candidates = sorted(n for n, v in vars(module).items() if inspect.isclass(v) and not n.startswith("_"))
+    try:
+        cls = user_code.resolve_attr(module, req.qualname)
+    except AttributeError:
+        return fact, None
+    fact.found = True
+    if not inspect.isclass(cls):
+        return fact, None
+    from pydantic import BaseModel
+
+    fact.line = _line(cls) if _rel(root, getattr(module, "__file__", None)) else None
+    fact.is_model = issubclass(cls, BaseModel)
+    fact.is_worker_args = issubclass(cls, WorkerArgs)
+    fact.abstract = inspect.isabstract(cls)
+    if fact.is_model:
+        try:
+            fact.json_schema = cls.model_json_schema()
+        except Exception as exc:
+            fact.schema_error = f"{type(exc).__name__}: {exc}"
+    return fact, cls
+
+
+def _packages(modules: list[str]) -> dict[str, str]:
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    owners = metadata.packages_distributions()
+    for module in modules:
+        for dist in owners.get(module.split(".")[0], []):
+            try:
+                out[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue
+    return out
+
+
+def answer(request: Request) -> Facts:
+    root = Path(request.root).resolve()
+    user_code.add_root(str(root))
+    facts = Facts(imported=True)
+    failed: dict[str, PyError] = {}
+    for rel in request.python_files:
+        fact, _ = _module(root, rel)
+        facts.modules[rel] = fact
+        if fact.error:
+            failed[fact.module] = fact.error
+    classes: dict[str, Any] = {}
+    for req in request.classes:
+        facts.classes[req.ref], classes[req.ref] = _class(root, req, failed)
+    for ref, args in request.validate_args:
+        cls = classes.get(ref)
+        if cls is None or not facts.classes[ref].is_model:
+            continue
+        from pydantic import ValidationError
+
+        check = ArgsCheck(ref=ref)
+        try:
+            cls.model_validate(args)
+        except ValidationError as exc:
+            check.errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors(include_url=False)]
+        except Exception as exc:
+            check.errors = [{"loc": [], "msg": f"{type(exc).__name__}: {exc}", "type": "error"}]
+        facts.args_checks.append(check)
+    loaded = set()
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        rel = _rel(root, filename)
+        if rel and rel.endswith(".py") and "site-packages" not in filename and not any(
+            part.startswith(".") for part in Path(rel).parts
+        ):
+            loaded.add(rel)
+    facts.loaded_files = sorted(loaded)
+    facts.packages = _packages([r.module for r in request.classes if r.file is None])
+    return facts
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever user code prints goes to stderr, never into the answer
+    sys.stdout = sys.stderr
+    request = Request.model_validate_json(sys.stdin.read())
+    facts = answer(request)
+    out.write(facts.model_dump_json())
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""What introspection learns about the project's Python: the answer of the subprocess (or of the
+static reader), as plain data the resolve stage consumes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class PyError(BaseModel):
+    message: str
+    file: str | None = None
+    """Relative to the project root when the error came from a project file."""
+    line: int | None = None
+    column: int | None = None
+
+
+class ToolFact(BaseModel):
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    line: int | None = None
+
+
+class ToolsetFact(BaseModel):
+    name: str
+    tools: list[ToolFact] | None = None
+    """None: opaque, its tools cannot be listed at build time."""
+    opaque_reason: str | None = None
+    line: int | None = None
+
+
+class ModuleFact(BaseModel):
+    file: str
+    module: str
+    error: PyError | None = None
+    tools: list[ToolFact] = Field(default_factory=list)
+    toolsets: list[ToolsetFact] = Field(default_factory=list)
+    tools_export: str | None = None
+    """`TOOLS`, `__all__`, or None when the module exports no tools."""
+    export_errors: list[PyError] = Field(default_factory=list)
+    complete: bool = True
+    """False when the module's exports could not all be read (static reading of a dynamic export)."""
+
+
+class ClassFact(BaseModel):
+    ref: str
+    module: str
+    qualname: str
+    file: str | None = None
+    """The project file that defines it, relative to the root; None for an installed module."""
+    error: PyError | None = None
+    """The module did not import."""
+    found: bool = False
+    candidates: list[str] = Field(default_factory=list)
+    is_model: bool = False
+    is_worker_args: bool = False
+    abstract: bool = False
+    json_schema: dict[str, Any] | None = None
+    schema_error: str | None = None
+    line: int | None = None
+    certain: bool = True
+    """False when read statically and a base class lies outside the file: kinds unknown."""
+
+
+class ArgsCheck(BaseModel):
+    ref: str
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+    """pydantic errors: loc, msg, type."""
+
+
+class Facts(BaseModel):
+    imported: bool
+    modules: dict[str, ModuleFact] = Field(default_factory=dict)
+    classes: dict[str, ClassFact] = Field(default_factory=dict)
+    args_checks: list[ArgsCheck] = Field(default_factory=list)
+    loaded_files: list[str] = Field(default_factory=list)
+    """Project files the imports loaded (helper modules included): hashed sources of the bundle."""
+    packages: dict[str, str] = Field(default_factory=dict)
+    """Distribution name -> version, for `package.module` references."""
+    failure: PyError | None = None
+    """The subprocess itself failed or timed out; `failure_code` says which."""
+    failure_code: str | None = None
+
+
+class ClassRequest(BaseModel):
+    ref: str
+    module: str
+    qualname: str
+    file: str | None = None
+
+
+class Request(BaseModel):
+    root: str
+    python_files: list[str]
+    classes: list[ClassRequest]
+    validate_args: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)

@@ -1,0 +1,127 @@
+"""Facts from reading the project's Python with `ast` instead of importing it (`lint --no-import`).
+
+For untrusted pull requests: nothing runs. What can be seen without running is checked (syntax,
+class names and bases, prompt_messages, literal TOOLS/TOOLSETS names); what cannot (schemas,
+entry.args, tools built at import time) is left unchecked rather than guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from llm_do.runtime import user_code
+
+from ..sources import SourceMap
+from .facts import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
+
+_ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
+
+
+def read_statically(sources: SourceMap, python_files: list[str], classes: list[ClassRequest]) -> Facts:
+    facts = Facts(imported=False)
+    trees: dict[str, ast.Module] = {}
+    for rel in python_files:
+        fact, tree = _module(sources, rel)
+        facts.modules[rel] = fact
+        if tree is not None:
+            trees[fact.module] = tree
+    for req in classes:
+        fact = ClassFact(ref=req.ref, module=req.module, qualname=req.qualname, file=req.file)
+        facts.classes[req.ref] = fact
+        if req.file is None:
+            continue  # an installed module: nothing to read without importing
+        tree = trees.get(req.module)
+        if tree is None:
+            fact_file = _module(sources, req.file)
+            fact.error = fact_file[0].error
+            tree = fact_file[1]
+        if tree is None:
+            continue
+        _class_fact(tree, fact)
+    return facts
+
+
+def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None]:
+    fact = ModuleFact(file=rel, module=user_code.module_name(rel) or "")
+    try:
+        text = sources.read(rel, "python").text
+        tree = ast.parse(text, filename=rel)
+    except SyntaxError as exc:
+        fact.error = PyError(message=f"SyntaxError: {exc.msg}", file=rel, line=exc.lineno, column=exc.offset)
+        return fact, None
+    except (OSError, ValueError) as exc:
+        fact.error = PyError(message=str(exc), file=rel)
+        return fact, None
+    for node in tree.body:
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        value = getattr(node, "value", None)
+        if "TOOLS" in targets:
+            fact.tools_export = "TOOLS"
+            names = _literal_names(value)
+            if names is None:
+                fact.complete = False
+            else:
+                fact.tools = [ToolFact(name=n, line=line) for n, line in names]
+        if "TOOLSETS" in targets:
+            names = _literal_names(value, keys_only=True)
+            if names is None:
+                fact.complete = False
+            else:
+                fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+    return fact, tree
+
+
+def _literal_names(value: ast.expr | None, keys_only: bool = False) -> list[tuple[str, int]] | None:
+    """Names of a literal dict (its string keys) or list (its bare names); None when not literal."""
+    if isinstance(value, ast.Dict):
+        out = []
+        for key in value.keys:
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return None
+            out.append((key.value, key.lineno))
+        return out
+    if isinstance(value, (ast.List, ast.Tuple)) and not keys_only:
+        out = []
+        for item in value.elts:
+            if not isinstance(item, ast.Name):
+                return None
+            out.append((item.id, item.lineno))
+        return out
+    return None
+
+
+def _class_fact(tree: ast.Module, fact: ClassFact) -> None:
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    fact.candidates = sorted(classes)
+    node = classes.get(fact.qualname)
+    if node is None:
+        return
+    fact.found = True
+    fact.line = node.lineno
+
+    unknown_bases: list[str] = []
+
+    def bases(cls: ast.ClassDef, seen: set[str]) -> tuple[bool, bool, bool]:
+        """(is model, is WorkerArgs, implements prompt_messages) as far as this file shows."""
+        own = any(isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) and b.name == "prompt_messages" for b in cls.body)
+        model = args = False
+        for base in cls.bases:
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if name in _ARGS_BASES:
+                model = args = True
+                own = own or name == "PromptInput"
+            elif name == "BaseModel":
+                model = True
+            elif name in classes and name not in seen:
+                m, a, o = bases(classes[name], seen | {name})
+                model, args, own = model or m, args or a, own or o
+            else:
+                unknown_bases.append(name or "?")
+        return model, args, own
+
+    fact.is_model, fact.is_worker_args, implements = bases(node, {node.name})
+    fact.abstract = fact.is_worker_args and not implements
+    fact.certain = not unknown_bases

@@ -1,0 +1,72 @@
+"""project.json, version 1: the pydantic model the manifest is validated against.
+
+Strict everywhere (`extra="forbid"`): a misspelt key is an error with a did-you-mean hint rather
+than a setting that silently does nothing. spec/schemas/project.schema.json is generated from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ApprovalMode = Literal["prompt", "approve_all", "reject_all"]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Entry(StrictModel):
+    """The worker a run starts with, and its default input."""
+
+    worker: str | None = Field(default=None, description="Name of the entry worker (default: `main`).")
+    args: dict[str, Any] | None = Field(
+        default=None, description="Default input, validated against the entry worker's input schema at build time."
+    )
+
+
+class UsageLimitsSettings(StrictModel):
+    """Limits of one run, with pydantic-ai's `UsageLimits` field names."""
+
+    request_limit: int | None = Field(default=None, ge=0, description="Most model requests in a run (pydantic-ai default: 50).")
+    tool_calls_limit: int | None = Field(default=None, ge=0)
+    input_tokens_limit: int | None = Field(default=None, ge=0)
+    output_tokens_limit: int | None = Field(default=None, ge=0)
+    total_tokens_limit: int | None = Field(default=None, ge=0)
+    per_request_input_tokens_limit: int | None = Field(default=None, ge=0)
+    cost_limit: float | None = Field(default=None, ge=0)
+    count_tokens_before_request: bool | None = None
+
+
+class RuntimeSettings(StrictModel):
+    max_depth: int = Field(default=5, ge=1, le=1000, description="Deepest call depth; the entry runs at depth 1.")
+    approval_mode: ApprovalMode = Field(default="prompt", description="What happens to tool calls that need approval.")
+    usage_limits: UsageLimitsSettings | None = None
+
+
+class Defaults(StrictModel):
+    """Model settings for workers that set none."""
+
+    model: str | None = Field(default=None, description="Provider-prefixed model name, e.g. `openai:gpt-4o`.")
+    model_settings: dict[str, Any] | None = Field(default=None, description="pydantic-ai ModelSettings.")
+
+
+class ProjectManifest(StrictModel):
+    """project.json: which files make the project, where a run starts, and how it runs."""
+
+    version: Literal[1] = Field(description="Format version of this file.")
+    name: str | None = None
+    worker_files: list[str] = Field(
+        default_factory=list, description="Paths or glob patterns of .worker files (`**` is recursive)."
+    )
+    python_files: list[str] = Field(default_factory=list, description="Python files with schemas, TOOLS and TOOLSETS.")
+    entry: Entry | None = None
+    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
+    defaults: Defaults = Field(default_factory=Defaults)
+    vars: dict[str, Any] = Field(default_factory=dict, description="Variables every worker's template sees.")
+    suppress: list[str] = Field(default_factory=list, description="Warning codes not to report, e.g. `G003`.")
+
+    @property
+    def entry_worker(self) -> str:
+        return (self.entry.worker if self.entry else None) or "main"

@@ -1,0 +1,50 @@
+"""Model names as pydantic-ai reads them (`provider:model`), checked without importing pydantic-ai.
+
+The provider list mirrors `pydantic_ai.providers.infer_provider_class`; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+KNOWN_PROVIDERS: frozenset[str] = frozenset(
+    """
+    openai openai-chat openai-responses openai-decisions openai-codex openai-chatgpt deepseek openrouter
+    vercel azure azure-responses google google-decisions google-cloud bedrock bedrock-mantle groq anthropic
+    mistral cerebras cohere system-one crusoe elevenlabs xai moonshotai meta fireworks together heroku
+    huggingface ollama github github-copilot litellm vllm nebius ovhcloud alibaba sambanova snowflake
+    """.split()
+)
+RENAMED_PROVIDERS: dict[str, str] = {
+    "google-gla": "google",
+    "google-vertex": "google-cloud",
+    "grok": "xai",
+}
+SPECIAL_MODELS = frozenset({"test"})
+"""Names pydantic-ai resolves without a provider: `test` is its TestModel."""
+
+
+def model_problem(name: str) -> tuple[str, str | None] | None:
+    """(message, hint) when pydantic-ai would not know the model's provider; None when it would."""
+    if name in SPECIAL_MODELS:
+        return None
+    provider, sep, model = name.partition(":")
+    if not sep:
+        return f"model '{name}' has no provider prefix", f"write it as `provider:{name}`, e.g. `openai:{name}`"
+    if provider.startswith("gateway/"):
+        provider = provider.removeprefix("gateway/")
+    if provider in RENAMED_PROVIDERS:
+        new = RENAMED_PROVIDERS[provider]
+        return f"provider '{provider}' was renamed in pydantic-ai 2", f"write `{new}:{model}`"
+    if provider not in KNOWN_PROVIDERS:
+        from .suggest import did_you_mean
+
+        return f"unknown model provider '{provider}' in '{name}'", did_you_mean(provider, KNOWN_PROVIDERS)
+    if not model:
+        return f"model '{name}' names no model after the provider", None
+    return None
+
+
+def matches_any(model: str, patterns: list[str]) -> bool:
+    """Case-sensitive fnmatch, as `compatible_models` is specified."""
+    return any(fnmatch.fnmatchcase(model, p) for p in patterns)

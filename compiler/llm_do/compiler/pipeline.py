@@ -1,0 +1,94 @@
+"""The compiler pipeline: load -> parse -> introspect -> resolve -> check -> lower -> emit.
+
+User errors never escape as exceptions: each stage returns data and diagnostics, and the stages
+after a failed one run where they can, so one lint reports every problem at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .codes import RULES
+from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
+from .stages.check import check
+from .stages.emit import emit
+from .stages.introspect import collect_refs, introspect
+from .stages.load import LoadedProject, load, read_sources
+from .stages.lower import lower, render_instructions
+from .stages.parse import ParsedWorker, parse_worker
+from .stages.resolve import ResolvedProject, resolve
+
+
+@dataclass
+class CompileResult:
+    loaded: LoadedProject
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    resolved: ResolvedProject | None = None
+    bundle: bytes | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+def compile_project(
+    path: Path, *, import_python: bool = True, lock_dir: Path | None = None, emit_bundle: bool = True
+) -> CompileResult:
+    """Compile the project at `path` (a directory or its project.json).
+
+    Raises `ProjectNotFound` when the path names no project (a usage error, not a finding).
+    `lock_dir` is where the lock will live (for the bundle's relative `root`).
+    """
+    loaded, diagnostics = load(path)
+    result = CompileResult(loaded)
+    if loaded.manifest is None:
+        result.diagnostics = sorted_diagnostics(diagnostics)
+        return result
+    parsed: list[ParsedWorker] = []
+    unparsed: set[str] = set()
+    for source in read_sources(loaded, diagnostics):
+        worker, found = parse_worker(source)
+        diagnostics.extend(found)
+        if worker is None:
+            unparsed.add(Path(source.path).stem)
+        else:
+            parsed.append(worker)
+    refs, found = collect_refs(parsed)
+    diagnostics.extend(found)
+    entry = next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
+    facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python)
+    resolved, found = resolve(loaded, parsed, refs, facts)
+    diagnostics.extend(d for d in found if not _cascade(d, unparsed))
+    result.resolved = resolved
+    diagnostics.extend(check(resolved))
+    instructions, _, found = render_instructions(resolved)
+    diagnostics.extend(found)
+    diagnostics = _apply_suppressions(loaded, diagnostics)
+    result.diagnostics = sorted_diagnostics(diagnostics)
+    if emit_bundle and result.ok:
+        doc, found = lower(resolved, instructions, (lock_dir or loaded.root).resolve())
+        result.bundle = emit(doc)
+    return result
+
+
+def _cascade(d: Diagnostic, unparsed: set[str]) -> bool:
+    """A reference to a worker whose file failed to parse is not a second problem."""
+    return d.code in ("N003", "N006") and any(f"'{name}'" in d.message for name in unparsed)
+
+
+def _apply_suppressions(loaded: LoadedProject, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    manifest = loaded.manifest
+    if manifest is None or not manifest.suppress:
+        return diagnostics
+    silenced: set[str] = set()
+    for i, code in enumerate(manifest.suppress):
+        rule = RULES.get(code.upper())
+        if rule is None:
+            diagnostics.append(diagnostic("C001", f"'{code}' is not a diagnostic code", loaded.at("suppress", i, key=False)))
+        elif rule.severity == "error":
+            diagnostics.append(diagnostic("C001", f"{rule.code} is an error and cannot be suppressed",
+                                          loaded.at("suppress", i, key=False)))
+        else:
+            silenced.add(rule.code)
+    return [d for d in diagnostics if d.code not in silenced]

@@ -1,0 +1,34 @@
+"""Output formats for diagnostics: renderers over one list, nothing more."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..diagnostics import Diagnostic
+
+
+@dataclass(frozen=True)
+class ProjectDiagnostics:
+    """The diagnostics of one project, with how to name the project and reach its files."""
+
+    project: str
+    """The project as given on the command line (`.`, `examples/greeter`)."""
+    root: Path
+    """Its root directory, to read source lines and make paths relative to the working directory."""
+    diagnostics: list[Diagnostic]
+
+
+def counts(results: list[ProjectDiagnostics]) -> dict[str, int]:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for r in results:
+        for d in r.diagnostics:
+            out[d.severity.value] += 1
+    return out
+
+
+def cwd_relative(root: Path, file: str) -> str:
+    """A project file's path relative to the current directory (as SARIF and GitHub want it)."""
+    import os
+
+    return Path(os.path.relpath(root / file)).as_posix()

@@ -1,0 +1,39 @@
+"""S007: entry.args validates against the entry worker's input schema."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from llm_do.runtime.args import PromptInput
+
+from ..diagnostics import Diagnostic, diagnostic
+from ..stages.resolve import ResolvedProject
+
+
+def check_entry_args(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+    manifest = project.manifest
+    entry = project.workers.get(project.entry)
+    if entry is None or manifest.entry is None or manifest.entry.args is None:
+        return []
+    args = manifest.entry.args
+    if entry.input_ref is None:
+        try:
+            PromptInput.model_validate(args)
+            return []
+        except ValidationError as exc:
+            errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors(include_url=False)]
+    else:
+        check = next((c for c in project.facts.args_checks if c.ref == entry.input_ref.text), None)
+        if check is None:
+            return []
+        errors = check.errors
+    out = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        path = ("entry", "args", *loc)
+        at = project.loaded.at(*path, key=False)
+        where = ".".join(str(p) for p in loc) or "args"
+        message = err["msg"]
+        out.append(diagnostic("S007", f"entry.args.{where}: {message[0].lower() + message[1:]}" if loc else f"entry.args: {message}",
+                              at, hint=f"the entry worker '{entry.name}' takes {entry.input_ref.qualname if entry.input_ref else 'PromptInput (input, attachments)'}"))
+    return out

@@ -1,0 +1,26 @@
+"""G002: a call U -> V with depth(U) >= max_depth can never run."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from ..call_graph import depths
+from ..diagnostics import Diagnostic, diagnostic
+from ..stages.resolve import ResolvedProject
+
+
+def check_depth(project: ResolvedProject, graph: nx.DiGraph) -> list[Diagnostic]:
+    max_depth = project.manifest.runtime.max_depth
+    depth = depths(graph, project.entry)
+    out: list[Diagnostic] = []
+    for caller, callee, data in sorted(graph.edges(data=True)):
+        d = depth.get(caller)
+        if d is not None and d >= max_depth:
+            out.append(diagnostic(
+                "G002",
+                f"'{caller}' runs at depth {d} at the earliest, so its call to '{callee}' would run at depth {d + 1},"
+                f" past max_depth {max_depth}",
+                data["at"],
+                hint="raise runtime.max_depth in project.json or shorten the chain",
+            ))
+    return out

@@ -1,0 +1,31 @@
+"""M001-M003: model names pydantic-ai can resolve, and compatible_models that the default fits."""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, diagnostic
+from ..model_names import matches_any, model_problem
+from ..stages.resolve import ResolvedProject
+
+
+def check_models(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    default = project.manifest.defaults.model
+    if default is not None and (problem := model_problem(default)):
+        out.append(diagnostic("M001", problem[0], project.loaded.at("defaults", "model", key=False), hint=problem[1]))
+    for name in sorted(project.workers):
+        parsed = project.workers[name].parsed
+        front = parsed.front
+        if front.model is not None and (problem := model_problem(front.model)):
+            out.append(diagnostic("M001", problem[0], parsed.at("model"), hint=problem[1]))
+        if front.model is not None and front.compatible_models is not None:
+            out.append(diagnostic("M002", f"'{name}' sets both model and compatible_models", parsed.at("compatible_models", key=True),
+                                  hint="keep `model` to fix the model, or `compatible_models` to let the run choose"))
+        elif front.model is None and front.compatible_models and default is not None:
+            if not matches_any(default, front.compatible_models):
+                out.append(diagnostic(
+                    "M003",
+                    f"the project default model '{default}' matches none of {front.compatible_models}",
+                    parsed.at("compatible_models", key=True),
+                    hint="set `model` on this worker, or change the project default",
+                ))
+    return out

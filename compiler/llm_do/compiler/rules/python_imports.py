@@ -1,0 +1,44 @@
+"""Y001-Y005: the project's Python imports, exports well-formed TOOLS/TOOLSETS, lists its tools."""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..stages.resolve import ResolvedProject
+
+
+def check_python_imports(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+    facts = project.facts
+    manifest_at = project.loaded.at("python_files")
+    if facts.failure is not None:
+        return [diagnostic(facts.failure_code or "Y005", facts.failure.message, manifest_at)]
+    out: list[Diagnostic] = []
+    reported: set[tuple] = set()
+    for module in facts.modules.values():
+        if module.error is not None:
+            err = module.error
+            key = (err.file, err.line, err.message)
+            reported.add(key)
+            out.append(diagnostic("Y001", f"importing '{module.file}' failed: {err.message}",
+                                  Location(file=err.file or module.file, line=err.line or 1, column=err.column)))
+        for err in module.export_errors:
+            out.append(diagnostic("Y004", err.message, Location(file=err.file or module.file, line=err.line)))
+        for ts in module.toolsets:
+            if ts.tools is None and facts.imported and _used(project, ts.name):
+                out.append(diagnostic("Y003", f"toolset '{ts.name}' is opaque: {ts.opaque_reason}",
+                                      Location(file=module.file, line=ts.line),
+                                      hint="its tools are asked by default; approvals can name the toolset"))
+    for cls in facts.classes.values():
+        err = cls.error
+        if err is not None and (err.file, err.line, err.message) not in reported:
+            reported.add((err.file, err.line, err.message))
+            out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}",
+                                  Location(file=err.file or cls.file or project.loaded.manifest_file, line=err.line or 1,
+                                           column=err.column)))
+    if not facts.imported and (facts.modules or facts.classes):
+        out.append(diagnostic("Y006", "Python was read without importing it: schemas and entry.args are not checked",
+                              manifest_at))
+    return out
+
+
+def _used(project: ResolvedProject, toolset: str) -> bool:
+    return any(u.name == toolset for w in project.workers.values() for u in w.toolsets)

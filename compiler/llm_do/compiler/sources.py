@@ -1,0 +1,92 @@
+"""The source map: every file a build read, by its path relative to the project root.
+
+Each file is read once, normalized (no BOM, LF line endings) and hashed; the bundle's `sources`
+and `build --check` are made from these records.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from llm_do.runtime.canonical import normalize_source, sha256_hex, tagged
+
+SourceKind = Literal["manifest", "worker", "python", "template", "file"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    text: str
+    sha256: str
+    kind: SourceKind
+
+
+class NotText(ValueError):
+    pass
+
+
+class OutsideRoot(ValueError):
+    pass
+
+
+def decode(data: bytes) -> str:
+    try:
+        return normalize_source(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def normalized(rel: str) -> str:
+    """`rel` with `.` and `..` folded and forward slashes: the key a file has in the source map."""
+    return posixpath.normpath(rel.replace("\\", "/"))
+
+
+def lexically_confined(rel: str) -> str:
+    """`rel` normalized, if as written it stays inside the root; else OutsideRoot."""
+    if not rel or "\x00" in rel:
+        raise OutsideRoot("an empty path" if not rel else "a path with a NUL byte")
+    if os.path.isabs(rel) or rel.startswith(("~", "\\", "/")) or (len(rel) > 1 and rel[1] == ":"):
+        raise OutsideRoot(f"'{rel}' is absolute")
+    norm = normalized(rel)
+    if norm == ".." or norm.startswith("../"):
+        raise OutsideRoot(f"'{rel}' leads outside the project root")
+    return norm
+
+
+def confined(root: Path, rel: str) -> Path:
+    """`root / rel` if it stays inside the root after normalization and symlinks; else OutsideRoot.
+
+    `root` must already be resolved.
+    """
+    norm = lexically_confined(rel)
+    path = root / norm
+    real = Path(os.path.realpath(path))
+    if real != root and root not in real.parents:
+        raise OutsideRoot(f"'{rel}' leads outside the project root (through a symlink)")
+    return path
+
+
+def relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+@dataclass
+class SourceMap:
+    root: Path
+    files: dict[str, SourceFile] = field(default_factory=dict)
+
+    def read(self, rel: str, kind: SourceKind) -> SourceFile:
+        """Read a file of the project (once). Raises OSError, NotText or OutsideRoot."""
+        path = confined(self.root, rel)
+        rel = normalized(rel)
+        found = self.files.get(rel)
+        if found is not None:
+            return found
+        text = decode(path.read_bytes())
+        source = SourceFile(rel, text, tagged(sha256_hex(text.encode())), kind)
+        self.files[rel] = source
+        return source

@@ -1,0 +1,63 @@
+"""Stage 3, introspect: learn the classes and tools of the project's Python.
+
+By default the Python is imported in a subprocess (see `introspect.child`); with `import_python`
+false it is read with `ast` only. A project without Python skips this stage entirely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, diagnostic
+from ..introspect.facts import ClassRequest, Facts, Request
+from ..introspect.static_reader import read_statically
+from ..introspect.subprocess_runner import introspect as run_child
+from ..schema_refs import RefError, SchemaRef, parse_ref
+from .load import LoadedProject
+from .parse import ParsedWorker
+
+
+@dataclass
+class SchemaRefs:
+    """Every parsed schema reference, by (worker file, key)."""
+
+    refs: dict[tuple[str, str], SchemaRef] = field(default_factory=dict)
+
+    def get(self, worker: ParsedWorker, key: str) -> SchemaRef | None:
+        return self.refs.get((worker.file, key))
+
+
+def collect_refs(workers: list[ParsedWorker]) -> tuple[SchemaRefs, list[Diagnostic]]:
+    refs = SchemaRefs()
+    diagnostics: list[Diagnostic] = []
+    for worker in workers:
+        for key in ("schema_in_ref", "schema_out_ref"):
+            text = getattr(worker.front, key)
+            if text is None:
+                continue
+            try:
+                refs.refs[(worker.file, key)] = parse_ref(text, legacy=worker.legacy)
+            except RefError as exc:
+                diagnostics.append(diagnostic(exc.code, str(exc), worker.at(key), hint=exc.hint))
+    return refs, diagnostics
+
+
+def introspect(
+    project: LoadedProject,
+    refs: SchemaRefs,
+    entry_ref: SchemaRef | None,
+    *,
+    import_python: bool,
+) -> Facts:
+    classes: dict[str, ClassRequest] = {}
+    for ref in refs.refs.values():
+        classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
+    if not project.python_files and not classes:
+        return Facts(imported=import_python)
+    requests = [c for c in classes.values() if c.file is None or (project.root / c.file).is_file()]
+    if not import_python:
+        return read_statically(project.sources, project.python_files, requests)
+    entry_args = project.manifest.entry.args if project.manifest and project.manifest.entry else None
+    validate = [(entry_ref.text, entry_args)] if entry_ref is not None and entry_args is not None else []
+    request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate)
+    return run_child(request, project.root)

@@ -1,0 +1,208 @@
+"""Stage 1, load: find the project, read project.json and every file it names into a source map."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..json_positions import json_positions
+from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
+from ..manifest import Entry, ProjectManifest
+from ..positions import LazyPositions, Pos, PositionTable, Positions
+from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, confined, decode, lexically_confined, normalized
+from ..validation import validate
+
+MANIFEST_NAME = "project.json"
+IMPLICIT_ENTRY = "main.worker"
+WORKER_SUFFIXES = (".worker", LEGACY_WORKER_SUFFIX)
+_GLOB_CHARS = set("*?[")
+
+
+class ProjectNotFound(Exception):
+    """The path given names no project: a usage error, not a finding."""
+
+
+@dataclass
+class LoadedProject:
+    root: Path
+    manifest_file: str
+    """`project.json`, or `main.worker` for a project without a manifest: where project-wide
+    diagnostics point."""
+    manifest: ProjectManifest | None
+    manifest_positions: Positions
+    implicit: bool
+    sources: SourceMap
+    worker_files: list[str] = field(default_factory=list)
+    python_files: list[str] = field(default_factory=list)
+
+    def at(self, *path: str | int, key: bool = True) -> Location:
+        """A location in the manifest (the top of main.worker for an implicit project)."""
+        if self.implicit:
+            return Location(file=self.manifest_file, line=1, column=1)
+        pos = self.manifest_positions.key(path) if key else self.manifest_positions.value(path)
+        return Location(file=self.manifest_file, line=pos.line, column=pos.column)
+
+
+def find_project(path: Path) -> tuple[Path, Path | None]:
+    """The project root and its manifest (None for a directory with only main.worker)."""
+    if path.is_file():
+        if path.suffix != ".json":
+            raise ProjectNotFound(f"{path}: a project is a directory or its project.json")
+        return path.parent.resolve(), path.resolve()
+    if not path.is_dir():
+        raise ProjectNotFound(f"{path}: no such file or directory")
+    manifest = path / MANIFEST_NAME
+    if manifest.is_file():
+        return path.resolve(), manifest.resolve()
+    if (path / IMPLICIT_ENTRY).is_file():
+        return path.resolve(), None
+    raise ProjectNotFound(f"{path}: no {MANIFEST_NAME} and no {IMPLICIT_ENTRY} here; `llm-do init` starts a project")
+
+
+def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
+    root, manifest_path = find_project(path)
+    sources = SourceMap(root)
+    if manifest_path is None:
+        project = LoadedProject(root, IMPLICIT_ENTRY, ProjectManifest(version=1, entry=Entry(worker="main")),
+                                PositionTable(), True, sources)
+        project.worker_files = _implicit_worker_files(root)
+        return project, []
+    manifest_file = manifest_path.relative_to(root).as_posix()
+    diagnostics: list[Diagnostic] = []
+    manifest, positions = _read_manifest(sources, manifest_file, diagnostics)
+    project = LoadedProject(root, manifest_file, manifest, positions, False, sources)
+    if manifest is not None:
+        project.worker_files = expand_worker_files(project, diagnostics)
+        project.python_files = _python_files(project, diagnostics)
+    return project, diagnostics
+
+
+def _read_manifest(
+    sources: SourceMap, manifest_file: str, diagnostics: list[Diagnostic]
+) -> tuple[ProjectManifest | None, Positions]:
+    empty = PositionTable()
+    try:
+        text = sources.read(manifest_file, "manifest").text
+    except NotText as exc:
+        diagnostics.append(diagnostic("P009", f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
+        return None, empty
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        diagnostics.append(
+            diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=manifest_file, line=exc.lineno, column=exc.colno))
+        )
+        return None, empty
+    positions: Positions = LazyPositions(lambda: json_positions(text))
+    if not isinstance(data, dict):
+        diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
+        return None, empty
+    data, positions, found = upgrade_manifest(data, manifest_file, positions)
+    diagnostics.extend(found)
+    manifest, found = validate(ProjectManifest, data, manifest_file, positions)
+    diagnostics.extend(found)
+    return manifest, positions
+
+
+def _implicit_worker_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.worker") if p.is_file())
+
+
+def _is_pattern(entry: str) -> bool:
+    return any(c in _GLOB_CHARS for c in entry)
+
+
+def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
+    """worker_files in order: literal paths as given, each pattern's matches sorted, no repeats."""
+    assert project.manifest is not None
+    root = project.root
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(project.manifest.worker_files):
+        at = project.at("worker_files", i, key=False)
+        try:
+            lexically_confined(entry)
+        except OutsideRoot as exc:
+            diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
+            continue
+        if _is_pattern(entry):
+            matches = _glob(root, entry)
+            if not matches:
+                diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
+            for rel in matches:
+                if rel not in seen:
+                    seen.add(rel)
+                    out.append(rel)
+            continue
+        rel = normalized(entry)
+        if not rel.endswith(WORKER_SUFFIXES):
+            diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
+            continue
+        if not (root / rel).is_file():
+            diagnostics.append(diagnostic("F001", f"worker file '{entry}' not found", at))
+            continue
+        if rel in seen:
+            diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
+            continue
+        seen.add(rel)
+        out.append(rel)
+    return out
+
+
+def _glob(root: Path, pattern: str) -> list[str]:
+    matches = glob.glob(pattern, root_dir=root, recursive=True)
+    out = []
+    for m in sorted(matches):
+        rel = normalized(m)
+        if rel.endswith(WORKER_SUFFIXES) and os.path.isfile(root / rel):
+            try:
+                confined(root, rel)
+            except OutsideRoot:
+                continue
+            out.append(rel)
+    return out
+
+
+def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
+    assert project.manifest is not None
+    out: list[str] = []
+    for i, entry in enumerate(project.manifest.python_files):
+        at = project.at("python_files", i, key=False)
+        try:
+            confined(project.root, entry)
+        except OutsideRoot as exc:
+            diagnostics.append(diagnostic("F002", f"python_files entry {exc}", at))
+            continue
+        rel = normalized(entry)
+        if not (project.root / rel).is_file():
+            diagnostics.append(diagnostic("F001", f"python file '{entry}' not found", at))
+            continue
+        if rel in out:
+            diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
+            continue
+        out.append(rel)
+    return out
+
+
+def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[SourceFile]:
+    """Read every worker and Python file into the source map; the worker files are returned."""
+    workers: list[SourceFile] = []
+    for rel, kind in [(w, "worker") for w in project.worker_files] + [(p, "python") for p in project.python_files]:
+        try:
+            source = project.sources.read(rel, kind)  # type: ignore[arg-type]
+        except NotText as exc:
+            diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
+            continue
+        except OSError as exc:
+            diagnostics.append(diagnostic("F001", f"cannot read '{rel}': {exc.strerror}", Location(file=rel, line=1, column=1)))
+            continue
+        if kind == "worker":
+            workers.append(source)
+    return workers
+
+
+__all__ = ["LoadedProject", "ProjectNotFound", "find_project", "load", "read_sources", "expand_worker_files", "Pos", "decode"]

@@ -1,0 +1,168 @@
+"""Stage 6, lower: render the instructions and build the bundle document (see `bundle_ir`).
+
+Builds plain dicts in the shape of `llm_do.runtime.bundle_ir.Bundle` (tests validate the output
+against those models); each node gets its hash here.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from llm_do.runtime.args import PromptInput
+from llm_do.runtime.bundle_ir import BUNDLE_FORMAT, GENERATED_NOTICE
+from llm_do.runtime.canonical import node_hash
+from llm_do.runtime.version import VERSION
+from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+from ..diagnostics import Diagnostic
+from ..introspect.facts import ClassFact
+from ..sources import NotText, OutsideRoot
+from ..templates import TemplateContext, TemplateUnit, render_body
+from .resolve import PythonTool, ResolvedProject, ResolvedWorker
+
+PYTHON_CAPABILITY = "python.call"
+
+
+def _hashed(node: dict[str, Any]) -> dict[str, Any]:
+    node["hash"] = node_hash(node)
+    return node
+
+
+@lru_cache(maxsize=1)
+def _prompt_input_schema() -> dict[str, Any]:
+    return {"ref": None, "module": PromptInput.__module__, "qualname": PromptInput.__qualname__,
+            "json_schema": PromptInput.model_json_schema()}
+
+
+def _schema_node(ref: str, fact: ClassFact) -> dict[str, Any]:
+    return {"ref": ref, "module": fact.module, "qualname": fact.qualname, "json_schema": fact.json_schema or {}}
+
+
+@lru_cache(maxsize=None)
+def _stdlib_node(name: str) -> dict[str, Any]:
+    descriptor = STDLIB_TOOLSETS[name]
+    tools = {
+        t.name: _hashed({"name": t.name, "description": t.description, "parameters": t.parameters,
+                         "approval": t.approval, "capabilities": list(t.capabilities)})
+        for t in descriptor.tools
+    }
+    return _hashed({"name": name, "kind": "stdlib", "tools": tools, "capabilities": list(descriptor.capabilities)})
+
+
+def _python_tool_node(name: str, description: str | None, parameters: dict | None) -> dict[str, Any]:
+    return _hashed({"name": name, "description": description, "parameters": parameters or {"type": "object", "properties": {}},
+                    "approval": "ask", "capabilities": [PYTHON_CAPABILITY]})
+
+
+def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
+    nodes: dict[str, dict[str, Any]] = {}
+    module_tools: dict[str, list[PythonTool]] = {}
+    for worker in project.workers.values():
+        for use in worker.toolsets:
+            if use.kind == "stdlib":
+                nodes[use.name] = _stdlib_node(use.name)
+            elif use.kind == "python" and use.name not in nodes:
+                ts = project.python_toolsets[use.name]
+                tools = {t.name: _python_tool_node(t.name, t.description, t.parameters) for t in ts.fact.tools or []}
+                node = {"name": use.name, "kind": "python", "module": ts.module.module, "export": "TOOLSETS",
+                        "key": use.name, "opaque": ts.fact.tools is None, "tools": tools,
+                        "capabilities": [PYTHON_CAPABILITY]}
+                nodes[use.name] = _hashed(node)
+        for tool in worker.tools.values():
+            if tool.kind == "python_tool":
+                py = project.python_tools[tool.name]
+                module_tools.setdefault(py.toolset_key, []).append(py)
+    for key, tools in module_tools.items():
+        module = tools[0].module
+        node = {"name": key, "kind": "python", "module": module.module, "export": module.tools_export or "TOOLS",
+                "tools": {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters)
+                          for t in sorted(tools, key=lambda t: t.fact.name)},
+                "capabilities": [PYTHON_CAPABILITY]}
+        nodes[key] = _hashed(node)
+    return nodes
+
+
+def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions: str) -> dict[str, Any]:
+    front = worker.parsed.front
+    toolsets: list[dict[str, Any]] = []
+    for use in worker.toolsets:
+        if use.kind == "worker":
+            toolsets.append({"worker": use.name})
+        else:
+            entry: dict[str, Any] = {"toolset": use.name, "settings": use.settings}
+            if use.opaque_approval is not None:
+                entry["opaque_approval"] = use.opaque_approval
+            toolsets.append(entry)
+    for key in dict.fromkeys(t.toolset for t in worker.tools.values() if t.kind == "python_tool"):
+        toolsets.append({"toolset": key, "settings": {}})
+    tools = {
+        name: ({"worker": t.worker, "approval": t.approval} if t.kind == "worker" else {"toolset": t.toolset, "approval": t.approval})
+        for name, t in sorted(worker.tools.items())
+    }
+    node: dict[str, Any] = {
+        "name": worker.name,
+        "source": worker.parsed.file,
+        "description": front.description,
+        "model": front.model,
+        "compatible_models": front.compatible_models,
+        "model_settings": front.model_settings,
+        "instructions": instructions,
+        "input": _schema_node(worker.input_ref.text, worker.input_class) if worker.input_class and worker.input_ref
+        else _prompt_input_schema(),
+        "output": _schema_node(worker.output_ref.text, worker.output_class) if worker.output_class and worker.output_ref else None,
+        "toolsets": toolsets,
+        "tools": tools,
+        "calls": list(worker.calls),
+        "recursive": front.recursive,
+        "attachments": front.attachments.model_dump() if front.attachments else None,
+        "server_side_tools": front.server_side_tools,
+    }
+    return _hashed(node)
+
+
+def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], TemplateContext, list[Diagnostic]]:
+    ctx = TemplateContext(project.loaded.sources, project.manifest.vars)
+    out: dict[str, str] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, worker in project.workers.items():
+        parsed = worker.parsed
+        text, found = render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1))
+        diagnostics.extend(found)
+        if text is not None:
+            out[name] = text
+    return out, ctx, diagnostics
+
+
+def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
+    diagnostics: list[Diagnostic] = []
+    manifest = project.manifest
+    sources = project.loaded.sources
+    for rel in project.facts.loaded_files:
+        try:
+            sources.read(rel, "python")
+        except (OSError, OutsideRoot, NotText):
+            continue
+    limits = manifest.runtime.usage_limits
+    doc: dict[str, Any] = {
+        "@generated": GENERATED_NOTICE,
+        "bundle_format": BUNDLE_FORMAT,
+        "compiler": {"name": "llm-do", "version": VERSION},
+        "digest": "",
+        "root": Path(os.path.relpath(project.loaded.root, lock_dir)).as_posix(),
+        "name": manifest.name,
+        "entry": {"worker": project.entry, "args": manifest.entry.args if manifest.entry else None},
+        "runtime": {
+            "max_depth": manifest.runtime.max_depth,
+            "approval_mode": manifest.runtime.approval_mode,
+            "usage_limits": limits.model_dump(exclude_none=True) if limits else None,
+        },
+        "defaults": manifest.defaults.model_dump(),
+        "sources": {rel: {"sha256": s.sha256, "kind": s.kind} for rel, s in sorted(sources.files.items())},
+        "packages": dict(sorted(project.facts.packages.items())),
+        "toolsets": _toolset_nodes(project),
+        "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
+    }
+    return doc, diagnostics

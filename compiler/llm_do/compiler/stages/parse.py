@@ -1,0 +1,97 @@
+"""Stage 2, parse: a .worker file becomes front matter (validated, with positions) and a body."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..front_matter import NAME_PATTERN, WorkerFrontMatter
+from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
+from ..positions import PositionTable
+from ..sources import SourceFile
+from ..validation import validate
+from ..yaml_positions import YamlProblem, load_yaml
+
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
+_NAME = re.compile(NAME_PATTERN)
+
+
+@dataclass
+class ParsedWorker:
+    file: str
+    name: str
+    front: WorkerFrontMatter
+    positions: PositionTable
+    body: str
+    body_line: int
+    """1-based line of the file where the body starts."""
+    legacy: bool
+
+    def at(self, *path: str | int, key: bool = False) -> Location:
+        pos = self.positions.key(path) if key else self.positions.value(path)
+        return Location(file=self.file, line=pos.line, column=pos.column)
+
+    @property
+    def name_location(self) -> Location:
+        if "name" in self.front.model_fields_set:
+            return self.at("name")
+        return Location(file=self.file, line=1, column=1)
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | str:
+    """(front matter, body, body's first line), or the code of what is wrong."""
+    if not _FENCE.match(text):
+        return "P003"
+    first_end = text.find("\n")
+    if first_end < 0:
+        return "P004"
+    closing = _FENCE.search(text, first_end + 1)
+    if closing is None:
+        return "P004"
+    front = text[first_end + 1 : closing.start()]
+    body_start = closing.end() + 1
+    body_line = text.count("\n", 0, closing.start()) + 2
+    return front, text[body_start:], body_line
+
+
+def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnostic]]:
+    file = source.path
+    top = Location(file=file, line=1, column=1)
+    split = split_front_matter(source.text)
+    if split == "P003":
+        return None, [diagnostic("P003", "the file does not start with front matter", top,
+                                 hint="start the file with a line '---', the front matter, then a line '---'")]
+    if split == "P004":
+        return None, [diagnostic("P004", "the front matter opened on line 1 is never closed", top,
+                                 hint="end the front matter with a line that is exactly '---'")]
+    front_text, body, body_line = split  # type: ignore[misc]
+    doc = load_yaml(front_text, line_offset=1)
+    if isinstance(doc, YamlProblem):
+        return None, [diagnostic("P001", doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column))]
+    diagnostics = [
+        diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column))
+        for path, pos in doc.duplicate_keys
+    ]
+    data = {} if doc.data is None else doc.data
+    if not isinstance(data, dict):
+        pos = doc.positions.value(())
+        diagnostics.append(diagnostic("P006", "the front matter must be a mapping of keys to values",
+                                      Location(file=file, line=pos.line, column=pos.column)))
+        return None, diagnostics
+    legacy = file.endswith(LEGACY_WORKER_SUFFIX)
+    data, positions, found = upgrade_front_matter(data, file, doc.positions, legacy_file=legacy)
+    diagnostics.extend(found)
+    front, found = validate(WorkerFrontMatter, data, file, positions)
+    diagnostics.extend(found)
+    if front is None:
+        return None, diagnostics
+    name = front.name
+    if name is None:
+        name = PurePosixPath(file).stem
+        if not _NAME.match(name):
+            diagnostics.append(diagnostic("P007", f"the file name gives the worker the invalid name '{name}'", top,
+                                          hint="add `name:` to the front matter"))
+            return None, diagnostics
+    return ParsedWorker(file, name, front, positions, body, body_line, legacy), diagnostics

@@ -1,0 +1,316 @@
+"""Stage 4, resolve: one symbol table of toolsets, tools and workers; every reference becomes an
+edge or a diagnostic, every tool of every worker gets its approval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+from ..approval_rules import ApprovalRule, RuleSyntaxError, decide, parse_rule
+from ..diagnostics import Diagnostic, Location, Related, diagnostic
+from ..introspect.facts import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFact
+from ..manifest import ProjectManifest
+from ..positions import PositionTable
+from ..schema_refs import SchemaRef
+from ..suggest import did_you_mean
+from ..validation import validate
+from .introspect import SchemaRefs
+from .load import LoadedProject
+from .parse import ParsedWorker
+
+ToolsetKind = Literal["stdlib", "python", "worker"]
+PYTHON_TOOL_APPROVAL = "ask"
+WORKER_CALL_APPROVAL = "allow"
+
+
+@dataclass(frozen=True)
+class PythonToolset:
+    key: str
+    module: ModuleFact
+    fact: ToolsetFact
+
+
+@dataclass(frozen=True)
+class PythonTool:
+    module: ModuleFact
+    fact: ToolFact
+
+    @property
+    def toolset_key(self) -> str:
+        """Tools of one module's TOOLS form one toolset node in the bundle."""
+        return f"{self.module.module}.{self.module.tools_export or 'TOOLS'}"
+
+
+@dataclass
+class ToolsetUse:
+    kind: ToolsetKind
+    name: str
+    settings: dict[str, Any]
+    at: Location
+    opaque_approval: str | None = None
+    """For an opaque Python toolset: the approval of the tools it turns out to have."""
+
+
+@dataclass
+class ResolvedTool:
+    name: str
+    kind: Literal["stdlib", "python_toolset", "python_tool", "worker"]
+    toolset: str | None
+    """Bundle key of the toolset node providing it (None for a worker call)."""
+    group: str
+    """The name approvals can target it by as a group: its toolset, or the worker."""
+    default_approval: str
+    at: Location
+    approval: str = ""
+    worker: str | None = None
+
+
+@dataclass
+class ResolvedWorker:
+    parsed: ParsedWorker
+    toolsets: list[ToolsetUse] = field(default_factory=list)
+    tools: dict[str, ResolvedTool] = field(default_factory=dict)
+    calls: dict[str, Location] = field(default_factory=dict)
+    """Workers this one may call, with the `toolsets` item that says so."""
+    input_ref: SchemaRef | None = None
+    output_ref: SchemaRef | None = None
+    input_class: ClassFact | None = None
+    output_class: ClassFact | None = None
+    rules: list[ApprovalRule] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.parsed.name
+
+
+@dataclass
+class ResolvedProject:
+    loaded: LoadedProject
+    manifest: ProjectManifest
+    workers: dict[str, ResolvedWorker]
+    facts: Facts
+    python_toolsets: dict[str, PythonToolset]
+    python_tools: dict[str, PythonTool]
+    entry: str
+
+    def worker_location(self, name: str) -> Location:
+        return self.workers[name].parsed.name_location
+
+
+def _python_symbols(facts: Facts, diagnostics: list[Diagnostic]) -> tuple[dict[str, PythonToolset], dict[str, PythonTool]]:
+    toolsets: dict[str, PythonToolset] = {}
+    tools: dict[str, PythonTool] = {}
+    for module in facts.modules.values():
+        for ts in module.toolsets:
+            if ts.name in toolsets:
+                first = toolsets[ts.name].module.file
+                diagnostics.append(diagnostic("N009", f"toolset '{ts.name}' is exported by '{first}' and '{module.file}'",
+                                              Location(file=module.file, line=ts.line)))
+                continue
+            toolsets[ts.name] = PythonToolset(ts.name, module, ts)
+        for tool in module.tools:
+            if tool.name in tools:
+                first = tools[tool.name].module.file
+                diagnostics.append(diagnostic("N009", f"tool '{tool.name}' is exported by '{first}' and '{module.file}'",
+                                              Location(file=module.file, line=tool.line)))
+                continue
+            tools[tool.name] = PythonTool(module, tool)
+    return toolsets, tools
+
+
+def resolve(
+    loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts
+) -> tuple[ResolvedProject, list[Diagnostic]]:
+    diagnostics: list[Diagnostic] = []
+    manifest = loaded.manifest
+    assert manifest is not None
+    python_toolsets, python_tools = _python_symbols(facts, diagnostics)
+    python_known = all(m.error is None and m.complete for m in facts.modules.values()) and facts.failure is None
+
+    workers: dict[str, ResolvedWorker] = {}
+    for worker in parsed:
+        first = workers.get(worker.name)
+        if first is not None:
+            diagnostics.append(diagnostic(
+                "N001", f"a worker named '{worker.name}' is already defined in '{first.parsed.file}'",
+                worker.name_location,
+                related=[Related(**first.parsed.name_location.model_dump(), message="first defined here")],
+            ))
+            continue
+        if worker.name in STDLIB_TOOLSETS or worker.name in python_toolsets:
+            kind = "stdlib" if worker.name in STDLIB_TOOLSETS else "Python"
+            diagnostics.append(diagnostic("N002", f"worker '{worker.name}' has the name of a {kind} toolset",
+                                          worker.name_location, hint="rename the worker"))
+            continue
+        workers[worker.name] = ResolvedWorker(worker)
+
+    project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker)
+    names = sorted(set(STDLIB_TOOLSETS) | set(python_toolsets) | set(workers))
+    for worker in workers.values():
+        _resolve_toolsets(project, worker, names, python_known, diagnostics)
+        _resolve_tools(project, worker, python_known, diagnostics)
+        _resolve_schemas(project, worker, refs, diagnostics)
+        _resolve_approvals(worker, diagnostics)
+    if manifest.entry_worker not in workers and parsed:
+        where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
+        diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
+                                      hint=did_you_mean(manifest.entry_worker, workers)))
+    return project, diagnostics
+
+
+def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diagnostic]) -> None:
+    existing = worker.tools.get(tool.name)
+    if existing is not None:
+        diagnostics.append(diagnostic(
+            "N005",
+            f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
+            tool.at,
+            hint="list only one of them, or rename the tool",
+            related=[Related(**existing.at.model_dump(), message=f"'{tool.name}' comes from '{existing.group}' here")],
+        ))
+        return
+    worker.tools[tool.name] = tool
+
+
+def _resolve_toolsets(
+    project: ResolvedProject, worker: ResolvedWorker, names: list[str], python_known: bool, diagnostics: list[Diagnostic]
+) -> None:
+    parsed = worker.parsed
+    seen: set[str] = set()
+    for i, ref in enumerate(parsed.front.toolsets):
+        at = parsed.at("toolsets", i)
+        if ref.name in seen:
+            diagnostics.append(diagnostic("N007", f"'{ref.name}' is listed twice in toolsets", at))
+            continue
+        seen.add(ref.name)
+        settings = ref.settings or {}
+        descriptor = STDLIB_TOOLSETS.get(ref.name)
+        if descriptor is not None:
+            checked, found = validate(descriptor.settings_model, settings, parsed.file,
+                                      _sub_positions(parsed.positions, ("toolsets", i, ref.name)),
+                                      where=f"settings of {ref.name}")
+            diagnostics.extend(found)
+            if checked is None:
+                continue
+            use = ToolsetUse("stdlib", ref.name, checked.model_dump(exclude_defaults=True), at)
+            worker.toolsets.append(use)
+            for tool in descriptor.tools:
+                _add_tool(worker, ResolvedTool(tool.name, "stdlib", ref.name, ref.name, tool.approval, at), diagnostics)
+            continue
+        if settings:
+            diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
+                                          parsed.at("toolsets", i, ref.name)))
+        if ref.name in project.workers:
+            worker.toolsets.append(ToolsetUse("worker", ref.name, {}, at))
+            worker.calls[ref.name] = at
+            _add_tool(worker, ResolvedTool(ref.name, "worker", None, ref.name, WORKER_CALL_APPROVAL, at, worker=ref.name),
+                      diagnostics)
+            continue
+        python = project.python_toolsets.get(ref.name)
+        if python is not None:
+            use = ToolsetUse("python", ref.name, {}, at)
+            worker.toolsets.append(use)
+            if python.fact.tools is None:
+                use.opaque_approval = PYTHON_TOOL_APPROVAL
+            else:
+                for tool in python.fact.tools:
+                    _add_tool(worker, ResolvedTool(tool.name, "python_toolset", ref.name, ref.name, PYTHON_TOOL_APPROVAL, at),
+                              diagnostics)
+            continue
+        if python_known or ref.name in project.python_tools:
+            hint = did_you_mean(ref.name, names)
+            if ref.name in project.python_tools:
+                hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
+            diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
+
+
+def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
+    n = len(prefix)
+    return PositionTable(
+        {p[n:]: v for p, v in positions.values.items() if p[:n] == prefix},
+        {p[n:]: v for p, v in positions.keys.items() if p[:n] == prefix},
+    )
+
+
+def _resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_known: bool, diagnostics: list[Diagnostic]) -> None:
+    parsed = worker.parsed
+    seen: set[str] = set()
+    for i, name in enumerate(parsed.front.tools):
+        at = parsed.at("tools", i)
+        if name in seen:
+            diagnostics.append(diagnostic("N007", f"'{name}' is listed twice in tools", at))
+            continue
+        seen.add(name)
+        tool = project.python_tools.get(name)
+        if tool is None:
+            if python_known:
+                hint = did_you_mean(name, project.python_tools)
+                if name in project.python_toolsets or name in STDLIB_TOOLSETS or name in project.workers:
+                    hint = f"'{name}' is a toolset or worker: list it under `toolsets:`"
+                elif not project.python_tools:
+                    hint = "tools come from the TOOLS of files listed in python_files"
+                diagnostics.append(diagnostic("N004", f"unknown tool '{name}'", at, hint=hint))
+            continue
+        _add_tool(worker, ResolvedTool(name, "python_tool", tool.toolset_key, name, PYTHON_TOOL_APPROVAL, at), diagnostics)
+
+
+def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: SchemaRefs, diagnostics: list[Diagnostic]) -> None:
+    parsed = worker.parsed
+    facts = project.facts
+    for key in ("schema_in_ref", "schema_out_ref"):
+        ref = refs.get(parsed, key)
+        if ref is None:
+            continue
+        at = parsed.at(key)
+        if key == "schema_in_ref":
+            worker.input_ref = ref
+        else:
+            worker.output_ref = ref
+        if ref.file is not None and not (project.loaded.root / ref.file).is_file():
+            diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at))
+            continue
+        fact = facts.classes.get(ref.text)
+        if fact is None or fact.error is not None:
+            continue  # not introspected, or the module failed to import (reported once, as Y001)
+        if key == "schema_in_ref":
+            worker.input_class = fact
+        else:
+            worker.output_class = fact
+        if (ref.file is None and not facts.imported) or not fact.certain:
+            continue
+        if not fact.found:
+            diagnostics.append(diagnostic("S003", f"'{ref.module}' defines no class '{ref.qualname}'", at,
+                                          hint=did_you_mean(ref.qualname, fact.candidates)))
+        elif key == "schema_in_ref" and not fact.is_worker_args:
+            diagnostics.append(diagnostic("S004", f"'{ref.qualname}' does not subclass WorkerArgs", at,
+                                          hint="derive it from llm_do.runtime.WorkerArgs and implement prompt_messages()"))
+        elif key == "schema_in_ref" and fact.abstract:
+            diagnostics.append(diagnostic("S005", f"'{ref.qualname}' does not implement prompt_messages()", at,
+                                          hint="def prompt_messages(self) -> list[str | Attachment]: ..."))
+        elif key == "schema_out_ref" and not fact.is_model:
+            diagnostics.append(diagnostic("S006", f"'{ref.qualname}' is not a pydantic model", at))
+        elif fact.schema_error:
+            diagnostics.append(diagnostic("S006", f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
+
+
+def _resolve_approvals(worker: ResolvedWorker, diagnostics: list[Diagnostic]) -> None:
+    parsed = worker.parsed
+    for i, text in enumerate(parsed.front.approvals):
+        at = parsed.at("approvals", i)
+        try:
+            rule = parse_rule(text, i)
+        except RuleSyntaxError as exc:
+            diagnostics.append(diagnostic("A001", str(exc), at))
+            continue
+        worker.rules.append(rule)
+        groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
+        if not any(rule.matches(t.name, t.group) for t in worker.tools.values()) and rule.target not in groups:
+            diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools", at,
+                                          hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
+    for tool in worker.tools.values():
+        tool.approval = decide(worker.rules, tool.name, tool.group, tool.default_approval)
+    for use in worker.toolsets:
+        if use.opaque_approval is not None:
+            use.opaque_approval = decide(worker.rules, "", use.name, use.opaque_approval)

@@ -1,0 +1,200 @@
+"""Worker bodies as Jinja templates, rendered at build time.
+
+Sandboxed, `StrictUndefined`, includes and `file()` confined to the project root and recorded as
+sources. Problems are found from the template's AST first (syntax, every undefined variable,
+missing or escaping includes), so one lint reports all of them; rendering runs only when that
+analysis found nothing. Bodies without template syntax never reach Jinja.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from .diagnostics import Diagnostic, Location, Related, diagnostic
+from .sources import NotText, OutsideRoot, SourceMap, lexically_confined
+
+_SYNTAX = re.compile(r"\{[{%#]")
+_SECRET_NAMES = re.compile(
+    r"(^|/)(\.env(\..*)?|\.netrc|\.npmrc|\.pypirc|id_(rsa|dsa|ecdsa|ed25519)|credentials(\.json)?|secrets?\.(json|ya?ml|toml))$"
+    r"|\.(pem|key|p12|pfx)$",
+    re.I,
+)
+TEMPLATE_GLOBALS = ("file",)
+
+
+def has_template_syntax(text: str) -> bool:
+    return _SYNTAX.search(text) is not None
+
+
+def looks_secret(path: str) -> bool:
+    return _SECRET_NAMES.search(path) is not None
+
+
+@dataclass
+class TemplateUnit:
+    """One template: a worker body (`line_offset` = its first line - 1) or an included file."""
+
+    file: str
+    text: str
+    line_offset: int = 0
+    include_site: Related | None = None
+
+    def location(self, line: int | None, column: int | None = None) -> Location:
+        return Location(file=self.file, line=(line or 1) + self.line_offset, column=column)
+
+
+@dataclass
+class TemplateContext:
+    """What every template of a project shares: the sources, `vars`, the Jinja environment."""
+
+    sources: SourceMap
+    variables: dict[str, Any]
+    _env: Any = None
+    analyzed: dict[str, list[Diagnostic]] = field(default_factory=dict)
+
+    @property
+    def env(self):
+        if self._env is None:
+            self._env = _environment(self)
+        return self._env
+
+
+def _environment(ctx: TemplateContext):
+    from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class ProjectLoader(BaseLoader):
+        def get_source(self, environment, template):
+            try:
+                source = ctx.sources.read(lexically_confined(template), "template")
+            except (OSError, OutsideRoot, NotText):
+                raise TemplateNotFound(template) from None
+            return source.text, source.path, lambda: True
+
+    env = ImmutableSandboxedEnvironment(
+        loader=ProjectLoader(), undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
+    env.globals["file"] = lambda path: ctx.sources.read(lexically_confined(str(path)), "file").text
+    return env
+
+
+def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, list[Diagnostic]]:
+    """The rendered instructions, or None with the diagnostics that explain why not."""
+    if not has_template_syntax(unit.text):
+        return unit.text.strip(), []
+    diagnostics = analyze(ctx, unit, defined=set())
+    if any(d.is_error for d in diagnostics):
+        return None, diagnostics
+    try:
+        template = ctx.env.from_string(unit.text)
+        return template.render(**ctx.variables).strip(), diagnostics
+    except Exception as exc:  # a template may raise anything while rendering; report where
+        return None, diagnostics + [_render_error(unit, exc)]
+
+
+def _render_error(unit: TemplateUnit, exc: Exception) -> Diagnostic:
+    import traceback
+
+    file, line = unit.file, None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == "<template>":
+            file, line = unit.file, (frame.lineno or 1) + unit.line_offset
+        elif frame.filename and not frame.filename.endswith(".py"):
+            file, line = frame.filename, frame.lineno
+    message = getattr(exc, "message", None) or str(exc)
+    return diagnostic("T006", f"rendering failed: {type(exc).__name__}: {message}", Location(file=file, line=line))
+
+
+def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list[Diagnostic]:
+    """Static checks of one template and, through its includes, of every template it reaches."""
+    from jinja2 import TemplateSyntaxError, meta, nodes
+
+    related = (unit.include_site,) if unit.include_site else ()
+    try:
+        tree = ctx.env.parse(unit.text)
+    except TemplateSyntaxError as exc:
+        return [diagnostic("T001", f"template syntax error: {exc.message}", unit.location(exc.lineno), related=related)]
+    out: list[Diagnostic] = []
+    known = set(ctx.variables) | set(TEMPLATE_GLOBALS) | set(ctx.env.globals) | defined
+    undeclared = meta.find_undeclared_variables(tree) - known
+    first_use: dict[str, int] = {}
+    for name_node in tree.find_all(nodes.Name):
+        if name_node.ctx == "load" and name_node.name in undeclared:
+            first_use.setdefault(name_node.name, name_node.lineno)
+    lines = unit.text.split("\n")
+    for name, line in sorted(first_use.items(), key=lambda kv: (kv[1], kv[0])):
+        out.append(diagnostic(
+            "T002", f"undefined variable '{name}'", unit.location(line, _column(lines, line, name)),
+            hint=_undefined_hint(name, ctx.variables), related=related,
+        ))
+    assigned = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+        out.extend(_check_include(ctx, unit, node, defined | assigned, related))
+    for call in tree.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name == "file" and call.args and isinstance(call.args[0], nodes.Const):
+            out.extend(_check_file_call(ctx, unit, str(call.args[0].value), call.lineno, related))
+    return out
+
+
+def _column(lines: list[str], line: int, name: str) -> int | None:
+    if not 0 < line <= len(lines):
+        return None
+    match = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", lines[line - 1])
+    return match.start() + 1 if match else None
+
+
+def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
+    from .suggest import closest
+
+    match = closest(name, variables)
+    if match:
+        return f"did you mean '{match}'?"
+    return f'define it in project.json: "vars": {{"{name}": ...}}'
+
+
+def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[str], related: tuple) -> list[Diagnostic]:
+    from jinja2 import nodes
+
+    target = node.template
+    if not isinstance(target, nodes.Const) or not isinstance(target.value, str):
+        return []  # a computed name: checked when rendering
+    name = target.value
+    at = unit.location(node.lineno, _column(unit.text.split("\n"), node.lineno, name))
+    try:
+        rel = lexically_confined(name)
+        source = ctx.sources.read(rel, "template")
+    except OutsideRoot as exc:
+        return [diagnostic("T004", f"include {exc}", at, related=related)]
+    except NotText as exc:
+        return [diagnostic("P009", f"included '{name}' is {exc}", at, related=related)]
+    except OSError:
+        return [diagnostic("T003", f"included template '{name}' not found", at,
+                           hint="include paths are relative to the project root", related=related)]
+    out = []
+    if looks_secret(source.path):
+        out.append(diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at))
+    if source.path in ctx.analyzed:
+        return out
+    ctx.analyzed[source.path] = []
+    site = Related(file=at.file, line=at.line, column=at.column, message="included from here")
+    found = analyze(ctx, TemplateUnit(source.path, source.text, 0, site), defined)
+    ctx.analyzed[source.path] = found
+    return out + found
+
+
+def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: int, related: tuple) -> list[Diagnostic]:
+    at = unit.location(line, _column(unit.text.split("\n"), line, path))
+    try:
+        source = ctx.sources.read(lexically_confined(path), "file")
+    except OutsideRoot as exc:
+        return [diagnostic("T004", f"file() {exc}", at, related=related)]
+    except NotText as exc:
+        return [diagnostic("P009", f"file('{path}') is {exc}", at, related=related)]
+    except OSError:
+        return [diagnostic("T003", f"file('{path}'): no such file in the project", at, related=related)]
+    if looks_secret(source.path) or looks_secret(PurePosixPath(path).name):
+        return [diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at)]
+    return []

@@ -1,0 +1,72 @@
+"""Entry point of the `llm-do` console script: a click group whose commands load lazily."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from llm_do.runtime.version import VERSION
+
+# name -> "module:attribute", loaded on first use.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("llm_do.compiler.commands.build:build", "Compile a project into bundle.lock."),
+    "lint": ("llm_do.compiler.commands.lint:lint", "Check projects and report every problem."),
+    "graph": ("llm_do.compiler.commands.graph:graph", "Show the compiled call graph."),
+    "explain": ("llm_do.compiler.commands.explain:explain", "Explain a diagnostic code."),
+    "init": ("llm_do.compiler.commands.init:init", "Start a new project."),
+    "migrate": ("llm_do.compiler.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
+    "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
+    "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        target = COMMANDS[name][0]
+        module, _, attr = target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help lists the summaries without importing every command.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, "--version", prog_name="llm-do", message="%(prog)s %(version)s")
+def cli() -> None:
+    """llm-do: compile multi-worker LLM projects into a locked bundle and run them."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI: click errors as one line, Ctrl-C quiet, no traceback for anything."""
+    try:
+        code = cli.main(args=argv, prog_name="llm-do", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        code = 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        code = 1
+    except Exception as exc:  # a bug in llm-do itself: one line, the traceback only on request
+        if os.environ.get("LLM_DO_DEBUG"):
+            raise
+        click.echo(f"llm-do: internal error: {type(exc).__name__}: {exc} (set LLM_DO_DEBUG=1 for the traceback)", err=True)
+        code = 70
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Canonical JSON and hashing: the one definition the compiler writes with and the runtime verifies by.
+
+A bundle must build to the same bytes anywhere, so everything that decides those bytes lives here:
+key order, indentation, separators, the digest placeholder, and how source files are normalized
+before they are hashed. Standard library only: the runtime imports this on its start-up path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+INDENT = 2
+DIGEST_KEY = "digest"
+HASH_KEY = "hash"
+_BLANK_DIGEST_LINE = b'\n  "digest": ""'
+_DIGEST_PREFIX = b'\n  "digest": "'
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tagged(hex_digest: str) -> str:
+    """Hashes are written as ``sha256:<hex>`` so the algorithm can change without ambiguity."""
+    return f"sha256:{hex_digest}"
+
+
+def normalize_source(data: bytes) -> bytes:
+    """Strip a UTF-8 byte-order mark and turn CRLF and lone CR into LF.
+
+    Sources are hashed and rendered after this, so a checkout with other line endings builds to
+    the same bundle and is not reported as stale.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
+
+
+def source_hash(data: bytes) -> str:
+    """The hash a bundle records for a source file: of its normalized bytes."""
+    return tagged(sha256_hex(normalize_source(data)))
+
+
+def compact_json(value: Any) -> bytes:
+    """Sorted keys, no whitespace, UTF-8: the form node hashes are taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def node_hash(node: dict[str, Any]) -> str:
+    """Hash of a node's canonical JSON without its own ``hash`` key."""
+    body = {k: v for k, v in node.items() if k != HASH_KEY}
+    return tagged(sha256_hex(compact_json(body)))
+
+
+def document_json(doc: dict[str, Any]) -> bytes:
+    """The file form: sorted keys, two-space indentation, UTF-8, a newline at the end.
+
+    Strings never contain a raw newline in JSON, so every newline in this form is structural; the
+    runtime relies on that to find a section without parsing the rest.
+    """
+    return (json.dumps(doc, sort_keys=True, indent=INDENT, ensure_ascii=False) + "\n").encode()
+
+
+def seal(doc: dict[str, Any]) -> bytes:
+    """Serialize ``doc`` with its ``digest``: sha256 of the file form with the digest value blank."""
+    blank = document_json({**doc, DIGEST_KEY: ""})
+    digest = tagged(sha256_hex(blank))
+    at = blank.index(_BLANK_DIGEST_LINE) + len(_BLANK_DIGEST_LINE) - 1
+    return blank[:at] + digest.encode() + blank[at:]
+
+
+class DigestError(ValueError):
+    """The bytes are not a sealed document: no digest, or one that does not verify."""
+
+
+def verify_digest(data: bytes) -> str:
+    """Check the top-level digest over the raw bytes; return it. Raises `DigestError`."""
+    start = data.find(_DIGEST_PREFIX)
+    if start < 0:
+        raise DigestError("it has no top-level digest")
+    value_start = start + len(_DIGEST_PREFIX)
+    value_end = data.find(b'"', value_start)
+    if value_end < 0:
+        raise DigestError("its digest is cut off")
+    recorded = data[value_start:value_end].decode("ascii", "replace")
+    blank = data[:value_start] + data[value_end:]
+    actual = tagged(sha256_hex(blank))
+    if recorded != actual:
+        raise DigestError("its digest does not match its contents (edited, truncated or merged by hand)")
+    return recorded

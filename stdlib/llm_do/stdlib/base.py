@@ -1,0 +1,69 @@
+"""The runtime side shared by every built-in toolset: tools listed from the descriptor, arguments
+validated with the descriptor's own models, so the schema in the bundle is the schema enforced."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_ai import RunContext
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.tools import ToolDefinition
+
+from .descriptor import Approval, ToolsetDescriptor
+
+
+class ModelArgsValidator:
+    """Validates tool arguments with a pydantic model and hands them on as a dict of its fields."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+
+    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
+        return dict(self.model.model_validate(input, context=kwargs.get("context")))
+
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
+        return dict(self.model.model_validate_json(input, context=kwargs.get("context")))
+
+
+class StdlibToolset(AbstractToolset[Any]):
+    """Base of the built-in toolsets.
+
+    A subclass implements one method per tool, named after it, taking the validated arguments as
+    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`.
+    """
+
+    def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:
+        self.descriptor = descriptor
+        self.settings = settings
+        self.base = base
+        """The directory the descriptor's `root` stands for (project root or working directory)."""
+
+    @property
+    def id(self) -> str | None:
+        return self.descriptor.name
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        return {
+            tool.name: ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(name=tool.name, description=tool.description, parameters_json_schema=tool.parameters),
+                max_retries=1,
+                args_validator=ModelArgsValidator(tool.args_model),
+            )
+            for tool in self.descriptor.tools
+        }
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+        result = getattr(self, name)(**tool_args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def approval_for(self, name: str, args: dict[str, Any]) -> Approval:
+        """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
+        descriptor = self.descriptor.tool(name)
+        approval = descriptor.approval if descriptor else "ask"
+        return "ask" if approval == "auto" else approval

@@ -1,0 +1,49 @@
+"""What the compiler knows of a built-in toolset without importing its implementation."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Approval = Literal["allow", "ask", "deny"]
+DefaultApproval = Literal["allow", "ask", "deny", "auto"]
+"""`auto`: the toolset decides per call (shell: read-only commands allowed, the rest asked)."""
+
+
+class ToolDescriptor(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    approval: DefaultApproval
+    capabilities: tuple[str, ...]
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments, as the model sees it."""
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+
+class ToolsetDescriptor(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    description: str
+    root: Literal["project", "cwd"]
+    """What the toolset's paths are relative to and confined to."""
+    settings_model: type[BaseModel]
+    tools: tuple[ToolDescriptor, ...]
+    implementation: str
+    """``module:Class`` of the runtime implementation."""
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        return tuple(sorted({c for t in self.tools for c in t.capabilities}))
+
+    def tool(self, name: str) -> ToolDescriptor | None:
+        return next((t for t in self.tools if t.name == name), None)

@@ -1,0 +1,1 @@
+"""Filesystem toolsets: read, write and list files below one root."""

@@ -1,0 +1,60 @@
+"""The shell toolsets: their settings, the one `shell` tool and its approval."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..descriptor import ToolDescriptor, ToolsetDescriptor
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class ShellSettings(BaseModel):
+    """Settings of a shell toolset, written `{shell_readonly: {timeout: 10}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(default=".", description="Sub-directory of the project root commands run in and are confined to.")
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, description="Longest a command may run, in seconds.")
+    max_output_chars: int = Field(default=50_000, gt=0, description="Output past this many characters is cut off.")
+
+
+class ShellArgs(BaseModel):
+    command: str = Field(description="One command line, e.g. `grep -n TODO src/app.py`. No pipes, redirections or substitutions.")
+    timeout: float | None = Field(default=None, gt=0, description="Seconds to allow; capped by the toolset's timeout.")
+
+
+def _shell(name: str, commands: str, approval_note: str, capabilities: tuple[str, ...]) -> ToolsetDescriptor:
+    return ToolsetDescriptor(
+        name=name,
+        description=f"Run {commands} in the project directory, without a shell.",
+        root="project",
+        settings_model=ShellSettings,
+        tools=(
+            ToolDescriptor(
+                name="shell",
+                description=(
+                    f"Run one allowlisted command ({commands}) and return its exit code, stdout and stderr. "
+                    f"{approval_note}"
+                ),
+                args_model=ShellArgs,
+                approval="auto",
+                capabilities=capabilities,
+            ),
+        ),
+        implementation="llm_do.stdlib.shell.toolset:ShellToolset",
+    )
+
+
+SHELL_READONLY = _shell(
+    "shell_readonly",
+    "ls, cat, wc, grep, head, tail, sort, uniq, find, git log/diff/show/status",
+    "These commands only read, so calls are allowed.",
+    ("fs.read", "proc.exec"),
+)
+SHELL_FILE_OPS = _shell(
+    "shell_file_ops",
+    "ls, mv",
+    "ls is allowed; mv moves files and is asked.",
+    ("fs.read", "fs.write", "proc.exec"),
+)
