@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llm_do.runtime.bundle_ir import BUNDLE_FORMAT
+from llm_do.runtime.bundle_format import BUNDLE_FORMAT
 from llm_do.runtime.canonical import DigestError, source_hash, verify_digest
 from llm_do.runtime.lockfile import LockFormatError, LockText
 from llm_do.runtime.version import VERSION

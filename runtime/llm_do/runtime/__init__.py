@@ -15,12 +15,38 @@ _EXPORTS: dict[str, str] = {
     "Attachment": "args",
     "PromptContent": "args",
     "AgentArgs": "args",
+    "Runtime": "runtime",
+    "RunResult": "runtime",
+    "RunFailed": "errors",
+    "InputProblem": "errors",
+    "CallRefused": "errors",
+    "WorkerHandle": "runtime",
+    "RuntimeConfig": "config",
+    "CallContext": "call_scope",
+    "CallFrame": "call_scope",
+    "ApprovalDecision": "approvals",
+    "ApprovalRequest": "approvals",
+    "approve_all": "approvals",
+    "reject_all": "approvals",
+    "strict": "approvals",
+    "run_worker": "api",
+    "run_worker_async": "api",
+    "call_worker_async": "api",
+    "load_bundle": "bundle",
+    "BundleRefused": "bundle",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from .api import call_worker_async, run_worker, run_worker_async
+    from .approvals import ApprovalDecision, ApprovalRequest, approve_all, reject_all, strict
     from .args import AgentArgs, Attachment, PromptContent, PromptInput, WorkerArgs
+    from .bundle import BundleRefused, load_bundle
+    from .call_scope import CallContext, CallFrame
+    from .config import RuntimeConfig
+    from .errors import CallRefused, InputProblem, RunFailed
+    from .runtime import RunResult, Runtime, WorkerHandle
 
 
 def __getattr__(name: str) -> Any:

@@ -40,3 +40,40 @@ def resolve_attr(module: ModuleType, qualname: str) -> object:
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def exported_tools(module: ModuleType) -> tuple[str | None, list[tuple[object, object]]]:
+    """(export name, [(tool name, function or Tool)]) from a module's `TOOLS`, else its `__all__`.
+
+    Names are not checked here: the compiler reports bad entries, the runtime takes the bundle's.
+    """
+    exported = getattr(module, "TOOLS", None)
+    if exported is not None:
+        if isinstance(exported, dict):
+            return "TOOLS", list(exported.items())
+        if isinstance(exported, (list, tuple)):
+            return "TOOLS", [(getattr(v, "name", None) or getattr(v, "__name__", None), v) for v in exported]
+        return "TOOLS", []
+    public = getattr(module, "__all__", None)
+    if isinstance(public, (list, tuple)):
+        import inspect
+
+        items = [(n, getattr(module, n, None)) for n in public]
+        functions = [(n, v) for n, v in items if inspect.isfunction(v)]
+        if functions:
+            return "__all__", functions
+    return None, []
+
+
+def exported_toolsets(module: ModuleType) -> list[tuple[object, object]]:
+    """[(name, toolset or factory)] from a module's `TOOLSETS`, else its public toolset instances."""
+    exported = getattr(module, "TOOLSETS", None)
+    if isinstance(exported, dict):
+        return list(exported.items())
+    if isinstance(exported, (list, tuple)):
+        return [(getattr(v, "id", None) or getattr(v, "__name__", None), v) for v in exported]
+    if exported is None and "pydantic_ai" in sys.modules:
+        from pydantic_ai.toolsets import AbstractToolset
+
+        return [(n, v) for n, v in vars(module).items() if not n.startswith("_") and isinstance(v, AbstractToolset)]
+    return []

@@ -12,20 +12,9 @@ from pydantic_ai import RunContext
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.tools import ToolDefinition
 
+from llm_do.runtime.tool_args import ModelArgsValidator
+
 from .descriptor import Approval, ToolsetDescriptor
-
-
-class ModelArgsValidator:
-    """Validates tool arguments with a pydantic model and hands them on as a dict of its fields."""
-
-    def __init__(self, model: type[BaseModel]) -> None:
-        self.model = model
-
-    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
-        return dict(self.model.model_validate(input, context=kwargs.get("context")))
-
-    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
-        return dict(self.model.model_validate_json(input, context=kwargs.get("context")))
 
 
 class StdlibToolset(AbstractToolset[Any]):

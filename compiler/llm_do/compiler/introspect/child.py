@@ -64,22 +64,11 @@ def _tool_fact(name: str, value: Any) -> ToolFact:
     )
 
 
-def _tools(module: Any, fact: ModuleFact, root: Path) -> None:
-    exported = getattr(module, "TOOLS", None)
-    if exported is None and isinstance(getattr(module, "__all__", None), (list, tuple)):
-        candidates = [(n, getattr(module, n, None)) for n in module.__all__]
-        exported = {n: v for n, v in candidates if inspect.isfunction(v)}
-        fact.tools_export = "__all__" if exported else None
-    elif exported is not None:
-        fact.tools_export = "TOOLS"
-    if not exported:
-        return
-    if isinstance(exported, dict):
-        items = list(exported.items())
-    elif isinstance(exported, (list, tuple)):
-        items = [(getattr(v, "name", None) or getattr(v, "__name__", None), v) for v in exported]
-    else:
-        fact.export_errors.append(PyError(message=f"TOOLS must be a dict or a list, not {type(exported).__name__}"))
+def _tools(module: Any, fact: ModuleFact) -> None:
+    export, items = user_code.exported_tools(module)
+    fact.tools_export = export if items else None
+    if export == "TOOLS" and not items and getattr(module, "TOOLS", None):
+        fact.export_errors.append(PyError(message=f"TOOLS must be a dict or a list, not {type(module.TOOLS).__name__}"))
         return
     for name, value in items:
         if not isinstance(name, str) or not (callable(value) or hasattr(value, "tool_def")):
@@ -93,22 +82,11 @@ def _tools(module: Any, fact: ModuleFact, root: Path) -> None:
 
 def _toolsets(module: Any, fact: ModuleFact) -> None:
     exported = getattr(module, "TOOLSETS", None)
-    if exported is None:
-        if "pydantic_ai" not in sys.modules:
-            return
-        from pydantic_ai.toolsets import AbstractToolset
-
-        exported = {
-            n: v for n, v in vars(module).items() if not n.startswith("_") and isinstance(v, AbstractToolset)
-        }
-        if not exported:
-            return
-    if isinstance(exported, dict):
-        items = list(exported.items())
-    elif isinstance(exported, (list, tuple)):
-        items = [(getattr(v, "id", None) or getattr(v, "__name__", None), v) for v in exported]
-    else:
+    if exported is not None and not isinstance(exported, (dict, list, tuple)):
         fact.export_errors.append(PyError(message=f"TOOLSETS must be a dict or a list, not {type(exported).__name__}"))
+        return
+    items = user_code.exported_toolsets(module)
+    if not items:
         return
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
@@ -137,7 +115,7 @@ def _module(root: Path, rel: str) -> tuple[ModuleFact, Any]:
     except BaseException as exc:  # user code may raise anything, SystemExit included
         fact.error = _error(root, exc)
         return fact, None
-    for reader in (lambda: _tools(module, fact, root), lambda: _toolsets(module, fact)):
+    for reader in (lambda: _tools(module, fact), lambda: _toolsets(module, fact)):
         try:
             reader()
         except BaseException as exc:

@@ -19,6 +19,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     new one, never a torn one, and a failure leaves the old one in place."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -30,3 +31,13 @@ def write_atomic(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _file_mode(path: Path) -> int:
+    """Keep an existing file's mode; a new one gets the usual 0666 less the umask (mkstemp's is 0600)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

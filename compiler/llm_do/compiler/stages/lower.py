@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.runtime.args import PromptInput
-from llm_do.runtime.bundle_ir import BUNDLE_FORMAT, GENERATED_NOTICE
+from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.runtime.canonical import node_hash
 from llm_do.runtime.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
@@ -147,7 +147,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
             continue
     limits = manifest.runtime.usage_limits
     doc: dict[str, Any] = {
-        "@generated": GENERATED_NOTICE,
+        GENERATED_KEY: GENERATED_NOTICE,
         "bundle_format": BUNDLE_FORMAT,
         "compiler": {"name": "llm-do", "version": VERSION},
         "digest": "",

@@ -1,0 +1,164 @@
+"""Loading a bundle for a run: verify it, then read only the nodes the run touches.
+
+The digest is checked over the raw bytes before anything is parsed; the format version and the
+hashes of the Python sources the run may import come next. A bundle that passes was written by
+`llm-do build` exactly as it is, so its nodes are read as the compiler wrote them (the shapes are
+`bundle_ir`'s) into small views, without validating megabytes of JSON again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .bundle_format import BUNDLE_FORMAT
+from .canonical import DigestError, source_hash, verify_digest
+from .lockfile import LockFormatError, LockText
+
+REBUILD = "run `llm-do build`"
+
+
+class BundleRefused(Exception):
+    """The bundle cannot be run as it is; the message is one line saying why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaSpec:
+    ref: str | None
+    module: str
+    qualname: str
+    json_schema: dict[str, Any]
+
+    @classmethod
+    def of(cls, node: dict[str, Any]) -> SchemaSpec:
+        return cls(node.get("ref"), node["module"], node["qualname"], node["json_schema"])
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsetUse:
+    toolset: str | None
+    worker: str | None
+    settings: dict[str, Any]
+    opaque_approval: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBinding:
+    toolset: str | None
+    worker: str | None
+    approval: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    name: str
+    source: str
+    description: str | None
+    model: str | None
+    compatible_models: list[str] | None
+    model_settings: dict[str, Any] | None
+    instructions: str
+    input: SchemaSpec
+    output: SchemaSpec | None
+    toolsets: tuple[ToolsetUse, ...]
+    tools: dict[str, ToolBinding]
+    calls: tuple[str, ...]
+    recursive: bool
+    attachments: dict[str, Any] | None
+    server_side_tools: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, node: dict[str, Any]) -> WorkerSpec:
+        return cls(
+            name=node["name"],
+            source=node["source"],
+            description=node.get("description"),
+            model=node.get("model"),
+            compatible_models=node.get("compatible_models"),
+            model_settings=node.get("model_settings"),
+            instructions=node["instructions"],
+            input=SchemaSpec.of(node["input"]),
+            output=SchemaSpec.of(node["output"]) if node.get("output") else None,
+            toolsets=tuple(
+                ToolsetUse(u.get("toolset"), u.get("worker"), u.get("settings") or {}, u.get("opaque_approval"))
+                for u in node["toolsets"]
+            ),
+            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"]) for n, t in node["tools"].items()},
+            calls=tuple(node["calls"]),
+            recursive=node["recursive"],
+            attachments=node.get("attachments"),
+            server_side_tools=tuple(node.get("server_side_tools") or ()),
+        )
+
+
+@dataclass
+class LoadedBundle:
+    path: Path
+    text: LockText
+    root: Path
+    """The project root: the bundle's `root`, relative to the bundle's directory."""
+    _workers: dict[str, WorkerSpec] = field(default_factory=dict, repr=False)
+
+    @property
+    def entry(self) -> dict[str, Any]:
+        return self.text.get("entry")
+
+    @property
+    def runtime(self) -> dict[str, Any]:
+        return self.text.get("runtime")
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return self.text.get("defaults") or {}
+
+    def worker(self, name: str) -> WorkerSpec | None:
+        spec = self._workers.get(name)
+        if spec is None:
+            node = self.text.member("workers", name)
+            if node is None:
+                return None
+            spec = self._workers[name] = WorkerSpec.of(node)
+        return spec
+
+    def worker_names(self) -> list[str]:
+        return self.text.member_names("workers")
+
+    def toolset(self, key: str) -> dict[str, Any] | None:
+        return self.text.member("toolsets", key)
+
+
+def load_bundle(path: Path, *, verify_sources: bool = True) -> LoadedBundle:
+    """Read and verify a bundle. Raises `BundleRefused` with one line saying why."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
+    except OSError as exc:
+        raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        verify_digest(data)
+        text = LockText.from_bytes(data)
+        fmt = text.get("bundle_format")
+    except (DigestError, LockFormatError) as exc:
+        raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
+    if fmt != BUNDLE_FORMAT:
+        raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do runs ({BUNDLE_FORMAT}); {REBUILD}")
+    root = (path.parent / (text.get("root") or ".")).resolve()
+    bundle = LoadedBundle(path, text, root)
+    if verify_sources:
+        _verify_python_sources(bundle)
+    return bundle
+
+
+def _verify_python_sources(bundle: LoadedBundle) -> None:
+    """Python is the one input besides the bundle: refuse to import code that changed since the build."""
+    for rel, entry in (bundle.text.get("sources") or {}).items():
+        if entry.get("kind") != "python":
+            continue
+        try:
+            actual = source_hash((bundle.root / rel).read_bytes())
+        except OSError:
+            raise BundleRefused(f"{bundle.path}: stale: {rel} is missing since the build; {REBUILD}") from None
+        if actual != entry.get("sha256"):
+            raise BundleRefused(f"{bundle.path}: stale: {rel} changed since the build; {REBUILD}")

@@ -1,0 +1,42 @@
+"""One worker call: its frame (worker, depth, history), and the context its tools receive.
+
+Every call gets a fresh frame and fresh toolset instances; child calls never see the parent's
+messages. `CallContext` is pydantic-ai's `deps` for the call, so a Python tool reaches the
+runtime through `ctx.deps`, explicitly, never through a global.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .runtime import Runtime, WorkerHandle
+
+
+@dataclass
+class CallFrame:
+    worker: str
+    depth: int
+    """The entry runs at depth 1, each call one deeper."""
+    parent: CallFrame | None = None
+    messages: list[Any] = field(default_factory=list)
+    """The call's message history, once it has finished."""
+
+
+@dataclass
+class CallContext:
+    """What a tool sees as `ctx.deps`: the runtime and the frame of the worker calling it."""
+
+    runtime: Runtime
+    frame: CallFrame
+
+    async def call_worker(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call another worker one level deeper, with Python-call arguments (see `inputs`)."""
+        return await self.runtime.call_worker_async(name, *args, parent=self.frame, **kwargs)
+
+    call_agent = call_worker
+    """The `.agent`-era name."""
+
+    def worker(self, name: str) -> WorkerHandle:
+        return self.runtime.worker(name, parent=self.frame)

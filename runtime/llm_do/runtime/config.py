@@ -1,0 +1,37 @@
+"""`RuntimeConfig`: everything a run is told from outside the bundle, fixed for the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .approvals import ApprovalCallback, ApprovalMode
+from .events import RuntimeEvent
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    approval_mode: ApprovalMode | None = None
+    """None: the bundle's `runtime.approval_mode`."""
+    approval_callback: ApprovalCallback | None = None
+    """Answers requests in `prompt` mode; without it a terminal is asked, or the call is denied."""
+    interactive: bool = False
+    """Ask on the terminal when there is no callback (the CLI sets it when stdin and stderr are TTYs)."""
+    max_depth: int | None = None
+    """None: the bundle's `runtime.max_depth`."""
+    usage_limits: Any | None = None
+    """A pydantic-ai UsageLimits; None: the bundle's."""
+    timeout: float | None = None
+    """Seconds for the whole run."""
+    model: Any | None = None
+    """A model name or pydantic-ai Model used by every worker instead of its own."""
+    model_for: Callable[[str], Any] | None = None
+    """Per-worker model override (scripted runs); takes precedence over `model`."""
+    on_event: Callable[[RuntimeEvent], None] | None = None
+    on_message: Callable[[str, int, list[Any]], None] | None = None
+    """Called with (worker, depth, messages) when a worker call finishes."""
+    verbosity: int = 0
+    cwd: Path | None = None
+    """The directory `filesystem_cwd*` toolsets are rooted at (default: the process's)."""

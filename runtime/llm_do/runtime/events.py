@@ -1,0 +1,115 @@
+"""What a run reports as it goes: one event type per happening, each serializable to a JSON line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import IO, Any
+
+
+@dataclass(frozen=True)
+class RuntimeEvent:
+    kind = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}}
+
+
+@dataclass(frozen=True)
+class WorkerStarted(RuntimeEvent):
+    kind = "worker_started"
+    worker: str
+    depth: int
+    model: str
+
+
+@dataclass(frozen=True)
+class WorkerFinished(RuntimeEvent):
+    kind = "worker_finished"
+    worker: str
+    depth: int
+    output: Any
+    usage: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ToolCalled(RuntimeEvent):
+    kind = "tool_called"
+    worker: str
+    depth: int
+    tool: str
+    args: dict[str, Any]
+    approval: str
+
+
+@dataclass(frozen=True)
+class ToolReturned(RuntimeEvent):
+    kind = "tool_returned"
+    worker: str
+    depth: int
+    tool: str
+    outcome: str
+    """ok, failed, denied or refused"""
+    result: str
+
+
+@dataclass(frozen=True)
+class ApprovalRequested(RuntimeEvent):
+    """Sent before a decision is made; a host driving `Runtime.events()` answers it with `respond`."""
+
+    kind = "approval_requested"
+    worker: str
+    depth: int
+    tool: str
+    args: dict[str, Any]
+    _respond: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
+
+    def respond(self, decision: Any) -> None:
+        if self._respond is None:
+            raise RuntimeError("this request is answered by the run's approval mode or callback")
+        self._respond(decision)
+
+
+@dataclass(frozen=True)
+class ApprovalDecided(RuntimeEvent):
+    kind = "approval_decided"
+    worker: str
+    depth: int
+    tool: str
+    approved: bool
+    by: str
+    note: str | None
+
+
+@dataclass(frozen=True)
+class RunFinished(RuntimeEvent):
+    kind = "run_finished"
+    output: Any
+    usage: dict[str, int]
+
+
+def jsonable(value: Any) -> Any:
+    """Outputs are strings or pydantic models; events carry them as JSON values."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
+
+
+def usage_dict(usage: Any) -> dict[str, int]:
+    return {
+        "requests": usage.requests,
+        "tool_calls": usage.tool_calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+class JsonLinesSink:
+    """Writes each event as one JSON line (the `--events` file)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def __call__(self, event: RuntimeEvent) -> None:
+        self.stream.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self.stream.flush()

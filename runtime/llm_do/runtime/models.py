@@ -1,0 +1,66 @@
+"""Which model a worker runs on, and building it only when the worker runs.
+
+Precedence: the run's override (`--model`, `--script`) > the worker's `model` > the project
+default > `LLM_DO_MODEL`. A resolved model must match the worker's `compatible_models`, except
+test and scripted models. Model names stay strings until a worker runs, because building one
+imports its provider (seconds) and may need its API key.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from typing import Any
+
+from .bundle import WorkerSpec
+
+ENV_VAR = "LLM_DO_MODEL"
+OFFLINE_MODELS = frozenset({"test"})
+
+
+class ModelProblem(Exception):
+    """No model, or one the worker declares it cannot run on."""
+
+
+def choose_model(spec: WorkerSpec, default: str | None, override: Any | None) -> Any:
+    """The model name (or Model object) the worker runs on."""
+    if override is not None:
+        if isinstance(override, str) and override not in OFFLINE_MODELS:
+            _check_compatible(spec, override)
+        return override
+    name = spec.model or default or os.environ.get(ENV_VAR)
+    if not name:
+        raise ModelProblem(
+            f"worker '{spec.name}' has no model: set `model` in {spec.source}, a project default, "
+            f"{ENV_VAR}, or pass --model"
+        )
+    if name not in OFFLINE_MODELS:
+        _check_compatible(spec, name)
+    return name
+
+
+def _check_compatible(spec: WorkerSpec, name: str) -> None:
+    patterns = spec.compatible_models
+    if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+        raise ModelProblem(f"model '{name}' is not compatible with worker '{spec.name}' (compatible_models: {', '.join(patterns)})")
+
+
+def model_label(model: Any) -> str:
+    if isinstance(model, str):
+        return model
+    return getattr(model, "model_name", None) or type(model).__name__
+
+
+def build_model(model: Any) -> Any:
+    """A pydantic-ai Model from a name, importing the provider now; Model objects pass through."""
+    if not isinstance(model, str):
+        return model
+    from pydantic_ai.exceptions import UserError
+    from pydantic_ai.models import infer_model
+
+    try:
+        return infer_model(model)
+    except UserError as exc:
+        raise ModelProblem(f"cannot use model '{model}': {exc}") from None
+    except ImportError as exc:
+        raise ModelProblem(f"cannot use model '{model}': {exc}") from None

@@ -1,0 +1,270 @@
+"""`Runtime`: one process-wide owner of a run's configuration and shared state (usage, approvals,
+events), and the place worker calls happen.
+
+A call builds a fresh frame and fresh toolsets, checks depth, validates its input, builds the
+prompt, picks the model, and runs the worker's pydantic-ai Agent with the shared usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import user_code
+from .approvals import ApprovalDecision, ApprovalRequest, Approver
+from .args import WorkerArgs
+from .bundle import LoadedBundle, WorkerSpec, load_bundle
+from .call_scope import CallContext, CallFrame
+from .config import RuntimeConfig
+from .errors import CallRefused, InputProblem, RunFailed
+from .events import ApprovalRequested, RunFinished, RuntimeEvent, WorkerFinished, WorkerStarted, jsonable, usage_dict
+from .inputs import WorkerInputError, normalize_input
+from .models import ModelProblem, build_model, choose_model, model_label
+from .prompt import AttachmentProblem, build_prompt
+
+
+@dataclass
+class RunResult:
+    output: Any
+    messages: list[Any]
+    usage: dict[str, int]
+
+
+@dataclass
+class WorkerHandle:
+    """A worker as a Python callable bound to a runtime (and to the frame calling it, if any)."""
+
+    runtime: Runtime
+    name: str
+    parent: CallFrame | None = None
+
+    async def call_async(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.runtime.call_worker_async(self.name, *args, parent=self.parent, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.call_async(*args, **kwargs))
+        raise RuntimeError(f"worker '{self.name}' called synchronously inside a running event loop; use `await handle.call_async(...)`")
+
+
+@dataclass
+class Runtime:
+    bundle: LoadedBundle
+    config: RuntimeConfig = field(default_factory=RuntimeConfig)
+
+    def __post_init__(self) -> None:
+        from pydantic_ai.usage import RunUsage, UsageLimits
+
+        node = self.bundle.runtime
+        self.max_depth: int = self.config.max_depth or node["max_depth"]
+        self.approver = Approver(self.config.approval_mode or node["approval_mode"], self.config.approval_callback,
+                                 self.config.interactive)
+        limits = node.get("usage_limits")
+        self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
+        self.usage = RunUsage()
+        self._agents: dict[str, Any] = {}
+        self._models: dict[str, Any] = {}
+        self._classes: dict[tuple[str, str], Any] = {}
+        self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
+
+    @classmethod
+    def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
+        return cls(load_bundle(Path(path)), config or RuntimeConfig())
+
+    # --- events and approvals
+
+    def emit(self, event: RuntimeEvent) -> None:
+        if self.config.on_event is not None:
+            self.config.on_event(event)
+        if self._stream is not None:
+            self._stream.put_nowait(event)
+
+    async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
+        approver = self.approver
+        if self._stream is not None and approver.mode == "prompt" and approver.callback is None:
+            future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args,
+                                        _respond=lambda d: future.done() or future.set_result(d)))
+            decision = await future
+            if decision.approved and decision.remember == "session":
+                approver.remember(request)
+            return decision, "host"
+        if approver.mode == "prompt":
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args))
+        return await approver.decide(request)
+
+    # --- schemas
+
+    def _class(self, module: str, qualname: str) -> Any:
+        key = (module, qualname)
+        if key not in self._classes:
+            user_code.add_root(str(self.bundle.root))
+            try:
+                self._classes[key] = user_code.resolve_attr(user_code.import_module(module), qualname)
+            except Exception as exc:
+                raise RunFailed(f"cannot load {module}:{qualname}: {type(exc).__name__}: {exc}") from None
+        return self._classes[key]
+
+    def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]:
+        return self._class(spec.input.module, spec.input.qualname)
+
+    # --- calls
+
+    def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle:
+        if self.bundle.worker(name) is None:
+            raise InputProblem(f"the bundle has no worker '{name}'")
+        return WorkerHandle(self, name, parent)
+
+    async def call_worker_async(
+        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
+    ) -> Any:
+        """Run worker `name` one level below `parent` (at depth 1 without one); return its output."""
+        output, _ = await self._call(name, args, kwargs, parent, from_model)
+        return output
+
+    async def _call(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool
+    ) -> tuple[Any, CallFrame]:
+        depth = 1 if parent is None else parent.depth + 1
+        spec = self.bundle.worker(name)
+        if spec is None:
+            raise InputProblem(f"the bundle has no worker '{name}'")
+        if depth > self.max_depth:
+            raise CallRefused(f"calling '{name}' would run at depth {depth}, past max_depth {self.max_depth}; it was not called")
+        try:
+            worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
+            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)
+        except (WorkerInputError, AttachmentProblem) as exc:
+            if parent is not None:
+                raise CallRefused(str(exc)) from None
+            raise InputProblem(str(exc)) from None
+        frame = CallFrame(name, depth, parent)
+        return await self._run(spec, frame, prompt), frame
+
+    def _model(self, spec: WorkerSpec) -> tuple[Any, str]:
+        override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
+        try:
+            chosen = choose_model(spec, self.bundle.defaults.get("model"), override)
+            label = model_label(chosen)
+            if isinstance(chosen, str):
+                if chosen not in self._models:
+                    self._models[chosen] = build_model(chosen)
+                chosen = self._models[chosen]
+        except ModelProblem as exc:
+            raise RunFailed(str(exc)) from None
+        return chosen, label
+
+    def _agent(self, spec: WorkerSpec) -> Any:
+        agent = self._agents.get(spec.name)
+        if agent is None:
+            from pydantic_ai import Agent
+
+            output_type: Any = str
+            if spec.output is not None:
+                output_type = self._class(spec.output.module, spec.output.qualname)
+            agent = Agent(
+                output_type=output_type,
+                instructions=spec.instructions,
+                deps_type=CallContext,
+                name=spec.name,
+                defer_model_check=True,
+                capabilities=_native_tools(spec.server_side_tools) or None,
+            )
+            self._agents[spec.name] = agent
+        return agent
+
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
+        from .toolset_builder import ToolsetProblem, build_toolsets
+
+        model, label = self._model(spec)
+        try:
+            toolsets = build_toolsets(self, spec)
+        except ToolsetProblem as exc:
+            raise RunFailed(f"worker '{spec.name}': {exc}") from None
+        self.emit(WorkerStarted(spec.name, frame.depth, label))
+        settings = spec.model_settings or self.bundle.defaults.get("model_settings")
+        result = await self._agent(spec).run(
+            prompt,
+            deps=CallContext(self, frame),
+            model=model,
+            toolsets=[toolsets],
+            usage=self.usage,
+            usage_limits=self.usage_limits,
+            model_settings=settings,
+        )
+        frame.messages = result.all_messages()
+        if self.config.on_message is not None:
+            self.config.on_message(spec.name, frame.depth, frame.messages)
+        self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
+        return result.output
+
+    # --- whole runs
+
+    def entry_input(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if args or kwargs:
+            return args, kwargs
+        return (self.bundle.entry.get("args") or {},), {}
+
+    async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
+        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args."""
+        name = worker or self.bundle.entry["worker"]
+        args, kwargs = self.entry_input(args, kwargs)
+        call = self._call(name, args, kwargs, None, False)
+        try:
+            output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped") from None
+        result = RunResult(output, frame.messages, usage_dict(self.usage))
+        self.emit(RunFinished(jsonable(output), result.usage))
+        return result
+
+    def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
+        return asyncio.run(self.run_async(*args, worker=worker, **kwargs))
+
+    async def events(self, *args: Any, worker: str | None = None, **kwargs: Any) -> AsyncIterator[RuntimeEvent]:
+        """Run while yielding every event; in `prompt` mode without a callback, the host answers each
+        `ApprovalRequested` with `event.respond(ApprovalDecision(...))`."""
+        self._stream = asyncio.Queue()
+        task = asyncio.ensure_future(self.run_async(*args, worker=worker, **kwargs))
+        task.add_done_callback(lambda _: self._stream.put_nowait(None) if self._stream else None)
+        try:
+            while True:
+                event = await self._stream.get()
+                if event is None:
+                    break
+                yield event
+            task.result()
+        finally:
+            self._stream = None
+            if not task.done():
+                task.cancel()
+
+
+def _native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:
+    """`server_side_tools` of the .agent era as pydantic-ai native tools."""
+    if not configs:
+        return []
+    from pydantic_ai.capabilities import NativeTool
+    from pydantic_ai.native_tools import CodeExecutionTool, ImageGenerationTool, WebFetchTool, WebSearchTool
+
+    out = []
+    for cfg in configs:
+        kind = cfg.get("tool_type")
+        if kind == "web_search":
+            tool = WebSearchTool(max_uses=cfg.get("max_uses"), blocked_domains=cfg.get("blocked_domains"),
+                                 allowed_domains=cfg.get("allowed_domains"))
+        elif kind == "web_fetch":
+            tool = WebFetchTool()
+        elif kind == "code_execution":
+            tool = CodeExecutionTool()
+        elif kind == "image_generation":
+            tool = ImageGenerationTool()
+        else:
+            raise RunFailed(f"unknown server_side_tools tool_type '{kind}' (web_search, web_fetch, code_execution, image_generation)")
+        out.append(NativeTool(tool))
+    return out

@@ -1,0 +1,51 @@
+"""Workers a worker may call, exposed to it as tools named after them.
+
+The tool's parameters are the callee's input schema and its arguments are validated by the
+callee's input class before the call, so invalid arguments go back to the model as a retry and
+the callee never runs. The allowlist is the bundle's edges, nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.tools import ToolDefinition
+
+from .call_scope import CallContext
+from .tool_args import ModelArgsValidator
+
+DESCRIPTION_LIMIT = 300
+
+
+class WorkerCallToolset(AbstractToolset[CallContext]):
+    def __init__(self, runtime: Any, callees: list[str]) -> None:
+        self.runtime = runtime
+        self.callees = callees
+        self._tools: dict[str, ToolsetTool[CallContext]] | None = None
+
+    @property
+    def id(self) -> str | None:
+        return "workers"
+
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
+        if self._tools is None:
+            self._tools = {}
+            for name in self.callees:
+                spec = self.runtime.bundle.worker(name)
+                schema = self.runtime.input_class(spec)
+                description = spec.description or spec.instructions
+                if len(description) > DESCRIPTION_LIMIT:
+                    description = description[: DESCRIPTION_LIMIT - 1] + "…"
+                self._tools[name] = ToolsetTool(
+                    toolset=self,
+                    tool_def=ToolDefinition(name=name, description=f"Call the worker '{name}': {description}",
+                                            parameters_json_schema=spec.input.json_schema),
+                    max_retries=1,
+                    args_validator=ModelArgsValidator(schema),
+                )
+        return self._tools
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
+        return await self.runtime.call_worker_async(name, tool_args, parent=ctx.deps.frame, from_model=True)
