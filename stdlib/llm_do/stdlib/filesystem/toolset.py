@@ -1,0 +1,171 @@
+"""The filesystem toolsets at run time: read, write and list text files below one root.
+
+Every path goes through `paths.confine`; every refusal is a `ToolFailed` the model reads and
+recovers from, never an exception that ends the run.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path, PurePath, PureWindowsPath
+
+from pydantic_ai.exceptions import ToolFailed
+
+from ..base import StdlibToolset
+from ..descriptor import ToolsetDescriptor
+from ..paths import PathRefused, check_suffix, confine, relative, suffix_allowed, touches_git_dir
+from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
+
+LIST_LIMIT = 1000
+"""Most paths `list_files` returns; past it the model is told to narrow the listing."""
+
+
+class FilesystemToolset(StdlibToolset):
+    """`read_file`, `write_file` (writable variants only) and `list_files` below `base / settings.path`."""
+
+    settings: FilesystemSettings
+
+    def __init__(self, descriptor: ToolsetDescriptor, settings: FilesystemSettings, base: Path) -> None:
+        super().__init__(descriptor, settings, base)
+        self.root = confine(base, settings.path)
+        """The resolved directory every path is relative to and confined to."""
+
+    def read_file(self, path: str, offset: int = 0, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+        target = self._confine(path)
+        self._check_suffix(path, target)
+        mode = self._stat(path, target).st_mode
+        if stat.S_ISDIR(mode):
+            raise ToolFailed(f"{path!r} is a directory; use list_files to see its files")
+        if not stat.S_ISREG(mode):
+            raise ToolFailed(f"{path!r} is not a regular file")
+        limit = self.settings.max_read_bytes
+        try:
+            with open(target, "rb") as f:
+                data = f.read(limit + 1)
+        except OSError as e:
+            raise ToolFailed(f"cannot read {path!r}: {e.strerror or e}") from None
+        if len(data) > limit:
+            raise ToolFailed(f"{path!r} is larger than {limit} bytes, the most this toolset reads")
+        text = data.decode("utf-8", errors="replace")
+        total = len(text)
+        if offset > total:
+            raise ToolFailed(f"offset {offset} is past the end of {path!r}, which has {total} characters")
+        end = min(total, offset + max_chars)
+        chunk = text[offset:end]
+        if end < total:
+            chunk += f"\n[truncated: showing characters {offset}-{end} of {total}; call again with offset={end}]"
+        return chunk
+
+    def write_file(self, path: str, content: str) -> str:
+        if self.descriptor.tool("write_file") is None:
+            raise ToolFailed(f"{self.descriptor.name} is read-only")
+        target = self._confine(path)
+        self._check_suffix(path, target)
+        if touches_git_dir(self.root, target):
+            raise ToolFailed(f"{path!r} is inside a .git directory, which this toolset does not write")
+        if os.path.isdir(target):
+            raise ToolFailed(f"{path!r} is a directory")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolFailed("content is not valid text (it has a lone surrogate)") from None
+        limit = self.settings.max_write_bytes
+        if len(data) > limit:
+            raise ToolFailed(f"content is {len(data)} bytes, more than the {limit} bytes this toolset writes")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ToolFailed(f"cannot create the directory of {path!r}: {e.strerror or e}") from None
+        try:
+            atomic_write(target, data)
+        except OSError as e:
+            raise ToolFailed(f"cannot write {path!r}: {e.strerror or e}") from None
+        return f"wrote {len(data)} bytes to {relative(self.root, target)}"
+
+    def list_files(self, path: str = ".", pattern: str = "**/*") -> str:
+        directory = self._confine(path)
+        if not stat.S_ISDIR(self._stat(path, directory).st_mode):
+            raise ToolFailed(f"{path!r} is not a directory")
+        _check_pattern(pattern)
+        try:
+            found = sorted(self._matches(directory, pattern))
+        except ValueError as e:
+            raise ToolFailed(f"invalid pattern {pattern!r}: {e}") from None
+        except OSError as e:
+            raise ToolFailed(f"cannot list {path!r}: {e.strerror or e}") from None
+        if not found:
+            return f"no files match {pattern!r} in {path!r}"
+        if len(found) > LIST_LIMIT:
+            cut = f"[list cut: showing {LIST_LIMIT} of {len(found)} files; narrow the path or pattern]"
+            return "\n".join([*found[:LIST_LIMIT], cut])
+        return "\n".join(found)
+
+    def _matches(self, directory: Path, pattern: str) -> Iterator[str]:
+        """Files matching `pattern` whose real location is inside the root; `.git` trees skipped."""
+        allowed = self.settings.allowed_suffixes
+        for entry in directory.glob(pattern):
+            if ".git" in entry.relative_to(directory).parts:
+                continue
+            real = Path(os.path.realpath(entry))
+            if not (real == self.root or real.is_relative_to(self.root)) or not real.is_file():
+                continue
+            if suffix_allowed(entry.name, allowed) and suffix_allowed(real.name, allowed):
+                yield entry.relative_to(self.root).as_posix()
+
+    def _confine(self, path: str) -> Path:
+        try:
+            return confine(self.root, path)
+        except PathRefused as e:
+            raise ToolFailed(str(e)) from None
+
+    def _check_suffix(self, path: str, target: Path) -> None:
+        """Both the name the model used and the file it resolves to must have an allowed suffix."""
+        try:
+            check_suffix(PurePath(path).name, self.settings.allowed_suffixes, path)
+            check_suffix(target.name, self.settings.allowed_suffixes, path)
+        except PathRefused as e:
+            raise ToolFailed(str(e)) from None
+
+    @staticmethod
+    def _stat(path: str, target: Path) -> os.stat_result:
+        try:
+            return target.stat()
+        except FileNotFoundError:
+            raise ToolFailed(f"{path!r} does not exist") from None
+        except OSError as e:
+            raise ToolFailed(f"cannot access {path!r}: {e.strerror or e}") from None
+
+
+def _check_pattern(pattern: str) -> None:
+    """A glob may not climb out of the listed directory or name an absolute place."""
+    if "\x00" in pattern:
+        raise ToolFailed("pattern contains a NUL byte")
+    if pattern.startswith(("/", "\\", "~")) or PureWindowsPath(pattern).drive:
+        raise ToolFailed(f"pattern {pattern!r} must be relative to the listed directory")
+    if ".." in pattern.replace("\\", "/").split("/"):
+        raise ToolFailed(f"pattern {pattern!r} may not contain '..'")
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `target`, then rename it over `target`.
+
+    Readers see the old content or the new one, never a partial file; an existing file keeps its
+    permissions, a new one gets the usual ones (0666 less the umask).
+    """
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    tmp = target.with_name(f".{target.name[:200]}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
