@@ -70,19 +70,28 @@ def describe(event: Any) -> str:
     return f"llm-do: {who} {kind} {detail}".rstrip()
 
 
+def run_options(command: Any) -> Any:
+    """The options `exec` and `run` share."""
+    options = [
+        click.option("--input-json", help="The entry worker's input as a JSON object (replaces entry.args)."),
+        click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable)."),
+        click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel)."),
+        click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run."),
+        click.option("--approve-all", "approval_mode", flag_value="approve_all", help="Approve every call that needs approval."),
+        click.option("--reject-all", "approval_mode", flag_value="reject_all", help="Reject every call that needs approval."),
+        click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
+        click.option("-v", "--verbose", count=True, help="Print what happens to stderr."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command(name="exec")
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
-@click.option("--input-json", help="The entry worker's input as a JSON object (replaces entry.args).")
-@click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable).")
-@click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel).")
-@click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run.")
-@click.option("--approve-all", "approval_mode", flag_value="approve_all", help="Approve every call that needs approval.")
-@click.option("--reject-all", "approval_mode", flag_value="reject_all", help="Reject every call that needs approval.")
-@click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run.")
-@click.option("-v", "--verbose", count=True, help="Print what happens to stderr.")
-def exec_(positionals: tuple[str, ...], input_json: str | None, attach: tuple[str, ...], model: str | None,
-          script: Path | None, approval_mode: str | None, events_to: str | None, timeout: float | None, verbose: int) -> int:
+@run_options
+def exec_(positionals: tuple[str, ...], **options: Any) -> int:
     """Run BUNDLE (default ./bundle.lock) from its entry worker.
 
     Exit codes: 0 done, 1 the run failed, 2 usage error, 3 bundle refused (stale or tampered).
@@ -90,17 +99,19 @@ def exec_(positionals: tuple[str, ...], input_json: str | None, attach: tuple[st
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
     bundle_path, prompt = split_positionals(positionals)
-    if model and script:
-        raise click.UsageError("--model and --script both replace the models; give one")
     try:
         bundle = load_bundle(bundle_path)
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
-    return _run(bundle, prompt, input_json, attach, model, script, approval_mode, events_to, timeout, verbose)
+    return run_bundle(bundle, prompt, **options)
 
 
-def _run(bundle: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...], model: str | None,
-         script: Path | None, approval_mode: str | None, events_to: str | None, timeout: float | None, verbose: int) -> int:
+def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
+               script: Path | None, approval_mode: str | None, events_to: str | None, timeout: float | None,
+               verbose: int) -> int:
+    """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
+    if model and script:
+        raise click.UsageError("--model and --script both replace the models; give one")
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem, LlmDoError
     from llm_do.runtime.events import JsonLinesSink

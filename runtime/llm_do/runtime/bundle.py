@@ -136,6 +136,11 @@ def load_bundle(path: Path, *, verify_sources: bool = True) -> LoadedBundle:
         raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
     except OSError as exc:
         raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
+    return bundle_from_bytes(data, path, verify_sources=verify_sources)
+
+
+def bundle_from_bytes(data: bytes, path: Path, *, verify_sources: bool = True) -> LoadedBundle:
+    """A bundle held in memory (`llm-do run`); `path` is where it would live, for its `root`."""
     try:
         verify_digest(data)
         text = LockText.from_bytes(data)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.tools import ToolDefinition
 
@@ -46,6 +47,8 @@ class StdlibToolset(AbstractToolset[Any]):
         }
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+        if self.descriptor.tool(name) is None:
+            raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
         result = getattr(self, name)(**tool_args)
         if inspect.isawaitable(result):
             result = await result

@@ -14,6 +14,7 @@ from ..introspect.facts import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFa
 from ..manifest import ProjectManifest
 from ..positions import PositionTable
 from ..schema_refs import SchemaRef
+from ..sources import OutsideRoot, lexically_confined
 from ..suggest import did_you_mean
 from ..validation import validate
 from .introspect import SchemaRefs
@@ -193,6 +194,12 @@ def _resolve_toolsets(
                                       where=f"settings of {ref.name}")
             diagnostics.extend(found)
             if checked is None:
+                continue
+            sub_root = getattr(checked, "path", ".")
+            try:
+                lexically_confined(sub_root)
+            except OutsideRoot as exc:
+                diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", parsed.at("toolsets", i, ref.name, "path")))
                 continue
             use = ToolsetUse("stdlib", ref.name, checked.model_dump(exclude_defaults=True), at)
             worker.toolsets.append(use)

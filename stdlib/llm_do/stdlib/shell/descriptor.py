@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..descriptor import ToolDescriptor, ToolsetDescriptor
+from ..descriptor import DefaultApproval, ToolDescriptor, ToolsetDescriptor
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -20,11 +20,15 @@ class ShellSettings(BaseModel):
 
 
 class ShellArgs(BaseModel):
-    command: str = Field(description="One command line, e.g. `grep -n TODO src/app.py`. No pipes, redirections or substitutions.")
+    command: str = Field(
+        description="One command line, e.g. `grep -n TODO src/app.py`, with paths relative to the project directory. "
+        "No pipes, redirections, substitutions or wildcards."
+    )
     timeout: float | None = Field(default=None, gt=0, description="Seconds to allow; capped by the toolset's timeout.")
 
 
-def _shell(name: str, commands: str, approval_note: str, capabilities: tuple[str, ...]) -> ToolsetDescriptor:
+def _shell(name: str, commands: str, approval_note: str, approval: DefaultApproval,
+           capabilities: tuple[str, ...]) -> ToolsetDescriptor:
     return ToolsetDescriptor(
         name=name,
         description=f"Run {commands} in the project directory, without a shell.",
@@ -38,7 +42,7 @@ def _shell(name: str, commands: str, approval_note: str, capabilities: tuple[str
                     f"{approval_note}"
                 ),
                 args_model=ShellArgs,
-                approval="auto",
+                approval=approval,
                 capabilities=capabilities,
             ),
         ),
@@ -50,11 +54,13 @@ SHELL_READONLY = _shell(
     "shell_readonly",
     "ls, cat, wc, grep, head, tail, sort, uniq, find, git log/diff/show/status",
     "These commands only read, so calls are allowed.",
+    "allow",
     ("fs.read", "proc.exec"),
 )
 SHELL_FILE_OPS = _shell(
     "shell_file_ops",
     "ls, mv",
     "ls is allowed; mv moves files and is asked.",
+    "auto",
     ("fs.read", "fs.write", "proc.exec"),
 )
