@@ -15,14 +15,58 @@ from .suggest import did_you_mean
 M = TypeVar("M", bound=BaseModel)
 
 
+_REPAIR_ROUNDS = 8
+
+
 def validate(
     model: type[M], data: Any, file: str, positions: Positions, *, where: str = ""
 ) -> tuple[M | None, list[Diagnostic]]:
-    """Validate `data`; on failure return one diagnostic per offending place, in document order."""
+    """Validate `data`: one diagnostic per offending place.
+
+    On failure the offending keys are dropped and validation is tried again, so the later stages
+    can still check the rest (one lint reports every problem); the instance returned then comes
+    with error diagnostics. None when no repair makes the data valid.
+    """
     try:
         return model.model_validate(data), []
     except ValidationError as exc:
-        return None, _diagnostics(model, data, exc, file, positions, where)
+        diagnostics = _diagnostics(model, data, exc, file, positions, where)
+        errors = exc.errors(include_url=False)
+    repaired = data
+    for _ in range(_REPAIR_ROUNDS):
+        repaired = _without(repaired, [_data_path(repaired, e["loc"], e["type"]) for e in errors])
+        if repaired is None:
+            break
+        try:
+            return model.model_validate(repaired), diagnostics
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+    return None, diagnostics
+
+
+def _without(data: Any, paths: list[Path]) -> Any:
+    """A copy of `data` without the values at `paths`; None when a path cannot be dropped."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for path in sorted(set(paths), key=lambda p: (len(p), str(p)), reverse=True):
+        if not path:
+            return None
+        parent = data
+        for part in path[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                parent = None
+                break
+        last = path[-1]
+        if isinstance(parent, dict) and last in parent:
+            del parent[last]
+        elif isinstance(parent, list) and isinstance(last, int) and 0 <= last < len(parent):
+            del parent[last]
+        else:
+            return None
+    return data
 
 
 def _diagnostics(

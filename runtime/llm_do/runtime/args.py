@@ -44,8 +44,11 @@ class WorkerArgs(BaseModel):
     """Base class of every worker input schema.
 
     Subclasses declare the fields a caller passes and implement `prompt_messages`, which turns
-    them into the prompt: a list of text parts and attachments.
+    them into the prompt: a list of text parts and attachments. Unknown fields are refused (a
+    misspelt argument is an error, not silently dropped); a subclass may relax that.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     @abstractmethod
     def prompt_messages(self) -> list[PromptContent]:
