@@ -67,7 +67,12 @@ def diagnostic(
     hint: str | None = None,
     related: tuple[Related, ...] | list[Related] = (),
 ) -> Diagnostic:
-    """Make a diagnostic; its severity comes from the rule registry, so a code means one thing."""
+    """Make a diagnostic; its severity comes from the rule registry, so a code means one thing.
+
+    `at` may be any object with a `resolve()` giving the Location, for positions found lazily.
+    """
+    if not isinstance(at, Location):
+        at = at.resolve()
     return Diagnostic(
         code=code,
         severity=RULES[code].severity,

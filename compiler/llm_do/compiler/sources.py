@@ -57,15 +57,26 @@ def lexically_confined(rel: str) -> str:
     return norm
 
 
-def confined(root: Path, rel: str) -> Path:
-    """`root / rel` if it stays inside the root after normalization and symlinks; else OutsideRoot.
+def confined(root: Path, rel: str, real_dirs: dict[str, str] | None = None) -> str:
+    """`root/rel` if it stays inside the root after normalization and symlinks; else OutsideRoot.
 
-    `root` must already be resolved.
+    `root` must already be resolved. `real_dirs` caches resolved directories for one build, so
+    thousands of files in a few directories cost a few `realpath` calls, not thousands. Strings,
+    not pathlib, on this path: it runs once per file.
     """
     norm = lexically_confined(rel)
-    path = root / norm
-    real = Path(os.path.realpath(path))
-    if real != root and root not in real.parents:
+    top = str(root)
+    path = os.path.join(top, norm)
+    parent, name = os.path.split(path)
+    real_parent = real_dirs.get(parent) if real_dirs is not None else None
+    if real_parent is None:
+        real_parent = os.path.realpath(parent)
+        if real_dirs is not None:
+            real_dirs[parent] = real_parent
+    real = os.path.join(real_parent, name)
+    if os.path.islink(real):
+        real = os.path.realpath(real)
+    if real != top and not real.startswith(top + os.sep):
         raise OutsideRoot(f"'{rel}' leads outside the project root (through a symlink)")
     return path
 
@@ -78,15 +89,21 @@ def relative(root: Path, path: Path) -> str:
 class SourceMap:
     root: Path
     files: dict[str, SourceFile] = field(default_factory=dict)
+    real_dirs: dict[str, str] = field(default_factory=dict)
+    """Directories already resolved during this build (see `confined`)."""
+
+    def confined(self, rel: str) -> str:
+        return confined(self.root, rel, self.real_dirs)
 
     def read(self, rel: str, kind: SourceKind) -> SourceFile:
         """Read a file of the project (once). Raises OSError, NotText or OutsideRoot."""
-        path = confined(self.root, rel)
+        path = self.confined(rel)
         rel = normalized(rel)
         found = self.files.get(rel)
         if found is not None:
             return found
-        text = decode(path.read_bytes())
+        with open(path, "rb") as f:
+            text = decode(f.read())
         source = SourceFile(rel, text, tagged(sha256_hex(text.encode())), kind)
         self.files[rel] = source
         return source

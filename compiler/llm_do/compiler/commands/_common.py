@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..pipeline import CompileResult, compile_project
-from ..render import ProjectDiagnostics
 from ..stages.load import ProjectNotFound
+
+if TYPE_CHECKING:
+    from ..pipeline import CompileResult
+    from ..render import ProjectDiagnostics
 
 
 def stderr_console():
@@ -34,6 +37,9 @@ class EnvironmentProblem(click.ClickException):
 
 
 def compile_or_exit(path: Path, **kwargs) -> CompileResult:
+    """Compile, turning a path that names no project into a usage error (exit 2)."""
+    from ..pipeline import compile_project
+
     try:
         return compile_project(path, **kwargs)
     except ProjectNotFound as exc:
@@ -43,6 +49,8 @@ def compile_or_exit(path: Path, **kwargs) -> CompileResult:
 
 
 def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
+    from ..render import ProjectDiagnostics
+
     return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
 
 

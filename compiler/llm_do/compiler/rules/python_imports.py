@@ -8,9 +8,8 @@ from ..stages.resolve import ResolvedProject
 
 def check_python_imports(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
     facts = project.facts
-    manifest_at = project.loaded.at("python_files")
     if facts.failure is not None:
-        return [diagnostic(facts.failure_code or "Y005", facts.failure.message, manifest_at)]
+        return [diagnostic(facts.failure_code or "Y005", facts.failure.message, project.loaded.at("python_files"))]
     out: list[Diagnostic] = []
     reported: set[tuple] = set()
     for module in facts.modules.values():
@@ -36,7 +35,7 @@ def check_python_imports(project: ResolvedProject, graph: object = None) -> list
                                            column=err.column)))
     if not facts.imported and (facts.modules or facts.classes):
         out.append(diagnostic("Y006", "Python was read without importing it: schemas and entry.args are not checked",
-                              manifest_at))
+                              project.loaded.at("python_files")))
     return out
 
 

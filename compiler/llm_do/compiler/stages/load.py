@@ -13,7 +13,7 @@ from ..json_positions import json_positions
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..manifest import Entry, ProjectManifest
 from ..positions import LazyPositions, Pos, PositionTable, Positions
-from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, confined, decode, lexically_confined, normalized
+from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, decode, lexically_confined, normalized
 from ..validation import validate
 
 MANIFEST_NAME = "project.json"
@@ -112,6 +112,22 @@ def _implicit_worker_files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.worker") if p.is_file())
 
 
+class _LazyLocation:
+    """A manifest location looked up only if a diagnostic needs it: finding positions in JSON
+    means parsing it again, which a clean build never has to do."""
+
+    def __init__(self, project: LoadedProject, path: tuple[str | int, ...]) -> None:
+        self.project = project
+        self.path = path
+
+    @property
+    def file(self) -> str:
+        return self.project.manifest_file
+
+    def resolve(self) -> Location:
+        return self.project.at(*self.path, key=False)
+
+
 def _is_pattern(entry: str) -> bool:
     return any(c in _GLOB_CHARS for c in entry)
 
@@ -123,14 +139,14 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
     out: list[str] = []
     seen: set[str] = set()
     for i, entry in enumerate(project.manifest.worker_files):
-        at = project.at("worker_files", i, key=False)
+        at = _LazyLocation(project, ("worker_files", i))
         try:
             lexically_confined(entry)
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
             continue
         if _is_pattern(entry):
-            matches = _glob(root, entry)
+            matches = _glob(project.sources, entry)
             if not matches:
                 diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
             for rel in matches:
@@ -153,14 +169,15 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
     return out
 
 
-def _glob(root: Path, pattern: str) -> list[str]:
+def _glob(sources: SourceMap, pattern: str) -> list[str]:
+    root = str(sources.root)
     matches = glob.glob(pattern, root_dir=root, recursive=True)
     out = []
     for m in sorted(matches):
         rel = normalized(m)
-        if rel.endswith(WORKER_SUFFIXES) and os.path.isfile(root / rel):
+        if rel.endswith(WORKER_SUFFIXES) and os.path.isfile(os.path.join(root, rel)):
             try:
-                confined(root, rel)
+                sources.confined(rel)
             except OutsideRoot:
                 continue
             out.append(rel)
@@ -171,9 +188,9 @@ def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list
     assert project.manifest is not None
     out: list[str] = []
     for i, entry in enumerate(project.manifest.python_files):
-        at = project.at("python_files", i, key=False)
+        at = _LazyLocation(project, ("python_files", i))
         try:
-            confined(project.root, entry)
+            project.sources.confined(entry)
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"python_files entry {exc}", at))
             continue
@@ -196,6 +213,11 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
             source = project.sources.read(rel, kind)  # type: ignore[arg-type]
         except NotText as exc:
             diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
+            continue
+        except OutsideRoot as exc:
+            listed = "worker_files" if kind == "worker" else "python_files"
+            index = getattr(project, listed).index(rel)
+            diagnostics.append(diagnostic("F002", f"{listed} entry {exc}", project.at(listed, index, key=False)))
             continue
         except OSError as exc:
             diagnostics.append(diagnostic("F001", f"cannot read '{rel}': {exc.strerror}", Location(file=rel, line=1, column=1)))
