@@ -47,7 +47,11 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
             raise ExecError(f"--input-json is not valid JSON: {exc.msg} (column {exc.colno})", EXIT_USAGE) from None
         if not isinstance(data, dict):
             raise ExecError("--input-json must be a JSON object", EXIT_USAGE)
-    fields = runtime.input_class(runtime.bundle.worker(runtime.bundle.entry["worker"])).model_fields
+    entry = runtime.bundle.entry["worker"]
+    fields = runtime.input_class(runtime.bundle.worker(entry)).model_fields
+    if not data and prompt is None and any(f.is_required() for f in fields.values()):
+        raise ExecError(f"the entry worker '{entry}' needs an input: give a PROMPT, --input-json, or entry.args in project.json",
+                        EXIT_USAGE)
     if prompt is not None:
         if "input" not in fields:
             raise ExecError(f"the entry worker takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
@@ -154,6 +158,8 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     try:
         data = run_input(runtime, prompt, input_json, attach)
         result = runtime.run(data)
+    except click.ClickException:
+        raise
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
     except (LlmDoError, Exception) as exc:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .approval_gate import ApprovalGate
+    from .bundle import WorkerSpec
     from .runtime import Runtime, WorkerHandle
 
 
@@ -40,3 +42,30 @@ class CallContext:
 
     def worker(self, name: str) -> WorkerHandle:
         return self.runtime.worker(name, parent=self.frame)
+
+
+class CallScope:
+    """One worker call's resources: its frame and its toolset instances, set up when the scope
+    is entered and torn down when it exits, whatever happens in between."""
+
+    def __init__(self, runtime: Runtime, spec: WorkerSpec, frame: CallFrame) -> None:
+        self.runtime = runtime
+        self.spec = spec
+        self.frame = frame
+        self.toolsets: ApprovalGate | None = None
+
+    async def __aenter__(self) -> CallScope:
+        from .toolset_builder import build_toolsets
+
+        self.toolsets = build_toolsets(self.runtime, self.spec)
+        await self.toolsets.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        toolsets, self.toolsets = self.toolsets, None
+        if toolsets is not None:
+            await toolsets.__aexit__(*exc_info)
+
+    @property
+    def context(self) -> CallContext:
+        return CallContext(self.runtime, self.frame)

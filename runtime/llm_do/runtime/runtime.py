@@ -17,7 +17,7 @@ from . import user_code
 from .approvals import ApprovalDecision, ApprovalRequest, Approver
 from .args import WorkerArgs
 from .bundle import LoadedBundle, WorkerSpec, load_bundle
-from .call_scope import CallContext, CallFrame
+from .call_scope import CallContext, CallFrame, CallScope
 from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed
 from .events import ApprovalRequested, RunFinished, RuntimeEvent, WorkerFinished, WorkerStarted, jsonable, usage_dict
@@ -179,24 +179,24 @@ class Runtime:
         return agent
 
     async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
-        from .toolset_builder import ToolsetProblem, build_toolsets
+        from .toolset_builder import ToolsetProblem
 
         model, label = self._model(spec)
+        settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
-            toolsets = build_toolsets(self, spec)
+            async with CallScope(self, spec, frame) as scope:
+                self.emit(WorkerStarted(spec.name, frame.depth, label))
+                result = await self._agent(spec).run(
+                    prompt,
+                    deps=scope.context,
+                    model=model,
+                    toolsets=[scope.toolsets],
+                    usage=self.usage,
+                    usage_limits=self.usage_limits,
+                    model_settings=settings,
+                )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
-        self.emit(WorkerStarted(spec.name, frame.depth, label))
-        settings = spec.model_settings or self.bundle.defaults.get("model_settings")
-        result = await self._agent(spec).run(
-            prompt,
-            deps=CallContext(self, frame),
-            model=model,
-            toolsets=[toolsets],
-            usage=self.usage,
-            usage_limits=self.usage_limits,
-            model_settings=settings,
-        )
         frame.messages = result.all_messages()
         if self.config.on_message is not None:
             self.config.on_message(spec.name, frame.depth, frame.messages)

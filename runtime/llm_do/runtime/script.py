@@ -80,7 +80,7 @@ def load_script(path: Path) -> Script:
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ScriptError(f"{path}: {where}: {first['msg']}") from None
+        raise ScriptError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:
