@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, diagnostic
-from .positions import LazyPositions, Path, PositionTable, Positions
+from .positions import LazyPositions, Path, Positions, PositionTable
 
 LEGACY_WORKER_SUFFIX = ".agent"
 

@@ -6,8 +6,8 @@ nearest ancestor, so every diagnostic gets a position even when its path is part
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 Path = tuple[str | int, ...]
 

@@ -4,7 +4,6 @@ no YAML (unless the script is YAML): start-up stays close to pydantic-ai's own."
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any

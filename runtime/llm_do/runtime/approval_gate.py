@@ -16,8 +16,8 @@ from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from .approvals import ApprovalRequest
 from .bundle import WorkerSpec
-from .errors import LlmDoError, RunFailed
 from .call_scope import CallContext
+from .errors import LlmDoError, RunFailed
 from .events import ApprovalDecided, ToolCalled, ToolReturned
 
 APPROVAL_METADATA_KEY = "llm_do_approval"

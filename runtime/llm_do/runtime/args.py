@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from pathlib import Path
-from typing import Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +35,7 @@ class Attachment(BaseModel):
         return Path(self.path).suffix.lower()
 
 
-PromptContent = Union[str, Attachment]
+PromptContent = str | Attachment
 """One part of a prompt: text or an attachment."""
 
 

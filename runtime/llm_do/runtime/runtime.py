@@ -217,7 +217,7 @@ class Runtime:
         call = self._call(name, args, kwargs, None, False)
         try:
             output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped") from None
         result = RunResult(output, frame.messages, usage_dict(self.usage))
         self.emit(RunFinished(jsonable(output), result.usage))

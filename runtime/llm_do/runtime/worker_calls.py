@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from .call_scope import CallContext
 from .tool_args import ModelArgsValidator

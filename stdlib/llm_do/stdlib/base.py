@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.runtime.tool_args import ModelArgsValidator
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from llm_do.cli.exec_command import ExecError, EXIT_REFUSED, run_bundle, run_options
+from llm_do.cli.exec_command import EXIT_REFUSED, ExecError, run_bundle, run_options
 
 from ._common import as_report, compile_or_exit, print_diagnostics
 

@@ -9,7 +9,6 @@ user code asks for it: pydantic-ai is imported only to describe tools.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import sys
 import traceback

@@ -8,7 +8,6 @@ entry.args, tools built at import time) is left unchecked rather than guessed.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from llm_do.runtime import user_code
 

@@ -12,7 +12,7 @@ from ..diagnostics import Diagnostic, Location, diagnostic
 from ..json_positions import json_positions
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..manifest import Entry, ProjectManifest
-from ..positions import LazyPositions, Pos, PositionTable, Positions
+from ..positions import LazyPositions, Pos, Positions, PositionTable
 from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, decode, lexically_confined, normalized
 from ..validation import validate
 

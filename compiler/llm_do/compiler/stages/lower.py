@@ -7,7 +7,7 @@ against those models); each node gets its hash here.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def _schema_node(ref: str, fact: ClassFact) -> dict[str, Any]:
     return {"ref": ref, "module": fact.module, "qualname": fact.qualname, "json_schema": fact.json_schema or {}}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stdlib_node(name: str) -> dict[str, Any]:
     descriptor = STDLIB_TOOLSETS[name]
     tools = {
