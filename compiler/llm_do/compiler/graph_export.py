@@ -1,9 +1,9 @@
 """The compiled call graph of a bundle, as data and as text, JSON, Mermaid and DOT.
 
 Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
-Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge inside a
-declared recursion is marked `recursive`; an edge through which some tool needs approval (or is
-denied) is marked `gated`.
+Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge on a call
+cycle is marked `recursive`; an edge through which some tool needs approval (or is denied) is
+marked `gated`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,22 @@ class GraphData:
     edges: list[Edge] = field(default_factory=list)
 
 
+def _cycle_members(workers: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Worker -> index of its strongly connected component, for workers on a call cycle."""
+    import networkx as nx
+
+    calls = nx.DiGraph((name, callee) for name, w in workers.items() for callee in w["calls"])
+    out: dict[str, int] = {}
+    for i, component in enumerate(nx.strongly_connected_components(calls)):
+        if len(component) > 1 or any(calls.has_edge(n, n) for n in component):
+            out.update(dict.fromkeys(component, i))
+    return out
+
+
 def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     workers: dict[str, dict[str, Any]] = bundle["workers"]
     toolsets: dict[str, dict[str, Any]] = bundle["toolsets"]
+    cycles = _cycle_members(workers)
     graph = GraphData(entry=f"worker:{bundle['entry']['worker']}")
     for name, worker in workers.items():
         graph.nodes[f"worker:{name}"] = "worker"
@@ -41,7 +54,7 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
             if use.get("worker"):
                 callee = use["worker"]
                 gated = tools.get(callee, {}).get("approval", "allow") != "allow"
-                recursive = bool(worker["recursive"] and workers.get(callee, {}).get("recursive"))
+                recursive = name in cycles and cycles.get(callee) == cycles[name]
                 graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive, gated))
                 continue
             key = use["toolset"]
@@ -92,20 +105,19 @@ def to_text(graph: GraphData) -> str:
     return "\n".join(lines)
 
 
-def _mermaid_id(node: str) -> str:
-    return node.replace(":", "_").replace(".", "_").replace("-", "_")
-
-
 def to_mermaid(graph: GraphData) -> str:
+    """Mermaid ids are `n0`, `n1`, ... over the sorted nodes (names may hold characters Mermaid
+    ids cannot, and `a-b` / `a_b` must stay two nodes); names are the labels."""
+    ids = {node: f"n{i}" for i, node in enumerate(sorted(graph.nodes))}
     lines = ["flowchart LR"]
     for node, kind in sorted(graph.nodes.items()):
-        label = node.split(":", 1)[1]
+        label = node.split(":", 1)[1].replace('"', "#quot;")
         shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])'}[kind]
-        lines.append(f"  {_mermaid_id(node)}{shape}")
+        lines.append(f"  {ids[node]}{shape}")
     for e in graph.edges:
         arrow = "-->" if e.kind == "calls" else "-.->"
         label = _marks(e).strip(" []")
-        lines.append(f"  {_mermaid_id(e.source)} {arrow}{f'|{label}|' if label else ''} {_mermaid_id(e.target)}")
+        lines.append(f"  {ids[e.source]} {arrow}{f'|{label}|' if label else ''} {ids[e.target]}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,6 @@ from llm_do.runtime.canonical import DigestError, source_hash, verify_digest
 from llm_do.runtime.lockfile import LockFormatError, LockText
 from llm_do.runtime.version import VERSION
 
-from .diagnostics import has_errors
 from .stages.load import LoadedProject, load
 
 LISTED_KINDS = ("manifest", "worker")
@@ -59,10 +58,12 @@ def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
     expected_root = Path(os.path.relpath(loaded.root, lock.resolve().parent)).as_posix()
     if root != expected_root:
         status.differences.append(f"root is '{root}', the project is at '{expected_root}' from the lock")
-    if has_errors(diagnostics) or loaded.manifest is None:
+    if loaded.manifest is None:
         status.differences.append("project.json has errors (run `llm-do lint`)")
         return status
     status.differences.extend(_file_differences(loaded, recorded))
+    if any(d.is_error and d.code != "F001" for d in diagnostics):
+        status.differences.append("project.json has errors (run `llm-do lint`)")
     status.differences.extend(_package_differences(packages))
     return status
 

@@ -11,10 +11,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .diagnostics import Diagnostic
 from .legacy import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED
 from .stages.parse import split_front_matter
+
+if TYPE_CHECKING:
+    from .stages.resolve import ResolvedProject
 
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*:(?P<rest>.*)$")
 
@@ -77,14 +80,15 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
     if manifest_text is not None:
         data = json.loads(manifest_text)
         if "agent_files" in data:
+            data = _renamed(data, "agent_files", "worker_files")
             data["worker_files"] = [migrated_name(p) if not p.endswith("*.agent") else p[: -len(".agent")] + ".worker"
-                                    for p in data.pop("agent_files")]
+                                    for p in data["worker_files"]]
         entry = data.get("entry")
         if isinstance(entry, dict):
             if "agent" in entry:
-                entry["worker"] = entry.pop("agent")
+                entry = data["entry"] = _renamed(entry, "agent", "worker")
             if "input" in entry and "args" not in entry:
-                entry["args"] = entry.pop("input")
+                entry = data["entry"] = _renamed(entry, "input", "args")
         if entry_from_file and not (isinstance(entry, dict) and entry.get("worker")):
             data.setdefault("entry", {})["worker"] = entry_from_file
         for path, hint in MANIFEST_REMOVED.items():
@@ -98,12 +102,22 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
     return plan
 
 
-def cyclic_workers(diagnostics: list[Diagnostic]) -> set[str]:
-    """Names the compiler reported on undeclared cycles of `.agent` workers (L002)."""
-    out = set()
-    for d in diagnostics:
-        if d.code == "L002":
-            m = re.match(r"'([^']+)'", d.message)
-            if m:
-                out.add(m.group(1))
+def _renamed(mapping: dict, old: str, new: str) -> dict:
+    """`mapping` with key `old` renamed to `new` in place of it: the file keeps its order."""
+    return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+def cyclic_workers(project: ResolvedProject | None) -> set[str]:
+    """Names of the workers on a call cycle (self-calls included): they need `recursive: true`."""
+    if project is None:
+        return set()
+    import networkx as nx
+
+    from .call_graph import call_graph
+
+    graph = call_graph(project)
+    out: set[str] = set()
+    for component in nx.strongly_connected_components(graph):
+        if len(component) > 1 or any(graph.has_edge(n, n) for n in component):
+            out |= component
     return out

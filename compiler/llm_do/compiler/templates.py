@@ -177,7 +177,7 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[
     if looks_secret(source.path):
         out.append(diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at))
     if source.path in ctx.analyzed:
-        return out
+        return out + ctx.analyzed[source.path]  # repeated for each includer; the pipeline drops the duplicates
     ctx.analyzed[source.path] = []
     site = Related(file=at.file, line=at.line, column=at.column, message="included from here")
     found = analyze(ctx, TemplateUnit(source.path, source.text, 0, site), defined)

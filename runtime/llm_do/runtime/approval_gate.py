@@ -7,6 +7,7 @@ asks the stdlib toolset (shell: by command); tools of opaque toolsets carry thei
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from .approvals import ApprovalRequest
 from .bundle import WorkerSpec
 from .call_scope import CallContext
 from .errors import LlmDoError, RunFailed
-from .events import ApprovalDecided, ToolCalled, ToolReturned
+from .events import ApprovalDecided, ToolCalled, ToolReturned, jsonable
 
 APPROVAL_METADATA_KEY = "llm_do_approval"
 RESULT_PREVIEW = 2000
@@ -63,6 +64,6 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
             runtime.emit(ToolReturned(frame.worker, frame.depth, name, "crashed", f"{type(exc).__name__}: {exc}"))
             raise RunFailed(f"tool '{name}' of worker '{frame.worker}' raised {type(exc).__name__}: {exc}") from exc
-        preview = result if isinstance(result, str) else repr(result)
+        preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
         runtime.emit(ToolReturned(frame.worker, frame.depth, name, "ok", preview[:RESULT_PREVIEW]))
         return result

@@ -103,9 +103,8 @@ class Runtime:
     def _class(self, module: str, qualname: str) -> Any:
         key = (module, qualname)
         if key not in self._classes:
-            user_code.add_root(str(self.bundle.root))
             try:
-                self._classes[key] = user_code.resolve_attr(user_code.import_module(module), qualname)
+                self._classes[key] = user_code.resolve_attr(user_code.import_module(module, str(self.bundle.root)), qualname)
             except Exception as exc:
                 raise RunFailed(f"cannot load {module}:{qualname}: {type(exc).__name__}: {exc}") from None
         return self._classes[key]

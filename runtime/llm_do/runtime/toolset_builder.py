@@ -54,9 +54,8 @@ def _stdlib(runtime: Any, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
 
 
 def _module(runtime: Any, name: str) -> Any:
-    user_code.add_root(str(runtime.bundle.root))
     try:
-        return user_code.import_module(name)
+        return user_code.import_module(name, str(runtime.bundle.root))
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
         raise ToolsetProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
 

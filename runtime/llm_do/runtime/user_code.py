@@ -8,6 +8,7 @@ in user code (`from schemas import Input`) then resolve the way they read. Stand
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import PurePosixPath
 from types import ModuleType
@@ -27,12 +28,43 @@ def module_name(rel_path: str) -> str | None:
 
 
 def add_root(root: str) -> None:
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    """Put the project root first on sys.path (moving it there if another root came since)."""
+    if sys.path and sys.path[0] == root:
+        return
+    if root in sys.path:
+        sys.path.remove(root)
+    sys.path.insert(0, root)
 
 
-def import_module(name: str) -> ModuleType:
-    return importlib.import_module(name)
+def project_file(root: str, name: str) -> str | None:
+    """The file of the project that module `name` is, if it is one."""
+    base = os.path.join(root, *name.split("."))
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def import_module(name: str, root: str | None = None) -> ModuleType:
+    """Import `name`; with `root`, a module of that project is the project's file, even when a
+    module of the same name (another project's `schemas`, say) was imported earlier."""
+    if root is None:
+        return importlib.import_module(name)
+    add_root(root)
+    expected = project_file(root, name)
+    loaded = sys.modules.get(name)
+    if expected is not None and loaded is not None and not _same_file(getattr(loaded, "__file__", None), expected):
+        for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+            del sys.modules[key]
+        importlib.invalidate_caches()
+    module = importlib.import_module(name)
+    if expected is not None and not _same_file(getattr(module, "__file__", None), expected):
+        raise ImportError(f"module '{name}' resolves to {module.__file__}, not the project's {expected}")
+    return module
+
+
+def _same_file(actual: str | None, expected: str) -> bool:
+    return actual is not None and os.path.realpath(actual) == os.path.realpath(expected)
 
 
 def resolve_attr(module: ModuleType, qualname: str) -> object:

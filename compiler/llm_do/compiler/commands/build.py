@@ -21,7 +21,7 @@ def lock_path(project: Path, output: Path | None) -> Path:
         except ProjectNotFound as exc:
             raise EnvironmentProblem(str(exc)) from None
         return root / LOCK_NAME
-    if output.is_dir():
+    if output.is_dir() or str(output).endswith(("/", "\\")):
         output = output / LOCK_NAME
     if not output.parent.is_dir():
         raise EnvironmentProblem(f"{output.parent}: no such directory")
@@ -53,6 +53,8 @@ def build(project: Path, output: Path | None, check: bool) -> int:
         return 1
     result = compile_or_exit(project, lock_dir=lock.parent)
     print_diagnostics([as_report(str(project), result)])
+    if lock.resolve() in {(result.loaded.root / rel).resolve() for rel in result.loaded.sources.files}:
+        raise EnvironmentProblem(f"{lock} is a source of the project; write the lock elsewhere")
     if result.bundle is None:
         click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
         return 1

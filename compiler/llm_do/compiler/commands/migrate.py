@@ -26,7 +26,7 @@ def migrate(project: Path, dry_run: bool) -> int:
     manifest = loaded.sources.files.get(loaded.manifest_file)
     try:
         plan = plan_migration(loaded.root, manifest.text if manifest and not loaded.implicit else None, agent_files,
-                              cyclic_workers(before.diagnostics), names)
+                              cyclic_workers(before.resolved), names)
     except (OSError, ValueError) as exc:
         raise EnvironmentProblem(f"cannot migrate: {exc}") from None
     if not agent_files and (manifest is None or json.loads(plan.writes.get(loaded.manifest_file, "null") or "null")

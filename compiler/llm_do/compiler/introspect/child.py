@@ -9,6 +9,7 @@ user code asks for it: pydantic-ai is imported only to describe tools.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import sys
 import traceback
@@ -155,16 +156,45 @@ def _class(root: Path, req: ClassRequest, failed: dict[str, PyError]) -> tuple[C
 
 
 def _packages(modules: list[str]) -> dict[str, str]:
+    """Distribution name -> version of the installed packages `modules` come from."""
     from importlib import metadata
 
     out: dict[str, str] = {}
     owners = metadata.packages_distributions()
+    editable: list[tuple[str, str, str]] | None = None
     for module in modules:
-        for dist in owners.get(module.split(".")[0], []):
+        dists = owners.get(module.split(".")[0], [])
+        for dist in dists:
             try:
                 out[dist] = metadata.version(dist)
             except metadata.PackageNotFoundError:
                 continue
+        if not dists:
+            editable = _editable_installs() if editable is None else editable
+            filename = os.path.realpath(getattr(sys.modules.get(module), "__file__", None) or "")
+            for name, version, location in editable:
+                if filename.startswith(location + os.sep):
+                    out[name] = version
+    return out
+
+
+def _editable_installs() -> list[tuple[str, str, str]]:
+    """(name, version, source directory) of packages installed in development mode, which
+    `packages_distributions` does not see (their RECORD lists only a .pth file)."""
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    out = []
+    for dist in metadata.distributions():
+        try:
+            info = json.loads(dist.read_text("direct_url.json") or "null")
+        except ValueError:
+            continue
+        if not isinstance(info, dict) or not info.get("dir_info", {}).get("editable"):
+            continue
+        url = urlparse(info.get("url", ""))
+        if url.scheme == "file":
+            out.append((dist.metadata["Name"], dist.version, os.path.realpath(unquote(url.path))))
     return out
 
 

@@ -109,7 +109,13 @@ def _read_manifest(
 
 
 def _implicit_worker_files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.worker") if p.is_file())
+    """Every *.worker below the root, outside hidden directories (.git, .venv, ...)."""
+    out = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        rel_dir = os.path.relpath(directory, root)
+        out.extend(normalized(os.path.join(rel_dir, f)) for f in files if f.endswith(".worker"))
+    return sorted(out)
 
 
 class _LazyLocation:

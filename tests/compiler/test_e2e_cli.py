@@ -1,0 +1,100 @@
+"""The installed `llm-do` executable, run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import worker, write_project
+
+pytestmark = pytest.mark.e2e
+
+LLM_DO = shutil.which("llm-do")
+
+
+def llm_do(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert LLM_DO, "the llm-do console script is not on PATH"
+    env = {k: v for k, v in os.environ.items() if k != "LLM_DO_MODEL"}
+    return subprocess.run([LLM_DO, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+PROJECT = {
+    "project.json": {
+        "version": 1,
+        "worker_files": ["*.worker"],
+        "entry": {"worker": "main", "args": {"input": "hello"}},
+    },
+    "main.worker": worker("model: test\ntoolsets:\n  - filesystem_project_ro\n  - helper", "Answer."),
+    "helper.worker": worker("description: Helps", "Help."),
+}
+
+
+def test_build_check_and_lint(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+
+    stale = llm_do("build", "--check", cwd=root)
+    assert stale.returncode == 1
+    assert "bundle.lock" in stale.stderr
+
+    built = llm_do("build", cwd=root)
+    assert built.returncode == 0, built.stderr
+    assert json.loads((root / "bundle.lock").read_text())["entry"]["worker"] == "main"
+
+    current = llm_do("build", "--check", "proj", cwd=tmp_path)
+    assert current.returncode == 0, current.stderr
+
+    (root / "helper.worker").write_text(worker("description: Helps", "Help!"))
+    changed = llm_do("build", "--check", cwd=root)
+    assert changed.returncode == 1
+    assert "helper.worker" in changed.stderr
+
+    lint = llm_do("lint", "proj", "--format", "json", cwd=tmp_path)
+    assert lint.returncode == 0, lint.stderr
+    doc = json.loads(lint.stdout)
+    assert doc["diagnostics"] == []
+
+
+def test_lint_json_reports_a_broken_project(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", dict(PROJECT, **{"helper.worker": worker("toolsets: [helpr]", "Help.")}))
+    lint = llm_do("lint", "--format", "json", cwd=root)
+    assert lint.returncode == 1
+    (diag,) = json.loads(lint.stdout)["diagnostics"]
+    assert (diag["code"], diag["file"], diag["line"], diag["column"]) == ("N003", "helper.worker", 2, 12)
+    assert set(diag) >= {"code", "severity", "message", "file", "line", "column", "hint", "project"}
+    build = llm_do("build", cwd=root)
+    assert build.returncode == 1
+    assert not (root / "bundle.lock").exists()
+    assert "Traceback" not in build.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("build", "no/such/dir"),
+        ("build", "--check", "no/such/dir"),
+        ("lint", "no/such/dir"),
+        ("graph", "bundle.lock"),
+        ("explain", "X999"),
+    ],
+    ids=["build", "check", "lint", "graph-bad-lock", "explain"],
+)
+def test_user_errors_exit_2_without_traceback(tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "bundle.lock").write_text("{not a lock}\n")
+    proc = llm_do(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip()
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_broken_front_matter_has_no_traceback(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {"main.worker": "---\nmodel: [unclosed\n---\nHi.\n"})
+    proc = llm_do("build", cwd=root)
+    assert proc.returncode == 1
+    assert "P001" in proc.stderr
+    assert "Traceback" not in proc.stderr

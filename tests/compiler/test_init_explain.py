@@ -1,0 +1,86 @@
+"""`llm-do init` (a new project that builds and runs offline) and `llm-do explain CODE`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from llm_do.compiler.codes import RULES
+from tests.helpers import run_cli, worker, write_project
+
+
+def test_init_creates_a_project_that_builds_and_runs(tmp_path: Path) -> None:
+    target = tmp_path / "fresh"
+    result = run_cli("init", target)
+    assert result.exit_code == 0, result.stderr
+    assert (target / "project.json").is_file()
+    assert (target / "script.json").is_file()
+    assert list(target.glob("*.worker"))
+
+    build = run_cli("build", target)
+    assert build.exit_code == 0, build.stderr
+    assert "warning" not in build.stderr.lower()
+    lint = run_cli("lint", target, "--format", "json", "--strict")
+    assert lint.exit_code == 0, lint.stdout
+    assert lint.json()["diagnostics"] == []
+
+    run = run_cli("exec", target / "bundle.lock", "--script", target / "script.json")
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout.strip()
+    assert "Traceback" not in run.stderr
+
+
+def test_init_in_the_current_directory(tmp_path: Path) -> None:
+    result = run_cli("init", cwd_to=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "project.json").read_text())["version"] == 1
+    assert run_cli("build", tmp_path).exit_code == 0
+
+
+def test_init_refuses_an_existing_project(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {"project.json": {"version": 1, "name": "mine"}, "main.worker": worker("", "Mine.")})
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    result = run_cli("init", root)
+    assert result.exit_code == 2
+    assert "project.json" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+    assert {p.name: p.read_bytes() for p in root.iterdir()} == before
+
+
+@pytest.mark.parametrize("spelling", ["G001", "g001"])
+def test_explain_known_code(spelling: str) -> None:
+    result = run_cli("explain", spelling)
+    assert result.exit_code == 0
+    rule = RULES["G001"]
+    out = result.stdout
+    assert "G001" in out
+    assert rule.name in out
+    assert rule.summary in out
+    assert rule.explanation in out
+
+
+def test_explain_every_code() -> None:
+    for code, rule in RULES.items():
+        result = run_cli("explain", code)
+        assert result.exit_code == 0, code
+        assert rule.explanation in result.stdout, code
+        assert rule.severity in result.stdout, code
+
+
+def test_explain_unknown_code_suggests() -> None:
+    result = run_cli("explain", "G01")
+    assert result.exit_code == 2
+    assert "did you mean" in result.stderr.lower()
+    assert "G001" in result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+
+
+def test_explain_nonsense_code() -> None:
+    result = run_cli("explain", "ZZZ999")
+    assert result.exit_code == 2
+    assert "ZZZ999" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

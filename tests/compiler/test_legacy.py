@@ -1,0 +1,249 @@
+"""Projects of zby/llm-do's `.agent` era build; keys of that era without an equivalent are L001."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import run_cli, worker, write_project
+
+# As in the real repository of that era (examples/recursive_summarizer).
+LEGACY_PROJECT: dict[str, Any] = {
+    "project.json": {
+        "version": 1,
+        "runtime": {"approval_mode": "approve_all", "max_depth": 10},
+        "entry": {"agent": "main", "args": {"input": "sample_input.txt"}},
+        "agent_files": ["main.agent", "summarizer.agent"],
+        "python_files": ["schemas.py"],
+    },
+    "main.agent": """
+        ---
+        name: main
+        description: Summarize a file by delegating ranges to the summarizer
+        # the summarizer does the real work
+        toolsets:
+          - filesystem_project
+          - summarizer
+        server_side_tools:
+          - tool_type: web_search
+            max_uses: 3
+        ---
+        Read the file named in the input and ask the summarizer for each part.
+        """,
+    "summarizer.agent": """
+        ---
+        name: summarizer
+        description: Recursively summarize a file range with offsets
+        input_model_ref: schemas.py:SummarizerInput
+        toolsets:
+          - filesystem_project
+          - summarizer
+        ---
+        Summarize the given range; split it and call yourself when it is long.
+        """,
+    "schemas.py": """
+        from llm_do.runtime import AgentArgs, PromptContent
+
+
+        class SummarizerInput(AgentArgs):
+            path: str
+            start: int = 0
+            end: int | None = None
+
+            def prompt_messages(self) -> list[PromptContent]:
+                return [f"Summarize {self.path} from {self.start} to {self.end}"]
+        """,
+    "sample_input.txt": "Lorem ipsum.\n",
+}
+
+
+def lint(root: Path) -> tuple[int, list[dict[str, Any]], str]:
+    result = run_cli("lint", root, "--format", "json")
+    assert "Traceback" not in result.stderr
+    return result.exit_code, result.json()["diagnostics"], result.stderr
+
+
+@pytest.fixture(scope="module")
+def legacy_build(tmp_path_factory: pytest.TempPathFactory):
+    root = write_project(tmp_path_factory.mktemp("legacy") / "proj", LEGACY_PROJECT)
+    result = run_cli("build", root)
+    bundle = json.loads((root / "bundle.lock").read_text()) if (root / "bundle.lock").exists() else None
+    return root, result, bundle
+
+
+def test_legacy_project_builds(legacy_build) -> None:
+    _, result, bundle = legacy_build
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert bundle["entry"] == {"worker": "main", "args": {"input": "sample_input.txt"}}
+    assert set(bundle["workers"]) == {"main", "summarizer"}
+    assert bundle["workers"]["main"]["calls"] == ["summarizer"]
+    assert bundle["workers"]["main"]["source"] == "main.agent"
+    assert {p: s["kind"] for p, s in bundle["sources"].items()} == {
+        "project.json": "manifest",
+        "main.agent": "worker",
+        "summarizer.agent": "worker",
+        "schemas.py": "python",
+    }
+    assert bundle["runtime"]["approval_mode"] == "approve_all"
+    assert bundle["runtime"]["max_depth"] == 10
+
+
+def test_input_model_ref_and_agent_args(legacy_build) -> None:
+    bundle = legacy_build[2]
+    schema = bundle["workers"]["summarizer"]["input"]
+    assert schema["ref"] == "schemas.py:SummarizerInput"
+    assert schema["qualname"] == "SummarizerInput"
+    assert set(schema["json_schema"]["properties"]) == {"path", "start", "end"}
+    assert schema["json_schema"]["required"] == ["path"]
+
+
+def test_server_side_tools_pass_into_the_bundle(legacy_build) -> None:
+    bundle = legacy_build[2]
+    assert bundle["workers"]["main"]["server_side_tools"] == [{"tool_type": "web_search", "max_uses": 3}]
+    assert bundle["workers"]["summarizer"]["server_side_tools"] == []
+
+
+def test_self_recursive_agent_warns_l002_instead_of_g001(legacy_build) -> None:
+    _, result, _ = legacy_build
+    assert "G001" not in result.stderr
+    # The warning points at the `toolsets` item of the recursive edge.
+    assert "summarizer.agent:7:" in result.stderr
+    assert "L002 warning" in result.stderr
+
+
+@pytest.fixture
+def two_cycle(tmp_path: Path) -> Path:
+    return write_project(
+        tmp_path / "proj",
+        {
+            "project.json": {"version": 1, "agent_files": ["*.agent"], "entry": {"agent": "ping"}},
+            "ping.agent": worker("name: ping\ntoolsets: [pong]", "Ping."),
+            "pong.agent": worker("name: pong\ntoolsets: [ping]", "Pong."),
+        },
+    )
+
+
+def test_two_agent_cycle_is_l002_not_g001(two_cycle: Path) -> None:
+    code, diags, _ = lint(two_cycle)
+    assert code == 0
+    assert {d["code"] for d in diags} == {"L002"}
+    assert all(d["severity"] == "warning" for d in diags)
+    assert {d["file"] for d in diags} <= {"ping.agent", "pong.agent"}
+    assert run_cli("build", two_cycle).exit_code == 0
+
+
+def test_the_same_cycle_in_worker_files_is_g001(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "ping"}},
+            "ping.worker": worker("toolsets: [pong]", "Ping."),
+            "pong.worker": worker("toolsets: [ping]", "Pong."),
+        },
+    )
+    code, diags, _ = lint(root)
+    assert code == 1
+    assert "G001" in {d["code"] for d in diags}
+    assert "L002" not in {d["code"] for d in diags}
+
+
+# --- keys of that era without an equivalent ----------------------------------------------------------
+
+BASE_MANIFEST = {"version": 1, "agent_files": ["main.agent"], "entry": {"agent": "main"}}
+
+
+def _with(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(BASE_MANIFEST))
+    node = data
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = value
+    return data
+
+
+# (manifest key path, value, words the hint must contain)
+MANIFEST_CASES = [
+    (("runtime", "agent_calls_require_approval"), True, "ask"),
+    (("runtime", "agent_attachments_require_approval"), True, "attachments"),
+    (("allow_cli_input",), True, "entry.args"),
+    (("entry", "function"), "tools.py:main", "entry.worker"),
+    (("entry", "input"), {"input": "x"}, "args"),
+]
+
+
+@pytest.mark.parametrize("path, value, words", MANIFEST_CASES, ids=[".".join(c[0]) for c in MANIFEST_CASES])
+def test_removed_manifest_keys_are_l001_with_a_hint(tmp_path: Path, path, value, words: str) -> None:
+    root = write_project(tmp_path / "proj", {"project.json": _with(path, value), "main.agent": worker("name: main", "Hi.")})
+    code, diags, _ = lint(root)
+    assert code == 1
+    (l001,) = [d for d in diags if d["code"] == "L001"]
+    assert l001["file"] == "project.json"
+    assert l001["severity"] == "error"
+    assert path[-1] in l001["message"]
+    assert l001["hint"] and words in l001["hint"]
+    # Point at the key itself.
+    text = (root / "project.json").read_text()
+    line = text.splitlines()[l001["line"] - 1]
+    assert f'"{path[-1]}"' in line
+    assert line.index(f'"{path[-1]}"') + 1 == l001["column"]
+    # Nothing else is wrong with the project.
+    assert [d["code"] for d in diags if d["severity"] == "error"] == ["L001"]
+
+
+def test_entry_true_in_an_agent_file_is_l001(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "project.json": {"version": 1, "agent_files": ["main.agent"]},
+            "main.agent": worker("name: main\ndescription: the entry\nentry: true", "Hi."),
+        },
+    )
+    code, diags, _ = lint(root)
+    assert code == 1
+    (l001,) = [d for d in diags if d["code"] == "L001"]
+    assert (l001["file"], l001["line"], l001["column"]) == ("main.agent", 4, 1)
+    assert "project.json" in l001["hint"] and "entry" in l001["hint"]
+
+
+def test_input_model_ref_in_a_worker_file_is_l001(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {"main.worker": worker("model: test\ninput_model_ref: schemas.py:Input", "Hi.")},
+    )
+    code, diags, _ = lint(root)
+    assert code == 1
+    (l001,) = [d for d in diags if d["code"] == "L001"]
+    assert (l001["file"], l001["line"]) == ("main.worker", 3)
+    assert "schema_in_ref" in l001["hint"]
+
+
+def test_legacy_and_new_name_together_is_an_error(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "project.json": {"version": 1, "agent_files": ["main.agent"], "worker_files": ["main.agent"]},
+            "main.agent": worker("name: main", "Hi."),
+        },
+    )
+    code, diags, _ = lint(root)
+    assert code == 1
+    assert any(d["file"] == "project.json" and "agent_files" in d["message"] for d in diags)
+
+
+def test_agent_and_worker_files_mix(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "project.json": {"version": 1, "worker_files": ["*.worker", "*.agent"]},
+            "main.worker": worker("model: test\ntoolsets: [old_helper]", "Delegate."),
+            "old_helper.agent": worker("name: old_helper", "Help."),
+        },
+    )
+    result = run_cli("build", root)
+    assert result.exit_code == 0, result.stderr
+    bundle = json.loads((root / "bundle.lock").read_text())
+    assert bundle["workers"]["old_helper"]["source"] == "old_helper.agent"
