@@ -44,9 +44,13 @@ def json_positions(text: str) -> PositionTable:
         if not isinstance(node, Tree):
             return
         if node.data == "object":
+            seen: set[str] = set()
             for pair in node.children:
                 key_node, value_node = pair.children
                 key = json.loads(key_node.children[0])
+                if key in seen:
+                    table.duplicates.append((path + (key,), pos(key_node)))
+                seen.add(key)
                 table.keys[path + (key,)] = pos(key_node)
                 walk(value_node, path + (key,))
         elif node.data == "array":

@@ -46,14 +46,13 @@ def compile_project(
         result.diagnostics = sorted_diagnostics(diagnostics)
         return result
     parsed: list[ParsedWorker] = []
-    unparsed: set[str] = set()
     for source in read_sources(loaded, diagnostics):
         worker, found = parse_worker(source)
         diagnostics.extend(found)
-        if worker is None:
-            unparsed.add(Path(source.path).stem)
-        else:
+        if worker is not None:
             parsed.append(worker)
+    read = {w.file for w in parsed}
+    unparsed = {Path(f).stem for f in loaded.worker_files if f not in read}
     refs, found = collect_refs(parsed)
     diagnostics.extend(found)
     entry = next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)

@@ -22,6 +22,8 @@ class Pos:
 class PositionTable:
     values: dict[Path, Pos] = field(default_factory=dict)
     keys: dict[Path, Pos] = field(default_factory=dict)
+    duplicates: list[tuple[Path, Pos]] = field(default_factory=list)
+    """Keys repeated in one mapping, at the repetition."""
 
     def value(self, path: Path) -> Pos:
         return self._nearest(self.values, path)

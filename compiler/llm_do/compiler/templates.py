@@ -54,6 +54,8 @@ class TemplateContext:
     variables: dict[str, Any]
     _env: Any = None
     analyzed: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    include_sites: dict[str, Related] = field(default_factory=dict)
+    """Where each included template was first included from."""
 
     @property
     def env(self):
@@ -92,10 +94,10 @@ def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, l
         template = ctx.env.from_string(unit.text)
         return template.render(**ctx.variables).strip(), diagnostics
     except Exception as exc:  # a template may raise anything while rendering; report where
-        return None, diagnostics + [_render_error(unit, exc)]
+        return None, diagnostics + [_render_error(ctx, unit, exc)]
 
 
-def _render_error(unit: TemplateUnit, exc: Exception) -> Diagnostic:
+def _render_error(ctx: TemplateContext, unit: TemplateUnit, exc: Exception) -> Diagnostic:
     import traceback
 
     file, line = unit.file, None
@@ -105,7 +107,9 @@ def _render_error(unit: TemplateUnit, exc: Exception) -> Diagnostic:
         elif frame.filename and not frame.filename.endswith(".py"):
             file, line = frame.filename, frame.lineno
     message = getattr(exc, "message", None) or str(exc)
-    return diagnostic("T006", f"rendering failed: {type(exc).__name__}: {message}", Location(file=file, line=line))
+    site = ctx.include_sites.get(file)
+    return diagnostic("T006", f"rendering failed: {type(exc).__name__}: {message}", Location(file=file, line=line),
+                      related=(site,) if site else ())
 
 
 def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list[Diagnostic]:
@@ -180,6 +184,7 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[
         return out + ctx.analyzed[source.path]  # repeated for each includer; the pipeline drops the duplicates
     ctx.analyzed[source.path] = []
     site = Related(file=at.file, line=at.line, column=at.column, message="included from here")
+    ctx.include_sites[source.path] = site
     found = analyze(ctx, TemplateUnit(source.path, source.text, 0, site), defined)
     ctx.analyzed[source.path] = found
     return out + found

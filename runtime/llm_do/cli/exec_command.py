@@ -65,12 +65,19 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
 def describe(event: Any) -> str:
     """-v: an event as one readable line."""
     d = event.to_dict()
-    who = f"[{d.get('worker', '')}@{d.get('depth', '')}]" if "worker" in d else ""
+    who = f"[{d.get('worker', '')}@{d.get('depth', '')}] " if "worker" in d else ""
     kind = d.pop("event")
     for key in ("worker", "depth"):
         d.pop(key, None)
     detail = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)[:200]}" for k, v in d.items())
-    return f"llm-do: {who} {kind} {detail}".rstrip()
+    return f"llm-do: {who}{kind} {detail}".rstrip()
+
+
+def say_unasked_denials(event: Any) -> None:
+    """Prompt mode with no terminal denies; the model is told, and so is the user, on stderr."""
+    if event.kind == "approval_decided" and event.by == "no-terminal":
+        click.echo(f"llm-do: denied {event.tool} ({event.worker}@{event.depth}): approval needed and no terminal to ask;"
+                   " pass --approve-all to allow it", err=True)
 
 
 def run_options(command: Any) -> Any:
@@ -80,8 +87,8 @@ def run_options(command: Any) -> Any:
         click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable)."),
         click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel)."),
         click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run."),
-        click.option("--approve-all", "approval_mode", flag_value="approve_all", help="Approve every call that needs approval."),
-        click.option("--reject-all", "approval_mode", flag_value="reject_all", help="Reject every call that needs approval."),
+        click.option("--approve-all", is_flag=True, help="Approve every call that needs approval."),
+        click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
         click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
         click.option("-v", "--verbose", count=True, help="Print what happens to stderr."),
@@ -110,11 +117,14 @@ def exec_(positionals: tuple[str, ...], **options: Any) -> int:
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
-               script: Path | None, approval_mode: str | None, events_to: str | None, timeout: float | None,
+               script: Path | None, approve_all: bool, reject_all: bool, events_to: str | None, timeout: float | None,
                verbose: int) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
     if model and script:
         raise click.UsageError("--model and --script both replace the models; give one")
+    if approve_all and reject_all:
+        raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
+    approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem, LlmDoError
     from llm_do.runtime.events import JsonLinesSink
@@ -144,6 +154,8 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         sinks.append(JsonLinesSink(events_file))
     if verbose:
         sinks.append(lambda e: click.echo(describe(e), err=True))
+    else:
+        sinks.append(say_unasked_denials)
     config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
         interactive=sys.stdin.isatty() and sys.stderr.isatty(),

@@ -75,13 +75,16 @@ class Approver:
     def remember(self, request: ApprovalRequest) -> None:
         self._session.add(_key(request))
 
+    def remembered(self, request: ApprovalRequest) -> bool:
+        return _key(request) in self._session
+
     async def decide(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The decision and who made it: mode, session, callback or terminal."""
         if self.mode == "approve_all":
             return ApprovalDecision(True), "mode"
         if self.mode == "reject_all":
             return ApprovalDecision(False, note="the run rejects calls that need approval (reject_all)"), "mode"
-        if _key(request) in self._session:
+        if self.remembered(request):
             return ApprovalDecision(True, "session"), "session"
         if self.callback is not None:
             decision = self.callback(request)
@@ -93,7 +96,7 @@ class Approver:
         else:
             return ApprovalDecision(
                 False, note="this call needs approval and there is no terminal to ask; the run was started without "
-                "--approve-all"), "mode"
+                "--approve-all"), "no-terminal"
         if decision.approved and decision.remember == "session":
             self.remember(request)
         return decision, by

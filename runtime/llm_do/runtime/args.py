@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 class Attachment(BaseModel):
     """A file sent to the model with the prompt, as binary content.
 
-    `path` is resolved against the directory the run was started in; the worker's attachment
-    policy (count, total size, suffixes) is checked before the model is called.
+    A relative `path` is resolved against the project root (the command line makes `--attach`
+    paths absolute first); a model may only attach files inside the project. The worker's
+    attachment policy (count, total size, suffixes) is checked before the model is called.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -87,6 +87,8 @@ class Runtime:
     async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         approver = self.approver
         if self._stream is not None and approver.mode == "prompt" and approver.callback is None:
+            if approver.remembered(request):
+                return ApprovalDecision(True, "session"), "session"
             future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args,
                                         _respond=lambda d: future.done() or future.set_result(d)))
@@ -204,15 +206,16 @@ class Runtime:
 
     # --- whole runs
 
-    def entry_input(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        if args or kwargs:
+    def entry_input(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The input given, or else the bundle's entry.args when the run starts at the entry."""
+        if args or kwargs or name != self.bundle.entry["worker"]:
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
     async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
         """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args."""
         name = worker or self.bundle.entry["worker"]
-        args, kwargs = self.entry_input(args, kwargs)
+        args, kwargs = self.entry_input(name, args, kwargs)
         call = self._call(name, args, kwargs, None, False)
         try:
             output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)

@@ -73,8 +73,11 @@ def load_script(path: Path) -> Script:
             data = json.loads(raw)
     except (ValueError, ImportError) as exc:
         raise ScriptError(f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}") from None
-    except Exception as exc:  # yaml.YAMLError without importing yaml on the JSON path
-        raise ScriptError(f"{path}: not valid YAML: {exc}") from None
+    except Exception as exc:  # yaml.YAMLError, without importing yaml on the JSON path
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise ScriptError(f"{path}: not valid YAML{where}: {problem}") from None
     try:
         return Script.model_validate(data)
     except ValidationError as exc:

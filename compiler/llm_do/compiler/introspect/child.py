@@ -23,7 +23,7 @@ from .facts import ArgsCheck, ClassFact, ClassRequest, Facts, ModuleFact, PyErro
 
 
 def _rel(root: Path, filename: str | None) -> str | None:
-    if not filename:
+    if not filename or not os.path.isabs(filename):  # `<frozen importlib._bootstrap>` and the like
         return None
     try:
         return Path(os.path.realpath(filename)).relative_to(root).as_posix()
@@ -64,26 +64,61 @@ def _tool_fact(name: str, value: Any) -> ToolFact:
     )
 
 
-def _tools(module: Any, fact: ModuleFact) -> None:
+def _export_lines(module: Any) -> dict[str, int]:
+    """Lines of `TOOLS = ...` / `TOOLSETS = ...` and of each literal entry (`TOOLS.name`), so a
+    malformed export is reported where it is written."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8-sig"))
+    except (OSError, SyntaxError, TypeError, ValueError):
+        return {}
+    lines: dict[str, int] = {}
+    for node in tree.body:
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        for export in ("TOOLS", "TOOLSETS"):
+            if export not in targets:
+                continue
+            lines[export] = node.lineno
+            value = node.value
+            if isinstance(value, ast.Dict):
+                for key in value.keys:
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        lines[f"{export}.{key.value}"] = key.lineno
+            elif isinstance(value, (ast.List, ast.Tuple)):
+                for item in value.elts:
+                    name = item.id if isinstance(item, ast.Name) else None
+                    if name:
+                        lines[f"{export}.{name}"] = item.lineno
+    return lines
+
+
+def _tools(module: Any, fact: ModuleFact, lines: dict[str, int]) -> None:
     export, items = user_code.exported_tools(module)
     fact.tools_export = export if items else None
     if export == "TOOLS" and not items and getattr(module, "TOOLS", None):
-        fact.export_errors.append(PyError(message=f"TOOLS must be a dict or a list, not {type(module.TOOLS).__name__}"))
+        fact.export_errors.append(PyError(message=f"TOOLS must be a dict or a list, not {type(module.TOOLS).__name__}",
+                                          line=lines.get("TOOLS")))
         return
     for name, value in items:
         if not isinstance(name, str) or not (callable(value) or hasattr(value, "tool_def")):
-            fact.export_errors.append(PyError(message=f"TOOLS entry {name!r} is not a function or a pydantic-ai Tool"))
+            fact.export_errors.append(PyError(message=f"TOOLS entry {name!r} is not a function or a pydantic-ai Tool",
+                                              line=lines.get(f"TOOLS.{name}", lines.get("TOOLS"))))
             continue
         try:
             fact.tools.append(_tool_fact(name, value))
         except Exception as exc:  # a bad signature is the user's to fix, reported per tool
-            fact.export_errors.append(PyError(message=f"tool '{name}': {type(exc).__name__}: {exc}"))
+            fact.export_errors.append(PyError(message=f"tool '{name}': {type(exc).__name__}: {exc}",
+                                              line=_line(value) or lines.get(f"TOOLS.{name}", lines.get("TOOLS"))))
 
 
-def _toolsets(module: Any, fact: ModuleFact) -> None:
+def _toolsets(module: Any, fact: ModuleFact, lines: dict[str, int]) -> None:
     exported = getattr(module, "TOOLSETS", None)
     if exported is not None and not isinstance(exported, (dict, list, tuple)):
-        fact.export_errors.append(PyError(message=f"TOOLSETS must be a dict or a list, not {type(exported).__name__}"))
+        fact.export_errors.append(PyError(message=f"TOOLSETS must be a dict or a list, not {type(exported).__name__}",
+                                          line=lines.get("TOOLSETS")))
         return
     items = user_code.exported_toolsets(module)
     if not items:
@@ -91,20 +126,23 @@ def _toolsets(module: Any, fact: ModuleFact) -> None:
     from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
     for name, value in items:
+        line = lines.get(f"TOOLSETS.{name}", lines.get("TOOLSETS"))
         if not isinstance(name, str):
-            fact.export_errors.append(PyError(message=f"a TOOLSETS item without a name or id: {value!r}"[:200]))
+            fact.export_errors.append(PyError(message=f"a TOOLSETS item without a name or id: {value!r}"[:200], line=line))
             continue
         if isinstance(value, FunctionToolset):
             tools = [_tool_fact(n, t) for n, t in value.tools.items()]
-            fact.toolsets.append(ToolsetFact(name=name, tools=tools))
+            fact.toolsets.append(ToolsetFact(name=name, tools=tools, line=line))
         elif isinstance(value, AbstractToolset):
-            fact.toolsets.append(ToolsetFact(name=name, opaque_reason=f"a {type(value).__name__} lists its tools only when it runs"))
+            fact.toolsets.append(ToolsetFact(name=name, opaque_reason=f"a {type(value).__name__} lists its tools only when it runs",
+                                             line=line))
         elif callable(value):
             fact.toolsets.append(
-                ToolsetFact(name=name, opaque_reason="built by a factory when a run starts", line=_line(value))
+                ToolsetFact(name=name, opaque_reason="built by a factory when a run starts", line=_line(value) or line)
             )
         else:
-            fact.export_errors.append(PyError(message=f"TOOLSETS entry '{name}' is not a toolset or a toolset factory"))
+            fact.export_errors.append(PyError(message=f"TOOLSETS entry '{name}' is not a toolset or a toolset factory",
+                                              line=line))
 
 
 def _module(root: Path, rel: str) -> tuple[ModuleFact, Any]:
@@ -115,7 +153,8 @@ def _module(root: Path, rel: str) -> tuple[ModuleFact, Any]:
     except BaseException as exc:  # user code may raise anything, SystemExit included
         fact.error = _error(root, exc)
         return fact, None
-    for reader in (lambda: _tools(module, fact), lambda: _toolsets(module, fact)):
+    lines = _export_lines(module)
+    for reader in (lambda: _tools(module, fact, lines), lambda: _toolsets(module, fact, lines)):
         try:
             reader()
         except BaseException as exc:

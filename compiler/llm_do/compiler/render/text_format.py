@@ -37,7 +37,7 @@ def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summ
         c = counts(results)
         parts = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in c.items() if n]
         if parts:
-            console.print(", ".join(parts), style="bold", highlight=False)
+            console.print(", ".join(parts), style="bold", highlight=False, soft_wrap=True)
 
 
 def _print_one(console: Console, root: Path, d: Diagnostic, cache: dict[str, list[str] | None]) -> None:
@@ -56,7 +56,7 @@ def _print_one(console: Console, root: Path, d: Diagnostic, cache: dict[str, lis
         console.print(f"  [dim]{gutter}[/dim]{escape(source.expandtabs(4))}", highlight=False, soft_wrap=True)
         if d.column:
             prefix = source[: d.column - 1].expandtabs(4)
-            console.print(f"  {' ' * len(gutter)}{' ' * len(prefix)}[{_STYLE[sev]}]^[/]", highlight=False)
+            console.print(f"  {' ' * len(gutter)}{' ' * len(prefix)}[{_STYLE[sev]}]^[/]", highlight=False, soft_wrap=True)
     if d.hint:
         console.print(f"  [cyan]hint[/cyan]: {escape(d.hint)}", highlight=False, soft_wrap=True)
     for r in d.related:

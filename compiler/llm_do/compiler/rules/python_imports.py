@@ -30,9 +30,9 @@ def check_python_imports(project: ResolvedProject, graph: object = None) -> list
         err = cls.error
         if err is not None and (err.file, err.line, err.message) not in reported:
             reported.add((err.file, err.line, err.message))
-            out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}",
-                                  Location(file=err.file or cls.file or project.loaded.manifest_file, line=err.line or 1,
-                                           column=err.column)))
+            at = (Location(file=err.file, line=err.line or 1, column=err.column) if err.file
+                  else _reference(project, cls.ref) or Location(file=cls.file or project.loaded.manifest_file, line=1))
+            out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}", at))
     if not facts.imported and (facts.modules or facts.classes):
         out.append(diagnostic("Y006", "Python was read without importing it: schemas and entry.args are not checked",
                               project.loaded.at("python_files")))
@@ -41,3 +41,13 @@ def check_python_imports(project: ResolvedProject, graph: object = None) -> list
 
 def _used(project: ResolvedProject, toolset: str) -> bool:
     return any(u.name == toolset for w in project.workers.values() for u in w.toolsets)
+
+
+def _reference(project: ResolvedProject, ref: str) -> Location | None:
+    """Where a worker names the class `ref`: the place to report an installed module that fails."""
+    for name in sorted(project.workers):
+        worker = project.workers[name]
+        for key, used in (("schema_in_ref", worker.input_ref), ("schema_out_ref", worker.output_ref)):
+            if used is not None and used.text == ref:
+                return worker.parsed.at(key)
+    return None

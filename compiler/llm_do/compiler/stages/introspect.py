@@ -6,6 +6,7 @@ false it is read with `ast` only. A project without Python skips this stage enti
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, diagnostic
@@ -13,6 +14,7 @@ from ..introspect.facts import ClassRequest, Facts, Request
 from ..introspect.static_reader import read_statically
 from ..introspect.subprocess_runner import introspect as run_child
 from ..schema_refs import RefError, SchemaRef, parse_ref
+from ..sources import OutsideRoot
 from .load import LoadedProject
 from .parse import ParsedWorker
 
@@ -54,10 +56,18 @@ def introspect(
         classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
     if not project.python_files and not classes:
         return Facts(imported=import_python)
-    requests = [c for c in classes.values() if c.file is None or (project.root / c.file).is_file()]
+    requests = [c for c in classes.values() if c.file is None or _inside(project, c.file)]
     if not import_python:
         return read_statically(project.sources, project.python_files, requests)
     entry_args = project.manifest.entry.args if project.manifest and project.manifest.entry else None
     validate = [(entry_ref.text, entry_args)] if entry_ref is not None and entry_args is not None else []
     request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate)
     return run_child(request, project.root)
+
+
+def _inside(project: LoadedProject, rel: str) -> bool:
+    """A referenced file that exists and stays in the root (through symlinks too): only those are imported."""
+    try:
+        return os.path.isfile(project.sources.confined(rel))
+    except OutsideRoot:
+        return False

@@ -90,14 +90,19 @@ def _read_manifest(
     except NotText as exc:
         diagnostics.append(diagnostic("P009", f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
         return None, empty
+    duplicated: list[str] = []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated))
     except json.JSONDecodeError as exc:
         diagnostics.append(
             diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=manifest_file, line=exc.lineno, column=exc.colno))
         )
         return None, empty
     positions: Positions = LazyPositions(lambda: json_positions(text))
+    if duplicated:
+        for path, pos in positions.table.duplicates:
+            diagnostics.append(diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=manifest_file, line=pos.line,
+                                                                                          column=pos.column)))
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
         return None, empty
@@ -106,6 +111,18 @@ def _read_manifest(
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)
     diagnostics.extend(found)
     return manifest, positions
+
+
+def _duplicates_noted(found: list[str]):
+    """A json object hook that keeps the last value, as json does, and notes repeated keys."""
+
+    def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            found.append("")
+        return out
+
+    return hook
 
 
 def _implicit_worker_files(root: Path) -> list[str]:
@@ -166,6 +183,11 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
             continue
         if not (root / rel).is_file():
             diagnostics.append(diagnostic("F001", f"worker file '{entry}' not found", at))
+            continue
+        try:
+            project.sources.confined(rel)
+        except OutsideRoot as exc:
+            diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
             continue
         if rel in seen:
             diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))

@@ -154,7 +154,7 @@ def resolve(
         _resolve_tools(project, worker, python_known, diagnostics)
         _resolve_schemas(project, worker, refs, diagnostics)
         _resolve_approvals(worker, diagnostics)
-    if manifest.entry_worker not in workers and parsed:
+    if manifest.entry_worker not in workers:
         where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
         diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
                                       hint=did_you_mean(manifest.entry_worker, workers)))
@@ -275,9 +275,15 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             worker.input_ref = ref
         else:
             worker.output_ref = ref
-        if ref.file is not None and not (project.loaded.root / ref.file).is_file():
-            diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at))
-            continue
+        if ref.file is not None:
+            if not (project.loaded.root / ref.file).is_file():
+                diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at))
+                continue
+            try:
+                project.loaded.sources.confined(ref.file)
+            except OutsideRoot as exc:
+                diagnostics.append(diagnostic("F002", f"{key} {exc}", at))
+                continue
         fact = facts.classes.get(ref.text)
         if fact is None or fact.error is not None:
             continue  # not introspected, or the module failed to import (reported once, as Y001)

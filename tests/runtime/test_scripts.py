@@ -1,0 +1,182 @@
+"""`--script FILE`: scripted model turns for offline, deterministic runs (JSON or YAML), checked
+against the bundle before the run, consumed per worker in order across all of its calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import run_cli, worker
+
+from .conftest import of_kind, one_line_error, read_events
+
+TEAM = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "runtime": {"approval_mode": "approve_all"}},
+    "main.worker": worker("toolsets: [filesystem_project, helper]", "You lead."),
+    "helper.worker": worker("toolsets: [filesystem_project_ro]", "You help."),
+    "notes.txt": "some notes\n",
+}
+
+
+@pytest.fixture
+def team(build) -> Path:
+    return build(TEAM)
+
+
+def call(tool: str, **args: Any) -> dict[str, Any]:
+    return {"tool": tool, "args": args}
+
+
+def exec_(bundle: Path, s: Path, *more: str):
+    return run_cli("exec", bundle, "go", "--script", s, *more)
+
+
+def test_a_json_script_drives_the_whole_flow(team: Path, script, tmp_path: Path) -> None:
+    s = script({"workers": {
+        "main": [{"tool_calls": [call("write_file", path="a.txt", content="A"), call("helper", input="read it")]},
+                 {"text": "all done"}],
+        "helper": [{"tool_calls": [call("read_file", path="a.txt")]}, {"text": "read A"}],
+    }})
+    events = tmp_path / "events.jsonl"
+    result = exec_(team, s, "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "all done"
+    assert (team.parent / "a.txt").read_text() == "A"
+    evs = read_events(events)
+    # tool calls run in the order given: the write lands before the helper reads it.
+    assert [e["tool"] for e in of_kind(evs, "tool_called")] == ["write_file", "helper", "read_file"]
+    [read] = of_kind(evs, "tool_returned", tool="read_file")
+    assert read["result"].startswith("A")
+
+
+def test_a_yaml_script_works_the_same(team: Path, script) -> None:
+    s = script(
+        """
+workers:
+  main:
+    - tool_calls:
+        - tool: write_file
+          args: {path: y.txt, content: from yaml}
+    - text: yaml done
+""",
+        name="s.yaml",
+    )
+    result = exec_(team, s)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "yaml done"
+    assert (team.parent / "y.txt").read_text() == "from yaml"
+
+
+def test_a_yml_suffix_is_yaml_too(team: Path, script) -> None:
+    s = script("workers:\n  main:\n    - text: yml done\n", name="s.yml")
+    result = exec_(team, s)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "yml done"
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        {},
+        {"text": "hi", "tool_calls": [call("read_file", path="notes.txt")]},
+        {"text": "hi", "output": "x"},
+        {"tool_calls": [], "output": {"a": 1}},
+        {"txt": "typo"},
+    ],
+    ids=["none", "text+tool_calls", "text+output", "tool_calls+output", "unknown-key"],
+)
+def test_a_turn_holds_exactly_one_of_text_tool_calls_or_output(team: Path, script, turn: dict[str, Any]) -> None:
+    s = script({"workers": {"main": [turn]}})
+    result = exec_(team, s)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    line = one_line_error(result)
+    assert "main" in line or "turn" in line or "txt" in line, line
+
+
+def test_an_unknown_worker_is_refused_before_the_run(team: Path, script, tmp_path: Path) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("write_file", path="a.txt", content="A")]}, {"text": "x"}],
+                            "hlper": [{"text": "x"}]}})
+    events = tmp_path / "events.jsonl"
+    result = exec_(team, s, "--events", events)
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert "'hlper'" in line
+    assert not (team.parent / "a.txt").exists()
+    assert not events.exists() or read_events(events) == []
+
+
+def test_an_unknown_tool_is_refused_before_the_run(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("write_file", path="a.txt", content="A")]}, {"text": "x"}],
+                            "helper": [{"tool_calls": [call("write_file", path="b.txt", content="B")]}]}})
+    result = exec_(team, s)
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert "'write_file'" in line and "'helper'" in line  # helper has the read-only toolset
+    assert not (team.parent / "a.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("bad.json", "{not json"), ("bad.yaml", "workers: [unclosed"), ("list.json", "[1, 2]"),
+     ("nowork.json", '{"workers": {"main": "text"}}')],
+)
+def test_a_malformed_script_is_a_usage_error(team: Path, script, name: str, text: str) -> None:
+    result = exec_(team, script(text, name=name))
+    assert result.exit_code == 2
+    assert name in one_line_error(result)
+
+
+def test_a_missing_script_is_a_usage_error(team: Path, tmp_path: Path) -> None:
+    result = exec_(team, tmp_path / "nothere.json")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_an_exhausted_queue_ends_the_run_naming_the_worker(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("helper", input="x")]}, {"text": "done"}],
+                            "helper": [{"tool_calls": [call("read_file", path="notes.txt")]}]}})
+    result = exec_(team, s)
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert "'helper'" in line and "script" in line, line
+
+
+def test_a_worker_missing_from_the_script_is_exhausted_at_once(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("helper", input="x")]}, {"text": "done"}]}})
+    result = exec_(team, s)
+    assert result.exit_code == 1
+    assert "'helper'" in one_line_error(result)
+
+
+def test_each_workers_queue_is_consumed_in_order_across_its_calls(team: Path, script, tmp_path: Path) -> None:
+    s = script({"workers": {
+        "main": [{"tool_calls": [call("helper", input="first")]}, {"tool_calls": [call("helper", input="second")]},
+                 {"text": "done"}],
+        # The first call uses turns 1-2, the second turns 3-4.
+        "helper": [{"tool_calls": [call("read_file", path="notes.txt")]}, {"text": "answer 1"},
+                   {"tool_calls": [call("list_files")]}, {"text": "answer 2"}],
+    }})
+    events = tmp_path / "events.jsonl"
+    result = exec_(team, s, "--events", events)
+    assert result.exit_code == 0, result.stderr
+    evs = read_events(events)
+    assert [e["result"] for e in of_kind(evs, "tool_returned", tool="helper")] == ["answer 1", "answer 2"]
+    assert [e["tool"] for e in of_kind(evs, "tool_called", worker="helper")] == ["read_file", "list_files"]
+
+
+def test_unused_turns_are_reported_with_verbose(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"text": "done"}, {"text": "never played"}]}})
+    quiet = exec_(team, s)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    loud = exec_(team, s, "-v")
+    assert loud.exit_code == 0
+    assert "not used" in loud.stderr and "main" in loud.stderr
+
+
+def test_script_and_model_together_is_a_usage_error(team: Path, script) -> None:
+    result = exec_(team, script({"workers": {"main": [{"text": "x"}]}}), "--model", "test")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
