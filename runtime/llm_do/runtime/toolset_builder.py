@@ -50,7 +50,10 @@ def _stdlib(runtime: Any, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
     cls = getattr(importlib.import_module(module), cls_name)
     settings = descriptor.settings_model.model_validate(use.settings)
     base = runtime.bundle.root if descriptor.root == "project" else Path(runtime.config.cwd or Path.cwd()).resolve()
-    return cls(descriptor, settings, base)
+    try:
+        return cls(descriptor, settings, base)
+    except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
+        raise ToolsetProblem(f"{name}: {exc}") from None
 
 
 def _module(runtime: Any, name: str) -> Any:

@@ -16,6 +16,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from llm_do.runtime.tool_args import ModelArgsValidator
 
 from .descriptor import Approval, ToolsetDescriptor
+from .paths import confine
 
 
 class StdlibToolset(AbstractToolset[Any]):
@@ -30,6 +31,9 @@ class StdlibToolset(AbstractToolset[Any]):
         self.settings = settings
         self.base = base
         """The directory the descriptor's `root` stands for (project root or working directory)."""
+        self.root = confine(base, getattr(settings, "path", "."))
+        """`base / settings.path`, resolved: every path of the toolset is relative to it and confined to it.
+        Raises PathRefused when the setting leads out of `base`."""
 
     @property
     def id(self) -> str | None:

@@ -158,43 +158,53 @@ def _is_pattern(entry: str) -> bool:
 def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
     """worker_files in order: literal paths as given, each pattern's matches sorted, no repeats."""
     assert project.manifest is not None
-    root = project.root
     out: list[str] = []
     seen: set[str] = set()
     for i, entry in enumerate(project.manifest.worker_files):
         at = _LazyLocation(project, ("worker_files", i))
+        if not _is_pattern(entry):
+            rel = _listed_file(project, entry, at, "worker", seen, diagnostics)
+            if rel is not None:
+                out.append(rel)
+            continue
         try:
             lexically_confined(entry)
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
             continue
-        if _is_pattern(entry):
-            matches = _glob(project.sources, entry)
-            if not matches:
-                diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
-            for rel in matches:
-                if rel not in seen:
-                    seen.add(rel)
-                    out.append(rel)
-            continue
-        rel = normalized(entry)
-        if not rel.endswith(WORKER_SUFFIXES):
-            diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
-            continue
-        if not (root / rel).is_file():
-            diagnostics.append(diagnostic("F001", f"worker file '{entry}' not found", at))
-            continue
-        try:
-            project.sources.confined(rel)
-        except OutsideRoot as exc:
-            diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
-            continue
-        if rel in seen:
-            diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
-            continue
-        seen.add(rel)
-        out.append(rel)
+        matches = _glob(project.sources, entry)
+        if not matches:
+            diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
+        for rel in matches:
+            if rel not in seen:
+                seen.add(rel)
+                out.append(rel)
     return out
+
+
+def _listed_file(
+    project: LoadedProject, entry: str, at: _LazyLocation, kind: str, seen: set[str], diagnostics: list[Diagnostic]
+) -> str | None:
+    """A path listed literally in worker_files or python_files, checked: inside the root, of the
+    right kind, existing, listed once. Its normalized form, or None with a diagnostic."""
+    listed = f"{kind}_files"
+    try:
+        project.sources.confined(entry)
+    except OutsideRoot as exc:
+        diagnostics.append(diagnostic("F002", f"{listed} entry {exc}", at))
+        return None
+    rel = normalized(entry)
+    if kind == "worker" and not rel.endswith(WORKER_SUFFIXES):
+        diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
+        return None
+    if not os.path.isfile(os.path.join(str(project.root), rel)):
+        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at))
+        return None
+    if rel in seen:
+        diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
+        return None
+    seen.add(rel)
+    return rel
 
 
 def _glob(sources: SourceMap, pattern: str) -> list[str]:
@@ -215,21 +225,11 @@ def _glob(sources: SourceMap, pattern: str) -> list[str]:
 def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
     assert project.manifest is not None
     out: list[str] = []
+    seen: set[str] = set()
     for i, entry in enumerate(project.manifest.python_files):
-        at = _LazyLocation(project, ("python_files", i))
-        try:
-            project.sources.confined(entry)
-        except OutsideRoot as exc:
-            diagnostics.append(diagnostic("F002", f"python_files entry {exc}", at))
-            continue
-        rel = normalized(entry)
-        if not (project.root / rel).is_file():
-            diagnostics.append(diagnostic("F001", f"python file '{entry}' not found", at))
-            continue
-        if rel in out:
-            diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
-            continue
-        out.append(rel)
+        rel = _listed_file(project, entry, _LazyLocation(project, ("python_files", i)), "python", seen, diagnostics)
+        if rel is not None:
+            out.append(rel)
     return out
 
 

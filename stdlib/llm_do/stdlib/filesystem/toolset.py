@@ -15,7 +15,6 @@ from pathlib import Path, PurePath, PureWindowsPath
 from pydantic_ai.exceptions import ToolFailed
 
 from ..base import StdlibToolset
-from ..descriptor import ToolsetDescriptor
 from ..paths import PathRefused, check_suffix, confine, relative, suffix_allowed, touches_git_dir
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
 
@@ -27,11 +26,6 @@ class FilesystemToolset(StdlibToolset):
     """`read_file`, `write_file` (writable variants only) and `list_files` below `base / settings.path`."""
 
     settings: FilesystemSettings
-
-    def __init__(self, descriptor: ToolsetDescriptor, settings: FilesystemSettings, base: Path) -> None:
-        super().__init__(descriptor, settings, base)
-        self.root = confine(base, settings.path)
-        """The resolved directory every path is relative to and confined to."""
 
     def read_file(self, path: str, offset: int = 0, max_chars: int = DEFAULT_MAX_CHARS) -> str:
         target = self._confine(path)

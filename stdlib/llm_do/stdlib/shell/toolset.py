@@ -18,8 +18,7 @@ from typing import Any
 from pydantic_ai.exceptions import ToolFailed
 
 from ..base import StdlibToolset
-from ..descriptor import Approval, ToolsetDescriptor
-from ..paths import confine
+from ..descriptor import Approval
 from .commands import CommandRefused, parse_command
 from .descriptor import ShellSettings
 
@@ -38,11 +37,6 @@ class ShellToolset(StdlibToolset):
     """The `shell` tool of `shell_readonly` and `shell_file_ops`; the toolset's name picks the allowlist."""
 
     settings: ShellSettings
-
-    def __init__(self, descriptor: ToolsetDescriptor, settings: ShellSettings, base: Path) -> None:
-        super().__init__(descriptor, settings, base)
-        self.root = confine(base, settings.path)
-        """The resolved directory commands run in and every path is confined to."""
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Approval:
         """The command's own approval (`ls` allowed, `mv` asked). A command that will be refused
