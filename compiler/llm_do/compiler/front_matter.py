@@ -5,7 +5,7 @@ spec/schemas/worker.schema.json is generated from it, so editors can validate fr
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
@@ -59,6 +59,14 @@ class AttachmentPolicy(BaseModel):
     allowed_suffixes: list[str] | None = Field(default=None, description="e.g. ['.pdf', '.png']")
 
 
+class ServerSideTool(BaseModel):
+    """A provider-side tool of the `.agent` era, run by the model's provider, not by llm-do."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool_type: Literal["web_search", "web_fetch", "code_execution", "image_generation"]
+
+
 class WorkerFrontMatter(BaseModel):
     """What a worker declares between the `---` lines."""
 
@@ -80,6 +88,6 @@ class WorkerFrontMatter(BaseModel):
     approvals: list[str] = Field(default_factory=list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
     recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
     attachments: AttachmentPolicy | None = None
-    server_side_tools: list[dict[str, Any]] = Field(
+    server_side_tools: list[ServerSideTool] = Field(
         default_factory=list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."
     )

@@ -51,7 +51,7 @@ def migrate_front_matter(text: str, *, recursive: bool) -> tuple[str, bool]:
         m = _KEY.match(line)
         key = m.group("key") if m else None
         if key == "input_model_ref":
-            line = "schema_in_ref:" + m.group("rest")
+            line = "schema_in_ref:" + _colon_ref(m.group("rest"))
         elif key == "entry":
             entry = m.group("rest").strip().lower() in ("true", "yes")
             continue
@@ -85,8 +85,9 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
                                     for p in data["worker_files"]]
         entry = data.get("entry")
         if isinstance(entry, dict):
-            if "agent" in entry:
-                entry = data["entry"] = _renamed(entry, "agent", "worker")
+            for old in ("agent", "name"):
+                if old in entry and "worker" not in entry:
+                    entry = data["entry"] = _renamed(entry, old, "worker")
             if "input" in entry and "args" not in entry:
                 entry = data["entry"] = _renamed(entry, "input", "args")
         if entry_from_file and not (isinstance(entry, dict) and entry.get("worker")):
@@ -100,6 +101,15 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
                 plan.notes.append(f"removed {'.'.join(path)}: {hint}")
         plan.writes["project.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return plan
+
+
+def _colon_ref(value: str) -> str:
+    """The `.agent`-era `module.Class` form as `module:Class` (a `path.py:Class` stays as it is)."""
+    text = value.strip().strip("'\"")
+    if ":" in text or "." not in text or text.endswith(".py"):
+        return value
+    module, _, qualname = text.rpartition(".")
+    return f" {module}:{qualname}"
 
 
 def _renamed(mapping: dict, old: str, new: str) -> dict:

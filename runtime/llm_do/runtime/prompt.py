@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from llm_do.stdlib.paths import normalize_suffixes, suffix_allowed
+
 from .args import Attachment, WorkerArgs
 
 
@@ -40,8 +42,9 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     total = 0
     for attachment in attachments:
         path = _resolve(attachment.path, root, confined)
-        if suffixes is not None and path.suffix.lower() not in {s.lower() for s in suffixes}:
-            raise AttachmentProblem(f"attachment '{attachment.path}': suffix '{path.suffix}' not allowed ({', '.join(suffixes)})")
+        if not suffix_allowed(path.name, suffixes):
+            allowed = ", ".join(normalize_suffixes(suffixes) or ())
+            raise AttachmentProblem(f"attachment '{attachment.path}': suffix '{path.suffix}' not allowed ({allowed})")
         try:
             total += os.stat(path).st_size
         except OSError:

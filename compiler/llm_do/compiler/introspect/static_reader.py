@@ -52,11 +52,25 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
     except (OSError, ValueError) as exc:
         fact.error = PyError(message=str(exc), file=rel)
         return fact, None
+    functions = {n.name: n.lineno for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    public_toolsets: list[ToolsetFact] = []
+    declared: set[str] = set()
     for node in tree.body:
         targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             targets = [node.target.id]
         value = getattr(node, "value", None)
+        declared.update(t for t in targets if t in ("TOOLS", "TOOLSETS"))
+        if "__all__" in targets and "TOOLS" not in declared:
+            exported = _literal_strings(value)
+            if exported is None:
+                fact.complete = False
+            else:
+                fact.tools = [ToolFact(name=n, line=functions[n]) for n in exported if n in functions]
+                fact.tools_export = "__all__" if fact.tools else None
+        if _is_toolset_call(value):
+            public_toolsets += [ToolsetFact(name=t, opaque_reason="read without importing", line=node.lineno)
+                                for t in targets if not t.startswith("_")]
         if "TOOLS" in targets:
             fact.tools_export = "TOOLS"
             names = _literal_names(value)
@@ -70,7 +84,26 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
                 fact.complete = False
             else:
                 fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+    if "TOOLSETS" not in declared:
+        fact.toolsets = public_toolsets  # without TOOLSETS, its public toolset instances are exported
     return fact, tree
+
+
+def _literal_strings(value: ast.expr | None) -> list[str] | None:
+    if isinstance(value, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+    ):
+        return [e.value for e in value.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _is_toolset_call(value: ast.expr | None) -> bool:
+    """`X = FunctionToolset(...)` and the like: a module-level toolset, as far as the text shows."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name.endswith("Toolset")
 
 
 def _literal_names(value: ast.expr | None, keys_only: bool = False) -> list[tuple[str, int]] | None:

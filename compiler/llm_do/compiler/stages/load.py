@@ -160,25 +160,34 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
     assert project.manifest is not None
     out: list[str] = []
     seen: set[str] = set()
+    escaping: dict[str, tuple[str, _LazyLocation]] = {}
+    """Files a pattern reaches through a symlink out, reported unless listed (and reported) by name."""
     for i, entry in enumerate(project.manifest.worker_files):
         at = _LazyLocation(project, ("worker_files", i))
         if not _is_pattern(entry):
             rel = _listed_file(project, entry, at, "worker", seen, diagnostics)
             if rel is not None:
                 out.append(rel)
+            else:
+                escaping[normalized(entry)] = ("", at)
             continue
         try:
             lexically_confined(entry)
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
             continue
-        matches = _glob(project.sources, entry)
-        if not matches:
+        matches, outside = _glob(project.sources, entry)
+        for rel in outside:
+            escaping.setdefault(rel, (entry, at))
+        if not matches and not outside:
             diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
         for rel in matches:
             if rel not in seen:
                 seen.add(rel)
                 out.append(rel)
+    for rel, (pattern, at) in escaping.items():
+        if pattern:
+            diagnostics.append(diagnostic("F002", f"pattern '{pattern}' matches '{rel}', which leads outside the project root", at))
     return out
 
 
@@ -207,19 +216,21 @@ def _listed_file(
     return rel
 
 
-def _glob(sources: SourceMap, pattern: str) -> list[str]:
+def _glob(sources: SourceMap, pattern: str) -> tuple[list[str], list[str]]:
+    """The worker files a pattern matches, sorted; and those it matches through a symlink out."""
     root = str(sources.root)
     matches = glob.glob(pattern, root_dir=root, recursive=True)
-    out = []
+    inside, outside = [], []
     for m in sorted(matches):
         rel = normalized(m)
         if rel.endswith(WORKER_SUFFIXES) and os.path.isfile(os.path.join(root, rel)):
             try:
                 sources.confined(rel)
             except OutsideRoot:
+                outside.append(rel)
                 continue
-            out.append(rel)
-    return out
+            inside.append(rel)
+    return inside, outside
 
 
 def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:

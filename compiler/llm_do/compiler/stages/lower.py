@@ -118,7 +118,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
         "calls": list(worker.calls),
         "recursive": front.recursive,
         "attachments": front.attachments.model_dump() if front.attachments else None,
-        "server_side_tools": front.server_side_tools,
+        "server_side_tools": [t.model_dump() for t in front.server_side_tools],
     }
     return _hashed(node)
 
