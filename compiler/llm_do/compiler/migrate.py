@@ -121,13 +121,6 @@ def cyclic_workers(project: ResolvedProject | None) -> set[str]:
     """Names of the workers on a call cycle (self-calls included): they need `recursive: true`."""
     if project is None:
         return set()
-    import networkx as nx
-
     from .call_graph import call_graph
 
-    graph = call_graph(project)
-    out: set[str] = set()
-    for component in nx.strongly_connected_components(graph):
-        if len(component) > 1 or any(graph.has_edge(n, n) for n in component):
-            out |= component
-    return out
+    return set().union(*call_graph(project).cycles())

@@ -56,6 +56,8 @@ class TemplateContext:
     analyzed: dict[str, list[Diagnostic]] = field(default_factory=dict)
     include_sites: dict[str, Related] = field(default_factory=dict)
     """Where each included template was first included from."""
+    parsed: dict[str, Any] = field(default_factory=dict)
+    """Worker bodies' syntax trees from the analysis, compiled from without parsing again."""
 
     @property
     def env(self):
@@ -83,15 +85,33 @@ def _environment(ctx: TemplateContext):
     return env
 
 
+_PLAIN_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def substitute_plain_variables(text: str, variables: dict[str, Any]) -> str | None:
+    """The rendering of a body whose only template syntax is `{{ name }}` of scalar vars, without
+    Jinja; None when the body needs Jinja. Jinja renders such a body as `str(value)` in place, so
+    the result is the same, at a fraction of the cost of compiling a template per worker."""
+    names = _PLAIN_VARIABLE.findall(text)
+    if not names or not all(n in variables and isinstance(variables[n], _SCALARS) for n in names):
+        return None
+    rendered = _PLAIN_VARIABLE.sub(lambda m: str(variables[m.group(1)]), text)
+    return None if has_template_syntax(_PLAIN_VARIABLE.sub("", text)) else rendered
+
+
 def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, list[Diagnostic]]:
     """The rendered instructions, or None with the diagnostics that explain why not."""
     if not has_template_syntax(unit.text):
         return unit.text.strip(), []
+    plain = substitute_plain_variables(unit.text, ctx.variables)
+    if plain is not None:
+        return plain.strip(), []
     diagnostics = analyze(ctx, unit, defined=set())
     if any(d.is_error for d in diagnostics):
         return None, diagnostics
     try:
-        template = ctx.env.from_string(unit.text)
+        template = ctx.env.from_string(ctx.parsed.pop(unit.file, None) or unit.text)
         return template.render(**ctx.variables).strip(), diagnostics
     except Exception as exc:  # a template may raise anything while rendering; report where
         return None, diagnostics + [_render_error(ctx, unit, exc)]
@@ -121,6 +141,8 @@ def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list
         tree = ctx.env.parse(unit.text)
     except TemplateSyntaxError as exc:
         return [diagnostic("T001", f"template syntax error: {exc.message}", unit.location(exc.lineno), related=related)]
+    if unit.include_site is None:
+        ctx.parsed[unit.file] = tree
     out: list[Diagnostic] = []
     known = set(ctx.variables) | set(TEMPLATE_GLOBALS) | set(ctx.env.globals) | defined
     undeclared = meta.find_undeclared_variables(tree) - known

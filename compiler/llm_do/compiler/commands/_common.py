@@ -55,9 +55,9 @@ def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
 
 
 def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
-    from ..render.text_format import print_text
-
     if any(r.diagnostics for r in reports):
+        from ..render.text_format import print_text  # rich: only when there is something to print
+
         print_text(reports, stderr_console(), show_summary=summary)
 
 

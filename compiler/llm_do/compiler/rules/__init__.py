@@ -5,18 +5,12 @@ One module per concern; `ALL_RULES` is the order they run in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ..diagnostics import Diagnostic
-from ..stages.resolve import ResolvedProject
 from .entry_args import check_entry_args
 from .graph_cycles import check_cycles
 from .graph_depth import check_depth
 from .graph_reachability import check_reachability
 from .models import check_models
 from .python_imports import check_python_imports
-
-Rule = Callable[[ResolvedProject, object], list[Diagnostic]]
 
 ALL_RULES = (
     check_python_imports,

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import networkx as nx
-
-from ..call_graph import depths
+from ..call_graph import CallGraph
 from ..diagnostics import Diagnostic, diagnostic
 from ..stages.resolve import ResolvedProject
 
 
-def check_depth(project: ResolvedProject, graph: nx.DiGraph) -> list[Diagnostic]:
+def check_depth(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     max_depth = project.manifest.runtime.max_depth
-    depth = depths(graph, project.entry)
+    depth = graph.depths(project.entry)
     out: list[Diagnostic] = []
-    for caller, callee, data in sorted(graph.edges(data=True)):
+    for caller, callee, at in graph.edges():
         d = depth.get(caller)
         if d is not None and d >= max_depth:
             out.append(diagnostic(
                 "G002",
                 f"'{caller}' runs at depth {d} at the earliest, so its call to '{callee}' would run at depth {d + 1},"
                 f" past max_depth {max_depth}",
-                data["at"],
+                at,
                 hint="raise runtime.max_depth in project.json or shorten the chain",
             ))
     return out

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import networkx as nx
-
-from ..call_graph import depths
+from ..call_graph import CallGraph
 from ..diagnostics import Diagnostic, diagnostic
 from ..stages.resolve import ResolvedProject
 
 
-def check_reachability(project: ResolvedProject, graph: nx.DiGraph) -> list[Diagnostic]:
-    if project.entry not in graph:
+def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
+    if project.entry not in graph.calls:
         return []
-    reached = depths(graph, project.entry)
+    reached = graph.depths(project.entry)
     return [
         diagnostic("G003", f"worker '{name}' is not reachable from the entry '{project.entry}'",
                    project.worker_location(name),
