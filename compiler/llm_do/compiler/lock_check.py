@@ -13,7 +13,7 @@ from pathlib import Path
 
 from llm_do.runtime.bundle_format import BUNDLE_FORMAT
 from llm_do.runtime.canonical import DigestError, source_hash, verify_digest
-from llm_do.runtime.lockfile import LockFormatError, LockText
+from llm_do.runtime.lockfile import LockFormatError, LockReader
 from llm_do.runtime.version import VERSION
 
 from .stages.load import LoadedProject, load
@@ -42,7 +42,7 @@ def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
         return status
     try:
         verify_digest(data)
-        text = LockText.from_bytes(data)
+        text = LockReader.from_bytes(data)
         fmt = text.get("bundle_format")
         compiler = text.get("compiler") or {}
         recorded = text.get("sources") or {}

@@ -152,13 +152,14 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         except OSError as exc:
             raise ExecError(f"cannot write events to {events_to}: {exc.strerror}", EXIT_USAGE) from None
         sinks.append(JsonLinesSink(events_file))
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if verbose:
         sinks.append(lambda e: click.echo(describe(e), err=True))
-    else:
+    elif not interactive and approval_mode is None and bundle.runtime["approval_mode"] == "prompt":
         sinks.append(say_unasked_denials)
     config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
-        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
+        interactive=interactive,
         timeout=timeout,
         model=model,
         model_for=model_for,

@@ -41,29 +41,37 @@ class ApprovalGate(WrapperToolset[CallContext]):
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
         runtime = self.runtime
+        listening = runtime.listening
         approval = self.approval_for(name, tool_args, tool)
-        runtime.emit(ToolCalled(frame.worker, frame.depth, name, tool_args, approval))
+        if listening:
+            runtime.emit(ToolCalled(frame.worker, frame.depth, name, tool_args, approval))
         if approval == "deny":
-            message = f"'{name}' is denied by the project's approval rules; it did not run"
-            runtime.emit(ToolReturned(frame.worker, frame.depth, name, "denied", message))
-            raise ToolFailed(message)
+            self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == "ask":
             decision, by = await runtime.request_approval(ApprovalRequest(frame.worker, frame.depth, name, tool_args))
-            runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note))
+            if listening:
+                runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note))
             if not decision.approved:
-                message = f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run"
-                runtime.emit(ToolReturned(frame.worker, frame.depth, name, "denied", message))
-                raise ToolFailed(message)
+                self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
-            runtime.emit(ToolReturned(frame.worker, frame.depth, name, "failed", str(exc)))
+            if listening:
+                runtime.emit(ToolReturned(frame.worker, frame.depth, name, "failed", str(exc)))
             raise
         except LlmDoError:
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
-            runtime.emit(ToolReturned(frame.worker, frame.depth, name, "crashed", f"{type(exc).__name__}: {exc}"))
+            if listening:
+                runtime.emit(ToolReturned(frame.worker, frame.depth, name, "crashed", f"{type(exc).__name__}: {exc}"))
             raise RunFailed(f"tool '{name}' of worker '{frame.worker}' raised {type(exc).__name__}: {exc}") from exc
-        preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
-        runtime.emit(ToolReturned(frame.worker, frame.depth, name, "ok", preview[:RESULT_PREVIEW]))
+        if listening:
+            preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
+            runtime.emit(ToolReturned(frame.worker, frame.depth, name, "ok", preview[:RESULT_PREVIEW]))
         return result
+
+    def _refuse(self, frame: Any, name: str, message: str) -> None:
+        """The tool does not run; the model is told why (a failed tool result) and goes on."""
+        if self.runtime.listening:
+            self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, "denied", message))
+        raise ToolFailed(message)

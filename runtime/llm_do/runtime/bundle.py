@@ -8,13 +8,14 @@ hashes of the Python sources the run may import come next. A bundle that passes 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .bundle_format import BUNDLE_FORMAT
 from .canonical import DigestError, source_hash, verify_digest
-from .lockfile import LockFormatError, LockText
+from .lockfile import LockFormatError, LockReader
 
 REBUILD = "run `llm-do build`"
 
@@ -23,7 +24,7 @@ class BundleRefused(Exception):
     """The bundle cannot be run as it is; the message is one line saying why and what to do."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class SchemaSpec:
     ref: str | None
     module: str
@@ -35,7 +36,7 @@ class SchemaSpec:
         return cls(node.get("ref"), node["module"], node["qualname"], node["json_schema"])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ToolsetUse:
     toolset: str | None
     worker: str | None
@@ -43,14 +44,14 @@ class ToolsetUse:
     opaque_approval: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ToolBinding:
     toolset: str | None
     worker: str | None
     approval: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class WorkerSpec:
     name: str
     source: str
@@ -95,7 +96,7 @@ class WorkerSpec:
 @dataclass
 class LoadedBundle:
     path: Path
-    text: LockText
+    text: LockReader
     root: Path
     """The project root: the bundle's `root`, relative to the bundle's directory."""
     _workers: dict[str, WorkerSpec] = field(default_factory=dict, repr=False)
@@ -143,7 +144,7 @@ def bundle_from_bytes(data: bytes, path: Path, *, verify_sources: bool = True) -
     """A bundle held in memory (`llm-do run`); `path` is where it would live, for its `root`."""
     try:
         verify_digest(data)
-        text = LockText.from_bytes(data)
+        text = LockReader.from_bytes(data)
         fmt = text.get("bundle_format")
     except (DigestError, LockFormatError) as exc:
         raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
@@ -156,14 +157,30 @@ def bundle_from_bytes(data: bytes, path: Path, *, verify_sources: bool = True) -
     return bundle
 
 
+_PYTHON_KIND = b'": {\n      "kind": "python",\n      "sha256": "'
+
+
+def python_sources(text: LockReader) -> dict[str, str]:
+    """Relative path -> recorded hash of every Python source of the bundle, found by their
+    canonical lines rather than by decoding the thousands of other sources."""
+    section = text.section_bytes("sources")
+    out: dict[str, str] = {}
+    at = section.find(_PYTHON_KIND)
+    while at >= 0:
+        key_start = section.rfind(b'\n    "', 0, at) + 5
+        value_start = at + len(_PYTHON_KIND)
+        value_end = section.find(b'"', value_start)
+        out[json.loads(section[key_start : at + 1])] = section[value_start:value_end].decode()
+        at = section.find(_PYTHON_KIND, value_end)
+    return out
+
+
 def _verify_python_sources(bundle: LoadedBundle) -> None:
     """Python is the one input besides the bundle: refuse to import code that changed since the build."""
-    for rel, entry in (bundle.text.get("sources") or {}).items():
-        if entry.get("kind") != "python":
-            continue
+    for rel, recorded in python_sources(bundle.text).items():
         try:
             actual = source_hash((bundle.root / rel).read_bytes())
         except OSError:
             raise BundleRefused(f"{bundle.path}: stale: {rel} is missing since the build; {REBUILD}") from None
-        if actual != entry.get("sha256"):
+        if actual != recorded:
             raise BundleRefused(f"{bundle.path}: stale: {rel} changed since the build; {REBUILD}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
 
-@dataclass(frozen=True)
+@dataclass
 class RuntimeEvent:
     kind = "event"
 
@@ -16,7 +16,7 @@ class RuntimeEvent:
         return {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}}
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkerStarted(RuntimeEvent):
     kind = "worker_started"
     worker: str
@@ -24,7 +24,7 @@ class WorkerStarted(RuntimeEvent):
     model: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkerFinished(RuntimeEvent):
     kind = "worker_finished"
     worker: str
@@ -33,7 +33,7 @@ class WorkerFinished(RuntimeEvent):
     usage: dict[str, int]
 
 
-@dataclass(frozen=True)
+@dataclass
 class ToolCalled(RuntimeEvent):
     kind = "tool_called"
     worker: str
@@ -43,7 +43,7 @@ class ToolCalled(RuntimeEvent):
     approval: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class ToolReturned(RuntimeEvent):
     kind = "tool_returned"
     worker: str
@@ -54,7 +54,7 @@ class ToolReturned(RuntimeEvent):
     result: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class ApprovalRequested(RuntimeEvent):
     """Sent before a decision is made; a host driving `Runtime.events()` answers it with `respond`."""
 
@@ -71,7 +71,7 @@ class ApprovalRequested(RuntimeEvent):
         self._respond(decision)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ApprovalDecided(RuntimeEvent):
     kind = "approval_decided"
     worker: str
@@ -82,7 +82,7 @@ class ApprovalDecided(RuntimeEvent):
     note: str | None
 
 
-@dataclass(frozen=True)
+@dataclass
 class RunFinished(RuntimeEvent):
     kind = "run_finished"
     output: Any

@@ -3,7 +3,8 @@
 A bundle of thousands of workers is megabytes of JSON, and a run touches a handful of its nodes.
 The file form (see `canonical`) puts every top-level key on a line of its own indented by two
 spaces and every member of a top-level object at four, and no string holds a raw newline; so a
-key's value can be found with a substring search and decoded alone with ``raw_decode``.
+value can be found with a byte search, cut out at the next line of its own indentation, and
+decoded alone. Nothing else of the file is decoded, not even to text.
 """
 
 from __future__ import annotations
@@ -12,74 +13,93 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-_decoder = json.JSONDecoder()
-
 
 class LockFormatError(ValueError):
-    """The text is not in the canonical file form."""
+    """The bytes are not in the canonical file form."""
+
+
+def _key(name: str, indent: int) -> bytes:
+    return b"\n" + b" " * indent + json.dumps(name, ensure_ascii=False).encode() + b": "
+
+
+_TOP_END = (b'\n  "', b"\n}")
+_MEMBER_END = (b'\n    "', b"\n  }")
 
 
 @dataclass
-class LockText:
-    """The text of a sealed bundle, with lazy access to its sections and their members."""
+class LockReader:
+    """Reads a sealed bundle's bytes lazily: a section or one member at a time."""
 
-    text: str
+    data: bytes
     _cache: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> LockText:
-        try:
-            return cls(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise LockFormatError(f"it is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    def from_bytes(cls, data: bytes) -> LockReader:
+        return cls(data)
 
-    def _decode_at(self, pattern: str, start: int = 0, end: int | None = None) -> tuple[Any, int] | None:
-        at = self.text.find(pattern, start, end if end is not None else len(self.text))
-        if at < 0:
-            return None
+    def _value(self, start: int, ends: tuple[bytes, bytes], limit: int | None = None) -> Any:
+        """Decode the value that starts at `start` and runs to the next line of its indentation."""
+        stop = limit if limit is not None else len(self.data)
+        for end in ends:  # each search stops where the nearest end found so far is
+            at = self.data.find(end, start, stop)
+            if at >= 0:
+                stop = at
+        raw = self.data[start:stop].rstrip(b",")
         try:
-            return _decoder.raw_decode(self.text, at + len(pattern))
-        except json.JSONDecodeError as exc:
-            raise LockFormatError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+            return json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LockFormatError(f"a value at byte {start} is not valid JSON ({exc})") from None
 
-    def _section_span(self, key: str) -> tuple[int, int] | None:
-        pattern = f"\n  {json.dumps(key, ensure_ascii=False)}: "
-        at = self.text.find(pattern)
-        if at < 0:
+    def _section_start(self, section: str) -> int | None:
+        pattern = _key(section, 2)
+        at = self.data.find(pattern)
+        return None if at < 0 else at + len(pattern)
+
+    def _section_span(self, section: str) -> tuple[int, int] | None:
+        start = self._section_start(section)
+        if start is None:
             return None
-        start = at + len(pattern)
-        if self.text.startswith("{}", start):
+        if self.data.startswith(b"{}", start):
             return start, start + 2
-        end = self.text.find("\n  }", start)
+        end = self.data.find(b"\n  }", start)
         if end < 0:
-            raise LockFormatError(f"section {key!r} is not closed")
+            raise LockFormatError(f"section {section!r} is not closed")
         return start, end + 4
 
     def has(self, key: str) -> bool:
-        return self._section_span(key) is not None
+        return self._section_start(key) is not None
 
     def get(self, key: str, default: Any = None) -> Any:
         """A top-level value, decoded on first use."""
         cache_key = (key,)
-        if cache_key in self._cache:
-            return self._cache[cache_key]
-        found = self._decode_at(f"\n  {json.dumps(key, ensure_ascii=False)}: ")
-        value = default if found is None else found[0]
-        self._cache[cache_key] = value
-        return value
+        if cache_key not in self._cache:
+            start = self._section_start(key)
+            self._cache[cache_key] = default if start is None else self._value(start, _TOP_END)
+        return self._cache[cache_key]
 
     def member(self, section: str, key: str) -> Any | None:
-        """``doc[section][key]`` without decoding the rest of the section; None when absent."""
+        """``doc[section][key]`` without decoding the rest of the section; None when absent.
+
+        The member's line is searched from the section's start, then the bytes before it are
+        checked for the section's end: the cost is the distance to the member, not the section.
+        """
         cache_key = (section, key)
         if cache_key in self._cache:
             return self._cache[cache_key]
-        span = self._section_span(section)
+        start = self._section_start(section)
         value = None
-        if span is not None:
-            found = self._decode_at(f"\n    {json.dumps(key, ensure_ascii=False)}: ", span[0], span[1])
-            value = None if found is None else found[0]
+        if start is not None:
+            pattern = _key(key, 4)
+            at = self.data.find(pattern, start)
+            if at >= 0 and self.data.find(b"\n  }", start, at) < 0:
+                value = self._value(at + len(pattern), _MEMBER_END)
         self._cache[cache_key] = value
         return value
+
+    def section_bytes(self, section: str) -> bytes:
+        """The raw bytes of a top-level object, for a search that need not decode it."""
+        span = self._section_span(section)
+        return b"" if span is None else self.data[span[0] : span[1]]
 
     def member_names(self, section: str) -> list[str]:
         """The keys of a top-level object, read off their lines without decoding the values."""
@@ -87,16 +107,16 @@ class LockText:
         if span is None:
             return []
         names: list[str] = []
-        prefix = '\n    "'
-        at = self.text.find(prefix, span[0], span[1])
+        prefix = b'\n    "'
+        at = self.data.find(prefix, span[0], span[1])
         while at >= 0:
-            key, end = _decoder.raw_decode(self.text, at + len(prefix) - 1)
-            names.append(key)
-            at = self.text.find(prefix, end, span[1])
+            end = self.data.find(b'": ', at + len(prefix), span[1])
+            names.append(json.loads(self.data[at + len(prefix) - 1 : end + 1]))
+            at = self.data.find(prefix, end, span[1])
         return names
 
     def whole(self) -> dict[str, Any]:
         try:
-            return json.loads(self.text)
-        except json.JSONDecodeError as exc:
-            raise LockFormatError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+            return json.loads(self.data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LockFormatError(f"it is not valid JSON ({exc})") from None

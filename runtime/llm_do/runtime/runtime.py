@@ -78,6 +78,11 @@ class Runtime:
 
     # --- events and approvals
 
+    @property
+    def listening(self) -> bool:
+        """Whether anyone takes events: without a listener none is made."""
+        return self.config.on_event is not None or self._stream is not None
+
     def emit(self, event: RuntimeEvent) -> None:
         if self.config.on_event is not None:
             self.config.on_event(event)
@@ -96,7 +101,7 @@ class Runtime:
             if decision.approved and decision.remember == "session":
                 approver.remember(request)
             return decision, "host"
-        if approver.mode == "prompt":
+        if approver.mode == "prompt" and self.listening:
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args))
         return await approver.decide(request)
 
@@ -186,7 +191,8 @@ class Runtime:
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
             async with CallScope(self, spec, frame) as scope:
-                self.emit(WorkerStarted(spec.name, frame.depth, label))
+                if self.listening:
+                    self.emit(WorkerStarted(spec.name, frame.depth, label))
                 result = await self._agent(spec).run(
                     prompt,
                     deps=scope.context,
@@ -201,7 +207,8 @@ class Runtime:
         frame.messages = result.all_messages()
         if self.config.on_message is not None:
             self.config.on_message(spec.name, frame.depth, frame.messages)
-        self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
+        if self.listening:
+            self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
         return result.output
 
     # --- whole runs
@@ -222,7 +229,8 @@ class Runtime:
         except TimeoutError:
             raise RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped") from None
         result = RunResult(output, frame.messages, usage_dict(self.usage))
-        self.emit(RunFinished(jsonable(output), result.usage))
+        if self.listening:
+            self.emit(RunFinished(jsonable(output), result.usage))
         return result
 
     def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:

@@ -1,0 +1,112 @@
+"""Time `llm-do build` and `llm-do build --check` as whole processes on generated projects.
+
+    python bench/build_bench.py                      # 1, 300, 3000 workers; 7 runs each
+    python bench/build_bench.py --runs 3 --sizes 1,300
+
+For every size N the project is generated (bench/generate.py), checked to build with no
+diagnostics, built once as a warm-up, then timed in rounds: each round runs `python -c pass`,
+`llm-do --version`, `build` of every size and `build --check` of every (unchanged) size, so a
+change in machine load spreads over all rows alike. Per-worker cost is the marginal cost
+(median(N) - median(1)) / (N - 1); its 300 -> 3000 ratio near 1 means no superlinear step.
+
+Targets (2-core machine): build of 3000 workers < 1.5 s; check of an unchanged 3000 < 0.5 s;
+per-worker cost flat from 300 to 3000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from _common import Series, llm_do_command, machine, run_once, seconds, table, verdict, versions
+from generate import DEFAULT_OUT, generate_project
+
+BUILD_TARGET = 1.5
+CHECK_TARGET = 0.5
+FLAT_LIMIT = 1.3
+"""A 300 -> 3000 per-worker ratio above this is reported as not flat (medians carry some noise)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="timed runs of each command (default 7)")
+    parser.add_argument("--sizes", default="1,300,3000", help="worker counts (default 1,300,3000)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where projects are generated")
+    parser.add_argument("--llm-do", dest="llm_do", help="path of the llm-do executable to time")
+    parser.add_argument("--json", dest="json_out", type=Path, help="also write the raw times here")
+    args = parser.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",")})
+    llm_do = llm_do_command(args.llm_do)
+
+    projects = {}
+    for n in sizes:
+        root = generate_project(args.out / f"workers-{n}", n)
+        _, out, _ = run_once(llm_do + ["lint", str(root), "--format", "json"])
+        found = json.loads(out)["diagnostics"]
+        if found:
+            raise SystemExit(f"bench: the generated {n}-worker project has diagnostics: {found[:3]}")
+        run_once(llm_do + ["build", str(root)])  # warm-up (page cache, .pyc)
+        run_once(llm_do + ["build", "--check", str(root)])
+        projects[n] = root
+
+    pass_series = Series("python -c pass")
+    version_series = Series("llm-do --version")
+    builds = {n: Series(f"build {n}") for n in sizes}
+    checks = {n: Series(f"build --check {n}") for n in sizes}
+    for _ in range(args.runs):
+        pass_series.add([sys.executable, "-c", "pass"])
+        version_series.add(llm_do + ["--version"])
+        for n in sizes:
+            builds[n].add(llm_do + ["build", str(projects[n])])
+        for n in sizes:
+            checks[n].add(llm_do + ["build", "--check", str(projects[n])])
+
+    print(f"llm-do build benchmark: {args.runs} runs per row; {machine()}")
+    print(versions())
+    print()
+    rows = [[s.label, "-", seconds(s.median), seconds(s.min), seconds(s.cpu_median), "", ""]
+            for s in (pass_series, version_series)]
+    smallest = sizes[0]
+    ratios = {}
+    for kind, series, target in (("build", builds, BUILD_TARGET), ("build --check", checks, CHECK_TARGET)):
+        per_worker = {}
+        for n in sizes:
+            s = series[n]
+            marginal = ""
+            if n > smallest:
+                per_worker[n] = (s.median - series[smallest].median) / (n - smallest)
+                marginal = f"{per_worker[n] * 1000:.3f} ms"
+            goal = ""
+            if n == 3000:
+                goal = f"< {target} s: {verdict(s.median < target)}"
+            rows.append([kind, str(n), seconds(s.median), seconds(s.min), seconds(s.cpu_median), marginal, goal])
+        big = [n for n in sizes if n > smallest]
+        if len(big) >= 2:
+            lo, hi = big[-2], big[-1]
+            ratios[kind] = (lo, hi, per_worker[hi] / per_worker[lo] if per_worker[lo] > 0 else None)
+    print(table(["command", "workers", "median", "min", "cpu", "per worker", "target"], rows))
+    print()
+    print("median, min: wall time of the whole process; cpu: its median CPU time (user + system), "
+          "which other work on the machine disturbs less")
+    print(f"per worker = (median(N) - median({smallest})) / (N - {smallest}): the cost each worker adds")
+    for kind, (lo, hi, ratio) in ratios.items():
+        if ratio is None:
+            print(f"{kind}: per-worker ratio {lo} -> {hi} = n/a ({lo} workers cost no more than "
+                  f"{smallest} within noise; compare the {hi}-worker median directly)")
+            continue
+        shape = "flat" if ratio <= FLAT_LIMIT else "NOT flat (superlinear step?)"
+        print(f"{kind}: per-worker ratio {lo} -> {hi} = {ratio:.2f} ({shape})")
+    print(f"fixed cost: `python -c pass` {seconds(pass_series.median)}, `llm-do --version` "
+          f"{seconds(version_series.median)} (interpreter + CLI start-up, in every row above)")
+
+    if args.json_out:
+        data = {s.label: {"wall": s.times, "cpu": s.cpu}
+                for s in [pass_series, version_series, *builds.values(), *checks.values()]}
+        args.json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

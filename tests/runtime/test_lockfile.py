@@ -1,0 +1,52 @@
+"""Reading single values out of a sealed bundle without decoding the rest of it."""
+
+from __future__ import annotations
+
+import json
+
+from llm_do.runtime.bundle import python_sources
+from llm_do.runtime.canonical import document_json, seal, verify_digest
+from llm_do.runtime.lockfile import LockReader
+
+DOC = {
+    "@generated": "by a test",
+    "digest": "",
+    "entry": {"worker": "main", "args": {"input": "a \"quoted\"\nline"}},
+    "sources": {
+        "a.worker": {"kind": "worker", "sha256": "sha256:1"},
+        "pkg/tools.py": {"kind": "python", "sha256": "sha256:2"},
+        "schemas.py": {"kind": "python", "sha256": "sha256:3"},
+    },
+    "toolsets": {"files": {"name": "files", "tools": {}}},
+    "workers": {
+        "helper": {"name": "helper", "calls": []},
+        "main": {"name": "main", "calls": ["helper"], "note": "ünïcode — fine"},
+        "empty": {},
+    },
+    "zlast": [1, 2],
+}
+
+
+def test_values_and_members_decode_alone_as_the_whole_document_does() -> None:
+    data = seal(DOC)
+    verify_digest(data)
+    reader = LockReader(data)
+    whole = json.loads(data)
+    assert reader.get("entry") == whole["entry"]
+    assert reader.get("zlast") == [1, 2]
+    assert reader.get("missing", "default") == "default"
+    for name in ("helper", "main", "empty"):
+        assert reader.member("workers", name) == whole["workers"][name]
+    assert reader.member_names("workers") == ["empty", "helper", "main"]
+
+
+def test_a_member_of_a_later_section_is_not_found_in_an_earlier_one() -> None:
+    reader = LockReader(seal(DOC))
+    assert reader.member("toolsets", "main") is None  # `main` is a worker, further down
+    assert reader.member("workers", "files") is None  # `files` is a toolset, further up
+    assert reader.member("nosection", "main") is None
+
+
+def test_python_sources_are_found_by_their_lines() -> None:
+    reader = LockReader(document_json(DOC))
+    assert python_sources(reader) == {"pkg/tools.py": "sha256:2", "schemas.py": "sha256:3"}
