@@ -58,6 +58,8 @@ def _upgrade(
 ) -> tuple[Any, Any, list[Diagnostic]]:
     if not isinstance(data, dict):
         return data, positions, []
+    if not any(isinstance(_get(data, p[:-1]), dict) and p[-1] in _get(data, p[:-1]) for p in (*removed, *aliases)):
+        return data, positions, []  # the common case: nothing of the .agent era
     diagnostics: list[Diagnostic] = []
     data = _copy_dicts(data)
     for path, hint in removed.items():

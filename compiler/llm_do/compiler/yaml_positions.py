@@ -30,7 +30,11 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        doc = YamlDocument(None, PositionTable())
+        if node is not None:
+            doc.data = _build(loader, node, (), doc, line_offset)
+        else:
+            doc.positions.values[()] = Pos(1 + line_offset, 1)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -40,11 +44,6 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
         return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1))
     finally:
         loader.dispose()
-    doc = YamlDocument(data, PositionTable())
-    if node is not None:
-        _walk(node, (), doc, line_offset)
-    else:
-        doc.positions.values[()] = Pos(1 + line_offset, 1)
     return doc
 
 
@@ -52,21 +51,33 @@ def _pos(node: yaml.Node, line_offset: int) -> Pos:
     return Pos(node.start_mark.line + 1 + line_offset, node.start_mark.column + 1)
 
 
-def _walk(node: yaml.Node, path: Path, doc: YamlDocument, line_offset: int) -> None:
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _build(loader: Any, node: yaml.Node, path: Path, doc: YamlDocument, line_offset: int) -> Any:
+    """The value of `node`, recording positions on the way: one pass over the node tree.
+
+    Mappings, sequences and plain strings are built here; other scalars (numbers, booleans, null,
+    dates) by PyYAML's own constructors, so values are exactly what `yaml.safe_load` gives. A
+    repeated key keeps its first value and is reported."""
     doc.positions.values[path] = _pos(node, line_offset)
     if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
+        loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
+        out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = key_node.value
+                raise yaml.MarkedYAMLError(problem="a key must be a plain name, not a list or mapping",
+                                           problem_mark=key_node.start_mark)
+            key = key_node.value if key_node.tag == _STR_TAG else loader.construct_object(key_node)
             child = path + (key,)
-            if key in seen:
+            if key in out:
                 doc.duplicate_keys.append((child, _pos(key_node, line_offset)))
                 continue
-            seen.add(key)
             doc.positions.keys[child] = _pos(key_node, line_offset)
-            _walk(value_node, child, doc, line_offset)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, path + (i,), doc, line_offset)
+            out[key] = _build(loader, value_node, child, doc, line_offset)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(loader, item, path + (i,), doc, line_offset) for i, item in enumerate(node.value)]
+    if node.tag == _STR_TAG:
+        return node.value
+    return loader.construct_object(node, deep=True)

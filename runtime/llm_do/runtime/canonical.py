@@ -70,9 +70,11 @@ def document_json(doc: dict[str, Any]) -> bytes:
 
 
 class _Indented:
-    """The indented encoder, several times faster than the standard library's pure-Python one
-    (which ``indent`` forces). Subtrees shared by many nodes (the default input schema, a
-    toolset's parameters) are encoded once per indentation level."""
+    """The indented encoder, faster than the standard library's pure-Python one (which ``indent``
+    forces). Subtrees shared by many nodes (the default input schema, a toolset's parameters) are
+    encoded once per indentation level; only those below the nodes themselves are worth keeping."""
+
+    MEMO_LEVEL = 3
 
     def __init__(self, out: list[str]) -> None:
         self.out = out
@@ -99,6 +101,11 @@ class _Indented:
     def _container(self, value: Any, level: int, open_: str, close: str, items: Any) -> None:
         if not value:
             self.out.append(open_ + close)
+            return
+        if level < self.MEMO_LEVEL:
+            self.out.append(open_)
+            items(value, level + 1, "\n" + "  " * (level + 1))
+            self.out.append("\n" + "  " * level + close)
             return
         key = (id(value), level)
         cached = self.memo.get(key)

@@ -53,7 +53,7 @@ def build(project: Path, output: Path | None, check: bool) -> int:
         return 1
     result = compile_or_exit(project, lock_dir=lock.parent)
     print_diagnostics([as_report(str(project), result)])
-    if lock.resolve() in {(result.loaded.root / rel).resolve() for rel in result.loaded.sources.files}:
+    if _is_source(lock, result.loaded.root, result.loaded.sources.files):
         raise EnvironmentProblem(f"{lock} is a source of the project; write the lock elsewhere")
     if result.bundle is None:
         click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
@@ -68,6 +68,13 @@ def build(project: Path, output: Path | None, check: bool) -> int:
     verb = "is up to date" if unchanged else "written"
     click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
     return 0
+
+
+def _is_source(lock: Path, root: Path, sources: dict[str, object]) -> bool:
+    try:
+        return lock.resolve().relative_to(root).as_posix() in sources
+    except ValueError:
+        return False  # outside the project
 
 
 def _shown(path: Path) -> str:
