@@ -73,13 +73,6 @@ def describe(event: Any) -> str:
     return f"llm-do: {who}{kind} {detail}".rstrip()
 
 
-def say_unasked_denials(event: Any) -> None:
-    """Prompt mode with no terminal denies; the model is told, and so is the user, on stderr."""
-    if event.kind == "approval_decided" and event.by == "no-terminal":
-        click.echo(f"llm-do: denied {event.tool} ({event.worker}@{event.depth}): approval needed and no terminal to ask;"
-                   " pass --approve-all to allow it", err=True)
-
-
 def run_options(command: Any) -> Any:
     """The options `exec` and `run` share."""
     options = [
@@ -152,14 +145,11 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         except OSError as exc:
             raise ExecError(f"cannot write events to {events_to}: {exc.strerror}", EXIT_USAGE) from None
         sinks.append(JsonLinesSink(events_file))
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if verbose:
         sinks.append(lambda e: click.echo(describe(e), err=True))
-    elif not interactive and approval_mode is None and bundle.runtime["approval_mode"] == "prompt":
-        sinks.append(say_unasked_denials)
     config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
-        interactive=interactive,
+        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
         timeout=timeout,
         model=model,
         model_for=model_for,

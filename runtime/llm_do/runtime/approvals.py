@@ -65,7 +65,10 @@ def _key(request: ApprovalRequest) -> str:
 
 @dataclass
 class Approver:
-    """Answers requests for one run: mode first, then the session cache, then whoever can ask."""
+    """Answers requests for one run: mode first, then the session cache, then whoever can ask.
+
+    In `prompt` mode with no callback and no terminal the call is denied, and the person running
+    it is told on stderr as well as the model in the tool result."""
 
     mode: ApprovalMode
     callback: ApprovalCallback | None = None
@@ -94,6 +97,9 @@ class Approver:
         elif self.interactive:
             decision, by = await ask_on_terminal(request), "terminal"
         else:
+            sys.stderr.write(f"llm-do: denied {request.tool} ({request.worker}@{request.depth}): approval needed and no "
+                             "terminal to ask; pass --approve-all to allow it\n")
+            sys.stderr.flush()
             return ApprovalDecision(
                 False, note="this call needs approval and there is no terminal to ask; the run was started without "
                 "--approve-all"), "no-terminal"
