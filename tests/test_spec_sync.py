@@ -392,3 +392,27 @@ def test_the_models_behind_the_schemas_refuse_what_the_spec_refuses(kind: str, d
     if jsonschema is not None:
         schema = json.loads((SPEC / "schemas" / f"{kind}.schema.json").read_text(encoding="utf-8"))
         assert not jsonschema.Draft202012Validator(schema).is_valid(data)
+
+
+# --- the runtime
+
+def test_every_event_config_field_and_script_key_is_in_runtime_md() -> None:
+    import dataclasses
+
+    from llm_do.runtime import events
+    from llm_do.runtime.config import RuntimeConfig
+    from llm_do.runtime.script import ScriptToolCall, ScriptTurn
+
+    text = (SPEC / "runtime.md").read_text(encoding="utf-8")
+    kinds = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.RuntimeEvent) and c is not events.RuntimeEvent]
+    assert kinds
+    for kind in kinds:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{kind.kind}` |")), None)
+        assert row is not None, f"event {kind.kind} is not documented"
+        for f in dataclasses.fields(kind):
+            if not f.name.startswith("_"):
+                assert f"`{f.name}`" in row, f"field {f.name} of {kind.kind} is not documented"
+    for f in dataclasses.fields(RuntimeConfig):
+        assert f"`{f.name}`" in text, f"RuntimeConfig.{f.name} is not documented"
+    for key in [*ScriptTurn.model_fields, *ScriptToolCall.model_fields]:
+        assert f"`{key}`" in text or f'"{key}"' in text, f"script key {key} is not documented"
