@@ -371,3 +371,17 @@ def test_crlf_and_bom_build_the_same_bundle_as_lf(tmp_path: Path, all_sources_lo
     result = run_cli("build", root)
     assert result.exit_code == 0, result.stderr
     assert (root / LOCK).read_bytes() == all_sources_lock
+
+
+def test_a_project_without_manifest_skips_hidden_files_and_directories(tmp_path: Path) -> None:
+    """As `**/*.worker` would: drafts in `.drafts/`, a `.venv`, or `.x.worker` are not workers."""
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("toolsets: [helper]"),
+        "sub/helper.worker": worker(),
+        ".x.worker": "not a worker at all",
+        ".drafts/draft.worker": "not a worker at all",
+    })
+    result = run_cli("build", root)
+    assert result.exit_code == 0, result.stderr
+    bundle = json.loads((root / "bundle.lock").read_text())
+    assert sorted(bundle["workers"]) == ["helper", "main"]

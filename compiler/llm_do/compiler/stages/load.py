@@ -126,12 +126,12 @@ def _duplicates_noted(found: list[str]):
 
 
 def _implicit_worker_files(root: Path) -> list[str]:
-    """Every *.worker below the root, outside hidden directories (.git, .venv, ...)."""
+    """Every *.worker below the root, as `**/*.worker` would match: no hidden files or directories."""
     out = []
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         rel_dir = os.path.relpath(directory, root)
-        out.extend(normalized(os.path.join(rel_dir, f)) for f in files if f.endswith(".worker"))
+        out.extend(normalized(os.path.join(rel_dir, f)) for f in files if f.endswith(".worker") and not f.startswith("."))
     return sorted(out)
 
 
