@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         facts = timed("introspect", introspect, loaded, refs, None, import_python=True)
         resolved, _ = timed("resolve", resolve, loaded, parsed, refs, facts)
         timed("check", check_all, resolved)
-        instructions, _, _ = timed("render_instructions", render_instructions, resolved)
-        doc, _ = timed("lower", lower, resolved, instructions, loaded.root.resolve())
+        instructions, _ = timed("render_instructions", render_instructions, resolved)
+        doc = timed("lower", lower, resolved, instructions, loaded.root.resolve())
         timed("emit", emit, doc)
         timed("check_lock (build --check)", check_lock, root)
 

@@ -61,13 +61,12 @@ def compile_project(
     diagnostics.extend(d for d in found if not _cascade(d, unparsed))
     result.resolved = resolved
     diagnostics.extend(check(resolved))
-    instructions, _, found = render_instructions(resolved)
+    instructions, found = render_instructions(resolved)
     diagnostics.extend(found)
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(diagnostics)
     if emit_bundle and result.ok:
-        doc, found = lower(resolved, instructions, (lock_dir or loaded.root).resolve())
-        result.bundle = emit(doc)
+        result.bundle = emit(lower(resolved, instructions, (lock_dir or loaded.root).resolve()))
     return result
 
 

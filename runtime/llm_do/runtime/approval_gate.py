@@ -19,7 +19,6 @@ from .approvals import ApprovalRequest
 from .bundle import WorkerSpec
 from .call_scope import CallContext
 from .errors import LlmDoError, RunFailed
-from .events import ApprovalDecided, ToolCalled, ToolReturned, jsonable
 
 APPROVAL_METADATA_KEY = "llm_do_approval"
 RESULT_PREVIEW = 2000
@@ -42,6 +41,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         frame = ctx.deps.frame
         runtime = self.runtime
         listening = runtime.listening
+        if listening:
+            from .events import ApprovalDecided, ToolCalled, ToolReturned, jsonable
         approval = self.approval_for(name, tool_args, tool)
         if listening:
             runtime.emit(ToolCalled(frame.worker, frame.depth, name, tool_args, approval))
@@ -73,5 +74,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
     def _refuse(self, frame: Any, name: str, message: str) -> None:
         """The tool does not run; the model is told why (a failed tool result) and goes on."""
         if self.runtime.listening:
+            from .events import ToolReturned
+
             self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, "denied", message))
         raise ToolFailed(message)

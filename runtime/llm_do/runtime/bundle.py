@@ -9,9 +9,8 @@ hashes of the Python sources the run may import come next. A bundle that passes 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .bundle_format import BUNDLE_FORMAT
 from .canonical import DigestError, source_hash, verify_digest
@@ -24,8 +23,7 @@ class BundleRefused(Exception):
     """The bundle cannot be run as it is; the message is one line saying why and what to do."""
 
 
-@dataclass
-class SchemaSpec:
+class SchemaSpec(NamedTuple):
     ref: str | None
     module: str
     qualname: str
@@ -36,23 +34,20 @@ class SchemaSpec:
         return cls(node.get("ref"), node["module"], node["qualname"], node["json_schema"])
 
 
-@dataclass
-class ToolsetUse:
+class ToolsetUse(NamedTuple):
     toolset: str | None
     worker: str | None
     settings: dict[str, Any]
     opaque_approval: str | None
 
 
-@dataclass
-class ToolBinding:
+class ToolBinding(NamedTuple):
     toolset: str | None
     worker: str | None
     approval: str
 
 
-@dataclass
-class WorkerSpec:
+class WorkerSpec(NamedTuple):
     name: str
     source: str
     description: str | None
@@ -93,13 +88,18 @@ class WorkerSpec:
         )
 
 
-@dataclass
 class LoadedBundle:
-    path: Path
-    text: LockReader
-    root: Path
-    """The project root: the bundle's `root`, relative to the bundle's directory."""
-    _workers: dict[str, WorkerSpec] = field(default_factory=dict, repr=False)
+    """A verified bundle; its workers are read when first asked for."""
+
+    def __init__(self, path: Path, text: LockReader, root: Path) -> None:
+        self.path = path
+        self.text = text
+        self.root = root
+        """The project root: the bundle's `root`, relative to the bundle's directory."""
+        self._workers: dict[str, WorkerSpec] = {}
+        self.agents: dict[str, Any] = {}
+        """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
+        of this bundle shares them."""
 
     @property
     def entry(self) -> dict[str, Any]:

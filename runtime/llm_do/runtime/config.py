@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approvals import ApprovalCallback, ApprovalMode
-from .events import RuntimeEvent
+
+if TYPE_CHECKING:
+    from .events import RuntimeEvent
 
 
 @dataclass(frozen=True)

@@ -95,15 +95,6 @@ def jsonable(value: Any) -> Any:
     return dump(mode="json") if callable(dump) else value
 
 
-def usage_dict(usage: Any) -> dict[str, int]:
-    return {
-        "requests": usage.requests,
-        "tool_calls": usage.tool_calls,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-
-
 class JsonLinesSink:
     """Writes each event as one JSON line (the `--events` file)."""
 

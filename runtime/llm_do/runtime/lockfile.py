@@ -10,7 +10,6 @@ decoded alone. Nothing else of the file is decoded, not even to text.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -26,12 +25,12 @@ _TOP_END = (b'\n  "', b"\n}")
 _MEMBER_END = (b'\n    "', b"\n  }")
 
 
-@dataclass
 class LockReader:
     """Reads a sealed bundle's bytes lazily: a section or one member at a time."""
 
-    data: bytes
-    _cache: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False)
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._cache: dict[tuple[str, ...], Any] = {}
 
     @classmethod
     def from_bytes(cls, data: bytes) -> LockReader:

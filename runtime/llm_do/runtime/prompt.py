@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from llm_do.stdlib.paths import normalize_suffixes, suffix_allowed
-
 from .args import Attachment, WorkerArgs
 
 
@@ -33,6 +31,8 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     if not attachments:
         text = "\n\n".join(str(p) for p in parts)
         return text if text.strip() else "(no input)"
+    from llm_do.stdlib.paths import normalize_suffixes, suffix_allowed
+
     policy = policy or {}
     max_count = policy.get("max_count")
     if max_count is not None and len(attachments) > max_count:

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import user_code
 from .approvals import ApprovalDecision, ApprovalRequest, Approver
@@ -20,7 +20,9 @@ from .bundle import LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope
 from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed
-from .events import ApprovalRequested, RunFinished, RuntimeEvent, WorkerFinished, WorkerStarted, jsonable, usage_dict
+
+if TYPE_CHECKING:
+    from .events import RuntimeEvent
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
@@ -67,7 +69,7 @@ class Runtime:
         limits = node.get("usage_limits")
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
-        self._agents: dict[str, Any] = {}
+        self._agents = self.bundle.agents
         self._models: dict[str, Any] = {}
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
@@ -84,6 +86,8 @@ class Runtime:
         return self.config.on_event is not None or self._stream is not None
 
     def emit(self, event: RuntimeEvent) -> None:
+        """Hand an event to the listeners. Callers check `listening` first and import the event
+        types only then: a run nobody watches pays nothing for events."""
         if self.config.on_event is not None:
             self.config.on_event(event)
         if self._stream is not None:
@@ -95,6 +99,8 @@ class Runtime:
             if approver.remembered(request):
                 return ApprovalDecision(True, "session"), "session"
             future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+            from .events import ApprovalRequested
+
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args,
                                         _respond=lambda d: future.done() or future.set_result(d)))
             decision = await future
@@ -102,6 +108,8 @@ class Runtime:
                 approver.remember(request)
             return decision, "host"
         if approver.mode == "prompt" and self.listening:
+            from .events import ApprovalRequested
+
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args))
         return await approver.decide(request)
 
@@ -192,6 +200,8 @@ class Runtime:
         try:
             async with CallScope(self, spec, frame) as scope:
                 if self.listening:
+                    from .events import WorkerStarted
+
                     self.emit(WorkerStarted(spec.name, frame.depth, label))
                 result = await self._agent(spec).run(
                     prompt,
@@ -208,6 +218,8 @@ class Runtime:
         if self.config.on_message is not None:
             self.config.on_message(spec.name, frame.depth, frame.messages)
         if self.listening:
+            from .events import WorkerFinished, jsonable
+
             self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
         return result.output
 
@@ -230,6 +242,8 @@ class Runtime:
             raise RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped") from None
         result = RunResult(output, frame.messages, usage_dict(self.usage))
         if self.listening:
+            from .events import RunFinished, jsonable
+
             self.emit(RunFinished(jsonable(output), result.usage))
         return result
 
@@ -253,6 +267,15 @@ class Runtime:
             self._stream = None
             if not task.done():
                 task.cancel()
+
+
+def usage_dict(usage: Any) -> dict[str, int]:
+    return {
+        "requests": usage.requests,
+        "tool_calls": usage.tool_calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
 
 
 def _native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:

@@ -123,7 +123,8 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
     return _hashed(node)
 
 
-def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], TemplateContext, list[Diagnostic]]:
+def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[Diagnostic]]:
+    """Each worker's instructions, rendered; workers whose template fails are left out."""
     ctx = TemplateContext(project.loaded.sources, project.manifest.vars)
     out: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
@@ -133,11 +134,11 @@ def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], Templ
         diagnostics.extend(found)
         if text is not None:
             out[name] = text
-    return out, ctx, diagnostics
+    return out, diagnostics
 
 
-def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> tuple[dict[str, Any], list[Diagnostic]]:
-    diagnostics: list[Diagnostic] = []
+def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> dict[str, Any]:
+    """The bundle document; `lock_dir` is where the lock will be, for the relative `root`."""
     manifest = project.manifest
     sources = project.loaded.sources
     for rel in project.facts.loaded_files:
@@ -165,4 +166,4 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "toolsets": _toolset_nodes(project),
         "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
     }
-    return doc, diagnostics
+    return doc
