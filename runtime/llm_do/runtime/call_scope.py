@@ -58,7 +58,8 @@ class CallScope:
         from .toolset_builder import build_toolsets
 
         self.toolsets = build_toolsets(self.runtime, self.spec)
-        await self.toolsets.__aenter__()
+        if self.toolsets is not None:
+            await self.toolsets.__aenter__()
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:

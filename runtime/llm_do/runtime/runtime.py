@@ -207,7 +207,7 @@ class Runtime:
                     prompt,
                     deps=scope.context,
                     model=model,
-                    toolsets=[scope.toolsets],
+                    toolsets=[scope.toolsets] if scope.toolsets is not None else None,
                     usage=self.usage,
                     usage_limits=self.usage_limits,
                     model_settings=settings,

@@ -19,7 +19,8 @@ class ToolsetProblem(Exception):
     """A toolset the bundle names cannot be built (its Python no longer exports it, say)."""
 
 
-def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate:
+def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate | None:
+    """The worker's toolsets behind the gate; None for a worker with no tools (nothing to gate)."""
     toolsets: list[AbstractToolset[Any]] = []
     callees = [u.worker for u in spec.toolsets if u.worker]
     for use in spec.toolsets:
@@ -37,7 +38,10 @@ def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate:
             toolsets.append(_python_tools(runtime, node, names))
     if callees:
         toolsets.append(WorkerCallToolset(runtime, callees))
-    return ApprovalGate(CombinedToolset(toolsets), spec=spec, runtime=runtime)
+    if not toolsets:
+        return None
+    inner = toolsets[0] if len(toolsets) == 1 else CombinedToolset(toolsets)
+    return ApprovalGate(inner, spec=spec, runtime=runtime)
 
 
 def _stdlib(runtime: Any, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
