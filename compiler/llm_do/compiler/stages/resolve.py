@@ -101,23 +101,24 @@ class ResolvedProject:
 
 
 def _python_symbols(facts: Facts, diagnostics: list[Diagnostic]) -> tuple[dict[str, PythonToolset], dict[str, PythonTool]]:
+    """Every toolset and tool the project's Python exports; a name exported twice is N009."""
     toolsets: dict[str, PythonToolset] = {}
     tools: dict[str, PythonTool] = {}
+
+    def first_export(table: dict, kind: str, name: str, module: ModuleFact, line: int | None) -> bool:
+        if name not in table:
+            return True
+        diagnostics.append(diagnostic("N009", f"{kind} '{name}' is exported by '{table[name].module.file}' and '{module.file}'",
+                                      Location(file=module.file, line=line)))
+        return False
+
     for module in facts.modules.values():
         for ts in module.toolsets:
-            if ts.name in toolsets:
-                first = toolsets[ts.name].module.file
-                diagnostics.append(diagnostic("N009", f"toolset '{ts.name}' is exported by '{first}' and '{module.file}'",
-                                              Location(file=module.file, line=ts.line)))
-                continue
-            toolsets[ts.name] = PythonToolset(ts.name, module, ts)
+            if first_export(toolsets, "toolset", ts.name, module, ts.line):
+                toolsets[ts.name] = PythonToolset(ts.name, module, ts)
         for tool in module.tools:
-            if tool.name in tools:
-                first = tools[tool.name].module.file
-                diagnostics.append(diagnostic("N009", f"tool '{tool.name}' is exported by '{first}' and '{module.file}'",
-                                              Location(file=module.file, line=tool.line)))
-                continue
-            tools[tool.name] = PythonTool(module, tool)
+            if first_export(tools, "tool", tool.name, module, tool.line):
+                tools[tool.name] = PythonTool(module, tool)
     return toolsets, tools
 
 

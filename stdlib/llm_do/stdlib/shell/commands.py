@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -598,15 +598,7 @@ GIT_LOG = CommandSpec(
     numeric_flag=True,
     clustered=False,
 )
-GIT_SHOW = CommandSpec(
-    name="git show",
-    approval="allow",
-    options={**_GIT_DIFF_OUTPUT, **_GIT_LOG},
-    refused={**_GIT_DIFF_REFUSED, **_GIT_LOG_REFUSED},
-    operands="git",
-    numeric_flag=True,
-    clustered=False,
-)
+GIT_SHOW = replace(GIT_LOG, name="git show")
 GIT_DIFF = CommandSpec(
     name="git diff",
     approval="allow",
