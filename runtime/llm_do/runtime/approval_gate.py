@@ -15,7 +15,6 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approvals import ApprovalRequest
 from .bundle import WorkerSpec
 from .call_scope import CallContext
 from .errors import LlmDoError, RunFailed
@@ -49,6 +48,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == "deny":
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == "ask":
+            from .approvals import ApprovalRequest
+
             decision, by = await runtime.request_approval(ApprovalRequest(frame.worker, frame.depth, name, tool_args))
             if listening:
                 runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note))

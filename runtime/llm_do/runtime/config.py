@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .approvals import ApprovalCallback, ApprovalMode
-
 if TYPE_CHECKING:
+    from .approvals import ApprovalCallback, ApprovalMode
     from .events import RuntimeEvent
 
 

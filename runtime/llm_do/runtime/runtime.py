@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import user_code
-from .approvals import ApprovalDecision, ApprovalRequest, Approver
 from .args import WorkerArgs
 from .bundle import LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope
@@ -22,21 +20,20 @@ from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed
 
 if TYPE_CHECKING:
+    from .approvals import ApprovalDecision, ApprovalRequest, Approver
     from .events import RuntimeEvent
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
 
 
-@dataclass
-class RunResult:
+class RunResult(NamedTuple):
     output: Any
     messages: list[Any]
     usage: dict[str, int]
 
 
-@dataclass
-class WorkerHandle:
+class WorkerHandle(NamedTuple):
     """A worker as a Python callable bound to a runtime (and to the frame calling it, if any)."""
 
     runtime: Runtime
@@ -54,18 +51,18 @@ class WorkerHandle:
         raise RuntimeError(f"worker '{self.name}' called synchronously inside a running event loop; use `await handle.call_async(...)`")
 
 
-@dataclass
 class Runtime:
-    bundle: LoadedBundle
-    config: RuntimeConfig = field(default_factory=RuntimeConfig)
+    """One run's owner: the bundle, the configuration, and the state every call shares."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, bundle: LoadedBundle, config: RuntimeConfig | None = None) -> None:
         from pydantic_ai.usage import RunUsage, UsageLimits
 
+        self.bundle = bundle
+        self.config = config or RuntimeConfig()
         node = self.bundle.runtime
         self.max_depth: int = self.config.max_depth or node["max_depth"]
-        self.approver = Approver(self.config.approval_mode or node["approval_mode"], self.config.approval_callback,
-                                 self.config.interactive)
+        self.approval_mode = self.config.approval_mode or node["approval_mode"]
+        self._approver: Approver | None = None
         limits = node.get("usage_limits")
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
@@ -93,7 +90,18 @@ class Runtime:
         if self._stream is not None:
             self._stream.put_nowait(event)
 
+    @property
+    def approver(self) -> Approver:
+        """Made when a first call needs approval: a run of allowed tools never loads approvals."""
+        if self._approver is None:
+            from .approvals import Approver
+
+            self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
+        return self._approver
+
     async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
+        from .approvals import ApprovalDecision
+
         approver = self.approver
         if self._stream is not None and approver.mode == "prompt" and approver.callback is None:
             if approver.remembered(request):

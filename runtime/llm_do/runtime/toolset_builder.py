@@ -12,7 +12,6 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 from . import user_code
 from .approval_gate import APPROVAL_METADATA_KEY, ApprovalGate
 from .bundle import ToolsetUse, WorkerSpec
-from .worker_calls import WorkerCallToolset
 
 
 class ToolsetProblem(Exception):
@@ -37,6 +36,8 @@ def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate | None:
             names = [n for n, b in spec.tools.items() if b.toolset == use.toolset]
             toolsets.append(_python_tools(runtime, node, names))
     if callees:
+        from .worker_calls import WorkerCallToolset
+
         toolsets.append(WorkerCallToolset(runtime, callees))
     if not toolsets:
         return None
