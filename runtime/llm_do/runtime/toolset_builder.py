@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from . import user_code
-from .approval_gate import APPROVAL_METADATA_KEY, ApprovalGate
 from .bundle import ToolsetUse, WorkerSpec
+
+if TYPE_CHECKING:
+    from .approval_gate import ApprovalGate
 
 
 class ToolsetProblem(Exception):
@@ -41,6 +43,8 @@ def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate | None:
         toolsets.append(WorkerCallToolset(runtime, callees))
     if not toolsets:
         return None
+    from .approval_gate import ApprovalGate
+
     inner = toolsets[0] if len(toolsets) == 1 else CombinedToolset(toolsets)
     return ApprovalGate(inner, spec=spec, runtime=runtime)
 
@@ -92,5 +96,7 @@ def _python_toolset(runtime: Any, node: dict[str, Any], use: ToolsetUse) -> Abst
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
     toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
     if use.opaque_approval is not None:
+        from .approval_gate import APPROVAL_METADATA_KEY
+
         toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval})
     return toolset
