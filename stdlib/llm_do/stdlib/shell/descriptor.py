@@ -21,7 +21,7 @@ class ShellSettings(BaseModel):
 
 class ShellArgs(BaseModel):
     command: str = Field(
-        description="One command line, e.g. `grep -n TODO src/app.py`, with paths relative to the project directory. "
+        description="One command line, e.g. `grep -n timeout src/app.py`, with paths relative to the project directory. "
         "No pipes, redirections, substitutions or wildcards."
     )
     timeout: float | None = Field(default=None, gt=0, description="Seconds to allow; capped by the toolset's timeout.")
