@@ -385,3 +385,15 @@ def test_a_project_without_manifest_skips_hidden_files_and_directories(tmp_path:
     assert result.exit_code == 0, result.stderr
     bundle = json.loads((root / "bundle.lock").read_text())
     assert sorted(bundle["workers"]) == ["helper", "main"]
+
+
+def test_yaml_dates_and_binary_stay_text_in_the_bundle(tmp_path: Path) -> None:
+    """YAML has types JSON has not; the bundle keeps their text instead of failing to encode them."""
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("description: 2024-01-02\nmodel_settings: {seed: 2024-01-01, blob: !!binary aGk=, t: 0.5}"),
+    })
+    result = run_cli("build", root)
+    assert result.exit_code == 0, result.stderr
+    node = json.loads((root / "bundle.lock").read_text())["workers"]["main"]
+    assert node["description"] == "2024-01-02"
+    assert node["model_settings"] == {"seed": "2024-01-01", "blob": "aGk=", "t": 0.5}

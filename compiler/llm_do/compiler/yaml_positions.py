@@ -51,15 +51,17 @@ def _pos(node: yaml.Node, line_offset: int) -> Pos:
     return Pos(node.start_mark.line + 1 + line_offset, node.start_mark.column + 1)
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
+_JSON_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null"))
+"""Scalars PyYAML builds into JSON values. Everything else (strings, and dates or binary, which
+JSON has no type for and the bundle could not hold) stays the text as written."""
 
 
 def _build(loader: Any, node: yaml.Node, path: Path, doc: YamlDocument, line_offset: int) -> Any:
     """The value of `node`, recording positions on the way: one pass over the node tree.
 
-    Mappings, sequences and plain strings are built here; other scalars (numbers, booleans, null,
-    dates) by PyYAML's own constructors, so values are exactly what `yaml.safe_load` gives. A
-    repeated key keeps its first value and is reported."""
+    Mappings, sequences and strings are built here; numbers, booleans and null by PyYAML's own
+    constructors, as `yaml.safe_load` would. A date stays its text (`2024-01-01`): front matter
+    ends up in JSON. A repeated key keeps its first value and is reported."""
     doc.positions.values[path] = _pos(node, line_offset)
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)  # merge keys (`<<: *defaults`)
@@ -68,7 +70,7 @@ def _build(loader: Any, node: yaml.Node, path: Path, doc: YamlDocument, line_off
             if not isinstance(key_node, yaml.ScalarNode):
                 raise yaml.MarkedYAMLError(problem="a key must be a plain name, not a list or mapping",
                                            problem_mark=key_node.start_mark)
-            key = key_node.value if key_node.tag == _STR_TAG else loader.construct_object(key_node)
+            key = loader.construct_object(key_node) if key_node.tag in _JSON_SCALAR_TAGS else key_node.value
             child = path + (key,)
             if key in out:
                 doc.duplicate_keys.append((child, _pos(key_node, line_offset)))
@@ -78,6 +80,6 @@ def _build(loader: Any, node: yaml.Node, path: Path, doc: YamlDocument, line_off
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_build(loader, item, path + (i,), doc, line_offset) for i, item in enumerate(node.value)]
-    if node.tag == _STR_TAG:
-        return node.value
-    return loader.construct_object(node, deep=True)
+    if node.tag in _JSON_SCALAR_TAGS:
+        return loader.construct_object(node)
+    return node.value
