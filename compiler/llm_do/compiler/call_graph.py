@@ -9,17 +9,25 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
+from typing import TYPE_CHECKING
 
 from .diagnostics import Location
-from .stages.resolve import ResolvedProject
+
+if TYPE_CHECKING:
+    from .stages.resolve import ResolvedProject
 
 
 @dataclass
 class CallGraph:
-    calls: dict[str, dict[str, Location]] = field(default_factory=dict)
-    """caller -> callee -> the `toolsets` item of the caller that names the callee."""
+    calls: dict[str, dict[str, Location | None]] = field(default_factory=dict)
+    """caller -> callee -> the `toolsets` item of the caller that names the callee (None for a
+    graph read back from a bundle, which keeps no positions)."""
 
-    def edges(self) -> list[tuple[str, str, Location]]:
+    @classmethod
+    def of_bundle(cls, workers: dict[str, dict]) -> CallGraph:
+        return cls({name: dict.fromkeys(node["calls"]) for name, node in workers.items()})
+
+    def edges(self) -> list[tuple[str, str, Location | None]]:
         return [(u, v, at) for u in sorted(self.calls) for v, at in sorted(self.calls[u].items())]
 
     def depths(self, entry: str) -> dict[str, int]:

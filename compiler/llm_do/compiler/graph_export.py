@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .call_graph import CallGraph
+
 
 @dataclass(frozen=True)
 class Edge:
@@ -30,22 +32,10 @@ class GraphData:
     edges: list[Edge] = field(default_factory=list)
 
 
-def _cycle_members(workers: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Worker -> index of its strongly connected component, for workers on a call cycle."""
-    import networkx as nx
-
-    calls = nx.DiGraph((name, callee) for name, w in workers.items() for callee in w["calls"])
-    out: dict[str, int] = {}
-    for i, component in enumerate(nx.strongly_connected_components(calls)):
-        if len(component) > 1 or any(calls.has_edge(n, n) for n in component):
-            out.update(dict.fromkeys(component, i))
-    return out
-
-
 def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     workers: dict[str, dict[str, Any]] = bundle["workers"]
     toolsets: dict[str, dict[str, Any]] = bundle["toolsets"]
-    cycles = _cycle_members(workers)
+    cycles = {w: i for i, group in enumerate(CallGraph.of_bundle(workers).cycles()) for w in group}
     graph = GraphData(entry=f"worker:{bundle['entry']['worker']}")
     for name, worker in workers.items():
         graph.nodes[f"worker:{name}"] = "worker"

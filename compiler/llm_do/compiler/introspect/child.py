@@ -65,34 +65,14 @@ def _tool_fact(name: str, value: Any) -> ToolFact:
 
 
 def _export_lines(module: Any) -> dict[str, int]:
-    """Lines of `TOOLS = ...` / `TOOLSETS = ...` and of each literal entry (`TOOLS.name`), so a
-    malformed export is reported where it is written."""
     import ast
 
+    from .static_reader import export_lines
+
     try:
-        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8-sig"))
+        return export_lines(ast.parse(Path(module.__file__).read_text(encoding="utf-8-sig")))
     except (OSError, SyntaxError, TypeError, ValueError):
         return {}
-    lines: dict[str, int] = {}
-    for node in tree.body:
-        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            targets = [node.target.id]
-        for export in ("TOOLS", "TOOLSETS"):
-            if export not in targets:
-                continue
-            lines[export] = node.lineno
-            value = node.value
-            if isinstance(value, ast.Dict):
-                for key in value.keys:
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                        lines[f"{export}.{key.value}"] = key.lineno
-            elif isinstance(value, (ast.List, ast.Tuple)):
-                for item in value.elts:
-                    name = item.id if isinstance(item, ast.Name) else None
-                    if name:
-                        lines[f"{export}.{name}"] = item.lineno
-    return lines
 
 
 def _tools(module: Any, fact: ModuleFact, lines: dict[str, int]) -> None:

@@ -55,11 +55,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
     functions = {n.name: n.lineno for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     public_toolsets: list[ToolsetFact] = []
     declared: set[str] = set()
-    for node in tree.body:
-        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            targets = [node.target.id]
-        value = getattr(node, "value", None)
+    for node, targets, value in _assignments(tree):
         declared.update(t for t in targets if t in ("TOOLS", "TOOLSETS"))
         if "__all__" in targets and "TOOLS" not in declared:
             exported = _literal_strings(value)
@@ -87,6 +83,31 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
     if "TOOLSETS" not in declared:
         fact.toolsets = public_toolsets  # without TOOLSETS, its public toolset instances are exported
     return fact, tree
+
+
+def _assignments(tree: ast.Module) -> list[tuple[ast.stmt, list[str], ast.expr | None]]:
+    """Module-level `NAME = value` statements: (statement, assigned names, value)."""
+    out = []
+    for node in tree.body:
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        if targets:
+            out.append((node, targets, getattr(node, "value", None)))
+    return out
+
+
+def export_lines(tree: ast.Module) -> dict[str, int]:
+    """Lines of `TOOLS = ...` / `TOOLSETS = ...` and of each literal entry (`TOOLS.name`): the
+    import subprocess reports a malformed export there."""
+    lines: dict[str, int] = {}
+    for node, targets, value in _assignments(tree):
+        for export in ("TOOLS", "TOOLSETS"):
+            if export in targets:
+                lines[export] = node.lineno
+                for name, line in _literal_names(value) or ():
+                    lines[f"{export}.{name}"] = line
+    return lines
 
 
 def _literal_strings(value: ast.expr | None) -> list[str] | None:
