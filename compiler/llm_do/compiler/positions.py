@@ -41,12 +41,6 @@ class PositionTable:
             path = path[:-1]
         return table.get((), Pos(1, 1))
 
-    def shifted(self, lines: int) -> PositionTable:
-        return PositionTable(
-            {p: Pos(v.line + lines, v.column) for p, v in self.values.items()},
-            {p: Pos(v.line + lines, v.column) for p, v in self.keys.items()},
-        )
-
 
 class LazyPositions:
     """A PositionTable computed on first use: JSON is parsed fast without positions, and again

@@ -119,7 +119,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
-    from llm_do.runtime.errors import InputProblem, LlmDoError
+    from llm_do.runtime.errors import InputProblem
     from llm_do.runtime.events import JsonLinesSink
     from llm_do.runtime.runtime import Runtime
 
@@ -164,7 +164,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         raise
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
-    except (LlmDoError, Exception) as exc:
+    except Exception as exc:
         raise ExecError(f"run failed: {_one_line(exc)}", EXIT_FAILED) from None
     finally:
         if events_file is not None:
@@ -186,7 +186,7 @@ def _one_line(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     from llm_do.runtime.errors import LlmDoError
 
-    if isinstance(exc, LlmDoError) or type(exc).__name__ == "ScriptExhausted":
+    if isinstance(exc, LlmDoError):
         text = str(exc)
     else:
         text = f"{type(exc).__name__}: {exc}"

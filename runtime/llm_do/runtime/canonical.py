@@ -11,7 +11,6 @@ import hashlib
 import json
 from typing import Any
 
-INDENT = 2
 DIGEST_KEY = "digest"
 HASH_KEY = "hash"
 _BLANK_DIGEST_LINE = b'\n  "digest": ""'

@@ -65,9 +65,6 @@ class LockReader:
             raise LockFormatError(f"section {section!r} is not closed")
         return start, end + 4
 
-    def has(self, key: str) -> bool:
-        return self._section_start(key) is not None
-
     def get(self, key: str, default: Any = None) -> Any:
         """A top-level value, decoded on first use."""
         cache_key = (key,)
@@ -113,9 +110,3 @@ class LockReader:
             names.append(json.loads(self.data[at + len(prefix) - 1 : end + 1]))
             at = self.data.find(prefix, end, span[1])
         return names
-
-    def whole(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LockFormatError(f"it is not valid JSON ({exc})") from None

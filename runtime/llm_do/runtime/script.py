@@ -17,13 +17,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .bundle import LoadedBundle
+from .errors import RunFailed
 
 
 class ScriptError(Exception):
     """The script cannot drive this bundle (usage error: exit 2)."""
 
 
-class ScriptExhausted(Exception):
+class ScriptExhausted(RunFailed):
     """A worker asked for one more turn than its script has (the run fails: exit 1)."""
 
     def __init__(self, worker: str) -> None:

@@ -21,12 +21,6 @@ def stderr_console():
     return Console(stderr=True, highlight=False)
 
 
-def stdout_console():
-    from rich.console import Console
-
-    return Console(highlight=False)
-
-
 class EnvironmentProblem(click.ClickException):
     """A bad path or an unwritable file: exit 2, like a usage error."""
 
