@@ -58,23 +58,22 @@ def _upgrade(
 ) -> tuple[Any, Any, list[Diagnostic]]:
     if not isinstance(data, dict):
         return data, positions, []
-    if not any(isinstance(_get(data, p[:-1]), dict) and p[-1] in _get(data, p[:-1]) for p in (*removed, *aliases)):
+    if not any(_has(data, p) for p in (*removed, *aliases)):
         return data, positions, []  # the common case: nothing of the .agent era
     diagnostics: list[Diagnostic] = []
     data = _copy_dicts(data)
     for path, hint in removed.items():
-        parent = _get(data, path[:-1])
-        if isinstance(parent, dict) and path[-1] in parent:
+        if _has(data, path):
             pos = positions.key(path)
             diagnostics.append(
                 diagnostic("L001", f"'{path[-1]}' is a key of the .agent era with no equivalent here",
                            Location(file=file, line=pos.line, column=pos.column), hint=hint)
             )
-            del parent[path[-1]]
+            del _get(data, path[:-1])[path[-1]]
     for path, new in aliases.items():
-        parent = _get(data, path[:-1])
-        if not (isinstance(parent, dict) and path[-1] in parent):
+        if not _has(data, path):
             continue
+        parent = _get(data, path[:-1])
         if new in parent:
             pos = positions.key(path)
             diagnostics.append(
@@ -92,6 +91,11 @@ def _copy_dicts(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _copy_dicts(v) for k, v in value.items()}
     return value
+
+
+def _has(data: Any, path: Path) -> bool:
+    parent = _get(data, path[:-1])
+    return isinstance(parent, dict) and path[-1] in parent
 
 
 def _get(data: Any, path: Path) -> Any:

@@ -311,6 +311,7 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
 
 def _resolve_approvals(worker: ResolvedWorker, diagnostics: list[Diagnostic]) -> None:
     parsed = worker.parsed
+    groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
     for i, text in enumerate(parsed.front.approvals):
         at = parsed.at("approvals", i)
         try:
@@ -319,7 +320,6 @@ def _resolve_approvals(worker: ResolvedWorker, diagnostics: list[Diagnostic]) ->
             diagnostics.append(diagnostic("A001", str(exc), at))
             continue
         worker.rules.append(rule)
-        groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
         if not any(rule.matches(t.name, t.group) for t in worker.tools.values()) and rule.target not in groups:
             diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools", at,
                                           hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
