@@ -11,6 +11,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.runtime.canonical import node_hash
@@ -54,7 +55,7 @@ def _stdlib_node(name: str) -> dict[str, Any]:
 
 def _python_tool_node(name: str, description: str | None, parameters: dict | None) -> dict[str, Any]:
     return _hashed({"name": name, "description": description, "parameters": parameters or {"type": "object", "properties": {}},
-                    "approval": "ask", "capabilities": [PYTHON_CAPABILITY]})
+                    "approval": PYTHON_TOOL_DEFAULT, "capabilities": [PYTHON_CAPABILITY]})
 
 
 def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
