@@ -50,8 +50,8 @@ COMPARE_OPS: Final = frozenset({"glob", "==", "!=", "in"}) | ORDERING_OPS
 
 
 class _Missing:
-    """A parameter the call lacks, or a path its arguments do not have (or a path argument the
-    toolset could not normalize): every comparison with it is false."""
+    """A parameter the call lacks, a path its arguments do not have, or a path argument the
+    toolset could not normalize (it leads out of the root, so the tool will refuse it)."""
 
     def __repr__(self) -> str:
         return "MISSING"
@@ -91,9 +91,7 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def compare(op: str, actual: Any, expected: Any) -> bool:
-    """One comparison of a call's value with a rule's literal; false for MISSING whatever `op`."""
-    if actual is MISSING:
-        return False
+    """One comparison of a value (never MISSING) with a rule's literal."""
     if op == "glob":
         return isinstance(actual, str) and glob_matches(expected, actual)
     if op == "==":
@@ -115,26 +113,38 @@ def compare(op: str, actual: Any, expected: Any) -> bool:
     raise ValueError(f"unknown operator {op!r} in an approval condition")
 
 
-def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
-    """Whether a condition tree is true of the arguments."""
+def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+    """Whether a condition tree is true of the arguments; None when they cannot settle it.
+
+    A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
+    when one side is false, `or` true when one side is true, whatever the other (Kleene logic).
+    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root.
+    """
     op = condition["op"]
-    if op == "and":
-        return all(holds(c, args) for c in condition["args"])
-    if op == "or":
-        return any(holds(c, args) for c in condition["args"])
     if op == "not":
-        return not holds(condition["arg"], args)
-    return compare(op, lookup(args, condition["param"]), condition["value"])
+        inner = holds(condition["arg"], args)
+        return None if inner is None else not inner
+    if op in ("and", "or"):
+        settles = op == "or"  # the value that decides: true for `or`, false for `and`
+        unsettled = False
+        for part in condition["args"]:
+            value = holds(part, args)
+            if value is settles:
+                return settles
+            unsettled = unsettled or value is None
+        return None if unsettled else not settles
+    actual = lookup(args, condition["param"])
+    return None if actual is MISSING else compare(op, actual, condition["value"])
 
 
 def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
     """The approval of one call: a matching `deny` wins wherever it stands; else the last matching
     rule's action; else the tool's default. A rule matches when it has no condition (`when` null)
-    or its condition holds."""
+    or its condition holds (an unsettled condition does not)."""
     decision: Approval | None = None
     for rule in rules:
         when = rule.get("when")
-        if when is None or holds(when, args):
+        if when is None or holds(when, args) is True:
             if rule["action"] == DENY:
                 return DENY
             decision = rule["action"]

@@ -1,0 +1,126 @@
+"""Approval rules with conditions at run time: the gate decides each call from the bundle's rules
+on the tool's normalized arguments (paths resolved below the root, shell's parsed argv), a matching
+deny wins even under approve_all, and the last matching allow/ask decides otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai import TextPart, ToolCallPart
+
+from llm_do.runtime import RuntimeConfig, run_worker
+from tests.helpers import worker
+
+from .test_approvals import exec_, turns, write_call
+
+
+def rules_project(*rules: str, toolsets: str = "filesystem_project") -> dict[str, Any]:
+    listed = "".join(f"\n  - \"{r}\"" for r in rules)
+    return {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+        "main.worker": worker(f"toolsets: [{toolsets}]\napprovals:{listed}", "Main."),
+        "src/keep.txt": "kept\n",
+    }
+
+
+def run_calls(bundle: Path, calls: list[tuple[str, dict[str, Any]]], mode: str) -> dict[str, str]:
+    """Run the entry worker making `calls` one per turn; the approval the gate gave each call,
+    keyed by its first argument's value."""
+    events: list[Any] = []
+    model = turns(*[[ToolCallPart(tool, args)] for tool, args in calls], [TextPart("done")])
+    config = RuntimeConfig(model=model, approval_mode=mode, on_event=events.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    return {next(iter(e.args.values())): e.approval for e in events if e.kind == "tool_called"}
+
+
+def writes(*paths: str) -> list[tuple[str, dict[str, Any]]]:
+    return [("write_file", {"path": p, "content": "x"}) for p in paths]
+
+
+def test_an_allow_with_a_condition_allows_only_the_calls_it_matches(build) -> None:
+    bundle = build(rules_project("allow write_file(path ~ 'output/**')"))
+    root = bundle.parent
+    approvals = run_calls(bundle, writes("output/a/b.txt", "notes.txt"), "reject_all")
+    assert approvals == {"output/a/b.txt": "allow", "notes.txt": "ask"}
+    assert (root / "output/a/b.txt").exists()
+    assert not (root / "notes.txt").exists()
+
+
+def test_paths_are_judged_after_dots_and_symlinks_are_resolved(build) -> None:
+    """`output/../src/x.py`, `./output/../x` and `output/link/x` with `link -> ../src` name files
+    outside `output/`, so they never pass for `output/**`; `./output/./y` is inside it."""
+    bundle = build(rules_project("allow write_file(path ~ 'output/**')"))
+    root = bundle.parent
+    (root / "output").mkdir()
+    os.symlink("../src", root / "output" / "link")
+    sneaky = ("output/../src/x.py", "./output/../x", "output/link/x")
+    approvals = run_calls(bundle, writes(*sneaky, "./output/./y"), "reject_all")
+    assert approvals == {**dict.fromkeys(sneaky, "ask"), "./output/./y": "allow"}
+    assert not (root / "src/x.py").exists() and not (root / "x").exists() and not (root / "src/x").exists()
+    assert (root / "output/y").exists()
+
+
+def test_a_path_leading_out_of_the_root_never_matches_as_if_inside(build) -> None:
+    bundle = build(rules_project("allow write_file(not path ~ 'secret/**')"))
+    (bundle.parent / "output").mkdir()
+    os.symlink("/tmp", bundle.parent / "output" / "out")
+    approvals = run_calls(bundle, writes("output/out/x", "ok.txt"), "reject_all")
+    assert approvals == {"output/out/x": "ask", "ok.txt": "allow"}
+
+
+def test_a_matching_deny_holds_under_approve_all_and_after_a_later_allow(build) -> None:
+    bundle = build(rules_project("deny write_file(path ~ '**/*.py' or path ~ '.env*')", "allow write_file"))
+    root = bundle.parent
+    approvals = run_calls(bundle, writes("a.py", "pkg/b.py", "output/../c.py", ".env.local", "notes.md"), "approve_all")
+    assert approvals == {"a.py": "deny", "pkg/b.py": "deny", "output/../c.py": "deny", ".env.local": "deny",
+                         "notes.md": "allow"}
+    assert [p.name for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".local", ".md")] == ["notes.md"]
+
+
+def test_deny_under_approve_all_from_the_command_line(build, script, tmp_path: Path) -> None:
+    bundle = build(rules_project("deny write_file(path ~ 'src/**')"))
+    calls = {"workers": {"main": [write_call("out/../src/keep.txt", "overwritten"), {"text": "done"}]}}
+    result = exec_(bundle, script(calls), "--approve-all")
+    assert result.exit_code == 0, result.stderr
+    assert (bundle.parent / "src/keep.txt").read_text() == "kept\n"
+
+
+def test_between_allow_and_ask_the_last_matching_rule_decides(build) -> None:
+    bundle = build(rules_project("ask write_file(path ~ 'docs/**')", "allow write_file(path ~ '**/*.md')"))
+    approvals = run_calls(bundle, writes("docs/a.md", "docs/a.txt", "b.md", "c.txt"), "reject_all")
+    assert approvals == {"docs/a.md": "allow", "docs/a.txt": "ask", "b.md": "allow", "c.txt": "ask"}
+
+
+def test_the_default_applies_only_when_no_rule_matches(build) -> None:
+    bundle = build(rules_project("ask read_file(path ~ 'private/**')", "allow write_file(path == 'log.txt')"))
+    calls = [("read_file", {"path": "private/k.txt"}), ("read_file", {"path": "src/keep.txt"}), *writes("log.txt", "x.txt")]
+    approvals = run_calls(bundle, calls, "reject_all")
+    assert approvals == {"private/k.txt": "ask", "src/keep.txt": "allow", "log.txt": "allow", "x.txt": "ask"}
+
+
+def test_defaults_filled_in_before_the_rule_looks(build) -> None:
+    """`list_files` without a path lists `.`, and a rule on `path` sees that."""
+    bundle = build(rules_project("deny list_files(path == '.')"))
+    events: list[Any] = []
+    model = turns([ToolCallPart("list_files", {})], [ToolCallPart("list_files", {"path": "src"})], [TextPart("done")])
+    run_worker(bundle, "go", config=RuntimeConfig(model=model, approval_mode="approve_all", on_event=events.append))
+    assert [e.approval for e in events if e.kind == "tool_called"] == ["deny", "allow"]
+
+
+@pytest.mark.parametrize(("command", "approval"), [("ls", "ask"), ("cat src/keep.txt", "allow"), ("rm x", "allow")])
+def test_a_shell_rule_sees_the_parsed_argv(build, command: str, approval: str) -> None:
+    """`argv[0]` is the command as the toolset parses it; a refused command line has no argv, so
+    the rule does not match it (it keeps the default, and the toolset refuses it)."""
+    bundle = build(rules_project("ask shell(argv[0] in ['ls', 'find'])", toolsets="shell_readonly"))
+    approvals = run_calls(bundle, [("shell", {"command": command})], "reject_all")
+    assert approvals == {command: approval}
+
+
+def test_auto_still_asks_the_toolset_when_no_rule_matches(build) -> None:
+    bundle = build(rules_project("deny shell(argv[1] ~ 'src/**')", toolsets="shell_file_ops"))
+    approvals = run_calls(bundle, [("shell", {"command": "mv src/keep.txt k.txt"}), ("shell", {"command": "ls"}),
+                                   ("shell", {"command": "mv a b"})], "reject_all")
+    assert approvals == {"mv src/keep.txt k.txt": "deny", "ls": "allow", "mv a b": "ask"}
