@@ -4,6 +4,7 @@ deny wins even under approve_all, and the last matching allow/ask decides otherw
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,8 @@ import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.runtime import RuntimeConfig, run_worker
-from tests.helpers import worker
+from llm_do.runtime.canonical import seal
+from tests.helpers import run_cli, worker
 
 from .test_approvals import exec_, turns, write_call
 
@@ -124,3 +126,14 @@ def test_auto_still_asks_the_toolset_when_no_rule_matches(build) -> None:
     approvals = run_calls(bundle, [("shell", {"command": "mv src/keep.txt k.txt"}), ("shell", {"command": "ls"}),
                                    ("shell", {"command": "mv a b"})], "reject_all")
     assert approvals == {"mv src/keep.txt k.txt": "deny", "ls": "allow", "mv a b": "ask"}
+
+
+def test_a_format_1_lock_is_refused_with_rebuild(build) -> None:
+    """Format 1 knew no conditions: its `approval` alone would loosen a conditional deny."""
+    bundle = build(rules_project("deny write_file(path ~ 'src/**')"))
+    doc = json.loads(bundle.read_text(encoding="utf-8"))
+    doc["bundle_format"] = 1
+    bundle.write_bytes(seal(doc))
+    result = run_cli("exec", bundle, "hi", "--model", "test")
+    assert result.exit_code == 3
+    assert "bundle format 1" in result.stderr and "llm-do build" in result.stderr

@@ -115,8 +115,8 @@ def _type_findings(tests: list[Compare], params: ToolParams, tool: str) -> list[
             for value, column in zip(values, columns):
                 if not fits(value, types):
                     out.append(Finding(code="A004", column=column,
-                                       message=f"'{name}' of '{tool}' is {_kinds(types or frozenset())}; "
-                                               f"{_literal(value)} is {_kinds(frozenset({json_type(value)}))}"))
+                                       message=f"'{name}' of '{tool}' is {_kinds(types or frozenset())}: it never equals "
+                                               f"{_literal(value)}, {_kinds(frozenset({json_type(value)}))}"))
     return out
 
 

@@ -53,10 +53,16 @@ _IN.2: "in"
 
 _EXPECTED = {
     "ACTION": "allow, ask or deny", "TARGET": "a tool, toolset or worker name, or a glob", "NAME": "a parameter",
-    "STRING": "a quoted string", "NUMBER": "a number", "GLOB_OP": "~", "COMPARE_OP": "a comparison",
-    "_IN": "in", "_AND": "and", "_OR": "or", "_NOT": "not", "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]",
-    "COMMA": ",", "TRUE": "true", "FALSE": "false", "NULL": "null", "INDEX": "[N]", "FIELD": ".name",
+    "STRING": "a quoted string", "NUMBER": "a number", "GLOB_OP": "`~`", "COMPARE_OP": "a comparison (`==`, `<`, ...)",
+    "_IN": "`in`", "_AND": "`and`", "_OR": "`or`", "_NOT": "`not`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`",
+    "RSQB": "`]`", "COMMA": "`,`", "TRUE": "`true`", "FALSE": "`false`", "NULL": "`null`", "INDEX": "`[N]`",
+    "FIELD": "`.KEY`",
 }
+"""How lark's terminal names read in a message."""
+
+
+def _one_of(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 class RuleSyntaxError(ValueError):
@@ -86,8 +92,9 @@ def parse_rule(text: str, index: int) -> ApprovalRule:
         else:
             column = max((getattr(exc, "column", 1) or 1) - 1, 0)
             found = repr(text[column]) if isinstance(exc, UnexpectedCharacters) else repr(str(exc.token))  # type: ignore[attr-defined]
-        expected = sorted({_EXPECTED.get(t, t) for t in (getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())})
-        wanted = f"; expected {', '.join(expected)}" if expected else ""
+        names = getattr(exc, "accepts", None) or getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
+        expected = sorted({_EXPECTED.get(t, t) for t in names if t != "$END"}) + (["the end of the rule"] if "$END" in names else [])
+        wanted = f"; expected {_one_of(expected)}" if expected else ""
         raise RuleSyntaxError(f"invalid approval rule {text!r}: unexpected {found}{wanted}", column) from None
     return _rule(tree, text, index)
 
