@@ -230,3 +230,16 @@ def test_conditions_lower_to_trees(tmp_path: Path) -> None:
                                                     {"op": "in", "param": ["argv", 1], "value": ["a", "b"]}]}},
         {"op": "<", "param": ["timeout"], "value": 2.5}]}
     assert tools["shell"]["default"] == "auto" and tools["shell"]["approval"] == "auto"
+
+
+def test_an_opaque_toolset_gets_its_approval_from_the_rules_without_a_condition(tmp_path: Path) -> None:
+    """A deny wins here too: `allow *` after `deny dynamic` leaves the opaque toolset denied."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+        "tools.py": TOOLS,
+        "main.worker": worker("toolsets: [dynamic, filesystem_project]\napprovals: [deny dynamic, 'allow *']"),
+    })
+    assert run_cli("build", root).exit_code == 0
+    worker_node = json.loads((root / "bundle.lock").read_text())["workers"]["main"]
+    assert worker_node["toolsets"][0] == {"toolset": "dynamic", "settings": {}, "opaque_approval": "deny"}
+    assert worker_node["tools"]["write_file"]["approval"] == "allow"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from llm_do.runtime.canonical import seal
 from tests.helpers import run_cli, worker
 
 from .test_approvals import exec_, turns, write_call
+from .test_loading import IMPORT_PROBE
 
 
 def rules_project(*rules: str, toolsets: str = "filesystem_project") -> dict[str, Any]:
@@ -137,3 +140,22 @@ def test_a_format_1_lock_is_refused_with_rebuild(build) -> None:
     result = run_cli("exec", bundle, "hi", "--model", "test")
     assert result.exit_code == 3
     assert "bundle format 1" in result.stderr and "llm-do build" in result.stderr
+
+
+def test_rules_are_evaluated_without_the_compiler_or_lark(build, tmp_path: Path) -> None:
+    """The bundle holds the rules lowered: a run that decides calls by them imports no parser."""
+    bundle = build(rules_project("allow write_file(path ~ 'output/**')", "deny write_file(path ~ '**/*.py')",
+                                 "ask shell(argv[0] == 'ls')", toolsets="filesystem_project, shell_readonly"))
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps({"workers": {"main": [
+        {"tool_calls": [{"tool": "write_file", "args": {"path": "output/a.txt", "content": "x"}},
+                        {"tool": "shell", "args": {"command": "cat src/keep.txt"}}]}, {"text": "done"}]}}))
+    env = {k: v for k, v in os.environ.items() if k != "LLM_DO_MODEL"}
+    proc = subprocess.run([sys.executable, "-c", IMPORT_PROBE, "exec", str(bundle), "hi", "--script", str(s)],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, proc.stdout + proc.stderr
+    codes, heavy, _ = eval(line[0][len("RESULT "):])
+    assert codes == [0], proc.stderr
+    assert heavy == [], f"exec imported {heavy}"
+    assert (bundle.parent / "output/a.txt").exists()  # allowed by its rule, in the default prompt mode
