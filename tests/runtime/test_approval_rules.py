@@ -159,3 +159,16 @@ def test_rules_are_evaluated_without_the_compiler_or_lark(build, tmp_path: Path)
     assert codes == [0], proc.stderr
     assert heavy == [], f"exec imported {heavy}"
     assert (bundle.parent / "output/a.txt").exists()  # allowed by its rule, in the default prompt mode
+
+
+def test_a_python_tool_is_judged_on_its_raw_arguments(build) -> None:
+    """No normalizer: `out/..` passes for `out/*` (which is why lint warns, A008)."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "entry": {"worker": "main"}},
+        "tools.py": "def export(target: str, count: int = 1) -> str:\n    \"\"\"Export.\"\"\"\n    return target\n\n\n"
+                    "TOOLS = [export]\n",
+        "main.worker": worker("tools: [export]\napprovals: [\"allow export(target ~ 'out/*')\", 'deny export(count > 5)']"),
+    })
+    calls = [("export", {"target": t, "count": c}) for t, c in (("out/a", 1), ("out/..", 1), ("x", 1), ("out/b", 9))]
+    assert run_calls(bundle, calls, "reject_all") == {"out/a": "allow", "out/..": "allow", "x": "ask", "out/b": "deny"}
