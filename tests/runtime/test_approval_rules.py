@@ -172,3 +172,19 @@ def test_a_python_tool_is_judged_on_its_raw_arguments(build) -> None:
     })
     calls = [("export", {"target": t, "count": c}) for t, c in (("out/a", 1), ("out/..", 1), ("x", 1), ("out/b", 9))]
     assert run_calls(bundle, calls, "reject_all") == {"out/a": "allow", "out/..": "allow", "x": "ask", "out/b": "deny"}
+
+
+def test_a_worker_call_is_judged_on_the_callees_input(build) -> None:
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+        "main.worker": worker("toolsets: [helper]\napprovals: [\"ask helper(input ~ '*secret*')\"]"),
+        "helper.worker": worker("", "Help."),
+    })
+    events: list[Any] = []
+    model = turns([ToolCallPart("helper", {"input": "the secret plan"})], [ToolCallPart("helper", {"input": "hello"})],
+                  [TextPart("helped")], [TextPart("done")])
+    config = RuntimeConfig(model=model, approval_mode="reject_all", on_event=events.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert [(e.args["input"], e.approval) for e in events if e.kind == "tool_called"] == [
+        ("the secret plan", "ask"), ("hello", "allow")]
+    assert [e.outcome for e in events if e.kind == "tool_returned"] == ["denied", "ok"]
