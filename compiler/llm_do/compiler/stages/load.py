@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..manifest import Entry, ProjectManifest
 from ..positions import LazyPositions, Pos, Positions, PositionTable
 from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, decode, lexically_confined, normalized
+from ..suggest import did_you_mean_file
 from ..validation import validate
 
 MANIFEST_NAME = "project.json"
@@ -207,13 +209,24 @@ def _listed_file(
         diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
         return None
     if not os.path.isfile(os.path.join(str(project.root), rel)):
-        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at))
+        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at,
+                                      hint=did_you_mean_file(rel, _files_beside(project.root, rel))))
         return None
     if rel in seen:
         diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
         return None
     seen.add(rel)
     return rel
+
+
+def _files_beside(root: Path, rel: str) -> list[str]:
+    """The files in the directory `rel` names a file of, as paths relative to the root."""
+    parent = posixpath.dirname(rel)
+    try:
+        names = os.listdir(os.path.join(str(root), parent))
+    except OSError:
+        return []
+    return [posixpath.join(parent, n) for n in names if os.path.isfile(os.path.join(str(root), parent, n))]
 
 
 def _glob(sources: SourceMap, pattern: str) -> tuple[list[str], list[str]]:

@@ -11,6 +11,7 @@ from ..front_matter import NAME_PATTERN, WorkerFrontMatter
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..positions import PositionTable
 from ..sources import SourceFile
+from ..suggest import closest
 from ..validation import validate
 from ..yaml_positions import YamlProblem, load_yaml
 
@@ -28,6 +29,10 @@ class ParsedWorker:
     body_line: int
     """1-based line of the file where the body starts."""
     legacy: bool
+    incomplete: frozenset[str] = frozenset()
+    """Front matter keys whose value an error already reported dropped in whole or part (an
+    unknown key counts for the key it most resembles): what is missing there is not a second
+    problem, so later stages do not report it."""
 
     def at(self, *path: str | int, key: bool = False) -> Location:
         pos = self.positions.key(path) if key else self.positions.value(path)
@@ -94,4 +99,21 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
             diagnostics.append(diagnostic("P007", f"the file name gives the worker the invalid name '{name}'", top,
                                           hint="add `name:` to the front matter"))
             return None, diagnostics
-    return ParsedWorker(file, name, front, positions, body, body_line, legacy), diagnostics
+    incomplete = dropped_keys(data, front) if diagnostics else frozenset()
+    return ParsedWorker(file, name, front, positions, body, body_line, legacy, incomplete), diagnostics
+
+
+def dropped_keys(data: dict, front: WorkerFrontMatter) -> frozenset[str]:
+    """The keys of `data` that validation dropped, or shortened (a list that lost items)."""
+    fields = WorkerFrontMatter.model_fields
+    out: set[str] = set()
+    for key, value in data.items():
+        if key not in fields:
+            near = closest(str(key), fields)
+            if near is not None:
+                out.add(near)
+        elif key not in front.model_fields_set:
+            out.add(key)
+        elif isinstance(value, list) and len(value) != len(getattr(front, key) or ()):
+            out.add(key)
+    return frozenset(out)
