@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, Location, diagnostic
+from ..hints import json_trailing_comma
 from ..json_positions import json_positions
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..manifest import Entry, ProjectManifest
@@ -96,9 +97,7 @@ def _read_manifest(
     try:
         data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated))
     except json.JSONDecodeError as exc:
-        diagnostics.append(
-            diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=manifest_file, line=exc.lineno, column=exc.colno))
-        )
+        diagnostics.append(_json_syntax_error(manifest_file, text, exc))
         return None, empty
     positions: Positions = LazyPositions(lambda: json_positions(text))
     if duplicated:
@@ -113,6 +112,16 @@ def _read_manifest(
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)
     diagnostics.extend(found)
     return manifest, positions
+
+
+def _json_syntax_error(file: str, text: str, exc: json.JSONDecodeError) -> Diagnostic:
+    comma = json_trailing_comma(text, exc.pos)
+    if comma is None:
+        return diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=file, line=exc.lineno, column=exc.colno))
+    line = text.count("\n", 0, comma) + 1
+    column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+    return diagnostic("P002", f"invalid JSON: a trailing comma before '{text[exc.pos]}'", Location(file=file, line=line, column=column),
+                      hint="remove this comma: JSON allows none after the last item")
 
 
 def _duplicates_noted(found: list[str]):
