@@ -169,3 +169,51 @@ def test_text_lists_errors_before_warnings_root_causes_first(tmp_path: Path) -> 
     # json keeps its documented order: by file, line, column.
     rows = run_cli("lint", "proj", "--format", "json", cwd_to=tmp_path).json()["diagnostics"]
     assert [r["code"] for r in rows] == ["G003", "M001", "F004", "Y001"]
+
+
+def test_invalid_vars_do_not_make_every_template_variable_undefined(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "vars": ["tone"]},
+        "main.worker": worker("model: test", "Be {{ tone }}."),
+    })
+    result = lint(root)
+    assert result.codes() == ["P006"]
+
+
+def test_invalid_entry_is_one_error(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": 5}},
+        "lead.worker": worker("model: test", "Lead."),
+    })
+    result = lint(root)
+    assert result.codes() == ["P006"]
+
+
+def test_an_invalid_worker_files_entry_hides_reference_errors(tmp_path: Path) -> None:
+    """The dropped entry might have listed the worker `other`."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["main.worker", 5]},
+        "main.worker": worker("model: test\ntoolsets: [other]\napprovals: [allow other]", "Go."),
+    })
+    result = lint(root)
+    assert result.codes() == ["P006"]
+
+
+def test_an_invalid_python_files_entry_hides_tool_errors(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": [{"path": "tools.py"}]},
+        "tools.py": TOOLS_PY,
+        "main.worker": MAIN_WITH_TOOL,
+    })
+    result = lint(root)
+    assert result.codes() == ["P006"]
+
+
+def test_an_unknown_key_beside_the_key_it_resembles_hides_nothing(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"]},
+        "main.worker": worker("model: test\ntoolsets: [helpr]\ntoolset: [x]", "Go."),
+        "helper.worker": worker("model: test", "Help."),
+    })
+    result = lint(root)
+    assert sorted(result.codes()) == ["N003", "P005"]

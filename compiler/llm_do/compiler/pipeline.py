@@ -62,7 +62,7 @@ def compile_project(
     result.resolved = resolved
     diagnostics.extend(check(resolved))
     instructions, found = render_instructions(resolved)
-    diagnostics.extend(found)
+    diagnostics.extend(_without_template_follow_ons(loaded, found))
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(diagnostics)
     if emit_bundle and result.ok:
@@ -76,10 +76,20 @@ def _unknowns(loaded: LoadedProject, parsed: list[ParsedWorker]) -> Unknowns:
     read = {w.file for w in parsed}
     listed_python = len({normalized(p) for p in loaded.manifest.python_files})
     readable_python = sum(1 for p in loaded.python_files if p in loaded.sources.files)
+    dropped = loaded.manifest_incomplete
     return Unknowns(
         workers=frozenset(Path(f).stem for f in loaded.worker_files if f not in read),
-        python=readable_python < listed_python,
+        python=readable_python < listed_python or "python_files" in dropped,
+        any_worker="worker_files" in dropped,
+        entry="entry" in dropped,
     )
+
+
+def _without_template_follow_ons(loaded: LoadedProject, found: list[Diagnostic]) -> list[Diagnostic]:
+    """Templates see only `vars`: when an error dropped it, "undefined variable" is its follow-on."""
+    if "vars" not in loaded.manifest_incomplete:
+        return found
+    return [d for d in found if d.code != "T002"]
 
 
 def _apply_suppressions(loaded: LoadedProject, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

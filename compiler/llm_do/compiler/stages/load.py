@@ -9,6 +9,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..hints import json_trailing_comma
 from ..json_positions import json_positions
@@ -41,6 +42,8 @@ class LoadedProject:
     sources: SourceMap
     worker_files: list[str] = field(default_factory=list)
     python_files: list[str] = field(default_factory=list)
+    manifest_incomplete: frozenset[str] = frozenset()
+    """Manifest keys whose value an error already reported dropped in whole or part (cascade.py)."""
 
     def at(self, *path: str | int, key: bool = True) -> Location:
         """A location in the manifest (the top of main.worker for an implicit project)."""
@@ -76,8 +79,8 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
         return project, []
     manifest_file = manifest_path.relative_to(root).as_posix()
     diagnostics: list[Diagnostic] = []
-    manifest, positions = _read_manifest(sources, manifest_file, diagnostics)
-    project = LoadedProject(root, manifest_file, manifest, positions, False, sources)
+    manifest, positions, incomplete = _read_manifest(sources, manifest_file, diagnostics)
+    project = LoadedProject(root, manifest_file, manifest, positions, False, sources, manifest_incomplete=incomplete)
     if manifest is not None:
         project.worker_files = expand_worker_files(project, diagnostics)
         project.python_files = _python_files(project, diagnostics)
@@ -86,19 +89,20 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
 
 def _read_manifest(
     sources: SourceMap, manifest_file: str, diagnostics: list[Diagnostic]
-) -> tuple[ProjectManifest | None, Positions]:
+) -> tuple[ProjectManifest | None, Positions, frozenset[str]]:
+    """The manifest (None when unreadable), its positions, and the keys validation dropped."""
     empty = PositionTable()
     try:
         text = sources.read(manifest_file, "manifest").text
     except NotText as exc:
         diagnostics.append(diagnostic("P009", f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
-        return None, empty
+        return None, empty, frozenset()
     duplicated: list[str] = []
     try:
         data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated))
     except json.JSONDecodeError as exc:
         diagnostics.append(_json_syntax_error(manifest_file, text, exc))
-        return None, empty
+        return None, empty, frozenset()
     positions: Positions = LazyPositions(lambda: json_positions(text))
     if duplicated:
         for path, pos in positions.table.duplicates:
@@ -106,12 +110,12 @@ def _read_manifest(
                                                                                           column=pos.column)))
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
-        return None, empty
+        return None, empty, frozenset()
     data, positions, found = upgrade_manifest(data, manifest_file, positions)
     diagnostics.extend(found)
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)
     diagnostics.extend(found)
-    return manifest, positions
+    return manifest, positions, dropped_keys(data, manifest) if found and manifest is not None else frozenset()
 
 
 def _json_syntax_error(file: str, text: str, exc: json.JSONDecodeError) -> Diagnostic:

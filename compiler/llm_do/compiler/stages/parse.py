@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..front_matter import NAME_PATTERN, WorkerFrontMatter
 from ..hints import front_matter_value_hints, yaml_hint
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..positions import PositionTable
 from ..sources import SourceFile
-from ..suggest import closest
 from ..validation import validate
 from ..yaml_positions import YamlProblem, load_yaml
 
@@ -118,18 +118,3 @@ def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions
     return [d.model_copy(update={"hint": at[(d.line, d.column)]})
             if d.file == file and d.hint is None and (d.line, d.column) in at else d for d in found]
 
-
-def dropped_keys(data: dict, front: WorkerFrontMatter) -> frozenset[str]:
-    """The keys of `data` that validation dropped, or shortened (a list that lost items)."""
-    fields = WorkerFrontMatter.model_fields
-    out: set[str] = set()
-    for key, value in data.items():
-        if key not in fields:
-            near = closest(str(key), fields)
-            if near is not None:
-                out.add(near)
-        elif key not in front.model_fields_set:
-            out.add(key)
-        elif isinstance(value, list) and len(value) != len(getattr(front, key) or ()):
-            out.add(key)
-    return frozenset(out)

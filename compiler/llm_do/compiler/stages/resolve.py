@@ -35,6 +35,10 @@ class Unknowns:
     """Names (file stems) of worker files that failed to load or parse."""
     python: bool = False
     """A python_files entry could not be read, so the project's tools and toolsets are not all known."""
+    any_worker: bool = False
+    """worker_files lost an entry to an error, so any unknown name may be a worker."""
+    entry: bool = False
+    """`entry` lost its value to an error, so the entry worker's name is not known."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +186,8 @@ def resolve(
         _resolve_tools(project, worker, python_known, diagnostics)
         _resolve_schemas(project, worker, refs, diagnostics)
         _resolve_approvals(worker, diagnostics)
-    if manifest.entry_worker not in workers and manifest.entry_worker not in unknowns.workers:
+    entry_unknown = unknowns.entry or unknowns.any_worker or manifest.entry_worker in unknowns.workers
+    if manifest.entry_worker not in workers and not entry_unknown:
         where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
         diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
                                       hint=did_you_mean(manifest.entry_worker, workers)))
@@ -259,9 +264,9 @@ def _resolve_toolsets(
                               diagnostics)
             continue
         worker.unknown_names.add(ref.name)
-        if ref.name in unknowns.workers:
+        if ref.name in unknowns.workers or unknowns.any_worker:
             worker.calls_unknown = True
-            continue  # its file failed to parse, which is reported
+            continue  # a worker whose file failed to parse, or was not listed because of an error
         if not python_known and ref.name not in project.python_tools:
             worker.tools_unknown = True
             continue  # perhaps a toolset of the Python that failed, which is reported
