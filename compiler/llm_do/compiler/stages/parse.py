@@ -32,7 +32,7 @@ class ParsedWorker:
     legacy: bool
     incomplete: frozenset[str] = frozenset()
     """Front matter keys whose value an error already reported dropped in whole or part (an
-    unknown key counts for the key it most resembles): what is missing there is not a second
+    unknown key counts for the absent key it most resembles): what is missing there is not a second
     problem, so later stages do not report it."""
 
     def at(self, *path: str | int, key: bool = False) -> Location:

@@ -176,8 +176,8 @@ def resolve(
         workers[worker.name] = ResolvedWorker(worker)
 
     project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker)
+    # What a toolsets entry may name, in order of preference for a did-you-mean.
     names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(workers)]
-    """What a toolsets entry may name, in order of preference for a did-you-mean."""
     for worker in workers.values():
         incomplete = worker.parsed.incomplete
         worker.tools_unknown = bool({"toolsets", "tools"} & incomplete)
