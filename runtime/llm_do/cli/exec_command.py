@@ -117,6 +117,11 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         raise click.UsageError("--model and --script both replace the models; give one")
     if approve_all and reject_all:
         raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
+    if model:
+        from llm_do.runtime.model_names import model_problem
+
+        if problem := model_problem(model):
+            raise ExecError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), EXIT_USAGE)
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem

@@ -60,10 +60,13 @@ def apply_rules(worker: ResolvedWorker, source: str | None, params_of: Callable[
         worker.rules.append(rule)
         targeted = [t for t in worker.tools.values() if rule.targets(t.name, t.group)]
         hits_opaque = [name for name in opaque if rule.targets("", name)]
-        if not targeted and rule.target not in groups:
+        hidden = worker.tools_unknown or any(rule.targets(n, n) for n in worker.unknown_names)
+        if not targeted and rule.target not in groups and not hidden:  # hidden: it may match a tool an error hides
             diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools",
                                           places.at(i, rule.target_column),
                                           hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
+            continue
+        if not targeted and rule.target not in groups:
             continue
         if rule.condition is not None and hits_opaque:
             diagnostics.append(diagnostic(
