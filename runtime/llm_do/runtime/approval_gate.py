@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, Action
+from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, TOOLSET_METADATA_KEY, Action
 from .bundle import WorkerSpec
 from .call_scope import CallContext, CallFrame, RunHost
 from .errors import LlmDoError, RunFailed
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalRequest
 
 RESULT_PREVIEW = 2000
 
@@ -53,7 +56,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
-            await self._ask(frame, name, tool_args)
+            await self._ask(frame, name, tool_args, tool)
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
@@ -71,11 +74,21 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
 
-    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any]) -> None:
-        """Ask whoever answers for this run; a denial refuses the call."""
+    def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
+        """The request naming exactly what would run: the worker, the toolset (its bundle key and
+        this worker's settings for it), the tool, and the arguments as the toolset normalizes them."""
         from .approvals import ApprovalRequest
 
-        decision, by = await self.runtime.request_approval(ApprovalRequest(frame.worker, frame.depth, name, tool_args))
+        binding = self.spec.tools.get(name)
+        key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
+        settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
+        normalize = getattr(tool.toolset, "normalize_args", None)
+        normalized = normalize(name, tool_args) if normalize is not None else None
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, normalized)
+
+    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
+        """Ask whoever answers for this run; a denial refuses the call."""
+        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool))
         if self.runtime.listening:
             from .events import ApprovalDecided
 

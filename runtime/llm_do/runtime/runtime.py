@@ -91,7 +91,7 @@ class Runtime:
             future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args,
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset,
                                         _respond=lambda d: future.done() or future.set_result(d)))
             decision = await future
             if decision.approved and decision.remember == "session":
@@ -100,7 +100,7 @@ class Runtime:
         if approver.mode == "prompt" and self.listening:
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args))
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
         return await approver.decide(request)
 
     # --- schemas

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from . import user_code
-from .approval_policy import APPROVAL_METADATA_KEY
+from .approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from .bundle import ToolsetUse, WorkerSpec
 from .errors import ToolsetProblem
 
@@ -95,5 +95,5 @@ def _python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> 
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
     toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
     if use.opaque_approval is not None:
-        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval})
+        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval, TOOLSET_METADATA_KEY: node["name"]})
     return toolset
