@@ -18,7 +18,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, TOOLSET_METADATA_KEY, Action
-from .bundle import WorkerSpec
+from .bundle import BundleRefused, WorkerSpec
 from .call_scope import CallContext, CallFrame, RunHost
 from .errors import LlmDoError, RunFailed
 
@@ -62,7 +62,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except (ToolFailed, ModelRetry) as exc:
             self._returned(frame, name, "failed", str(exc))
             raise
-        except LlmDoError:
+        except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")

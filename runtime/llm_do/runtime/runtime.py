@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import user_code
 from .args import WorkerArgs
-from .bundle import LoadedBundle, WorkerSpec, load_bundle
+from .bundle import BundleRefused, LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
 from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
@@ -109,7 +109,9 @@ class Runtime:
         key = (module, qualname)
         if key not in self._classes:
             try:
-                self._classes[key] = user_code.resolve_attr(user_code.import_module(module, str(self.bundle.root)), qualname)
+                self._classes[key] = user_code.resolve_attr(self.bundle.import_module(module), qualname)
+            except BundleRefused:
+                raise
             except Exception as exc:
                 raise RunFailed(f"cannot load {module}:{qualname}: {type(exc).__name__}: {exc}") from None
         return self._classes[key]
