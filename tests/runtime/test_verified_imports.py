@@ -215,3 +215,26 @@ def test_installed_packages_below_the_root_are_not_project_modules(tmp_path: Pat
         for name in ("tools", "venvpkg_for_test", "other"):
             sys.modules.pop(name, None)
     assert os.path.exists(root / "other.py")
+
+
+def test_a_plain_directory_of_the_project_does_not_hide_an_installed_module(tmp_path: Path, monkeypatch) -> None:
+    """A data directory `json/` in the project is no package: `import json`-like imports of
+    installed modules go on as usual; a directory nothing else provides is refused."""
+    from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.verified_imports import import_verified
+
+    root = tmp_path / "proj"
+    site = tmp_path / "site"
+    make(site, "installedpkg_for_test/__init__.py")
+    make(root, "installedpkg_for_test/notes.txt", "datadir_for_test/notes.txt")
+    (root / "tools.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(site))
+    bundle = LoadedBundle.__new__(LoadedBundle)
+    bundle.root, bundle.path, bundle.python_sources = root, root / "bundle.lock", {"tools.py": b"X = 1\n"}
+    try:
+        assert import_verified(bundle, "installedpkg_for_test").__file__.startswith(str(site))
+        with pytest.raises(BundleRefused, match="'datadir_for_test'"):
+            import_verified(bundle, "datadir_for_test")
+    finally:
+        for name in ("tools", "installedpkg_for_test", "datadir_for_test"):
+            sys.modules.pop(name, None)

@@ -123,11 +123,10 @@ class VerifiedImports(MetaPathFinder):
             if found is not None:
                 raise _refusal(project, name, found)
         spec = self._others(name, path, target)
-        if spec is not None:
-            for project in owners:
-                found = _spec_location(project.root, name, spec)
-                if found is not None:
-                    raise _refusal(project, name, found)
+        for project in owners:
+            found = _spec_location(project.root, name, spec) if spec is not None else _directory(project.root, name)
+            if found is not None:
+                raise _refusal(project, name, found)
         return spec
 
     def _others(self, name: str, path: Sequence[str] | None, target: ModuleType | None) -> ModuleSpec | None:
@@ -148,11 +147,18 @@ _FINDER = VerifiedImports()
 
 
 def _project_file(root: str, name: str) -> str | None:
-    """The file or directory of the project root that module `name` would be, if one exists."""
+    """The module file or package of the project root that `name` would be, if one exists. (A
+    plain directory is not: it would be a namespace only if nothing else provides the name.)"""
     base = os.path.join(root, *name.split("."))
     for suffix in all_suffixes():
-        if os.path.exists(base + suffix):
-            return base + suffix
+        for candidate in (base + suffix, os.path.join(base, "__init__" + suffix)):
+            if os.path.exists(candidate):
+                return candidate
+    return None
+
+
+def _directory(root: str, name: str) -> str | None:
+    base = os.path.join(root, *name.split("."))
     return base if os.path.isdir(base) else None
 
 
