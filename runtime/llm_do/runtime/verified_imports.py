@@ -20,6 +20,7 @@ import importlib
 import linecache
 import os
 import sys
+import weakref
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, all_suffixes
 from types import ModuleType
@@ -49,7 +50,9 @@ class VerifiedSource(NamedTuple):
 
 class Project(NamedTuple):
     root: str
-    bundle: LoadedBundle
+    bundle: weakref.ref[LoadedBundle]
+    """Weak: a project whose bundle is gone (its runs are over) is dropped at the next activation."""
+    bundle_path: str
     modules: dict[str, VerifiedSource]
     namespaces: dict[str, str]
     """Dotted name -> directory, for directories that hold verified modules but no `__init__`."""
@@ -175,7 +178,7 @@ def _spec_location(root: str, name: str, spec: ModuleSpec) -> str | None:
 
 def _refusal(project: Project, name: str, found: str) -> UnverifiedImport:
     rel = os.path.relpath(found, project.root).replace(os.sep, "/")
-    message = (f"{project.bundle.path}: refused: import of '{name}' ({rel}) from the project, which the bundle did not "
+    message = (f"{project.bundle_path}: refused: import of '{name}' ({rel}) from the project, which the bundle did not "
                f"verify; a module imported only inside a function is not recorded at build: import it at module level "
                f"and {REBUILD}")
     return UnverifiedImport(message, name=name, path=found)
@@ -186,9 +189,11 @@ def activate(bundle: LoadedBundle) -> None:
     imported earlier from other bytes: another build of this project, or another project's."""
     root = str(bundle.root)
     newest = next(reversed(_FINDER.projects.values()), None)
-    if newest is None or newest.bundle is not bundle:
+    if newest is None or newest.bundle() is not bundle:
+        for key in [k for k, p in _FINDER.projects.items() if p.bundle() is None]:
+            del _FINDER.projects[key]
         project = _FINDER.projects.pop(root, None)
-        if project is None or project.bundle is not bundle:
+        if project is None or project.bundle() is not bundle:
             project = _project(bundle)
         _FINDER.projects[root] = project  # last: the newest project answers first
         for name, module in list(sys.modules.items()):
@@ -226,7 +231,7 @@ def _project(bundle: LoadedBundle) -> Project:
             prefix = ".".join(parts[:i])
             if prefix not in modules:
                 namespaces[prefix] = os.path.join(root, *parts[:i])
-    return Project(root, bundle, modules, namespaces)
+    return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces)
 
 
 def import_verified(bundle: LoadedBundle, name: str) -> Any:
