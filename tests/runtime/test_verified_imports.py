@@ -238,3 +238,26 @@ def test_a_plain_directory_of_the_project_does_not_hide_an_installed_module(tmp_
     finally:
         for name in ("tools", "installedpkg_for_test", "datadir_for_test"):
             sys.modules.pop(name, None)
+
+
+PROBE = """
+import sys
+from llm_do.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    print("EXIT", exc.code, "llm_do.runtime.verified_imports" in sys.modules)
+"""
+
+
+def test_the_import_hook_loads_only_for_bundles_with_python(build, bundle: Path, script) -> None:
+    import subprocess
+
+    plain = build({"project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+                   "main.worker": worker("", "Say hi.")}, name="plain")
+    seen = []
+    for lock, args in ((plain, ["--model", "test"]), (bundle, ["--script", str(script(user_calls("marker")))])):
+        proc = subprocess.run([sys.executable, "-c", PROBE, "exec", str(lock), "go", *args], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+        seen.append([line for line in proc.stdout.splitlines() if line.startswith("EXIT")])
+    assert seen == [["EXIT 0 False"], ["EXIT 0 True"]]
