@@ -393,7 +393,7 @@ def test_list_stops_after_its_entry_budget(populated, call, monkeypatch) -> None
 
 def test_an_unforeseen_error_is_a_tool_failure_not_the_end_of_the_run(populated, call, monkeypatch) -> None:
     def broken(*args, **kwargs):
-        raise RecursionError("maximum recursion depth exceeded")
+        raise RecursionError("maximum recursion depth\nexceeded")
 
     monkeypatch.setattr(fs_module, "walk", broken)
     assert failure(call, populated, "list_files") == "list_files failed: RecursionError: maximum recursion depth exceeded"

@@ -69,7 +69,7 @@ class StdlibToolset(AbstractToolset[Any]):
             except (ToolFailed, ModelRetry):
                 raise
             except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
-                raise ToolFailed(f"{name} failed: {type(exc).__name__}: {exc}"[:1000]) from None
+                raise ToolFailed(" ".join(f"{name} failed: {type(exc).__name__}: {exc}".split())[:1000]) from None
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
