@@ -367,6 +367,21 @@ def test_the_session_cache_is_keyed_by_worker_toolset_settings_tool_and_argument
     assert len(asked) == 2
 
 
+def test_a_session_approval_holds_for_another_spelling_of_the_same_path(build) -> None:
+    """The key uses the toolset's normalized arguments: `./a.txt` is the file approved as `a.txt`."""
+    bundle = build(project("toolsets: [filesystem_project]"))
+    asked: list[ApprovalRequest] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(True, "session")
+
+    model = turns([write_part("a.txt")], [write_part("./a.txt")], [write_part("sub/../a.txt")], [TextPart("done")])
+    run_worker(bundle, "go", config=RuntimeConfig(model=model, approval_mode="prompt", approval_callback=callback))
+    assert [r.args["path"] for r in asked] == ["a.txt"]
+    assert asked[0].normalized_args == {"path": "a.txt", "content": "x"}
+
+
 def test_normalized_arguments_decide_the_session_key() -> None:
     """Two spellings of one path are one call when the toolset normalizes them."""
     from llm_do.runtime.approvals import ApprovalRequest as Request

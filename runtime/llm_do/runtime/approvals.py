@@ -35,8 +35,9 @@ class ApprovalRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     """The worker's settings for that toolset (`{"path": "docs"}`)."""
     normalized_args: dict[str, Any] | None = None
-    """The arguments as the tool will use them (paths resolved below its root), when the toolset
-    can say; session approvals compare these rather than the spelling the model chose."""
+    """The arguments as the tool will use them (paths resolved below its root; the arguments as
+    given where the toolset has no normalizer); session approvals compare these rather than the
+    spelling the model chose. None in a request built without them: `args` is used."""
 
     def describe(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.args.items())

@@ -13,7 +13,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
@@ -23,14 +23,15 @@ from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
 
 from .descriptor import ToolsetDescriptor
-from .paths import confine
+from .paths import PathRefused, confine, relative
 
 
 class StdlibToolset(AbstractToolset[Any]):
     """Base of the built-in toolsets.
 
     A subclass implements one method per tool, named after it, taking the validated arguments as
-    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`.
+    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`,
+    and extend `normalize_args` with fields it derives for approval rules.
     """
 
     def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:
@@ -77,6 +78,26 @@ class StdlibToolset(AbstractToolset[Any]):
         approval = descriptor.approval if descriptor else ASK
         return ASK if approval == AUTO else approval
 
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments an approval rule judges: defaults filled in, and every path parameter
+        replaced by the path the tool will touch, relative to the root with `..`, `.` and symlinks
+        resolved (`output/../src/x.py` is `src/x.py`). A path the tool will refuse (it leads out
+        of the root) is left out, so no condition on it holds."""
+        descriptor = self.descriptor.tool(name)
+        if descriptor is None:
+            return dict(args)
+        try:
+            full = descriptor.args_model.model_validate(args).model_dump()
+        except ValidationError:
+            full = dict(args)
+        for param in descriptor.path_params:
+            value = full.pop(param, None)
+            if isinstance(value, str):
+                try:
+                    full[param] = relative(self.root, confine(self.root, value))
+                except PathRefused:
+                    pass
+        return full
 
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
