@@ -96,18 +96,19 @@ def compile_pattern(pattern: str) -> Pattern:
 
 @dataclass
 class Walk:
-    """What a walk found: candidate paths (files, links, anything not a directory) in the order
-    read, and why it stopped early, if it did."""
+    """What a walk found, in the order read: regular files, and links (to anything; the caller
+    judges where they lead), as (path, is_link); and why it stopped early, if it did."""
 
-    found: list[str] = field(default_factory=list)
+    found: list[tuple[str, bool]] = field(default_factory=list)
     stopped: str | None = None
 
 
 def walk(directory: str, pattern: Pattern, *, skip: frozenset[str] = frozenset({".git"})) -> Walk:
-    """Every non-directory entry below `directory` whose path relative to it matches `pattern`.
+    """Every regular file and link below `directory` whose path relative to it matches `pattern`.
 
-    Directories named in `skip` and links to directories are not entered; a subdirectory that
-    cannot be read is passed over. Paths are returned as `os.scandir` gives them (under `directory`).
+    Directories named in `skip` and links to directories are not entered; FIFOs, sockets and
+    devices are passed over, and so is a subdirectory that cannot be read. Paths are returned as
+    `os.scandir` gives them (under `directory`).
     """
     result = Walk()
     deadline = time.monotonic() + MAX_SECONDS
@@ -138,12 +139,14 @@ def walk(directory: str, pattern: Pattern, *, skip: frozenset[str] = frozenset({
             if not after:
                 continue
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False):
+                    if pattern.goes_on(after):
+                        stack.append((entry.path, after))
+                elif pattern.accepts(after):
+                    if entry.is_symlink():
+                        result.found.append((entry.path, True))
+                    elif entry.is_file(follow_symlinks=False):
+                        result.found.append((entry.path, False))
             except OSError:
                 continue
-            if is_dir:
-                if pattern.goes_on(after):
-                    stack.append((entry.path, after))
-            elif pattern.accepts(after):
-                result.found.append(entry.path)
     return result

@@ -110,16 +110,20 @@ class FilesystemToolset(StdlibToolset):
             found = [*found[:LIST_LIMIT], cut]
         return "\n".join([*found, stopped] if stopped else found)
 
-    def _listed(self, candidates: list[str]) -> Iterator[str]:
-        """The candidates that are regular files whose real location is inside the root, with an
-        allowed suffix (both the name listed and, for a link, its target's)."""
+    def _listed(self, candidates: list[tuple[str, bool]]) -> Iterator[str]:
+        """The candidates that are regular files inside the root with an allowed suffix; a link
+        counts when the file it leads to is one (and its name has an allowed suffix too)."""
         allowed = self.settings.allowed_suffixes
         root = str(self.root)
-        for candidate in candidates:
-            real = os.path.realpath(candidate)
-            if not (real == root or real.startswith(root + os.sep)) or not os.path.isfile(real):
-                continue
-            if suffix_allowed(os.path.basename(candidate), allowed) and suffix_allowed(os.path.basename(real), allowed):
+        for candidate, is_link in candidates:
+            name = os.path.basename(candidate)
+            if is_link:
+                real = os.path.realpath(candidate)
+                if not real.startswith(root + os.sep) or not os.path.isfile(real):
+                    continue
+                if not suffix_allowed(os.path.basename(real), allowed):
+                    continue
+            if suffix_allowed(name, allowed):
                 yield PurePosixPath(*Path(candidate).relative_to(self.root).parts).as_posix()
 
     def _confine(self, path: str) -> Path:
