@@ -261,3 +261,21 @@ def test_the_import_hook_loads_only_for_bundles_with_python(build, bundle: Path,
                               text=True, stdin=subprocess.DEVNULL, timeout=120)
         seen.append([line for line in proc.stdout.splitlines() if line.startswith("EXIT")])
     assert seen == [["EXIT 0 False"], ["EXIT 0 True"]]
+
+
+def test_a_source_entry_laid_out_otherwise_is_still_verified(bundle: Path) -> None:
+    """The fast scan finds Python sources by their canonical lines; a sealed bundle whose entries
+    carry another key between `kind` and `sha256` is decoded instead, never passed unchecked."""
+    import json
+
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.canonical import seal
+
+    doc = json.loads(bundle.read_text(encoding="utf-8"))
+    for entry in doc["sources"].values():
+        entry["note"] = "x"  # sorts between kind and sha256
+    bundle.write_bytes(seal(doc))
+    assert set(load_bundle(bundle).python_sources) == {"tools.py"}
+    (bundle.parent / "tools.py").write_text(REWRITTEN)
+    with pytest.raises(BundleRefused, match="stale: tools.py changed"):
+        load_bundle(bundle)

@@ -174,7 +174,9 @@ _PYTHON_KIND = b'": {\n      "kind": "python",\n      "sha256": "'
 
 def python_sources(text: LockReader) -> dict[str, str]:
     """Relative path -> recorded hash of every Python source of the bundle, found by their
-    canonical lines rather than by decoding the thousands of other sources."""
+    canonical lines rather than by decoding the thousands of other sources; when the lines are
+    laid out otherwise (a key between `kind` and `sha256`, say), the section is decoded instead,
+    so no layout makes the check pass without looking."""
     section = text.section_bytes("sources")
     out: dict[str, str] = {}
     at = section.find(_PYTHON_KIND)
@@ -184,13 +186,20 @@ def python_sources(text: LockReader) -> dict[str, str]:
         value_end = section.find(b'"', value_start)
         out[json.loads(section[key_start : at + 1])] = section[value_start:value_end].decode()
         at = section.find(_PYTHON_KIND, value_end)
+    if section.count(b'"kind": "python"') != len(out):  # a layout the scan does not know: read it all
+        entries = json.loads(section)
+        out = {rel: entry.get("sha256", "") for rel, entry in entries.items()
+               if isinstance(entry, dict) and entry.get("kind") == "python"}
     return out
 
 
 def _verify_python_sources(bundle: LoadedBundle) -> None:
     """Python is the one input besides the bundle: read each source once, refuse code that changed
     since the build, and keep the verified bytes, which are what the run executes."""
-    sources = python_sources(bundle.text)
+    try:
+        sources = python_sources(bundle.text)
+    except (ValueError, AttributeError):
+        raise BundleRefused(f"{bundle.path}: refused: its sources cannot be read; {REBUILD}") from None
     for rel, recorded in sources.items():
         try:
             data = (bundle.root / rel).read_bytes()
