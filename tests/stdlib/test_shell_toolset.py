@@ -328,3 +328,25 @@ def test_stdlib_calls_of_one_run_do_not_interleave(shell) -> None:
 
     asyncio.run(scenario())
     assert log == ["start one", "end one", "start two", "end two"]
+
+
+def test_run_argv_cancelled_while_starting_kills_without_waiting(tmp_path: Path) -> None:
+    """Cancelled before asyncio has finished connecting the pipes: the command already runs, and
+    waiting for its pipes would mean waiting for it to end; its process group is killed instead."""
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(run_argv(["sh", "-c", "echo $$ > pid; sleep 30"], cwd=tmp_path, timeout=30))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    started = time.monotonic()
+    asyncio.run(scenario())
+    assert time.monotonic() - started < 5
+    pid_file = tmp_path / "pid"
+    deadline = time.monotonic() + 2
+    while pid_file.exists() and not pid_file.read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert not _alive(int(pid_file.read_text()))
