@@ -170,6 +170,9 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
     except Exception as exc:
+        refused = _refusal(exc)
+        if refused is not None:  # the run reached Python the bundle did not verify
+            raise ExecError(str(refused), EXIT_REFUSED) from None
         raise ExecError(f"run failed: {_one_line(exc)}", EXIT_FAILED) from None
     finally:
         if events_file is not None:
@@ -183,6 +186,15 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         else:
             click.echo(output)
     return 0
+
+
+def _refusal(exc: BaseException) -> BaseException | None:
+    """The `BundleRefused` that ended a run, if one did (possibly inside an exception group)."""
+    from llm_do.runtime.bundle import BundleRefused
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, BundleRefused) else None
 
 
 def _one_line(exc: BaseException) -> str:
