@@ -97,6 +97,7 @@ class LoadedBundle:
         self.root = root
         """The project root: the bundle's `root`, relative to the bundle's directory."""
         self._workers: dict[str, WorkerSpec] = {}
+        self._agent_era: bool | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -127,6 +128,13 @@ class LoadedBundle:
 
     def toolset(self, key: str) -> dict[str, Any] | None:
         return self.text.member("toolsets", key)
+
+    @property
+    def agent_era(self) -> bool:
+        """Built from `.agent` files (spec/legacy.md): the project's Python is of pydantic-ai 1.x."""
+        if self._agent_era is None:
+            self._agent_era = any(name.endswith(".agent") for name in self.text.member_names("sources"))
+        return self._agent_era
 
 
 def load_bundle(path: Path, *, verify_sources: bool = True) -> LoadedBundle:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import user_code
+from . import legacy_tools, user_code
 from .args import WorkerArgs
 from .bundle import LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
@@ -108,6 +108,7 @@ class Runtime:
     def _class(self, module: str, qualname: str) -> Any:
         key = (module, qualname)
         if key not in self._classes:
+            legacy_tools.prepare(self.bundle)
             try:
                 self._classes[key] = user_code.resolve_attr(user_code.import_module(module, str(self.bundle.root)), qualname)
             except Exception as exc:

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from . import user_code
-from .approval_policy import APPROVAL_METADATA_KEY
+from . import legacy_tools, user_code
 from .bundle import ToolsetUse, WorkerSpec
 from .errors import ToolsetProblem
 
@@ -65,6 +64,7 @@ def _stdlib(runtime: RunHost, name: str, use: ToolsetUse) -> AbstractToolset[Any
 
 
 def _module(runtime: RunHost, name: str) -> Any:
+    legacy_tools.prepare(runtime.bundle)
     try:
         return user_code.import_module(name, str(runtime.bundle.root))
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
@@ -93,7 +93,10 @@ def _python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> 
     value = dict(user_code.exported_toolsets(module)).get(node["key"])
     if value is None:
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
-    toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
-    if use.opaque_approval is not None:
-        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval})
-    return toolset
+    if use.opaque_approval is None:
+        return value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
+    from .toolset_approvals import factory_with_approvals, with_approvals
+
+    if isinstance(value, AbstractToolset):
+        return with_approvals(value, use.opaque_approval)
+    return DynamicToolset(factory_with_approvals(value, use.opaque_approval), per_run_step=False)
