@@ -22,7 +22,8 @@ def register_model_factory(provider: str, factory: ModelFactory, *, replace: boo
     """Build models named `provider:NAME` with `factory(NAME)`.
 
     The prefix must be new to pydantic-ai (its providers keep their meaning) and registered once,
-    unless `replace` is given.
+    unless `replace` is given; the same factory registered again (its module imported afresh, as a
+    changed project's is) replaces the old one.
     """
     provider = provider.strip() if isinstance(provider, str) else provider
     if not isinstance(provider, str) or not provider:
@@ -33,7 +34,7 @@ def register_model_factory(provider: str, factory: ModelFactory, *, replace: boo
         raise TypeError(f"the model factory for {provider!r} is not callable")
     if _is_pydantic_ai_provider(provider):
         raise ValueError(f"provider prefix {provider!r} is pydantic-ai's own; choose a prefix of your own")
-    if provider in _FACTORIES and _FACTORIES[provider] is not factory and not replace:
+    if provider in _FACTORIES and not replace and not _same_factory(_FACTORIES[provider], factory):
         raise ValueError(f"a model factory is already registered for {provider!r}; pass replace=True to replace it")
     _FACTORIES[provider] = factory
 
@@ -47,6 +48,13 @@ def factory_for(model: str) -> tuple[ModelFactory, str] | None:
     provider, sep, name = model.partition(":")
     factory = _FACTORIES.get(provider) if sep else None
     return (factory, name) if factory is not None else None
+
+
+def _same_factory(old: ModelFactory, new: ModelFactory) -> bool:
+    def name(f: Any) -> tuple[Any, Any]:
+        return getattr(f, "__module__", None), getattr(f, "__qualname__", None)
+
+    return old is new or (name(old) == name(new) and name(new) != (None, None))
 
 
 def _is_pydantic_ai_provider(provider: str) -> bool:
