@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic, diagnostic
 from ..introspect.facts import ClassRequest, Facts, Request
 from ..introspect.static_reader import read_statically
-from ..legacy import LEGACY_WORKER_SUFFIX
 from ..introspect.subprocess_runner import introspect as run_child
+from ..legacy import LEGACY_WORKER_SUFFIX
 from ..schema_refs import RefError, SchemaRef, parse_ref
 from ..sources import OutsideRoot
 from .load import LoadedProject
