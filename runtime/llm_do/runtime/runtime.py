@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import legacy_tools, user_code
+from . import user_code
 from .args import WorkerArgs
 from .bundle import LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
@@ -108,7 +108,7 @@ class Runtime:
     def _class(self, module: str, qualname: str) -> Any:
         key = (module, qualname)
         if key not in self._classes:
-            legacy_tools.prepare(self.bundle)
+            self._prepare_import()
             try:
                 self._classes[key] = user_code.resolve_attr(user_code.import_module(module, str(self.bundle.root)), qualname)
             except Exception as exc:
@@ -165,13 +165,20 @@ class Runtime:
             raise RunFailed(str(exc)) from None
         return chosen, label
 
+    def _prepare_import(self) -> None:
+        """Before importing the project's Python: that of the `.agent` era gets 1.x's tools."""
+        if self.bundle.agent_era:
+            from .legacy_tools import prepare
+
+            prepare(self.bundle)
+
     def _import_model_factory(self, model: str) -> None:
         """Import the project module that registers the model's provider prefix, if one does
         (the bundle's `model_factories`), so that its factory builds the model."""
         module = (self.bundle.text.get("model_factories") or {}).get(model.partition(":")[0])
         if module is None:
             return
-        legacy_tools.prepare(self.bundle)
+        self._prepare_import()
         try:
             user_code.import_module(module, str(self.bundle.root))
         except Exception as exc:  # user code: report, do not crash the runtime with a traceback

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from . import legacy_tools, user_code
+from . import user_code
 from .bundle import ToolsetUse, WorkerSpec
 from .errors import ToolsetProblem
 
@@ -64,7 +64,10 @@ def _stdlib(runtime: RunHost, name: str, use: ToolsetUse) -> AbstractToolset[Any
 
 
 def _module(runtime: RunHost, name: str) -> Any:
-    legacy_tools.prepare(runtime.bundle)
+    if runtime.bundle.agent_era:
+        from .legacy_tools import prepare
+
+        prepare(runtime.bundle)
     try:
         return user_code.import_module(name, str(runtime.bundle.root))
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
