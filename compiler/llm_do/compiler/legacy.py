@@ -57,7 +57,7 @@ FRONT_MATTER_REMOVED: dict[Path, str] = {
 
 
 def upgrade_manifest(data: Any, file: str, positions: Positions) -> tuple[Any, Positions, list[Diagnostic]]:
-    return _upgrade(data, file, positions, MANIFEST_ALIASES, MANIFEST_REMOVED, MANIFEST_ALREADY)
+    return _upgrade(data, file, positions, MANIFEST_ALIASES, MANIFEST_REMOVED, already=True)
 
 
 def upgrade_front_matter(
@@ -71,8 +71,7 @@ def upgrade_front_matter(
 
 
 def _upgrade(
-    data: Any, file: str, positions: Any, aliases: dict[Path, str], removed: dict[Path, str],
-    already: dict[Path, tuple[Any, str]] | None = None,
+    data: Any, file: str, positions: Any, aliases: dict[Path, str], removed: dict[Path, str], already: bool = False
 ) -> tuple[Any, Any, list[Diagnostic]]:
     if not isinstance(data, dict):
         return data, positions, []
@@ -85,8 +84,8 @@ def _upgrade(
             pos = positions.key(path)
             at = Location(file=file, line=pos.line, column=pos.column)
             value = _get(data, path)
-            if already and path in already and _same(value, already[path][0]):
-                diagnostics.append(diagnostic("L003", f"'{path[-1]}: {json.dumps(value)}' is already what llm-do does: {already[path][1]}",
+            if already and (why := already_done(path, value)):
+                diagnostics.append(diagnostic("L003", f"'{path[-1]}: {json.dumps(value)}' is already what llm-do does: {why}",
                                               at, hint="remove it (`llm-do migrate` does)"))
             else:
                 diagnostics.append(diagnostic("L001", f"'{path[-1]}' is a key of the .agent era with no equivalent here", at, hint=hint))
@@ -108,9 +107,13 @@ def _upgrade(
     return data, positions, diagnostics
 
 
-def _same(value: Any, expected: Any) -> bool:
-    """Equal and of the same type (`0` is not `false`)."""
-    return type(value) is type(expected) and value == expected
+def already_done(path: Path, value: Any) -> str | None:
+    """Why `value` at manifest key `path` is what llm-do does anyway; None when it is not
+    (equal and of the same type: `0` is not `false`)."""
+    known = MANIFEST_ALREADY.get(path)
+    if known is None or type(value) is not type(known[0]) or value != known[0]:
+        return None
+    return known[1]
 
 
 def _copy_dicts(value: Any) -> Any:
