@@ -47,6 +47,13 @@ def test_the_build_accepts_the_prefix_and_the_run_builds_the_model_with_the_fact
     assert run.stdout.strip() == "built by the factory for small"
 
 
+def test_lint_without_importing_reads_the_registration(tmp_path: Path) -> None:
+    root = gateway_project(tmp_path / "p")
+    result = run_cli("lint", root, "--no-import", "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    assert [d["code"] for d in result.json()["diagnostics"]] == ["Y006"]  # "read without importing": no M001
+
+
 def test_a_prefix_nobody_registers_is_still_m001(tmp_path: Path) -> None:
     root = gateway_project(tmp_path / "p", model="other-gateway:small")
     result = run_cli("lint", root, "--format", "json")
