@@ -43,7 +43,7 @@ def enable(root: str) -> None:
     FunctionToolset.tool = tool  # type: ignore[method-assign]
 
 
-def prepare(bundle: Any) -> None:
+def enable_for_bundle(bundle: Any) -> None:
     """Before importing a bundle's Python: enable 1.x tools when it is of the `.agent` era."""
     if bundle.agent_era and not enabled_for(str(bundle.root)):
         enable(str(bundle.root))

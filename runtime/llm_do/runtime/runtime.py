@@ -168,9 +168,9 @@ class Runtime:
     def _prepare_import(self) -> None:
         """Before importing the project's Python: that of the `.agent` era gets 1.x's tools."""
         if self.bundle.agent_era:
-            from .legacy_tools import prepare
+            from .legacy_tools import enable_for_bundle
 
-            prepare(self.bundle)
+            enable_for_bundle(self.bundle)
 
     def _import_model_factory(self, model: str) -> None:
         """Import the project module that registers the model's provider prefix, if one does

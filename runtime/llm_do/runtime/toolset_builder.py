@@ -65,9 +65,9 @@ def _stdlib(runtime: RunHost, name: str, use: ToolsetUse) -> AbstractToolset[Any
 
 def _module(runtime: RunHost, name: str) -> Any:
     if runtime.bundle.agent_era:
-        from .legacy_tools import prepare
+        from .legacy_tools import enable_for_bundle
 
-        prepare(runtime.bundle)
+        enable_for_bundle(runtime.bundle)
     try:
         return user_code.import_module(name, str(runtime.bundle.root))
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
