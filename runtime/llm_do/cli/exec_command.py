@@ -4,6 +4,7 @@ no YAML (unless the script is YAML): start-up stays close to pydantic-ai's own."
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,30 @@ class ExecError(click.ClickException):
 
 
 def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
-    """A lone positional naming an existing file is the bundle; otherwise it is the prompt."""
+    """A lone positional naming an existing file or directory is the bundle; otherwise it is the
+    prompt. A directory stands for its bundle.lock."""
     if len(args) > 2:
         raise click.UsageError("expected at most BUNDLE and PROMPT")
     if len(args) == 2:
-        return Path(args[0]), args[1]
-    if len(args) == 1 and Path(args[0]).is_file():
-        return Path(args[0]), None
-    return Path(DEFAULT_BUNDLE), args[0] if args else None
+        return bundle_path(Path(args[0])), args[1]
+    if len(args) == 1 and (Path(args[0]).is_file() or Path(args[0]).is_dir()):
+        return bundle_path(Path(args[0])), None
+    return bundle_path(Path(DEFAULT_BUNDLE)), args[0] if args else None
+
+
+def bundle_path(given: Path) -> Path:
+    """The bundle file to run; a missing one is a usage error (exit 2): refusal (exit 3) is for a
+    bundle that exists and cannot be run."""
+    if given.is_dir():
+        lock = given / DEFAULT_BUNDLE
+        if lock.is_file():
+            return lock
+        raise ExecError(f"{given} has no {DEFAULT_BUNDLE}: run `llm-do build {given}` to create it, "
+                        f"or `llm-do run {given}` to build and run it at once", EXIT_USAGE)
+    if not given.exists():
+        raise ExecError(f"{given}: no such bundle; run `llm-do build` to create it, or `llm-do run` "
+                        "to build and run a project at once", EXIT_USAGE)
+    return given
 
 
 def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...]) -> dict[str, Any]:
@@ -58,6 +75,9 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
     if attach:
         if "attachments" not in fields:
             raise ExecError("the entry worker takes no attachments", EXIT_USAGE)
+        for path in attach:
+            if Path(path).is_dir():
+                raise ExecError(f"--attach {path}: is a directory; attach files", EXIT_USAGE)
         data["attachments"] = list(data.get("attachments") or []) + [str(Path(p).resolve()) for p in attach]
     return data
 
@@ -101,11 +121,16 @@ def exec_(positionals: tuple[str, ...], **options: Any) -> int:
     """
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
-    bundle_path, prompt = split_positionals(positionals)
+    path, prompt = split_positionals(positionals)
     try:
-        bundle = load_bundle(bundle_path)
+        bundle = load_bundle(path)
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
+    from llm_do.runtime.stale_sources import stale_note
+
+    note = stale_note(bundle)
+    if note:
+        click.echo(f"llm-do: {note}", err=True)
     return run_bundle(bundle, prompt, **options)
 
 
@@ -119,7 +144,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
-    from llm_do.runtime.errors import InputProblem
+    from llm_do.runtime.errors import InputProblem, failure_line, innermost
     from llm_do.runtime.events import JsonLinesSink
     from llm_do.runtime.runtime import Runtime
 
@@ -149,7 +174,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         sinks.append(lambda e: click.echo(describe(e), err=True))
     config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
-        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
+        interactive=sys.stdin.isatty(),
         timeout=timeout,
         model=model,
         model_for=model_for,
@@ -157,15 +182,28 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         verbosity=verbose,
     )
     runtime = Runtime(bundle, config)
+    from llm_do.runtime.child_processes import children, kill_new_descendants
+
+    before = children(os.getpid())
     try:
         data = run_input(runtime, prompt, input_json, attach)
-        result = runtime.run(data)
+        try:
+            result = runtime.run(data)
+        except BaseException:  # stopped or failed: what its abandoned tools started goes too
+            kill_new_descendants(before)
+            raise
     except click.ClickException:
         raise
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
     except Exception as exc:
-        raise ExecError(f"run failed: {_one_line(exc)}", EXIT_FAILED) from None
+        broken = _broken_pipe(exc)
+        if broken is not None:
+            raise broken from None
+        details = getattr(innermost(exc), "details", None)
+        if details and (verbose or os.environ.get("LLM_DO_DEBUG")):
+            click.echo(details, err=True)
+        raise ExecError(f"run failed: {failure_line(exc)}", EXIT_FAILED) from None
     finally:
         if events_file is not None:
             events_file.close()
@@ -180,14 +218,15 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     return 0
 
 
-def _one_line(exc: BaseException) -> str:
-    """The innermost meaningful message of an error, on one line, never a traceback."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    from llm_do.runtime.errors import LlmDoError
+def _broken_pipe(exc: BaseException) -> BrokenPipeError | None:
+    """The closed pipe behind a failure (`--events - | head`): the run ends quietly, not as a
+    failed run."""
+    from llm_do.runtime.errors import innermost
 
-    if isinstance(exc, LlmDoError):
-        text = str(exc)
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())[:1000]
+    seen: BaseException | None = exc
+    while seen is not None:
+        seen = innermost(seen)
+        if isinstance(seen, BrokenPipeError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

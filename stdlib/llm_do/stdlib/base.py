@@ -4,6 +4,7 @@ validated with the descriptor's own models, so the schema in the bundle is the s
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
 
 from .descriptor import ToolsetDescriptor
-from .paths import confine
+from .paths import PathRefused, confine, relative
 
 
 class StdlibToolset(AbstractToolset[Any]):
@@ -64,3 +65,18 @@ class StdlibToolset(AbstractToolset[Any]):
         descriptor = self.descriptor.tool(name)
         approval = descriptor.approval if descriptor else ASK
         return ASK if approval == AUTO else approval
+
+    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments as the person approving it knows them: a `path` relative to the
+        project (or the working directory), the toolset's sub-directory included; for other tools
+        of a toolset confined to a sub-directory, that directory first."""
+        shown = dict(args)
+        path = args.get("path")
+        if isinstance(path, str):
+            try:
+                shown["path"] = relative(self.base, confine(self.root, path))
+            except (PathRefused, ValueError):
+                pass  # refused when the tool runs; show what the model wrote
+        elif os.path.realpath(self.root) != os.path.realpath(self.base):
+            shown = {"in": relative(self.base, self.root) + "/", **shown}
+        return shown
