@@ -54,4 +54,9 @@ def kill_new_descendants(before: set[int]) -> list[int]:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    for pid in new:  # reap our own children: a killed one must not linger as a zombie
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # reaped already (by the abandoned tool's Popen.wait, say)
+            pass
     return sorted(doomed)
