@@ -32,16 +32,22 @@ SHORT = 200
 CHOICES = "[y] approve once  [s] approve for this run  [n] deny"
 
 
+def printable(text: str) -> str:
+    """`text` with control characters escaped: the model wrote it, and an escape sequence on the
+    terminal could hide or rewrite what is being approved."""
+    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)
+
+
 def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str], bool]:
     """The lines showing one argument, and whether anything was left out (then `v` shows all)."""
     if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False, default=str)
+        value = printable(json.dumps(value, ensure_ascii=False, default=str))
         if full or len(value) <= SHORT:
             return [f"  {name}: {value}"], False
         return [f"  {name}: {value[:SHORT]}…"], True
     lines = value.splitlines()
     if "\n" not in value and len(value) <= SHORT:
-        return [f"  {name}: {value}"], False
+        return [f"  {name}: {printable(value)}"], False
     size = len(value.encode("utf-8"))
     head = [f"  {name}: {size} bytes, {len(lines)} line{'s' if len(lines) != 1 else ''}"]
     shown = lines if full else lines[:PREVIEW_LINES]
@@ -49,7 +55,7 @@ def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str
     for line in shown:
         if not full and len(line) > LINE_WIDTH:
             line, cut = line[:LINE_WIDTH] + "…", True
-        head.append(f"    | {line}")
+        head.append(f"    | {printable(line)}")
     if len(shown) < len(lines):
         head.append(f"    | … {len(lines) - len(shown)} more lines")
         cut = True
