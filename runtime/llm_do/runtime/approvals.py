@@ -99,7 +99,12 @@ class Approver:
         elif self.interactive:
             from .terminal_prompt import ask_on_terminal
 
-            decision, by = await ask_on_terminal(request, shown), "terminal"
+            answer = await ask_on_terminal(request, shown)
+            if answer in ("once", "session"):
+                decision = ApprovalDecision(True, "session" if answer == "session" else "once")
+            else:
+                decision = ApprovalDecision(False, note="the user denied this call")
+            by = "terminal"
         else:
             sys.stderr.write(f"llm-do: denied {request.tool} ({request.worker}@{request.depth}): approval needed and no "
                              "terminal to ask; pass --approve-all to allow it\n")

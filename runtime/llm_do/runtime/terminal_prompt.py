@@ -18,10 +18,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .approvals import ApprovalDecision, ApprovalRequest
+    from .approvals import ApprovalRequest
+
+Answer = Literal["once", "session", "deny", "end of input"]
 
 PREVIEW_LINES = 6
 """Lines of a long text argument shown before `v` is needed."""
@@ -122,10 +124,8 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-async def ask_on_terminal(request: ApprovalRequest, shown: dict[str, Any] | None = None) -> ApprovalDecision:
+async def ask_on_terminal(request: ApprovalRequest, shown: dict[str, Any] | None = None) -> Answer:
     """Ask until answered: approve once, approve for the rest of the run, or deny."""
-    from .approvals import ApprovalDecision
-
     out, release = terminal_output()
     shown = request.args if shown is None else shown
 
@@ -140,17 +140,17 @@ async def ask_on_terminal(request: ApprovalRequest, shown: dict[str, Any] | None
             line = await read_line()
             if line is None:
                 say("\n  -> denied (end of input)\n")
-                return ApprovalDecision(False, note="the user denied this call")
+                return "end of input"
             answer = line.strip().lower()
             if answer in ("y", "yes"):
                 say("  -> approved once\n")
-                return ApprovalDecision(True)
+                return "once"
             if answer in ("s", "session"):
                 say(f"  -> approved: {request.tool} with these arguments runs without asking for the rest of this run\n")
-                return ApprovalDecision(True, "session")
+                return "session"
             if answer in ("n", "no"):
                 say("  -> denied\n")
-                return ApprovalDecision(False, note="the user denied this call")
+                return "deny"
             if answer in ("v", "view") and more:
                 say(render_question(request, shown, full=True)[0] + "\n" + choices(False))
                 continue
