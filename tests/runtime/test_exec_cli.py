@@ -336,3 +336,17 @@ def test_a_lock_shipped_without_its_sources_runs_quietly(build, script) -> None:
     result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
     assert result.exit_code == 0
     assert result.stderr == ""
+
+
+def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
+    """The cheap path: a source whose modification time is older than the lock is not read."""
+    import os
+
+    bundle = build(SIMPLE)
+    source = bundle.parent / "main.worker"
+    source.write_text(worker("toolsets: [filesystem_project]", "Changed."), encoding="utf-8")
+    old = bundle.stat().st_mtime - 3600
+    os.utime(source, (old, old))
+    result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
+    assert result.exit_code == 0
+    assert result.stderr == ""

@@ -126,12 +126,23 @@ def exec_(positionals: tuple[str, ...], **options: Any) -> int:
         bundle = load_bundle(path)
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
-    from llm_do.runtime.stale_sources import stale_note
+    from llm_do.runtime.stale_sources import stale_check
 
-    note = stale_note(bundle)
-    if note:
-        click.echo(f"llm-do: {note}", err=True)
-    return run_bundle(bundle, prompt, **options)
+    stale_note = stale_check(bundle)
+    try:
+        code = run_bundle(bundle, prompt, **options)
+    except KeyboardInterrupt:
+        raise  # quietly
+    except BaseException:
+        _note(stale_note())
+        raise
+    _note(stale_note())
+    return code
+
+
+def _note(text: str | None) -> None:
+    if text:
+        click.echo(f"llm-do: {text}", err=True)
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
