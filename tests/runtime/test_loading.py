@@ -168,7 +168,7 @@ for argv in runs:
         codes.append(exc.code)
 heavy = sorted(
     m for m in sys.modules
-    if m == "llm_do.compiler" or m.startswith("llm_do.compiler.")
+    if m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
     or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich")
 )
 providers = sorted(m for m in sys.modules if m.startswith(("pydantic_ai.models.openai", "pydantic_ai.models.anthropic")))

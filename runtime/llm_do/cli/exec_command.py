@@ -156,7 +156,6 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem, failure_line, innermost
-    from llm_do.runtime.events import JsonLinesSink
     from llm_do.runtime.runtime import Runtime
 
     model_for = None
@@ -173,6 +172,8 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         model_for = player.model_for
     sinks = []
     events_file = None
+    if events_to:  # events cost nothing unless someone listens
+        from llm_do.runtime.events import JsonLinesSink
     if events_to == "-":
         sinks.append(JsonLinesSink(sys.stdout))
     elif events_to:
