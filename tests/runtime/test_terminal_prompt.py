@@ -62,13 +62,13 @@ class Terminal:
     stderr unless `stderr` is given."""
 
     def __init__(self, bundle: Path, script: dict[str, Any], stderr: IO[bytes] | None = None,
-                 stdin_tty: bool = True) -> None:
+                 stdin_tty: bool = True, flags: tuple[str, ...] = ()) -> None:
         path = bundle.parent / "script.json"
         path.write_text(json.dumps(script), encoding="utf-8")
         self.events = bundle.parent / "events.jsonl"
         self.master, slave = os.openpty()
         command = [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(path),
-                   "--events", str(self.events)]
+                   "--events", str(self.events), *flags]
         self.proc = subprocess.Popen(
             command, cwd=bundle.parent, stdin=slave if stdin_tty else subprocess.DEVNULL, stdout=slave,
             stderr=stderr if stderr is not None else slave, start_new_session=True,
@@ -200,6 +200,15 @@ def test_ctrl_c_signal_at_the_prompt_exits_130(bundle: Path) -> None:
     term.read_until("view all: ")
     term.proc.send_signal(signal.SIGINT)
     assert term.finish(seconds=20) == 130
+
+
+def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes(), flags=("--timeout", "3"))
+    term.read_until("view all: ")
+    assert term.finish(seconds=30) == 1
+    after = term.screen.split("view all: ", 1)[1]
+    assert "\nllm-do: run failed: the run took longer than 3 s and was stopped" in after, after
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
 
 
 def test_with_stderr_redirected_the_question_goes_to_the_terminal(bundle: Path, tmp_path: Path) -> None:

@@ -137,7 +137,11 @@ async def ask_on_terminal(request: ApprovalRequest, shown: dict[str, Any] | None
         question, more = render_question(request, shown)
         say(f"\n{question}\n{choices(more)}")
         while True:
-            line = await read_line()
+            try:
+                line = await read_line()
+            except asyncio.CancelledError:  # the run was stopped: end the question's line
+                say("\n")
+                raise
             if line is None:
                 say("\n  -> denied (end of input)\n")
                 return "end of input"
