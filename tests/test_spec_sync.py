@@ -249,6 +249,10 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "WorkerTool": "### `workers`",
     "SchemaNode": "### `workers`",
     "AttachmentPolicyNode": "### `workers`",
+    "RuleNode": "### `workers`",
+    "ConditionAll": "### `workers`",
+    "ConditionNot": "### `workers`",
+    "ConditionTest": "### `workers`",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""

@@ -165,11 +165,40 @@ RULES: dict[str, Rule] = _rules(
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
          "A worker without `model` runs on the project default, which must then match one of its patterns."),
     # --- A: approvals
-    Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `allow|ask|deny TOOL`.",
-         "Rules are applied in order and the last one that matches a tool decides. TOOL is a tool "
-         "name, a toolset or worker name (all its tools), or a glob such as `*`."),
+    Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
+         "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "
+         "glob such as `*`; CONDITION tests the call's parameters: `path ~ 'out/**'`, `==`, `!=`, `<`, "
+         "`<=`, `>`, `>=`, `in [..]`, joined with and, or, not and parentheses. The diagnostic points at "
+         "the first word that does not fit and says what was expected there."),
     Rule("A002", "approval-rule-matches-nothing", "error", "An approval rule that matches none of the worker's tools.",
          "A rule for a tool the worker does not have is usually a typo, and would silently not apply."),
+    Rule("A003", "unknown-rule-parameter", "error", "A condition tests a parameter the targeted tools do not have.",
+         "A condition may test the tool's parameters (its JSON Schema) and the fields its toolset derives "
+         "(shell's `argv`). A condition on a toolset or glob applies to those of its tools that have the "
+         "parameter; when none has it the rule could never apply, so it is an error."),
+    Rule("A004", "rule-type-mismatch", "error", "A condition compares a parameter with a value of another type.",
+         "`==`, `!=` and `in` compare with values of the parameter's type (a string with a string, a "
+         "number with a number); `<`, `<=`, `>`, `>=` compare numbers only. A comparison that can never "
+         "be true because of its types is a mistake, not a rule."),
+    Rule("A005", "glob-on-non-string", "error", "`~` matches a glob against a parameter that is not a string.",
+         "Globs match strings (paths, commands). Compare numbers and booleans with ==, !=, <, <=, >, >= "
+         "or in."),
+    Rule("A006", "approval-rule-overruled", "warning", "An approval rule that decides no call: another rule always wins.",
+         "A matching deny wins wherever it stands, so an allow or ask for tools a rule without a condition "
+         "denies has no effect; between allow and ask the last matching rule decides, so a rule followed "
+         "by a rule without a condition for the same tools has none either. To deny a toolset but one "
+         "of its tools, allow that tool and deny the others by name."),
+    Rule("A007", "approval-rule-never-matches", "warning", "A condition no call can satisfy.",
+         "The values the parameter can take (an enum, such as the commands a shell toolset runs) never "
+         "satisfy the condition, or it tests membership in an empty list; the rule can never match."),
+    Rule("A008", "raw-path-condition", "warning", "A path glob on a tool whose arguments are not normalized.",
+         "Stdlib toolsets resolve `..`, `.` and symbolic links before a rule sees a path, so "
+         "`output/../src/x.py` never passes for `output/**`. Python tools are judged on their arguments as "
+         "given: a path-like glob on them can be dodged, so check paths inside the tool."),
+    Rule("A009", "unenforceable-condition", "error", "A condition on tools whose parameters are known only at run time.",
+         "The tools of an opaque toolset are found when a run starts, so the build cannot check a "
+         "condition on them and the runtime could not apply it as written. A restriction that cannot be "
+         "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole."),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files."),

@@ -2,8 +2,8 @@
 
 Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
 Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge on a call
-cycle is marked `recursive`; an edge through which some tool needs approval (or is denied) is
-marked `gated`.
+cycle is marked `recursive`; an edge through which some tool needs approval (or is denied), or
+has rules that decide its calls by their arguments, is marked `gated`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
         for use in worker["toolsets"]:
             if use.get("worker"):
                 callee = use["worker"]
-                gated = tools.get(callee, {}).get("approval", "allow") != "allow"
+                gated = _gated(tools.get(callee, {}))
                 recursive = name in cycles and cycles.get(callee) == cycles[name]
                 graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive, gated))
                 continue
@@ -53,13 +53,12 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
                 for tool, binding in tools.items():
                     if binding.get("toolset") == key:
                         graph.nodes[f"tool:{tool}"] = "tool"
-                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=binding["approval"] != "allow"))
+                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=_gated(binding)))
                 continue
             graph.nodes[f"toolset:{key}"] = "toolset"
-            approvals = [b["approval"] for b in tools.values() if b.get("toolset") == key]
-            if use.get("opaque_approval"):
-                approvals.append(use["opaque_approval"])
-            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=any(a != "allow" for a in approvals)))
+            gated = any(_gated(b) for b in tools.values() if b.get("toolset") == key)
+            gated = gated or use.get("opaque_approval", "allow") != "allow"
+            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=gated))
     graph.edges.sort(key=lambda e: (e.source, e.target))
     return graph
 
@@ -130,3 +129,8 @@ def to_dot(graph: GraphData) -> str:
 
 
 RENDERERS = {"text": to_text, "json": to_json, "mermaid": to_mermaid, "dot": to_dot}
+
+
+def _gated(binding: dict[str, Any]) -> bool:
+    """Not plainly allowed: asked, denied, decided by the toolset (`auto`) or by conditional rules."""
+    return binding.get("approval", "allow") != "allow" or "rules" in binding

@@ -1,8 +1,9 @@
 """The one approval gate: wraps all of a worker's tools (stdlib, Python, worker calls) at every
 depth, so a denied tool never runs however deeply it is nested.
 
-A tool's approval comes from the bundle (its default, changed by the worker's rules); `auto`
-asks the stdlib toolset (shell: by command); tools of opaque toolsets carry theirs as metadata.
+A tool's approval comes from the bundle (its default, changed by the worker's rules; a tool with
+conditional rules is decided per call on its normalized arguments); `auto` asks the stdlib toolset
+(shell: by command); tools of opaque toolsets carry theirs as metadata.
 What the rules say lives in `approval_policy`, who answers an asked call in `approvals`; this
 module is only where both are enforced.
 """
@@ -17,7 +18,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, Action
+from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, Action, decide
 from .bundle import WorkerSpec
 from .call_scope import CallContext, CallFrame, RunHost
 from .errors import LlmDoError, RunFailed
@@ -34,14 +35,24 @@ class ApprovalGate(WrapperToolset[CallContext]):
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
         with `auto` settled by the toolset that owns the tool."""
         binding = self.spec.tools.get(name)
-        if binding is not None:
+        if binding is not None and binding.rules is not None:
+            approval = decide(binding.rules, self._normalized(name, tool_args, tool), binding.default or binding.approval)
+        elif binding is not None:
             approval = binding.approval
         else:
             approval = (tool.tool_def.metadata or {}).get(APPROVAL_METADATA_KEY, PYTHON_TOOL_DEFAULT)
         if approval == AUTO:
-            decide = getattr(tool.toolset, "approval_for", None)
-            approval = decide(name, tool_args) if decide else ASK
+            settle = getattr(tool.toolset, "approval_for", None)
+            approval = settle(name, tool_args) if settle else ASK
         return approval
+
+    @staticmethod
+    def _normalized(name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
+        """The arguments as the tool will use them (a path resolved below the toolset's root, a
+        command line parsed), so a rule judges what the call does; tools without a normalizer
+        (Python tools, worker calls) are judged on their arguments as given."""
+        normalize = getattr(tool.toolset, "normalize_args", None)
+        return normalize(name, tool_args) if normalize else tool_args
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame

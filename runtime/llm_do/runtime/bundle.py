@@ -45,6 +45,9 @@ class ToolBinding(NamedTuple):
     toolset: str | None
     worker: str | None
     approval: str
+    rules: list[dict[str, Any]] | None = None
+    """The rules that decide each call by its arguments (see `bundle_ir.WorkerTool`), or None."""
+    default: str | None = None
 
 
 class WorkerSpec(NamedTuple):
@@ -80,7 +83,8 @@ class WorkerSpec(NamedTuple):
                 ToolsetUse(u.get("toolset"), u.get("worker"), u.get("settings") or {}, u.get("opaque_approval"))
                 for u in node["toolsets"]
             ),
-            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"]) for n, t in node["tools"].items()},
+            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"))
+                   for n, t in node["tools"].items()},
             calls=tuple(node["calls"]),
             recursive=node["recursive"],
             attachments=node.get("attachments"),

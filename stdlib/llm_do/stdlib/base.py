@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import ToolDefinition
@@ -25,7 +25,8 @@ class StdlibToolset(AbstractToolset[Any]):
     """Base of the built-in toolsets.
 
     A subclass implements one method per tool, named after it, taking the validated arguments as
-    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`.
+    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`,
+    and extend `normalize_args` with fields it derives for approval rules.
     """
 
     def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:
@@ -67,16 +68,38 @@ class StdlibToolset(AbstractToolset[Any]):
         return ASK if approval == AUTO else approval
 
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """The call's arguments as the person approving it knows them: a `path` relative to the
-        project (or the working directory), the toolset's sub-directory included; for other tools
-        of a toolset confined to a sub-directory, that directory first."""
+        """The call's arguments as the person approving it knows them: each path parameter
+        relative to the project (or the working directory), the toolset's sub-directory included;
+        for a tool without one, of a toolset confined to a sub-directory, that directory first."""
         shown = dict(args)
-        path = args.get("path")
-        if isinstance(path, str):
+        descriptor = self.descriptor.tool(name)
+        params = [p for p in (descriptor.path_params if descriptor else ()) if isinstance(args.get(p), str)]
+        for param in params:
             try:
-                shown["path"] = relative(self.base, confine(self.root, path))
+                shown[param] = relative(self.base, confine(self.root, args[param]))
             except (PathRefused, ValueError):
                 pass  # refused when the tool runs; show what the model wrote
-        elif os.path.realpath(self.root) != os.path.realpath(self.base):
+        if not params and os.path.realpath(self.root) != os.path.realpath(self.base):
             shown = {"in": relative(self.base, self.root) + "/", **shown}
         return shown
+
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments an approval rule judges: defaults filled in, and every path parameter
+        replaced by the path the tool will touch, relative to the root with `..`, `.` and symlinks
+        resolved (`output/../src/x.py` is `src/x.py`). A path the tool will refuse (it leads out
+        of the root) is left out, so no condition on it holds."""
+        descriptor = self.descriptor.tool(name)
+        if descriptor is None:
+            return dict(args)
+        try:
+            full = descriptor.args_model.model_validate(args).model_dump()
+        except ValidationError:
+            full = dict(args)
+        for param in descriptor.path_params:
+            value = full.pop(param, None)
+            if isinstance(value, str):
+                try:
+                    full[param] = relative(self.root, confine(self.root, value))
+                except PathRefused:
+                    pass
+        return full

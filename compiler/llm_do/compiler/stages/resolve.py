@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from ..approval_rules import ApprovalRule, RuleSyntaxError, decide, parse_rule
+from ..approvals.apply import apply_rules
+from ..approvals.nodes import ApprovalRule
+from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..introspect.facts import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFact
 from ..manifest import ProjectManifest
@@ -65,6 +68,8 @@ class ResolvedTool:
     at: Location
     approval: str = ""
     worker: str | None = None
+    rules: list[ApprovalRule] = field(default_factory=list)
+    """When a conditional rule targets it: every rule of the worker that applies to it, in order."""
 
 
 @dataclass
@@ -153,7 +158,9 @@ def resolve(
         _resolve_toolsets(project, worker, names, python_known, diagnostics)
         _resolve_tools(project, worker, python_known, diagnostics)
         _resolve_schemas(project, worker, refs, diagnostics)
-        _resolve_approvals(worker, diagnostics)
+    for worker in workers.values():  # after every worker's schemas: a rule may test a callee's input
+        source = loaded.sources.files.get(worker.parsed.file)
+        apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics)
     if manifest.entry_worker not in workers:
         where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
         diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
@@ -308,22 +315,20 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             diagnostics.append(diagnostic("S006", f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
 
 
-def _resolve_approvals(worker: ResolvedWorker, diagnostics: list[Diagnostic]) -> None:
-    parsed = worker.parsed
-    groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
-    for i, text in enumerate(parsed.front.approvals):
-        at = parsed.at("approvals", i)
-        try:
-            rule = parse_rule(text, i)
-        except RuleSyntaxError as exc:
-            diagnostics.append(diagnostic("A001", str(exc), at))
-            continue
-        worker.rules.append(rule)
-        if not any(rule.matches(t.name, t.group) for t in worker.tools.values()) and rule.target not in groups:
-            diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools", at,
-                                          hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
-    for tool in worker.tools.values():
-        tool.approval = decide(worker.rules, tool.name, tool.group, tool.default_approval)
-    for use in worker.toolsets:
-        if use.opaque_approval is not None:
-            use.opaque_approval = decide(worker.rules, "", use.name, use.opaque_approval)
+def _tool_params(project: ResolvedProject, tool: ResolvedTool) -> ToolParams | None:
+    """The parameters approval rules may test on this tool (its schema, plus derived fields)."""
+    if tool.kind == "stdlib":
+        descriptor = STDLIB_TOOLSETS[tool.group].tool(tool.name)
+        return ToolParams(schema=descriptor.parameters, derived=descriptor.derived, normalized=True) if descriptor else None
+    if tool.kind == "worker":
+        callee = project.workers.get(tool.worker or "")
+        if callee is None:
+            return None
+        schema = callee.input_class.json_schema if callee.input_class else PromptInput.model_json_schema()
+        return ToolParams(schema=schema or {}, derived={}, normalized=False)
+    if tool.kind == "python_tool":
+        fact = project.python_tools[tool.name].fact
+        return ToolParams(schema=fact.parameters or {}, derived={}, normalized=False)
+    python = project.python_toolsets.get(tool.group)
+    found = next((t for t in (python.fact.tools or []) if t.name == tool.name), None) if python else None
+    return ToolParams(schema=found.parameters or {}, derived={}, normalized=False) if found else None

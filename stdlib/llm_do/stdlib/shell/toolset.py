@@ -49,6 +49,16 @@ class ShellToolset(StdlibToolset):
         except CommandRefused:
             return "allow"
 
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Adds `argv`, the command line as it will run (left out when it will be refused)."""
+        normalized = super().normalize_args(name, args)
+        if name == "shell":
+            try:
+                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).argv)
+            except CommandRefused:
+                pass
+        return normalized
+
     async def shell(self, command: str, timeout: float | None = None) -> str:
         try:
             plan = parse_command(self.descriptor.name, command, self.root)
