@@ -249,7 +249,10 @@ class Runtime:
         if self.listening:
             from .events import RunFailedEvent
 
-            self.emit(RunFailedEvent(failure_line(exc), usage_dict(self.usage)))
+            try:
+                self.emit(RunFailedEvent(failure_line(exc), usage_dict(self.usage)))
+            except Exception:  # a listener that fails now (a closed pipe) must not hide why the run ended
+                pass
 
     def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
         return asyncio.run(self.run_async(*args, worker=worker, **kwargs))

@@ -1,5 +1,5 @@
-"""Where a run's synchronous tools run: each call on a daemon thread of its own, so a run that is
-stopped (timeout, Ctrl-C) ends at once instead of waiting for a tool that blocks.
+"""Where a run's synchronous tools run: on daemon threads, so a run that is stopped (timeout,
+Ctrl-C) ends at once instead of waiting for a tool that blocks.
 
 pydantic-ai runs a sync function through `anyio.to_thread.run_sync`, which shields the await: a
 cancellation lands only when the thread returns, and the interpreter joins that thread before it
@@ -11,6 +11,7 @@ the process open. Nothing can stop a Python thread from outside; the point is th
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
@@ -19,23 +20,48 @@ from typing import Any
 
 
 class DaemonThreadExecutor(Executor):
-    """Each submitted call runs on a new daemon thread (tools are few; a pool would need joining)."""
+    """A thread pool whose threads are daemons: an idle one takes the next call, a new one is
+    started when none is idle (an abandoned call keeps its thread busy), and one idle for
+    `idle_seconds` ends. Reusing threads matters: pydantic-ai runs sync model functions this way too."""
+
+    def __init__(self, idle_seconds: float = 30.0) -> None:
+        self.idle_seconds = idle_seconds
+        self._work: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = (
+            queue.SimpleQueue())
+        self._idle = 0
+        self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future: Future[Any] = Future()
-
-        def run() -> None:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as exc:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
-
-        threading.Thread(target=run, name="llm-do sync tool", daemon=True).start()
+        self._work.put((future, fn, args, kwargs))
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # an idle thread will take it
+        if start:
+            threading.Thread(target=self._serve, name="llm-do sync tool", daemon=True).start()
         return future
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                future, fn, args, kwargs = self._work.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # still counted idle: nobody is waiting for this thread
+                        self._idle -= 1
+                        return
+                continue  # a call was handed to this thread as it timed out
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del future, fn, args, kwargs
+            with self._lock:
+                self._idle += 1
 
 
 _EXECUTOR = DaemonThreadExecutor()
