@@ -4,7 +4,8 @@ Ctrl-C) ends at once instead of waiting for a tool that blocks.
 pydantic-ai runs a sync function through `anyio.to_thread.run_sync`, which shields the await: a
 cancellation lands only when the thread returns, and the interpreter joins that thread before it
 exits, so a 40 s tool kept a timed-out run alive for 40 s. Inside `abandonable_tools()` pydantic-ai
-hands sync calls to `DaemonThreadExecutor` instead (its `using_thread_executor` hook): awaiting the
+hands sync calls to `DaemonThreadExecutor` instead (through `pydantic_ai._utils.using_thread_executor`,
+a hook outside its public API: tests/runtime/test_stopping.py fails if it changes): awaiting the
 call's future is cancelled at once, the thread is abandoned, and being a daemon it does not hold
 the process open. Nothing can stop a Python thread from outside; the point is that nobody waits.
 """
