@@ -115,9 +115,10 @@ def run_options(command: Any) -> Any:
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
 @run_options
 def exec_(positionals: tuple[str, ...], **options: Any) -> int:
-    """Run BUNDLE (default ./bundle.lock) from its entry worker.
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry worker.
 
-    Exit codes: 0 done, 1 the run failed, 2 usage error, 3 bundle refused (stale or tampered).
+    Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
+    3 bundle refused (stale Python or tampered), 130 interrupted.
     """
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
