@@ -1,6 +1,7 @@
 """The rule registry: every diagnostic code, its name, severity, summary and explanation.
 
-A code never changes meaning. `llm-do explain CODE` prints the explanation; spec/diagnostics.md is
+A code never changes meaning. `llm-do explain CODE` prints the explanation, which therefore names
+no file of this repository (they are not installed); spec/diagnostics.md is
 generated from this table (tests keep the two in step).
 """
 
@@ -41,8 +42,8 @@ RULES: dict[str, Rule] = _rules(
          "project.json and front matter are strict: a misspelt key would otherwise be ignored "
          "silently. The hint names the closest known key."),
     Rule("P006", "invalid-value", "error", "A value of the wrong type or out of range.",
-         "Each key has a type (see spec/language.md and the JSON Schemas in spec/schemas/). The "
-         "message says what was expected."),
+         "Each key has a type, and the message says what was expected: a string, a list, a mapping "
+         "of one toolset name to its settings, a number in range."),
     Rule("P007", "invalid-name", "error", "A worker name that is not an identifier.",
          "Worker names match `[A-Za-z_][A-Za-z0-9_-]*`: they become tool names a model calls, so "
          "spaces, dots and leading digits are not allowed."),
@@ -75,8 +76,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
          "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists."),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
-         "An entry in `toolsets:` is a stdlib toolset (spec/stdlib.md), a toolset from a Python "
-         "file's TOOLSETS, or the name of a worker this one may call."),
+         "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
+         "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
+         "one may call. The hint names the closest of these."),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
          "An entry in `tools:` names a function exported by the TOOLS of a file in python_files."),
     Rule("N005", "tool-name-conflict", "error", "Two toolsets of one worker expose the same tool name.",
@@ -211,5 +213,33 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
+CAUSE_ORDER = "PFYLNSTMAGC"
+"""Code groups in the order one's errors can cause another's: syntax, then files, then Python
+imports, ..., the call graph last. Text output lists root causes first by this order."""
+
+GROUPS = {
+    "P": "syntax and structure of project.json and front matter",
+    "F": "files and paths",
+    "N": "names and references",
+    "S": "schemas",
+    "Y": "user Python",
+    "T": "templates",
+    "G": "the call graph",
+    "M": "models",
+    "A": "approvals",
+    "L": "the .agent era",
+    "C": "configuration of the checks themselves",
+}
+"""Each code group, by its letter, in the order `explain` lists them."""
+
+
+def cause_rank(code: str) -> int:
+    return CAUSE_ORDER.index(code[0]) if code[:1] in CAUSE_ORDER else len(CAUSE_ORDER)
+
+
 def rule(code: str) -> Rule | None:
-    return RULES.get(code.upper())
+    """The rule a code (`G001`, `g001`) or a name (`undeclared-recursion`) stands for."""
+    found = RULES.get(code.upper())
+    if found is None:
+        found = next((r for r in RULES.values() if r.name == code.lower().replace("_", "-")), None)
+    return found

@@ -12,16 +12,28 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, Action, decide
-from .bundle import WorkerSpec
+from .approval_policy import (
+    APPROVAL_METADATA_KEY,
+    ASK,
+    AUTO,
+    DENY,
+    PYTHON_TOOL_DEFAULT,
+    TOOLSET_METADATA_KEY,
+    Action,
+    decide,
+)
+from .bundle import BundleRefused, WorkerSpec
 from .call_scope import CallContext, CallFrame, RunHost
 from .errors import LlmDoError, RunFailed
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalRequest
 
 RESULT_PREVIEW = 2000
 
@@ -70,7 +82,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except (ToolFailed, ModelRetry) as exc:
             self._returned(frame, name, "failed", str(exc))
             raise
-        except LlmDoError:
+        except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
             from .tool_errors import tool_crashed
@@ -86,15 +98,23 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
 
-    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
-        """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
-        arguments better than the model does (paths below a sub-root) says how to show them."""
+    def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
+        """The request naming exactly what would run: the worker, the toolset (its bundle key and
+        this worker's settings for it), the tool, and the arguments as the toolset normalizes them."""
         from .approvals import ApprovalRequest
 
+        binding = self.spec.tools.get(name)
+        key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
+        settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool))
+
+    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
+        """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
+        arguments better than the model does (paths below a sub-root) says how the terminal
+        question shows them."""
         show = getattr(tool.toolset, "shown_args", None)
         shown = show(name, tool_args) if show else None
-        request = ApprovalRequest(frame.worker, frame.depth, name, tool_args)
-        decision, by = await self.runtime.request_approval(request, shown)
+        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool), shown)
         if self.runtime.listening:
             from .events import ApprovalDecided
 

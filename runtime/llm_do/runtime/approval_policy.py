@@ -37,6 +37,8 @@ WORKER_CALL_DEFAULT: Final[Action] = ALLOW
 APPROVAL_METADATA_KEY: Final = "llm_do_approval"
 """Tool metadata carrying the approval of a tool the bundle could not list (opaque toolsets)."""
 
+TOOLSET_METADATA_KEY: Final = "llm_do_toolset"
+"""Tool metadata carrying the bundle key of an opaque toolset, so an approval names its toolset."""
 
 # --- what the rules say about one call ------------------------------------------------------------
 #

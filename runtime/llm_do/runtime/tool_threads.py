@@ -12,6 +12,9 @@ the process open. Nothing can stop a Python thread from outside; the point is th
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -76,3 +79,11 @@ def abandonable_tools() -> Iterator[None]:
 
     with using_thread_executor(_EXECUTOR):
         yield
+
+
+async def run_blocking(fn: Callable[..., Any], /, **kwargs: Any) -> Any:
+    """`fn(**kwargs)` on the daemon pool, in a copy of the caller's context (as `asyncio.to_thread`,
+    whose default executor `asyncio.run` joins at exit, so a stopped run would wait for it)."""
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(_EXECUTOR, functools.partial(context.run, fn, **kwargs))

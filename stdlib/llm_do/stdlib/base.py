@@ -1,21 +1,28 @@
 """The runtime side shared by every built-in toolset: tools listed from the descriptor, arguments
-validated with the descriptor's own models, so the schema in the bundle is the schema enforced."""
+validated with the descriptor's own models, so the schema in the bundle is the schema enforced.
+
+Calls run one at a time (`filesystem_lock`) and blocking ones in a worker thread; a call that
+breaks in an unforeseen way is a tool failure the model reads, never the end of the run.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
+from llm_do.runtime.tool_threads import run_blocking
 
 from .descriptor import ToolsetDescriptor
 from .paths import PathRefused, confine, relative
@@ -56,10 +63,16 @@ class StdlibToolset(AbstractToolset[Any]):
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
         if self.descriptor.tool(name) is None:
             raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
-        result = getattr(self, name)(**tool_args)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        method = getattr(self, name)
+        async with filesystem_lock():
+            try:
+                if inspect.iscoroutinefunction(method):
+                    return await method(**tool_args)
+                return await run_blocking(method, **tool_args)  # abandoned, not awaited, when the run stops
+            except (ToolFailed, ModelRetry):
+                raise
+            except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
+                raise ToolFailed(" ".join(f"{name} failed: {type(exc).__name__}: {exc}".split())[:1000]) from None
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
@@ -103,3 +116,19 @@ class StdlibToolset(AbstractToolset[Any]):
                 except PathRefused:
                     pass
         return full
+
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def filesystem_lock() -> asyncio.Lock:
+    """The lock every built-in tool call holds while it runs, one per event loop (one per run).
+
+    The tool calls of one model response run concurrently; without it a `mv` could swap a
+    directory for a link between another call's confinement check and its use of the path. Roots
+    nest (a toolset's `path` inside another's, the project inside the working directory), so one
+    lock covers them all rather than one per root."""
+    loop = asyncio.get_running_loop()
+    lock = _LOCKS.get(loop)
+    if lock is None:
+        lock = _LOCKS[loop] = asyncio.Lock()
+    return lock
