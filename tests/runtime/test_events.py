@@ -105,6 +105,25 @@ def test_the_events_file_keeps_what_happened_when_the_run_fails(bundle: Path, sc
     evs = read_events(events)
     assert [(e["worker"], e["depth"]) for e in of_kind(evs, "worker_started")] == [("main", 1), ("helper", 2)]
     assert of_kind(evs, "run_finished") == []
+    # The last event says the run failed and why; usage so far comes with it.
+    assert evs[-1]["event"] == "run_failed"
+    assert "helper" in evs[-1]["error"] and evs[-1]["usage"]["requests"] == 1
+
+
+def test_events_to_a_pipe_closed_early_end_quietly(bundle: Path, script) -> None:
+    """`llm-do exec ... --events - | head -n 1`: no traceback, no "run failed", no noise."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(script(FLOW)),
+               "--events", "-"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `head -n 1` does once it has its line
+    _, err = proc.communicate(timeout=60)
+    assert json.loads(first)["event"] == "worker_started"
+    assert err == b"", err.decode()
 
 
 def test_an_unwritable_events_path_is_a_usage_error(bundle: Path, script, tmp_path: Path) -> None:

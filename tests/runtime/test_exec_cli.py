@@ -220,3 +220,144 @@ def test_filesystem_cwd_is_rooted_at_the_working_directory(build, script, tmp_pa
     assert not (bundle.parent / "output.txt").exists()
     [read] = of_kind(read_events(events), "tool_returned", tool="read_file")
     assert read["result"] == "from the working directory"
+
+
+# --- what exec runs --------------------------------------------------------------------------------
+
+
+def test_a_directory_runs_its_bundle_lock(build, script) -> None:
+    bundle = build(SIMPLE)
+    result = run_cli("exec", bundle.parent, "--script", script(text("ran the directory's lock")))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "ran the directory's lock"
+    result = run_cli("exec", bundle.parent, "a prompt", "--script", script(text("with a prompt")))
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_directory_without_a_lock_says_to_build_or_run_it(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    result = run_cli("exec", tmp_path / "proj", "--model", "test")
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert f"llm-do build {tmp_path / 'proj'}" in line and f"llm-do run {tmp_path / 'proj'}" in line, line
+
+
+def test_a_bundle_that_exists_but_is_refused_stays_exit_3(build) -> None:
+    bundle = build(SIMPLE)
+    bundle.write_text(bundle.read_text(encoding="utf-8").replace('"main"', '"mian"'), encoding="utf-8")
+    assert run_cli("exec", bundle, "hi", "--model", "test").exit_code == 3
+
+
+def test_attaching_a_directory_is_a_usage_error(tmp_path: Path, build) -> None:
+    bundle = build({**SIMPLE, "main.worker": worker("attachments: {max_count: 2}", "Look.")})
+    result = run_cli("exec", bundle, "hi", "--attach", tmp_path, "--model", "test")
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert "--attach" in line and "directory" in line, line
+
+
+# --- a Python tool that fails -----------------------------------------------------------------------
+
+
+def crash_script(script) -> Path:
+    return script({"workers": {"main": [{"tool_calls": [{"tool": "boom", "args": {}}]}, {"text": "never"}]}})
+
+
+def boom_line(bundle: Path) -> int:
+    lines = (bundle.parent / "tools.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if 'raise ValueError("kaboom")' in line)
+
+
+def test_a_crashed_tool_names_its_file_and_line(py_bundle: Path, script) -> None:
+    result = run_cli("exec", py_bundle, "go", "--script", crash_script(script))
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert f"(tools.py:{boom_line(py_bundle)})" in line, line
+
+
+@pytest.mark.parametrize("how", ["-v", "LLM_DO_DEBUG"])
+def test_verbose_shows_the_tools_traceback_in_project_code_only(py_bundle: Path, script, how: str) -> None:
+    flags = ["-v"] if how == "-v" else []
+    env = {"LLM_DO_DEBUG": "1"} if how == "LLM_DO_DEBUG" else None
+    result = run_cli("exec", py_bundle, "go", "--script", crash_script(script), *flags, env=env)
+    assert result.exit_code == 1
+    err = result.stderr
+    assert f'File "tools.py", line {boom_line(py_bundle)}, in boom' in err, err
+    assert "ValueError: kaboom" in err
+    assert "pydantic_ai" not in err and "llm_do" not in err and "anyio" not in err, err
+    assert err.strip().splitlines()[-1].startswith("llm-do: run failed: tool 'boom'")
+
+
+def test_without_verbose_no_traceback_is_shown(py_bundle: Path, script) -> None:
+    result = run_cli("exec", py_bundle, "go", "--script", crash_script(script), env={"LLM_DO_DEBUG": None})
+    assert 'File "' not in result.stderr
+
+
+def test_a_result_that_cannot_be_serialized_names_the_tool(build, script, tmp_path: Path) -> None:
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "entry": {"worker": "main"}},
+        "tools.py": '''
+            def odd() -> object:
+                """Returns something no model can read."""
+                return object()
+
+
+            TOOLS = [odd]
+        ''',
+        "main.worker": worker("tools: [odd]\napprovals:\n  - allow odd", "Go."),
+    })
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "odd", "args": {}}]}, {"text": "never"}]}})
+    result = run_cli("exec", bundle, "go", "--script", s)
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert "tool 'odd' of worker 'main'" in line and "object" in line, line
+
+
+# --- a stale lock ------------------------------------------------------------------------------------
+
+
+def test_a_lock_whose_worker_files_changed_runs_as_built_and_says_so_once(build, script) -> None:
+    bundle = build(SIMPLE)
+    (bundle.parent / "main.worker").write_text(worker("toolsets: [filesystem_project]", "Work harder."), encoding="utf-8")
+    (bundle.parent / "project.json").write_text('{"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}}\n')
+    s = script({"workers": {"main": [{"text": "as built"}]}})
+    result = run_cli("exec", bundle, "go", "--script", s)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "as built"
+    [line] = result.stderr.splitlines()
+    assert "stale" in line and "main.worker" in line and "project.json" in line and "llm-do build" in line, line
+
+
+def test_a_lock_shipped_without_its_sources_runs_quietly(build, script) -> None:
+    bundle = build(SIMPLE)
+    (bundle.parent / "main.worker").unlink()
+    (bundle.parent / "project.json").unlink()
+    result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
+    """The cheap path: a source whose modification time is older than the lock is not read."""
+    import os
+
+    bundle = build(SIMPLE)
+    source = bundle.parent / "main.worker"
+    source.write_text(worker("toolsets: [filesystem_project]", "Changed."), encoding="utf-8")
+    old = bundle.stat().st_mtime - 3600
+    os.utime(source, (old, old))
+    result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_a_failure_whose_causes_loop_back_is_reported_not_walked_forever() -> None:
+    from llm_do.cli.exec_command import _broken_pipe
+
+    first, second = RuntimeError("first"), ValueError("second")
+    first.__context__, second.__context__ = second, first
+    assert _broken_pipe(first) is None
+    pipe = BrokenPipeError()
+    second.__cause__ = pipe
+    assert _broken_pipe(first) is pipe

@@ -68,10 +68,17 @@ def test_an_unknown_bundle_format_is_refused_even_when_sealed(build) -> None:
     assert_refused(run_cli("exec", bundle, "hi", "--model", "test"), "99")
 
 
-def test_a_missing_bundle_is_refused(tmp_path: Path) -> None:
-    assert_refused(run_cli("exec", tmp_path / "nothere.lock", "hi", "--model", "test"), "nothere.lock")
-    # The default ./bundle.lock, absent: the lone positional is a prompt, and the bundle is missing.
-    assert_refused(run_cli("exec", "hi", "--model", "test", cwd_to=tmp_path), "bundle.lock")
+def test_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> None:
+    """Exit 2, not 3: refusal is for a bundle that exists and cannot be run."""
+    for args, where in [((tmp_path / "nothere.lock", "hi"), tmp_path),
+                        # The default ./bundle.lock, absent: the lone positional is a prompt.
+                        (("hi",), tmp_path)]:
+        result = run_cli("exec", *args, "--model", "test", cwd_to=where)
+        assert result.exit_code == 2, (result.exit_code, result.stderr)
+        line = one_line_error(result)
+        assert "no such bundle" in line and "llm-do build" in line, line
+    assert "nothere.lock" in one_line_error(run_cli("exec", tmp_path / "nothere.lock", "hi", "--model", "test"))
+    assert "bundle.lock" in one_line_error(run_cli("exec", "hi", "--model", "test", cwd_to=tmp_path))
 
 
 def test_a_python_source_changed_since_the_build_is_stale(py_bundle: Path) -> None:
@@ -168,7 +175,7 @@ for argv in runs:
         codes.append(exc.code)
 heavy = sorted(
     m for m in sys.modules
-    if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.")
+    if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich"))
     and m not in PYDANTIC_AI_BRINGS
 )

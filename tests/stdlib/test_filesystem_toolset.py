@@ -436,3 +436,28 @@ def test_read_file_refuses_a_fifo_swapped_in_after_the_check(fs, call, monkeypat
     regular = os.stat(toolset.root / "plain.txt")
     monkeypatch.setattr(FilesystemToolset, "_stat", staticmethod(lambda path, target: regular))
     assert "not a regular file" in failure(call, toolset, "read_file", path="pipe.txt")
+
+
+def test_a_blocking_call_does_not_hold_up_a_stopped_run(fs, monkeypatch) -> None:
+    """A stopped run abandons a stdlib call that blocks: `asyncio.run` returns at once instead of
+    joining the thread (the default executor's threads are joined at exit; these are not)."""
+    import asyncio
+    import threading
+    import time
+
+    from .conftest import call_tool
+
+    toolset = fs("filesystem_project")
+    release = threading.Event()
+    monkeypatch.setattr(toolset, "read_file", lambda **_: release.wait(30))
+
+    async def stopped() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(call_tool(toolset, "read_file", {"path": "a.txt"}), 0.2)
+
+    started = time.monotonic()
+    try:
+        asyncio.run(stopped())
+        assert time.monotonic() - started < 10
+    finally:
+        release.set()

@@ -4,6 +4,7 @@ no YAML (unless the script is YAML): start-up stays close to pydantic-ai's own."
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,30 @@ class ExecError(click.ClickException):
 
 
 def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
-    """A lone positional naming an existing file is the bundle; otherwise it is the prompt."""
+    """A lone positional naming an existing file or directory is the bundle; otherwise it is the
+    prompt. A directory stands for its bundle.lock."""
     if len(args) > 2:
         raise click.UsageError("expected at most BUNDLE and PROMPT")
     if len(args) == 2:
-        return Path(args[0]), args[1]
-    if len(args) == 1 and Path(args[0]).is_file():
-        return Path(args[0]), None
-    return Path(DEFAULT_BUNDLE), args[0] if args else None
+        return bundle_path(Path(args[0])), args[1]
+    if len(args) == 1 and (Path(args[0]).is_file() or Path(args[0]).is_dir()):
+        return bundle_path(Path(args[0])), None
+    return bundle_path(Path(DEFAULT_BUNDLE)), args[0] if args else None
+
+
+def bundle_path(given: Path) -> Path:
+    """The bundle file to run; a missing one is a usage error (exit 2): refusal (exit 3) is for a
+    bundle that exists and cannot be run."""
+    if given.is_dir():
+        lock = given / DEFAULT_BUNDLE
+        if lock.is_file():
+            return lock
+        raise ExecError(f"{given} has no {DEFAULT_BUNDLE}: run `llm-do build {given}` to create it, "
+                        f"or `llm-do run {given}` to build and run it at once", EXIT_USAGE)
+    if not given.exists():
+        raise ExecError(f"{given}: no such bundle; run `llm-do build` to create it, or `llm-do run` "
+                        "to build and run a project at once", EXIT_USAGE)
+    return given
 
 
 def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...]) -> dict[str, Any]:
@@ -58,6 +75,9 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
     if attach:
         if "attachments" not in fields:
             raise ExecError("the entry worker takes no attachments", EXIT_USAGE)
+        for path in attach:
+            if Path(path).is_dir():
+                raise ExecError(f"--attach {path}: is a directory; attach files", EXIT_USAGE)
         data["attachments"] = list(data.get("attachments") or []) + [str(Path(p).resolve()) for p in attach]
     return data
 
@@ -95,18 +115,35 @@ def run_options(command: Any) -> Any:
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
 @run_options
 def exec_(positionals: tuple[str, ...], **options: Any) -> int:
-    """Run BUNDLE (default ./bundle.lock) from its entry worker.
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry worker.
 
-    Exit codes: 0 done, 1 the run failed, 2 usage error, 3 bundle refused (stale or tampered).
+    Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
+    3 bundle refused (stale Python or tampered), 130 interrupted.
     """
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
-    bundle_path, prompt = split_positionals(positionals)
+    path, prompt = split_positionals(positionals)
     try:
-        bundle = load_bundle(bundle_path)
+        bundle = load_bundle(path)
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
-    return run_bundle(bundle, prompt, **options)
+    from llm_do.runtime.stale_sources import stale_check
+
+    stale_note = stale_check(bundle)
+    try:
+        code = run_bundle(bundle, prompt, **options)
+    except KeyboardInterrupt:
+        raise  # quietly
+    except BaseException:
+        _note(stale_note())
+        raise
+    _note(stale_note())
+    return code
+
+
+def _note(text: str | None) -> None:
+    if text:
+        click.echo(f"llm-do: {text}", err=True)
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
@@ -124,8 +161,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
             raise ExecError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), EXIT_USAGE)
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
-    from llm_do.runtime.errors import InputProblem
-    from llm_do.runtime.events import JsonLinesSink
+    from llm_do.runtime.errors import InputProblem, failure_line, innermost
     from llm_do.runtime.runtime import Runtime
 
     model_for = None
@@ -142,6 +178,8 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         model_for = player.model_for
     sinks = []
     events_file = None
+    if events_to:  # events cost nothing unless someone listens
+        from llm_do.runtime.events import JsonLinesSink
     if events_to == "-":
         sinks.append(JsonLinesSink(sys.stdout))
     elif events_to:
@@ -154,7 +192,7 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         sinks.append(lambda e: click.echo(describe(e), err=True))
     config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
-        interactive=sys.stdin.isatty() and sys.stderr.isatty(),
+        interactive=sys.stdin.isatty(),
         timeout=timeout,
         model=model,
         model_for=model_for,
@@ -162,9 +200,16 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         verbosity=verbose,
     )
     runtime = Runtime(bundle, config)
+    from llm_do.runtime.child_processes import children, kill_new_descendants
+
+    before = children(os.getpid())
     try:
         data = run_input(runtime, prompt, input_json, attach)
-        result = runtime.run(data)
+        try:
+            result = runtime.run(data)
+        except BaseException:  # stopped or failed: what its abandoned tools started goes too
+            kill_new_descendants(before)
+            raise
     except click.ClickException:
         raise
     except InputProblem as exc:
@@ -173,7 +218,13 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         refused = _refusal(exc)
         if refused is not None:  # the run reached Python the bundle did not verify
             raise ExecError(str(refused), EXIT_REFUSED) from None
-        raise ExecError(f"run failed: {_one_line(exc)}", EXIT_FAILED) from None
+        broken = _broken_pipe(exc)
+        if broken is not None:
+            raise broken from None
+        details = getattr(innermost(exc), "details", None)
+        if details and (verbose or os.environ.get("LLM_DO_DEBUG")):
+            click.echo(details, err=True)
+        raise ExecError(f"run failed: {failure_line(exc)}", EXIT_FAILED) from None
     finally:
         if events_file is not None:
             events_file.close()
@@ -191,20 +242,24 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
 def _refusal(exc: BaseException) -> BaseException | None:
     """The `BundleRefused` that ended a run, if one did (possibly inside an exception group)."""
     from llm_do.runtime.bundle import BundleRefused
+    from llm_do.runtime.errors import innermost
 
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = innermost(exc)
     return exc if isinstance(exc, BundleRefused) else None
 
 
-def _one_line(exc: BaseException) -> str:
-    """The innermost meaningful message of an error, on one line, never a traceback."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    from llm_do.runtime.errors import LlmDoError
+def _broken_pipe(exc: BaseException) -> BrokenPipeError | None:
+    """The closed pipe behind a failure (`--events - | head`): the run ends quietly, not as a
+    failed run."""
+    from llm_do.runtime.errors import innermost
 
-    if isinstance(exc, LlmDoError):
-        text = str(exc)
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())[:1000]
+    visited: set[int] = set()
+    seen: BaseException | None = exc
+    while seen is not None and id(seen) not in visited:  # a chain of causes can loop back on itself
+        visited.add(id(seen))
+        seen = innermost(seen)
+        if isinstance(seen, BrokenPipeError):
+            return seen
+        visited.add(id(seen))
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -85,8 +85,12 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
+            from .tool_errors import tool_crashed
+
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
-            raise RunFailed(f"tool '{name}' of worker '{frame.worker}' raised {type(exc).__name__}: {exc}") from exc
+            raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
+        if not isinstance(result, str):
+            _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
             from .events import jsonable
 
@@ -105,8 +109,12 @@ class ApprovalGate(WrapperToolset[CallContext]):
         return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool))
 
     async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
-        """Ask whoever answers for this run; a denial refuses the call."""
-        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool))
+        """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
+        arguments better than the model does (paths below a sub-root) says how the terminal
+        question shows them."""
+        show = getattr(tool.toolset, "shown_args", None)
+        shown = show(name, tool_args) if show else None
+        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool), shown)
         if self.runtime.listening:
             from .events import ApprovalDecided
 
@@ -124,3 +132,17 @@ class ApprovalGate(WrapperToolset[CallContext]):
         """The tool does not run; the model is told why (a failed tool result) and goes on."""
         self._returned(frame, name, "denied", message)
         raise ToolFailed(message)
+
+
+def _check_serializable(result: Any, tool: str, worker: str) -> None:
+    """A value the model cannot be sent would fail later, deep in pydantic-ai, naming no tool."""
+    from pydantic_ai.messages import ToolReturn, ToolReturnPart
+    from pydantic_core import PydanticSerializationError
+
+    if isinstance(result, ToolReturn):
+        return
+    try:
+        ToolReturnPart(tool, result).model_response_str()
+    except PydanticSerializationError as exc:
+        raise RunFailed(f"tool '{tool}' of worker '{worker}' returned a value of type {type(result).__name__}, which cannot be "
+                        f"sent to the model: {' '.join(str(exc).split())}") from None

@@ -90,8 +90,9 @@ def _settings_note(settings: dict[str, Any]) -> str:
 class Approver:
     """Answers requests for one run: mode first, then the session cache, then whoever can ask.
 
-    In `prompt` mode with no callback and no terminal the call is denied, and the person running
-    it is told on stderr as well as the model in the tool result."""
+    `interactive`: stdin is a terminal (the CLI's test), so a person can answer. In `prompt` mode
+    with no callback and no one to answer the call is denied, and the person running it is told on
+    stderr, whatever stderr is, as well as the model in the tool result."""
 
     mode: ApprovalMode
     callback: ApprovalCallback | None = None
@@ -104,8 +105,9 @@ class Approver:
     def remembered(self, request: ApprovalRequest) -> bool:
         return request.session_key() in self._session
 
-    async def decide(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
-        """The decision and who made it: mode, session, callback or terminal."""
+    async def decide(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
+        """The decision and who made it: mode, session, callback or terminal. `shown`: the arguments
+        as the terminal question shows them (paths as the person knows them)."""
         if self.mode == "approve_all":
             return ApprovalDecision(True), "mode"
         if self.mode == "reject_all":
@@ -118,7 +120,14 @@ class Approver:
                 decision = await decision
             by = "callback"
         elif self.interactive:
-            decision, by = await ask_on_terminal(request), "terminal"
+            from .terminal_prompt import ask_on_terminal
+
+            answer = await ask_on_terminal(request, shown)
+            if answer in ("once", "session"):
+                decision = ApprovalDecision(True, "session" if answer == "session" else "once")
+            else:
+                decision = ApprovalDecision(False, note="the user denied this call")
+            by = "terminal"
         else:
             sys.stderr.write(f"llm-do: denied {request.tool} ({request.worker}@{request.depth}): approval needed and no "
                              "terminal to ask; pass --approve-all to allow it\n")
@@ -129,20 +138,3 @@ class Approver:
         if decision.approved and decision.remember == "session":
             self.remember(request)
         return decision, by
-
-
-async def ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
-    """Ask on stderr/stdin: approve once, approve for the session, or deny."""
-    import asyncio
-
-    prompt = f"\n{request.describe()}\n  [y] approve once  [s] approve for this session  [n] deny: "
-    while True:
-        sys.stderr.write(prompt)
-        sys.stderr.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
-        if answer in ("y", "yes"):
-            return ApprovalDecision(True)
-        if answer in ("s", "session"):
-            return ApprovalDecision(True, "session")
-        if answer in ("n", "no", ""):
-            return ApprovalDecision(False, note="the user denied this call")

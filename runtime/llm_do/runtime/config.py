@@ -20,7 +20,7 @@ class RuntimeConfig:
     approval_callback: ApprovalCallback | None = None
     """Answers requests in `prompt` mode; without it a terminal is asked, or the call is denied."""
     interactive: bool = False
-    """Ask on the terminal when there is no callback (the CLI sets it when stdin and stderr are TTYs)."""
+    """Ask on the terminal when there is no callback (the CLI sets it when stdin is a terminal)."""
     max_depth: int | None = None
     """None: the bundle's `runtime.max_depth`."""
     usage_limits: Any | None = None

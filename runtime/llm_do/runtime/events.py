@@ -91,6 +91,15 @@ class RunFinished(RuntimeEvent):
     usage: dict[str, int]
 
 
+@dataclass
+class RunFailedEvent(RuntimeEvent):
+    """The last event of a run that did not finish (an error, the timeout, an interrupt)."""
+
+    kind = "run_failed"
+    error: str
+    usage: dict[str, int]
+
+
 def jsonable(value: Any) -> Any:
     """Outputs are strings or pydantic models; events carry them as JSON values."""
     dump = getattr(value, "model_dump", None)

@@ -17,7 +17,7 @@ from .args import WorkerArgs
 from .bundle import BundleRefused, LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
 from .config import RuntimeConfig
-from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
+from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem, failure_line
 
 if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
+from .tool_threads import abandonable_tools
 
 
 class RunResult(NamedTuple):
@@ -81,7 +82,7 @@ class Runtime:
             self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
         return self._approver
 
-    async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
+    async def request_approval(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
         from .approvals import ApprovalDecision
 
         approver = self.approver
@@ -101,7 +102,7 @@ class Runtime:
             from .events import ApprovalRequested
 
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
-        return await approver.decide(request)
+        return await approver.decide(request, shown)
 
     # --- schemas
 
@@ -243,15 +244,31 @@ class Runtime:
         args, kwargs = self.entry_input(name, args, kwargs)
         call = self._call(name, args, kwargs, None, False)
         try:
-            output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
+            with abandonable_tools():  # before the tasks start: they inherit it
+                output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
         except TimeoutError:
-            raise RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped") from None
+            stopped = RunFailed(f"the run took longer than {self.config.timeout:g} s and was stopped")
+            self._failed(stopped)
+            raise stopped from None
+        except BaseException as exc:
+            self._failed(exc)
+            raise
         result = RunResult(output, frame.messages, usage_dict(self.usage))
         if self.listening:
             from .events import RunFinished, jsonable
 
             self.emit(RunFinished(jsonable(output), result.usage))
         return result
+
+    def _failed(self, exc: BaseException) -> None:
+        """The event stream's last word when the run does not finish."""
+        if self.listening:
+            from .events import RunFailedEvent
+
+            try:
+                self.emit(RunFailedEvent(failure_line(exc), usage_dict(self.usage)))
+            except Exception:  # a listener that fails now (a closed pipe) must not hide why the run ended
+                pass
 
     def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
         return asyncio.run(self.run_async(*args, worker=worker, **kwargs))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import weakref
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
+from llm_do.runtime.tool_threads import run_blocking
 
 from .descriptor import ToolsetDescriptor
 from .paths import PathRefused, confine, relative
@@ -66,7 +68,7 @@ class StdlibToolset(AbstractToolset[Any]):
             try:
                 if inspect.iscoroutinefunction(method):
                     return await method(**tool_args)
-                return await asyncio.to_thread(method, **tool_args)
+                return await run_blocking(method, **tool_args)  # abandoned, not awaited, when the run stops
             except (ToolFailed, ModelRetry):
                 raise
             except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
@@ -77,6 +79,22 @@ class StdlibToolset(AbstractToolset[Any]):
         descriptor = self.descriptor.tool(name)
         approval = descriptor.approval if descriptor else ASK
         return ASK if approval == AUTO else approval
+
+    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments as the person approving it knows them: each path parameter
+        relative to the project (or the working directory), the toolset's sub-directory included;
+        for a tool without one, of a toolset confined to a sub-directory, that directory first."""
+        shown = dict(args)
+        descriptor = self.descriptor.tool(name)
+        params = [p for p in (descriptor.path_params if descriptor else ()) if isinstance(args.get(p), str)]
+        for param in params:
+            try:
+                shown[param] = relative(self.base, confine(self.root, args[param]))
+            except (PathRefused, ValueError):
+                pass  # refused when the tool runs; show what the model wrote
+        if not params and os.path.realpath(self.root) != os.path.realpath(self.base):
+            shown = {"in": relative(self.base, self.root) + "/", **shown}
+        return shown
 
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments an approval rule judges: defaults filled in, and every path parameter

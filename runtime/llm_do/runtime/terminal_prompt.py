@@ -1,0 +1,170 @@
+"""Asking the person at the terminal whether a tool call may run.
+
+The question says what is at stake: the tool, the worker and its depth, each argument as the
+person knows it (paths relative to the project, the toolset's sub-directory included) and, for
+long text such as a file's content, its size and first lines, with `v` to see all of it. Enter
+alone answers nothing (the question is asked again); the answer is confirmed on screen.
+
+The answer is read from stdin's file descriptor when the event loop has it readable, never in a
+thread: Ctrl-C cancels the waiting run at once, and no thread blocked in a read keeps the process
+alive. The question goes to stderr when it is a terminal, else to the controlling terminal, so
+`2>log` does not hide it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import IO, Any, Literal, Protocol
+
+
+class AskedCall(Protocol):
+    """What the question shows of a call (`approvals.ApprovalRequest`, whose `Approver` asks here)."""
+
+    worker: str
+    depth: int
+    tool: str
+    args: dict[str, Any]
+
+
+Answer = Literal["once", "session", "deny", "end of input"]
+
+PREVIEW_LINES = 6
+"""Lines of a long text argument shown before `v` is needed."""
+LINE_WIDTH = 120
+SHORT = 200
+"""Characters of a one-line value shown before `v` is needed."""
+
+CHOICES = "[y] approve once  [s] approve for this run  [n] deny"
+
+
+def printable(text: str) -> str:
+    """`text` with control characters escaped: the model wrote it, and an escape sequence on the
+    terminal could hide or rewrite what is being approved."""
+    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)
+
+
+def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str], bool]:
+    """The lines showing one argument, and whether anything was left out (then `v` shows all)."""
+    if not isinstance(value, str):
+        value = printable(json.dumps(value, ensure_ascii=False, default=str))
+        if full or len(value) <= SHORT:
+            return [f"  {name}: {value}"], False
+        return [f"  {name}: {value[:SHORT]}…"], True
+    lines = value.splitlines()
+    if "\n" not in value and len(value) <= SHORT:
+        return [f"  {name}: {printable(value)}"], False
+    size = len(value.encode("utf-8"))
+    head = [f"  {name}: {size} bytes, {len(lines)} line{'s' if len(lines) != 1 else ''}"]
+    shown = lines if full else lines[:PREVIEW_LINES]
+    cut = False
+    for line in shown:
+        if not full and len(line) > LINE_WIDTH:
+            line, cut = line[:LINE_WIDTH] + "…", True
+        head.append(f"    | {printable(line)}")
+    if len(shown) < len(lines):
+        head.append(f"    | … {len(lines) - len(shown)} more lines")
+        cut = True
+    return head, cut
+
+
+def render_question(request: AskedCall, shown: dict[str, Any], full: bool = False) -> tuple[str, bool]:
+    """The whole question (every line but the choices), and whether `v` would show more."""
+    lines = [f"llm-do: approval needed: worker '{request.worker}' (depth {request.depth}) wants to call {request.tool}"]
+    more = False
+    for name, value in shown.items():
+        rendered, cut = render_argument(name, value, full)
+        lines += rendered
+        more = more or cut
+    return "\n".join(lines), more
+
+
+def choices(more: bool) -> str:
+    return f"{CHOICES}{'  [v] view all' if more else ''}: "
+
+
+def terminal_output() -> tuple[IO[str], Callable[[], None]]:
+    """Where the question goes (stderr if it is a terminal, else the controlling terminal) and how
+    to let go of it."""
+    if sys.stderr.isatty():
+        return sys.stderr, lambda: None
+    try:
+        tty = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115 - closed by the returned callable
+    except OSError:
+        return sys.stderr, lambda: None
+    return tty, tty.close
+
+
+async def read_line() -> str | None:
+    """One line from stdin, None at end of input. A real descriptor is read when the event loop
+    finds it readable (cancellable); anything else (a test's StringIO) is read directly."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        line = sys.stdin.readline()
+        return line if line else None
+    loop = asyncio.get_running_loop()
+    buffered = bytearray()
+    while True:
+        ready: asyncio.Future[None] = loop.create_future()
+        try:
+            loop.add_reader(fd, _settle, ready)
+        except NotImplementedError:  # an event loop without readers (Windows): block, uncancellable
+            return sys.stdin.readline() or None
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return buffered.decode("utf-8", "replace") if buffered else None
+        buffered += chunk
+        if b"\n" in chunk:
+            return buffered.decode("utf-8", "replace")
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer:
+    """Ask until answered: approve once, approve for the rest of the run, or deny."""
+    out, release = terminal_output()
+    shown = request.args if shown is None else shown
+
+    def say(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    try:
+        question, more = render_question(request, shown)
+        say(f"\n{question}\n{choices(more)}")
+        while True:
+            try:
+                line = await read_line()
+            except asyncio.CancelledError:  # the run was stopped: end the question's line
+                say("\n")
+                raise
+            if line is None:
+                say("\n  -> denied (end of input)\n")
+                return "end of input"
+            answer = line.strip().lower()
+            if answer in ("y", "yes"):
+                say("  -> approved once\n")
+                return "once"
+            if answer in ("s", "session"):
+                say(f"  -> approved: {request.tool} with these arguments runs without asking for the rest of this run\n")
+                return "session"
+            if answer in ("n", "no"):
+                say("  -> denied\n")
+                return "deny"
+            if answer in ("v", "view") and more:
+                say(render_question(request, shown, full=True)[0] + "\n" + choices(False))
+                continue
+            say(f"  please answer y, s or n{' (or v)' if more else ''}: ")
+    finally:
+        release()

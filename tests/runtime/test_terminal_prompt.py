@@ -1,0 +1,249 @@
+"""The approval prompt on a real terminal: `llm-do exec` runs on a pseudo-terminal (its controlling
+terminal), and the test types the answers. What the question shows, every answer, session
+approval end to end, Ctrl-C, and which runs are interactive at all."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from llm_do.runtime.approvals import ApprovalRequest
+from llm_do.runtime.terminal_prompt import render_question
+from tests.helpers import worker
+
+from .conftest import of_kind, read_events
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pseudo-terminals as controlling terminals")
+
+PROJECT = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+    "main.worker": worker("toolsets: [helper]", "Delegate."),
+    "helper.worker": worker("toolsets:\n  - filesystem_project:\n      path: docs", "Write."),
+    "docs/.keep": "",
+}
+
+CONTENT = "".join(f"line {i}\n" for i in range(1, 11))
+WRITE = {"tool_calls": [{"tool": "write_file", "args": {"path": "notes/a.txt", "content": CONTENT}}]}
+
+
+def two_writes() -> dict[str, Any]:
+    """main asks helper once; helper makes the same write twice."""
+    return {"workers": {"main": [{"tool_calls": [{"tool": "helper", "args": {"input": "write"}}]}, {"text": "done"}],
+                        "helper": [WRITE, WRITE, {"text": "written"}]}}
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from .conftest import build_project
+
+    return build_project(tmp_path_factory.mktemp("terminal") / "proj", PROJECT)
+
+
+@pytest.fixture
+def bundle(_template: Path, tmp_path: Path) -> Path:
+    from .conftest import copy_project
+
+    return copy_project(_template, tmp_path / "proj")
+
+
+class Terminal:
+    """`llm-do exec` with a pseudo-terminal as its controlling terminal, on stdin and stdout, and on
+    stderr unless `stderr` is given."""
+
+    def __init__(self, bundle: Path, script: dict[str, Any], stderr: IO[bytes] | None = None,
+                 stdin_tty: bool = True, flags: tuple[str, ...] = ()) -> None:
+        path = bundle.parent / "script.json"
+        path.write_text(json.dumps(script), encoding="utf-8")
+        self.events = bundle.parent / "events.jsonl"
+        self.master, slave = os.openpty()
+        command = [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(path),
+                   "--events", str(self.events), *flags]
+        self.proc = subprocess.Popen(
+            command, cwd=bundle.parent, stdin=slave if stdin_tty else subprocess.DEVNULL, stdout=slave,
+            stderr=stderr if stderr is not None else slave, start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(slave, termios.TIOCSCTTY, 0),
+        )
+        os.close(slave)
+        self.screen = ""
+        self.cursor = 0
+
+    def read_until(self, text: str, seconds: float = 60) -> str:
+        """Everything shown up to and including the next `text` after the last one found (all of it
+        is kept in `screen`)."""
+        deadline = time.monotonic() + seconds
+        while text not in self.screen[self.cursor:]:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} never appeared; the terminal shows:\n{self.screen}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    assert text in self.screen, f"{text!r} never appeared; the terminal shows:\n{self.screen}"
+                self.screen += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+        self.cursor = self.screen.index(text, self.cursor) + len(text)
+        return self.screen
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def finish(self, seconds: float = 60) -> int:
+        try:
+            code = self.proc.wait(timeout=seconds)
+        finally:
+            self.proc.kill()
+        while True:  # what was shown after the last read
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if not ready:
+                break
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.screen += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+        os.close(self.master)
+        return code
+
+
+QUESTION = "worker 'helper' (depth 2) wants to call write_file"
+
+
+def test_the_question_shows_what_is_approved(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes())
+    screen = term.read_until("view all: ")
+    assert QUESTION in screen
+    assert "  path: docs/notes/a.txt" in screen  # as the user knows it: the toolset's sub-root included
+    assert f"  content: {len(CONTENT)} bytes, 10 lines" in screen
+    assert "    | line 6" in screen and "line 7" not in screen and "… 4 more lines" in screen
+    term.type("v\n")  # the whole content, then the question again
+    screen = term.read_until("line 10")
+    term.type("n\n")
+    term.read_until(QUESTION, 30)  # the second write
+    term.type("n\n")
+    assert term.finish() == 0
+
+
+@pytest.mark.parametrize(
+    ("answers", "confirmations", "asked", "written"),
+    [
+        (["y", "y"], ["-> approved once", "-> approved once"], 2, True),
+        (["s"], ["runs without asking for the rest of this run"], 1, True),
+        (["n", "n"], ["-> denied", "-> denied"], 2, False),
+        (["", "n", "yes"], ["please answer y, s or n (or v): ", "-> denied", "-> approved once"], 2, True),
+    ],
+    ids=["once", "session", "deny", "enter-alone-asks-again"],
+)
+def test_each_answer_is_confirmed_and_kept(bundle: Path, answers: list[str], confirmations: list[str], asked: int,
+                                          written: bool) -> None:
+    term = Terminal(bundle, two_writes())
+    prompt = "view all: "
+    for answer, confirmation in zip(answers, confirmations, strict=True):
+        term.read_until(prompt)
+        term.type(answer + "\n")
+        term.read_until(confirmation)
+        prompt = "" if confirmation.startswith("please") else "view all: "
+    assert term.finish() == 0, term.screen
+    assert term.screen.count(QUESTION) == asked
+    assert (bundle.parent / "docs" / "notes" / "a.txt").exists() == written
+    decided = of_kind(read_events(term.events), "approval_decided")
+    answered = [c for c in confirmations if not c.startswith("please")]
+    approved = [not c.startswith("-> denied") for c in answered]
+    if len(answered) == 1:  # approved for the session: the second call is approved without asking
+        assert [(d["by"], d["approved"]) for d in decided] == [("terminal", True), ("session", True)]
+    else:
+        assert [(d["by"], d["approved"]) for d in decided] == [("terminal", a) for a in approved]
+
+
+def test_end_of_input_denies_and_says_so(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes())
+    term.read_until("view all: ")
+    term.type("\x04")  # Ctrl-D on an empty line
+    term.read_until("-> denied (end of input)")
+    term.read_until("view all: ")  # a terminal's end of input lasts one read: the next call is asked
+    term.type("\x04")
+    term.read_until("-> denied (end of input)")
+    assert term.finish() == 0
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+
+
+def test_ctrl_c_at_the_prompt_ends_the_run_at_once(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes())
+    term.read_until("view all: ")
+    started = time.monotonic()
+    term.type("\x03")  # the terminal sends SIGINT to the run
+    code = term.finish(seconds=20)
+    assert time.monotonic() - started < 8
+    assert code == 130
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+    shown = term.screen.split("view all: ", 1)[1]
+    assert "run failed" not in shown and "Traceback" not in shown and "denied" not in shown, shown
+    assert of_kind(read_events(term.events), "tool_returned") == []  # the asked tool never ran
+
+
+def test_ctrl_c_signal_at_the_prompt_exits_130(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes())
+    term.read_until("view all: ")
+    term.proc.send_signal(signal.SIGINT)
+    assert term.finish(seconds=20) == 130
+
+
+def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes(), flags=("--timeout", "3"))
+    term.read_until("view all: ")
+    assert term.finish(seconds=30) == 1
+    after = term.screen.split("view all: ", 1)[1]
+    assert "\nllm-do: run failed: the run took longer than 3 s and was stopped" in after, after
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+
+
+def test_with_stderr_redirected_the_question_goes_to_the_terminal(bundle: Path, tmp_path: Path) -> None:
+    with open(tmp_path / "stderr.txt", "wb") as err:
+        term = Terminal(bundle, two_writes(), stderr=err)
+        term.read_until("view all: ")
+        term.type("s\n")
+        term.read_until("-> approved")
+        assert term.finish() == 0, term.screen
+    assert (bundle.parent / "docs" / "notes" / "a.txt").exists()
+    assert QUESTION not in (tmp_path / "stderr.txt").read_text()
+
+
+def test_without_a_terminal_on_stdin_the_call_is_denied_and_said_on_stderr(bundle: Path) -> None:
+    """stdin redirected, stderr still a terminal: nobody can answer, so nobody is asked."""
+    term = Terminal(bundle, two_writes(), stdin_tty=False)
+    assert term.finish() == 0
+    assert QUESTION not in term.screen
+    assert term.screen.count("llm-do: denied write_file (helper@2)") == 2, term.screen
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+
+
+def test_the_rendered_question(snapshot) -> None:
+    request = ApprovalRequest("helper", 2, "write_file", {"path": "notes/a.txt", "content": CONTENT})
+    shown = {"path": "docs/notes/a.txt", "content": CONTENT, "flags": {"x": list(range(100))}}
+    question, more = render_question(request, shown)
+    assert more
+    assert question == snapshot
+    full, _ = render_question(request, shown, full=True)
+    assert full == snapshot
+
+
+def test_control_characters_from_the_model_are_shown_escaped() -> None:
+    """An escape sequence in the content must not reach the terminal: it could hide what is asked."""
+    request = ApprovalRequest("main", 1, "write_file", {})
+    question, _ = render_question(request, {"path": "a\x1b[2Kb.txt", "content": "ok\n\x1b[1A\x1b[2Kerased\r\n"})
+    assert "\x1b" not in question and "\r" not in question
+    assert "a\\x1b[2Kb.txt" in question and "\\x1b[1A\\x1b[2Kerased" in question
