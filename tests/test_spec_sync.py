@@ -249,6 +249,7 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "WorkerTool": "### `workers`",
     "SchemaNode": "### `workers`",
     "AttachmentPolicyNode": "### `workers`",
+    "CapabilityGrant": "### Capabilities",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""

@@ -1,6 +1,6 @@
 """Constants of the bundle.lock format (spec/bundle.md)."""
 
-BUNDLE_FORMAT = 1
+BUNDLE_FORMAT = 2
 """Version of the format; a runtime refuses a bundle of a format it does not know."""
 
 GENERATED_KEY = "@generated"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..descriptor import DefaultApproval, ToolDescriptor, ToolsetDescriptor
+from .commands import ALLOWLISTS
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -47,6 +48,7 @@ def _shell(name: str, commands: str, approval_note: str, approval: DefaultApprov
             ),
         ),
         implementation="llm_do.stdlib.shell.toolset:ShellToolset",
+        commands=tuple(sorted(ALLOWLISTS[name])),
     )
 
 

@@ -1,0 +1,80 @@
+"""A worker's own capabilities, as the bundle records them (`WorkerNode.capabilities`).
+
+Each grant is one capability `KIND:SCOPE` and what gives it: a tool of the worker, an opaque
+toolset, or (for `env:`) the worker's model. Stdlib scopes come from the toolset's settings
+(`ToolsetDescriptor.grants`), so they are per worker; a Python tool is `custom:NAME` plus what its
+module's CAPABILITIES declares; an opaque toolset is `custom:*`; a call to a worker `call:NAME`.
+Only a worker's own grants are stored: what it reaches through its callees is computed from the
+call edges (`capabilities.py`), so the bundle grows with the number of workers, not with paths.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+from .provider_env import model_env
+
+if TYPE_CHECKING:
+    from .stages.resolve import ResolvedProject, ResolvedWorker
+
+CUSTOM = "custom"
+CALL = "call"
+ENV = "env"
+OPAQUE = "custom:*"
+
+
+def python_tool_capabilities(name: str, declared: list[str] | None) -> list[str]:
+    """`custom:NAME` first, then what the module declares for the tool, sorted and deduplicated."""
+    return [f"{CUSTOM}:{name}", *sorted(set(declared or ()) - {f"{CUSTOM}:{name}"})]
+
+
+def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
+    """The models or patterns the worker may run on: its `model`, its `compatible_models`, or the
+    project default."""
+    front = worker.parsed.front
+    if front.model:
+        return [front.model]
+    if front.compatible_models:
+        return list(front.compatible_models)
+    default = project.manifest.defaults.model
+    return [default] if default else []
+
+
+def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
+    grants: list[dict[str, Any]] = []
+    settings = {u.name: u.settings for u in worker.toolsets if u.kind == "stdlib"}
+    scoped = {name: STDLIB_TOOLSETS[name].grants(s) for name, s in settings.items()}
+    for name, tool in worker.tools.items():
+        if tool.kind == "worker":
+            caps = [f"{CALL}:{tool.worker}"]
+        elif tool.kind == "stdlib":
+            caps = list(scoped[tool.group].get(name, ()))
+        else:
+            caps = python_tool_capabilities(name, _declared(project, tool.toolset, name))
+        grants += [{"capability": c, "tool": name} for c in caps]
+    for use in worker.toolsets:
+        if use.kind == "python" and use.opaque_approval is not None:
+            grants += [{"capability": c, "toolset": use.name}
+                       for c in [OPAQUE, *_declared_toolset(project, use.name)]]
+    for model in worker_model(project, worker):
+        grants += [{"capability": f"{ENV}:{var}", "model": model} for var in model_env(model)]
+    unique = {(g["capability"], g.get("tool", ""), g.get("toolset", ""), g.get("model", "")): g for g in grants}
+    return [unique[k] for k in sorted(unique)]
+
+
+def _declared(project: ResolvedProject, toolset: str | None, tool: str) -> list[str]:
+    python_tool = project.python_tools.get(tool)
+    if python_tool is not None and python_tool.toolset_key == toolset:
+        return python_tool.module.capabilities.get(tool, [])
+    python_toolset = project.python_toolsets.get(toolset or "")
+    if python_toolset is not None:
+        caps = python_toolset.module.capabilities
+        return sorted(set(caps.get(tool, [])) | set(caps.get(python_toolset.key, [])))
+    return []
+
+
+def _declared_toolset(project: ResolvedProject, key: str) -> list[str]:
+    python_toolset = project.python_toolsets[key]
+    return sorted(set(python_toolset.module.capabilities.get(key, [])) - {OPAQUE})
