@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from llm_do.runtime.version import VERSION
-
 from tests.helpers import run_cli
 
 

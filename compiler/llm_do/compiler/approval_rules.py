@@ -10,9 +10,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
-Action = Literal["allow", "ask", "deny"]
+from llm_do.runtime.approval_policy import Action
 
 _GRAMMAR = r"""
 start: ACTION TARGET

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ApprovalMode = Literal["prompt", "approve_all", "reject_all"]
+from llm_do.runtime.approval_policy import ApprovalMode
 
 
 class StrictModel(BaseModel):

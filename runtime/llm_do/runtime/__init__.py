@@ -20,7 +20,7 @@ _EXPORTS: dict[str, str] = {
     "RunFailed": "errors",
     "InputProblem": "errors",
     "CallRefused": "errors",
-    "WorkerHandle": "runtime",
+    "WorkerHandle": "call_scope",
     "RuntimeConfig": "config",
     "CallContext": "call_scope",
     "CallFrame": "call_scope",
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, approve_all, reject_all, strict
     from .args import AgentArgs, Attachment, PromptContent, PromptInput, WorkerArgs
     from .bundle import BundleRefused, load_bundle
-    from .call_scope import CallContext, CallFrame
+    from .call_scope import CallContext, CallFrame, WorkerHandle
     from .config import RuntimeConfig
     from .errors import CallRefused, InputProblem, RunFailed
-    from .runtime import RunResult, Runtime, WorkerHandle
+    from .runtime import RunResult, Runtime
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ApprovalMode = Literal["prompt", "approve_all", "reject_all"]
+from .approval_policy import ApprovalMode
 
 
 @dataclass(frozen=True)

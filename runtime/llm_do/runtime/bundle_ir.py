@@ -10,10 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .approval_policy import Approval, ApprovalMode
 from .bundle_format import GENERATED_KEY
-
-Approval = Literal["allow", "ask", "deny", "auto"]
-ApprovalMode = Literal["prompt", "approve_all", "reject_all"]
 
 
 class Node(BaseModel):

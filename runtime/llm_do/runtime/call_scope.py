@@ -1,18 +1,50 @@
-"""One worker call: its frame (worker, depth, history), and the context its tools receive.
+"""One worker call: its frame (worker, depth, history), the context its tools receive, and what
+toolsets may ask of the run (`RunHost`).
 
 Every call gets a fresh frame and fresh toolset instances; child calls never see the parent's
 messages. `CallContext` is pydantic-ai's `deps` for the call, so a Python tool reaches the
 runtime through `ctx.deps`, explicitly, never through a global.
+
+This module is the leaf of the runtime: the gate, the worker-call toolset and the toolset builder
+name the run only through `RunHost`, and `Runtime` (the one composer) implements it, so no module
+below the composer imports it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from .approval_gate import ApprovalGate
-    from .bundle import WorkerSpec
-    from .runtime import Runtime, WorkerHandle
+    from pydantic_ai.toolsets import AbstractToolset
+
+    from .approvals import ApprovalDecision, ApprovalRequest
+    from .args import WorkerArgs
+    from .bundle import LoadedBundle, WorkerSpec
+    from .config import RuntimeConfig
+    from .events import RuntimeEvent
+
+
+class RunHost(Protocol):
+    """What a run offers the toolsets of its calls (implemented by `Runtime`)."""
+
+    bundle: LoadedBundle
+    config: RuntimeConfig
+
+    @property
+    def listening(self) -> bool: ...
+
+    def emit(self, event: RuntimeEvent) -> None: ...
+
+    async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]: ...
+
+    def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]: ...
+
+    async def call_worker_async(
+        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
+    ) -> Any: ...
+
+    def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle: ...
 
 
 class CallFrame:
@@ -33,12 +65,30 @@ class CallFrame:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"
 
 
+class WorkerHandle(NamedTuple):
+    """A worker as a Python callable bound to a run (and to the frame calling it, if any)."""
+
+    runtime: RunHost
+    name: str
+    parent: CallFrame | None = None
+
+    async def call_async(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.runtime.call_worker_async(self.name, *args, parent=self.parent, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.call_async(*args, **kwargs))
+        raise RuntimeError(f"worker '{self.name}' called synchronously inside a running event loop; use `await handle.call_async(...)`")
+
+
 class CallContext:
-    """What a tool sees as `ctx.deps`: the runtime and the frame of the worker calling it."""
+    """What a tool sees as `ctx.deps`: the run and the frame of the worker calling it."""
 
     __slots__ = ("runtime", "frame")
 
-    def __init__(self, runtime: Runtime, frame: CallFrame) -> None:
+    def __init__(self, runtime: RunHost, frame: CallFrame) -> None:
         self.runtime = runtime
         self.frame = frame
 
@@ -54,19 +104,15 @@ class CallContext:
 
 
 class CallScope:
-    """One worker call's resources: its frame and its toolset instances, set up when the scope
-    is entered and torn down when it exits, whatever happens in between."""
+    """One worker call's resources: its frame and its toolsets (built by the caller, already
+    behind the gate), entered when the scope is and torn down when it exits, whatever happens."""
 
-    def __init__(self, runtime: Runtime, spec: WorkerSpec, frame: CallFrame) -> None:
+    def __init__(self, runtime: RunHost, frame: CallFrame, toolsets: AbstractToolset[CallContext] | None) -> None:
         self.runtime = runtime
-        self.spec = spec
         self.frame = frame
-        self.toolsets: ApprovalGate | None = None
+        self.toolsets = toolsets
 
     async def __aenter__(self) -> CallScope:
-        from .toolset_builder import build_toolsets
-
-        self.toolsets = build_toolsets(self.runtime, self.spec)
         if self.toolsets is not None:
             await self.toolsets.__aenter__()
         return self

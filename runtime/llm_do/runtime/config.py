@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .approvals import ApprovalCallback, ApprovalMode
+    from .approval_policy import ApprovalMode
+    from .approvals import ApprovalCallback
     from .events import RuntimeEvent
 
 

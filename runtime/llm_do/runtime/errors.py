@@ -17,6 +17,10 @@ class InputProblem(LlmDoError):
     """The run's input does not fit the entry worker (a usage error: exit 2)."""
 
 
+class ToolsetProblem(LlmDoError):
+    """A toolset the bundle names cannot be built (its Python no longer exports it, say)."""
+
+
 class CallRefused(ToolFailed):
     """A worker call refused (too deep, bad input or attachments): the calling model sees the
     message as a failed tool result and the run goes on. Uncaught in a Python tool, it does the same."""

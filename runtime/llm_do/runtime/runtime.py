@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import user_code
 from .args import WorkerArgs
 from .bundle import LoadedBundle, WorkerSpec, load_bundle
-from .call_scope import CallContext, CallFrame, CallScope
+from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
 from .config import RuntimeConfig
-from .errors import CallRefused, InputProblem, RunFailed
+from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
 
 if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
@@ -31,24 +31,6 @@ class RunResult(NamedTuple):
     output: Any
     messages: list[Any]
     usage: dict[str, int]
-
-
-class WorkerHandle(NamedTuple):
-    """A worker as a Python callable bound to a runtime (and to the frame calling it, if any)."""
-
-    runtime: Runtime
-    name: str
-    parent: CallFrame | None = None
-
-    async def call_async(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.runtime.call_worker_async(self.name, *args, parent=self.parent, **kwargs)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.call_async(*args, **kwargs))
-        raise RuntimeError(f"worker '{self.name}' called synchronously inside a running event loop; use `await handle.call_async(...)`")
 
 
 class Runtime:
@@ -201,12 +183,12 @@ class Runtime:
         return agent
 
     async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
-        from .toolset_builder import ToolsetProblem
+        from .toolset_builder import build_toolsets
 
         model, label = self._model(spec)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
-            async with CallScope(self, spec, frame) as scope:
+            async with CallScope(self, frame, build_toolsets(self, spec)) as scope:
                 if self.listening:
                     from .events import WorkerStarted
 

@@ -10,17 +10,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from . import user_code
+from .approval_policy import APPROVAL_METADATA_KEY
 from .bundle import ToolsetUse, WorkerSpec
+from .errors import ToolsetProblem
 
 if TYPE_CHECKING:
     from .approval_gate import ApprovalGate
+    from .call_scope import RunHost
 
 
-class ToolsetProblem(Exception):
-    """A toolset the bundle names cannot be built (its Python no longer exports it, say)."""
-
-
-def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate | None:
+def build_toolsets(runtime: RunHost, spec: WorkerSpec) -> ApprovalGate | None:
     """The worker's toolsets behind the gate; None for a worker with no tools (nothing to gate)."""
     toolsets: list[AbstractToolset[Any]] = []
     callees = [u.worker for u in spec.toolsets if u.worker]
@@ -49,7 +48,7 @@ def build_toolsets(runtime: Any, spec: WorkerSpec) -> ApprovalGate | None:
     return ApprovalGate(inner, spec=spec, runtime=runtime)
 
 
-def _stdlib(runtime: Any, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
+def _stdlib(runtime: RunHost, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
     from llm_do.stdlib.registry import stdlib_toolset
 
     descriptor = stdlib_toolset(name)
@@ -65,14 +64,14 @@ def _stdlib(runtime: Any, name: str, use: ToolsetUse) -> AbstractToolset[Any]:
         raise ToolsetProblem(f"{name}: {exc}") from None
 
 
-def _module(runtime: Any, name: str) -> Any:
+def _module(runtime: RunHost, name: str) -> Any:
     try:
         return user_code.import_module(name, str(runtime.bundle.root))
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
         raise ToolsetProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
 
 
-def _python_tools(runtime: Any, node: dict[str, Any], names: list[str]) -> AbstractToolset[Any]:
+def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str]) -> AbstractToolset[Any]:
     from pydantic_ai import FunctionToolset, Tool
 
     module = _module(runtime, node["module"])
@@ -87,7 +86,7 @@ def _python_tools(runtime: Any, node: dict[str, Any], names: list[str]) -> Abstr
     return FunctionToolset(tools)
 
 
-def _python_toolset(runtime: Any, node: dict[str, Any], use: ToolsetUse) -> AbstractToolset[Any]:
+def _python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> AbstractToolset[Any]:
     from pydantic_ai.toolsets import DynamicToolset
 
     module = _module(runtime, node["module"])
@@ -96,7 +95,5 @@ def _python_toolset(runtime: Any, node: dict[str, Any], use: ToolsetUse) -> Abst
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
     toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
     if use.opaque_approval is not None:
-        from .approval_gate import APPROVAL_METADATA_KEY
-
         toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval})
     return toolset

@@ -13,14 +13,14 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from .call_scope import CallContext
+from .call_scope import CallContext, RunHost
 from .tool_args import ModelArgsValidator
 
 DESCRIPTION_LIMIT = 300
 
 
 class WorkerCallToolset(AbstractToolset[CallContext]):
-    def __init__(self, runtime: Any, callees: list[str]) -> None:
+    def __init__(self, runtime: RunHost, callees: list[str]) -> None:
         self.runtime = runtime
         self.callees = callees
         self._tools: dict[str, ToolsetTool[CallContext]] | None = None

@@ -13,9 +13,10 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
 
-from .descriptor import Approval, ToolsetDescriptor
+from .descriptor import ToolsetDescriptor
 from .paths import confine
 
 
@@ -58,8 +59,8 @@ class StdlibToolset(AbstractToolset[Any]):
             result = await result
         return result
 
-    def approval_for(self, name: str, args: dict[str, Any]) -> Approval:
+    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
         descriptor = self.descriptor.tool(name)
-        approval = descriptor.approval if descriptor else "ask"
-        return "ask" if approval == "auto" else approval
+        approval = descriptor.approval if descriptor else ASK
+        return ASK if approval == AUTO else approval

@@ -8,9 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Approval = Literal["allow", "ask", "deny"]
-DefaultApproval = Literal["allow", "ask", "deny", "auto"]
-"""`auto`: the toolset decides per call (shell: read-only commands allowed, the rest asked)."""
+from llm_do.runtime.approval_policy import Approval
 
 
 class ToolDescriptor(BaseModel):
@@ -19,7 +17,7 @@ class ToolDescriptor(BaseModel):
     name: str
     description: str
     args_model: type[BaseModel]
-    approval: DefaultApproval
+    approval: Approval
     capabilities: tuple[str, ...]
 
     @cached_property

@@ -11,6 +11,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.runtime.canonical import node_hash
@@ -52,7 +53,7 @@ def _stdlib_node(name: str) -> dict[str, Any]:
 
 def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None) -> dict[str, Any]:
     return _hashed({"name": name, "description": description, "parameters": parameters or {"type": "object", "properties": {}},
-                    "approval": "ask", "capabilities": python_tool_capabilities(name, declared)})
+                    "approval": PYTHON_TOOL_DEFAULT, "capabilities": python_tool_capabilities(name, declared)})
 
 
 def _union(tools: dict[str, dict[str, Any]]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approval_rules import ApprovalRule, RuleSyntaxError, decide, parse_rule
@@ -22,8 +23,6 @@ from .load import LoadedProject
 from .parse import ParsedWorker
 
 ToolsetKind = Literal["stdlib", "python", "worker"]
-PYTHON_TOOL_APPROVAL = "ask"
-WORKER_CALL_APPROVAL = "allow"
 
 
 @dataclass(frozen=True)
@@ -213,7 +212,7 @@ def _resolve_toolsets(
         if ref.name in project.workers:
             worker.toolsets.append(ToolsetUse("worker", ref.name, {}, at))
             worker.calls[ref.name] = at
-            _add_tool(worker, ResolvedTool(ref.name, "worker", None, ref.name, WORKER_CALL_APPROVAL, at, worker=ref.name),
+            _add_tool(worker, ResolvedTool(ref.name, "worker", None, ref.name, WORKER_CALL_DEFAULT, at, worker=ref.name),
                       diagnostics)
             continue
         python = project.python_toolsets.get(ref.name)
@@ -221,10 +220,10 @@ def _resolve_toolsets(
             use = ToolsetUse("python", ref.name, {}, at)
             worker.toolsets.append(use)
             if python.fact.tools is None:
-                use.opaque_approval = PYTHON_TOOL_APPROVAL
+                use.opaque_approval = PYTHON_TOOL_DEFAULT
             else:
                 for tool in python.fact.tools:
-                    _add_tool(worker, ResolvedTool(tool.name, "python_toolset", ref.name, ref.name, PYTHON_TOOL_APPROVAL, at),
+                    _add_tool(worker, ResolvedTool(tool.name, "python_toolset", ref.name, ref.name, PYTHON_TOOL_DEFAULT, at),
                               diagnostics)
             continue
         if python_known or ref.name in project.python_tools:
@@ -261,7 +260,7 @@ def _resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_know
                     hint = "tools come from the TOOLS of files listed in python_files"
                 diagnostics.append(diagnostic("N004", f"unknown tool '{name}'", at, hint=hint))
             continue
-        _add_tool(worker, ResolvedTool(name, "python_tool", tool.toolset_key, name, PYTHON_TOOL_APPROVAL, at), diagnostics)
+        _add_tool(worker, ResolvedTool(name, "python_tool", tool.toolset_key, name, PYTHON_TOOL_DEFAULT, at), diagnostics)
 
 
 def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: SchemaRefs, diagnostics: list[Diagnostic]) -> None:

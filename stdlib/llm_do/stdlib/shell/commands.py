@@ -23,9 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from llm_do.runtime.approval_policy import Action
+
 from ..paths import PathRefused, confine, encodable, touches_git_dir
 
-Approval = Literal["allow", "ask"]
 Arity = Literal["none", "required", "attached"]
 """`none`: a plain flag; `required`: `-k V`, `-kV`, `--key V` or `--key=V`; `attached`: an optional
 value only as `-kV` or `--key=V`, so the next word is never taken as the value."""
@@ -40,7 +41,7 @@ class Command:
     """A command line that passed the policy: what to execute and the approval it needs."""
 
     argv: tuple[str, ...]
-    approval: Approval
+    approval: Action
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class CommandSpec:
     """An allowlisted command whose flags follow GNU getopt conventions."""
 
     name: str
-    approval: Approval
+    approval: Action
     options: Mapping[str, Option]
     refused: Mapping[str, str] = field(default_factory=dict)
     """Flags refused with the reason shown to the model."""
@@ -102,7 +103,7 @@ class FindSpec:
     """find: starting points (confined) then an expression of allowlisted primaries."""
 
     name: str
-    approval: Approval
+    approval: Action
     primaries: Mapping[str, Literal["none", "text", "path"]]
     """Each primary and what its one argument is, if it takes one."""
     refused: Mapping[str, str]
@@ -146,7 +147,7 @@ class GitSpec:
     """git: one allowlisted subcommand, run with options that keep it from executing programs."""
 
     name: str
-    approval: Approval
+    approval: Action
     subcommands: Mapping[str, CommandSpec]
     global_flags: frozenset[str]
     refused_global: Mapping[str, str]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..descriptor import DefaultApproval, ToolDescriptor, ToolsetDescriptor
+from llm_do.runtime.approval_policy import Approval
+
+from ..descriptor import ToolDescriptor, ToolsetDescriptor
 from .commands import ALLOWLISTS
 
 DEFAULT_TIMEOUT = 30.0
@@ -28,7 +30,7 @@ class ShellArgs(BaseModel):
     timeout: float | None = Field(default=None, gt=0, description="Seconds to allow; capped by the toolset's timeout.")
 
 
-def _shell(name: str, commands: str, approval_note: str, approval: DefaultApproval,
+def _shell(name: str, commands: str, approval_note: str, approval: Approval,
            capabilities: tuple[str, ...]) -> ToolsetDescriptor:
     return ToolsetDescriptor(
         name=name,

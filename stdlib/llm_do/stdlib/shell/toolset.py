@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
+from llm_do.runtime.approval_policy import Action
+
 from ..base import StdlibToolset
-from ..descriptor import Approval
 from .commands import CommandRefused, parse_command
 from .descriptor import ShellSettings
 
@@ -38,7 +39,7 @@ class ShellToolset(StdlibToolset):
 
     settings: ShellSettings
 
-    def approval_for(self, name: str, args: dict[str, Any]) -> Approval:
+    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The command's own approval (`ls` allowed, `mv` asked). A command that will be refused
         is 'allow': asking a person about a call that cannot run would be pointless."""
         if name != "shell":

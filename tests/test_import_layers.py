@@ -1,0 +1,88 @@
+"""The packages import downward: no module needs a module that needs it back.
+
+Function-level (deferred) imports count too: deferring an import keeps start-up fast, it does not
+make a circle acceptable. Imports under `if TYPE_CHECKING:` are for annotations only and skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_ROOTS = ("compiler", "runtime", "stdlib")
+
+
+def _modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for src in SOURCE_ROOTS:
+        base = ROOT / src
+        for path in base.rglob("*.py"):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules `module` imports, at any depth of its code but type-checking blocks."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base_parts = package[: len(package) - (node.level - 1)] if node.level else []
+            base = ".".join(base_parts + ([node.module] if node.module else []))
+            names = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules] or [base]
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+            return
+        found.update(n for n in names if n in modules and n != module)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_no_module_imports_a_module_that_imports_it_back() -> None:
+    modules = _modules()
+    graph = {m: _imports(m, p, modules) for m, p in modules.items()}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        raise AssertionError(f"import circle: {' -> '.join(exc.args[1])}") from None
+
+
+def test_the_runtime_composer_is_imported_by_no_module_below_it() -> None:
+    """`Runtime` composes the gate, the worker calls and the toolset builder; they know the run
+    only as `call_scope.RunHost`."""
+    modules = _modules()
+    below = ("approval_gate", "worker_calls", "toolset_builder", "call_scope", "approvals", "approval_policy")
+    for name in below:
+        module = f"llm_do.runtime.{name}"
+        assert "llm_do.runtime.runtime" not in _imports(module, modules[module], modules), module
+
+
+def test_the_check_sees_a_deferred_circle(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    b = tmp_path / "b.py"
+    a.write_text("def f():\n    from pkg import b\n")
+    b.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import c\nfrom pkg import a\n")
+    modules = {"pkg.a": a, "pkg.b": b, "pkg.c": tmp_path / "c.py"}
+    assert _imports("pkg.a", a, modules) == {"pkg.b"}
+    assert _imports("pkg.b", b, modules) == {"pkg.a"}
