@@ -33,6 +33,7 @@ CATEGORIES: dict[str, str] = {
     "G": "The call graph",
     "M": "Models",
     "A": "Approvals",
+    "R": "Review: capabilities",
     "L": "The `.agent` era",
     "C": "Configuration of the checks",
 }

@@ -89,6 +89,9 @@ def test_models_project_reports_exactly_these(models: Lint) -> None:
         + [("A001", "approver.worker", models.at("approver.worker", r)[0])
            for r in ("permit read_file", "allow\n", "allow read_file now")]
         + [("A002", "approver.worker", models.at("approver.worker", r)[0]) for r in ("ask read_fle", "deny shell")]
+        # `allow *` lets the entry write through approver with nobody asked (R001), and main has no
+        # write tool of its own (R002)
+        + [("R001", "approver.worker", 2), ("R002", "main.worker", 2)]
     )
 
 

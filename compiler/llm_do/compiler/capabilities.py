@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from llm_do.runtime.approval_policy import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
@@ -29,7 +30,8 @@ GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
 toolset decides per call (shell asks for commands that write)."""
 READ_ONLY_KINDS = ("fs.read", "call", "env")
 """Every other kind (`fs.write`, `proc.exec`, `custom`, `mcp`, what Python declares) is a side
-effect: it may change something outside the run."""
+effect: it may change something outside the run; `proc.exec` unless every command in its scope
+is one the shell policy runs without asking (`read_only_commands`)."""
 LOCAL_KINDS = ("call",)
 """Capabilities that do not propagate to callers."""
 
@@ -38,8 +40,19 @@ def kind_of(capability: str) -> str:
     return capability.partition(":")[0]
 
 
+@cache
+def read_only_commands() -> frozenset[str]:
+    """Commands the stdlib shell policy allows without asking: they only read (spec/stdlib.md)."""
+    from llm_do.stdlib.shell.commands import ALLOWLISTS
+
+    return frozenset(name for table in ALLOWLISTS.values() for name, spec in table.items() if spec.approval == ALLOW)
+
+
 def is_side_effect(capability: str) -> bool:
-    return kind_of(capability) not in READ_ONLY_KINDS
+    kind, _, scope = capability.partition(":")
+    if kind == "proc.exec":
+        return not set(scope.split(",")) <= read_only_commands()
+    return kind not in READ_ONLY_KINDS
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,17 @@ RULES: dict[str, Rule] = _rules(
          "name, a toolset or worker name (all its tools), or a glob such as `*`."),
     Rule("A002", "approval-rule-matches-nothing", "error", "An approval rule that matches none of the worker's tools.",
          "A rule for a tool the worker does not have is usually a typo, and would silently not apply."),
+    # --- R: review of capabilities
+    Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
+         "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
+         "Python tools, what Python declares) is reachable from the entry through a path on which no "
+         "tool and no call needs approval, so a model can use it with nobody asked. `llm-do "
+         "capabilities` shows every path. Ask for it (`ask TOOL` in the worker that has the tool, or "
+         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent."),
+    Rule("R002", "write-through-delegation", "warning", "A worker without a write tool of its own can write through a callee.",
+         "Privilege through delegation: the worker has no fs.write capability itself, but a worker it "
+         "may call (directly or further down) has one, so what the worker is told can end up written. "
+         "Gate the call (`ask WORKER`), drop the callee, or suppress R002 when that is the design."),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files."),
