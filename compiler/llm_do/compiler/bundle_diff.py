@@ -28,6 +28,9 @@ VERBS = ("added", "widened", "narrowed", "removed", "changed")
 STRICTNESS = ("allow", "conditional", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
+SCOPE_SETTINGS = ("path", "allowed_suffixes")
+"""Stdlib settings that are part of a capability's scope: a change of them is a capability change
+(and `drafts` and `drafts/` are one scope)."""
 
 
 @dataclass(frozen=True)
@@ -245,7 +248,8 @@ def _side_effect_tool(node: dict[str, Any], tool: str) -> bool:
 def _settings_changes(name: str, old: dict, new: dict) -> list[Change]:
     """Settings of a toolset both versions use that are not a capability's scope (timeouts, sizes)."""
     def settings(node: dict) -> dict[str, dict]:
-        return {u["toolset"]: u.get("settings") or {} for u in node.get("toolsets") or () if u.get("toolset")}
+        return {u["toolset"]: {k: v for k, v in (u.get("settings") or {}).items() if k not in SCOPE_SETTINGS}
+                for u in node.get("toolsets") or () if u.get("toolset")}
 
     os_, ns = settings(old), settings(new)
     out = []

@@ -89,15 +89,17 @@ _HEADER = ["| Severity | Change | Subject | Before | After |", "|---|---|---|---
 
 
 def mermaid(diff: BundleDiff) -> list[str]:
-    """The call graph around the changes: added edges thick and green, removed ones dashed and red."""
+    """The call graph around the changes (the workers they touch and their callers and callees):
+    added edges thick and green, removed ones dashed and red."""
     added, removed = set(diff.edges_added), set(diff.edges_removed)
     touched = {w for e in added | removed for w in e} | {c.worker for c in diff.changes if c.worker}
     edges = sorted(set(diff.old_edges) | set(diff.new_edges))
-    nodes = sorted(touched)[:GRAPH_LIMIT]
+    neighbours = {v if u in touched else u for u, v in edges if (u in touched) != (v in touched)}
+    nodes = (sorted(touched) + sorted(neighbours))[:GRAPH_LIMIT]
     shown = set(nodes)
     lines = ["flowchart LR"]
-    ids = {n: f"n{i}" for i, n in enumerate(nodes)}
-    lines += [f'  {ids[n]}["{n}"]' for n in nodes]
+    ids = {n: f"n{i}" for i, n in enumerate(sorted(nodes))}
+    lines += [f'  {ids[n]}["{n}"]' for n in sorted(nodes)]
     styles: list[str] = []
     index = 0
     for u, v in edges:
