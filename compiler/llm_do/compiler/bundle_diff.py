@@ -100,8 +100,10 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     removed = sorted(set(old_edges) - set(new_edges))
     changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u) for u, v in added]
     changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u) for u, v in removed]
-    if changed or set(ow) != set(nw) or old.get("entry") != new.get("entry"):
-        changes += _capability_changes(analyse(old), analyse(new), set(ow) & set(nw), set(nw) - set(ow))
+    touched = set(changed) | (set(ow) ^ set(nw))
+    if touched:
+        affected = _callers_of(touched, old_edges) | _callers_of(touched, new_edges)
+        changes += _capability_changes(analyse(old), analyse(new), affected & set(ow) & set(nw), set(nw) - set(ow))
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 
 
@@ -261,6 +263,22 @@ def _settings_changes(name: str, old: dict, new: dict) -> list[Change]:
 
 
 # --- capabilities, transitively
+
+
+def _callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:
+    """The workers and every worker that can reach one of them: the only ones whose transitive
+    capabilities a change of those workers can change."""
+    callers: dict[str, list[str]] = {}
+    for u, v in edges:
+        callers.setdefault(v, []).append(u)
+    seen = set(workers)
+    stack = list(workers)
+    while stack:
+        for caller in callers.get(stack.pop(), ()):
+            if caller not in seen:
+                seen.add(caller)
+                stack.append(caller)
+    return seen
 
 
 def _scope_contains(wide: str, narrow: str) -> bool:

@@ -154,30 +154,40 @@ class Analysis:
         self._next: dict[tuple[str, int], dict[str, str | None]] = {}
         self._owner: dict[tuple[str, int], dict[str, Grant]] = {}
         by_capability: dict[str, dict[str, list[Grant]]] = {}
+        self._local: dict[str, dict[str, Grant]] = {}
+        """worker -> its own capabilities that do not propagate (`call:`), the least gated grant."""
         for worker, view in views.items():
             for grant in view.grants:
-                if grant.gate.level is not None:
+                if grant.gate.level is None:
+                    continue
+                if kind_of(grant.capability) in LOCAL_KINDS:
+                    mine = self._local.setdefault(worker, {})
+                    known = mine.get(grant.capability)
+                    if known is None or _rank(grant) < _rank(known):
+                        mine[grant.capability] = grant
+                else:
                     by_capability.setdefault(grant.capability, {}).setdefault(worker, []).append(grant)
         self._callers: dict[str, list[tuple[str, int]]] = {}
         for caller, view in views.items():
             for callee, gate in view.calls.items():
                 if gate.level is not None and callee in views:
                     self._callers.setdefault(callee, []).append((caller, GATES.index(gate.level)))
+        self._by_worker: dict[str, list[str]] = {}
+        self._top_edge = max((lv for cs in self._callers.values() for _, lv in cs), default=0)
+        """The strongest gate on any call: searching at a stronger level finds nothing new."""
         for capability, owners in by_capability.items():
             self._search(capability, owners)
 
     def _search(self, capability: str, owners: dict[str, list[Grant]]) -> None:
         best: dict[str, tuple[int, str | None, Grant | None]] = {}
-        local = kind_of(capability) in LOCAL_KINDS
-        own = {w: min(gs, key=lambda g: (GATES.index(g.gate.level), g.via)) for w, gs in owners.items()}  # type: ignore[arg-type]
-        for level in range(len(GATES)):
-            sources = sorted(w for w, g in own.items() if GATES.index(g.gate.level) <= level)  # type: ignore[arg-type]
-            if not sources:
-                continue
+        own = {w: min(gs, key=_rank) for w, gs in owners.items()}
+        levels = {w: GATES.index(g.gate.level) for w, g in own.items()}  # type: ignore[arg-type]
+        for level in range(min(levels.values()), max(self._top_edge, *levels.values()) + 1):
+            sources = sorted(w for w, lv in levels.items() if lv <= level)
             nxt: dict[str, str | None] = dict.fromkeys(sources)
             self._owner[(capability, level)] = {w: own[w] for w in sources}
             frontier = sources
-            while frontier and not local:
+            while frontier:
                 found: dict[str, str] = {}
                 for callee in frontier:  # sorted: the first callee found is the smallest name
                     for caller, edge in self._callers.get(callee, ()):
@@ -189,12 +199,18 @@ class Analysis:
             for worker, hop in nxt.items():
                 if worker not in best:
                     best[worker] = (level, hop, own[worker] if hop is None else None)
+                    self._by_worker.setdefault(worker, []).append(capability)
+            if len(best) == len(self.views):
+                break  # every worker has it at this level or a weaker one
         self._best[capability] = best
 
     def capabilities(self, worker: str) -> list[str]:
-        return sorted(c for c, best in self._best.items() if worker in best)
+        return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])
 
     def reach(self, worker: str, capability: str) -> Reach | None:
+        local = self._local.get(worker, {}).get(capability)
+        if local is not None:
+            return Reach(capability, (worker,), (Step(worker, local.via, local.via_kind, local.gate),))
         entry = self._best.get(capability, {}).get(worker)
         if entry is None:
             return None
@@ -211,6 +227,11 @@ class Analysis:
 
     def reaches(self, worker: str) -> list[Reach]:
         return [r for c in self.capabilities(worker) if (r := self.reach(worker, c)) is not None]
+
+
+def _rank(grant: Grant) -> tuple[int, str]:
+    """The least gated grant first, then by name."""
+    return GATES.index(grant.gate.level), grant.via  # type: ignore[arg-type]
 
 
 def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
@@ -249,7 +270,12 @@ def _gate(binding: dict[str, Any], default: str) -> Gate:
     if rules:
         texts = tuple(r.get("text") or r.get("action", "") for r in rules)
         return Gate(binding.get("approval", default), binding.get("default", default), texts)
-    return Gate(binding["approval"], default)
+    return _plain_gate(binding["approval"], default)
+
+
+@cache
+def _plain_gate(approval: str, default: str) -> Gate:
+    return Gate(approval, default)
 
 
 def analyse(bundle: dict[str, Any]) -> Analysis:
