@@ -89,6 +89,27 @@ def bundle_schema() -> str:
     )
 
 
+def diff_schema() -> str:
+    from llm_do.compiler.diff_schema import DiffDocument
+
+    return _schema(
+        DiffDocument, "diff:1", "llm-do diff --format json (format 1)",
+        "What `llm-do diff OLD NEW --format json` prints. Generated from "
+        "llm_do.compiler.diff_schema.DiffDocument by spec/generate.py; see spec/diff.md.",
+        by_alias=True,
+    )
+
+
+def capabilities_schema() -> str:
+    from llm_do.compiler.diff_schema import CapabilitiesDocument
+
+    return _schema(
+        CapabilitiesDocument, "capabilities:1", "llm-do capabilities --format json (format 1)",
+        "What `llm-do capabilities --format json` prints. Generated from "
+        "llm_do.compiler.diff_schema.CapabilitiesDocument by spec/generate.py; see spec/diff.md.",
+    )
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -142,6 +163,8 @@ GENERATED: dict[str, Callable[[], str]] = {
     "schemas/project.schema.json": project_schema,
     "schemas/worker.schema.json": worker_schema,
     "schemas/bundle.schema.json": bundle_schema,
+    "schemas/diff.schema.json": diff_schema,
+    "schemas/capabilities.schema.json": capabilities_schema,
 }
 """Each generated file, relative to spec/, and the function that renders it."""
 
