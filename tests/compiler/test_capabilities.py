@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.capabilities import Analysis, Gate, Grant, WorkerView, analyse, is_side_effect
+from llm_do.compiler.diff_schema import CapabilitiesDocument
 from tests.helpers import run_cli, worker, write_project
 
 # main -> planner (asked by main) -> writer (write_file allowed by writer's rule); main -> reader.
@@ -50,6 +51,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def caps_json(target: Path) -> dict:
     result = run_cli("capabilities", target, "--format", "json")
     assert result.exit_code == 0, result.stderr
+    CapabilitiesDocument.model_validate(result.json())  # the documented shape (spec/schemas/)
     return result.json()
 
 

@@ -25,6 +25,7 @@ from ..sources import NotText, OutsideRoot
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .resolve import PythonTool, ResolvedProject, ResolvedWorker
 
+
 def _hashed(node: dict[str, Any]) -> dict[str, Any]:
     node["hash"] = node_hash(node)
     return node
