@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from llm_do.runtime.approval_policy import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
@@ -66,12 +66,17 @@ class Gate:
     rules: tuple[str, ...] = ()
     """The texts of the worker's rules for this tool when one of them has a condition."""
 
-    @property
+    @cached_property
     def level(self) -> str | None:
         """The gate level, or None when every call is denied."""
         if self.rules:
             return CONDITIONAL
         return None if self.approval == DENY else self.approval
+
+    @cached_property
+    def rank(self) -> int:
+        """Index of `level` in GATES (denied: past the end)."""
+        return len(GATES) if self.level is None else GATES.index(self.level)
 
     @property
     def by(self) -> str:
@@ -171,7 +176,7 @@ class Analysis:
         for caller, view in views.items():
             for callee, gate in view.calls.items():
                 if gate.level is not None and callee in views:
-                    self._callers.setdefault(callee, []).append((caller, GATES.index(gate.level)))
+                    self._callers.setdefault(callee, []).append((caller, gate.rank))
         self._by_worker: dict[str, list[str]] = {}
         self._top_edge = max((lv for cs in self._callers.values() for _, lv in cs), default=0)
         """The strongest gate on any call: searching at a stronger level finds nothing new."""
@@ -181,7 +186,7 @@ class Analysis:
     def _search(self, capability: str, owners: dict[str, list[Grant]]) -> None:
         best: dict[str, tuple[int, str | None, Grant | None]] = {}
         own = {w: min(gs, key=_rank) for w, gs in owners.items()}
-        levels = {w: GATES.index(g.gate.level) for w, g in own.items()}  # type: ignore[arg-type]
+        levels = {w: g.gate.rank for w, g in own.items()}
         for level in range(min(levels.values()), max(self._top_edge, *levels.values()) + 1):
             sources = sorted(w for w, lv in levels.items() if lv <= level)
             nxt: dict[str, str | None] = dict.fromkeys(sources)
@@ -231,7 +236,7 @@ class Analysis:
 
 def _rank(grant: Grant) -> tuple[int, str]:
     """The least gated grant first, then by name."""
-    return GATES.index(grant.gate.level), grant.via  # type: ignore[arg-type]
+    return grant.gate.rank, grant.via
 
 
 def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
@@ -270,11 +275,12 @@ def _gate(binding: dict[str, Any], default: str) -> Gate:
     if rules:
         texts = tuple(r.get("text") or r.get("action", "") for r in rules)
         return Gate(binding.get("approval", default), binding.get("default", default), texts)
-    return _plain_gate(binding["approval"], default)
+    return plain_gate(binding["approval"], default)
 
 
 @cache
-def _plain_gate(approval: str, default: str) -> Gate:
+def plain_gate(approval: str, default: str) -> Gate:
+    """A gate without conditional rules; there are only a few, shared by every worker."""
     return Gate(approval, default)
 
 

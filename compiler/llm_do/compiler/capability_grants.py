@@ -43,25 +43,48 @@ def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
 
 
 def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
-    grants: list[dict[str, Any]] = []
-    settings = {u.name: u.settings for u in worker.toolsets if u.kind == "stdlib"}
-    scoped = {name: STDLIB_TOOLSETS[name].grants(s) for name, s in settings.items()}
+    scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
+    seen: set[tuple[str, str, str]] = set()
+    grants: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
+
+    def add(capability: str, via_key: str, via: str) -> None:
+        key = (capability, via_key, via)
+        if key not in seen:
+            seen.add(key)
+            grants.append((key, {"capability": capability, via_key: via}))
+
     for name, tool in worker.tools.items():
         if tool.kind == "worker":
-            caps = [f"{CALL}:{tool.worker}"]
+            add(f"{CALL}:{tool.worker}", "tool", name)
         elif tool.kind == "stdlib":
-            caps = list(scoped[tool.group].get(name, ()))
+            for c in scoped[tool.group].get(name, ()):
+                add(c, "tool", name)
         else:
-            caps = python_tool_capabilities(name, _declared(project, tool.toolset, name))
-        grants += [{"capability": c, "tool": name} for c in caps]
+            for c in python_tool_capabilities(name, _declared(project, tool.toolset, name)):
+                add(c, "tool", name)
     for use in worker.toolsets:
         if use.kind == "python" and use.opaque_approval is not None:
-            grants += [{"capability": c, "toolset": use.name}
-                       for c in [OPAQUE, *_declared_toolset(project, use.name)]]
+            for c in [OPAQUE, *_declared_toolset(project, use.name)]:
+                add(c, "toolset", use.name)
     for model in worker_model(project, worker):
-        grants += [{"capability": f"{ENV}:{var}", "model": model} for var in model_env(model)]
-    unique = {(g["capability"], g.get("tool", ""), g.get("toolset", ""), g.get("model", "")): g for g in grants}
-    return [unique[k] for k in sorted(unique)]
+        for var in model_env(model):
+            add(f"{ENV}:{var}", "model", model)
+    # sorted by capability, then tool, toolset, model (an absent key sorts first)
+    order = {"tool": 0, "toolset": 1, "model": 2}
+    grants.sort(key=lambda g: (g[0][0], *(g[0][2] if order[g[0][1]] == i else "" for i in range(3))))
+    return [g for _, g in grants]
+
+
+_STDLIB_GRANTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+
+
+def _stdlib_grants(name: str, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Thousands of workers share a handful of (toolset, settings) pairs."""
+    key = (name, repr(sorted(settings.items())))
+    found = _STDLIB_GRANTS.get(key)
+    if found is None:
+        found = _STDLIB_GRANTS[key] = STDLIB_TOOLSETS[name].grants(settings)
+    return found
 
 
 def _declared(project: ResolvedProject, toolset: str | None, tool: str) -> list[str]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 
 from ..call_graph import CallGraph
-from ..capabilities import ALLOW, OPEN, Analysis, Gate, Grant, Reach, WorkerView, is_side_effect, kind_of
+from ..capabilities import ALLOW, OPEN, Analysis, Grant, Reach, WorkerView, is_side_effect, kind_of, plain_gate
 from ..capability_grants import worker_grants
 from ..capability_report import via_text
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..stages.resolve import ResolvedProject, ResolvedWorker
+from ..stages.resolve import ResolvedProject
 
 WRITE = "fs.write"
 
@@ -21,9 +21,9 @@ WRITE = "fs.write"
 def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     views: dict[str, WorkerView] = {}
     for name, worker in project.workers.items():
-        gates = {t.name: Gate(t.approval, t.default_approval) for t in worker.tools.values()}
+        gates = {t.name: plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
         view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
-        opaque = {u.name: Gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
+        opaque = {u.name: plain_gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
         for grant in worker_grants(project, worker):
             if "tool" in grant:
                 view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates[grant["tool"]]))
@@ -38,8 +38,13 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
 def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     if project.entry not in project.workers:
         return []
-    analysis = Analysis(project_views(project))
-    return _unapproved_side_effects(project, analysis) + _write_through_delegation(project, analysis)
+    silenced = {c.upper() for c in project.manifest.suppress}
+    if {"R001", "R002"} <= silenced:
+        return []  # nothing to report: skip the analysis (the build of a big project pays for it)
+    views = project_views(project)
+    analysis = Analysis(views)
+    out = [] if "R001" in silenced else _unapproved_side_effects(project, analysis)
+    return out + ([] if "R002" in silenced else _write_through_delegation(project, views, analysis))
 
 
 def _owner_location(project: ResolvedProject, reach: Reach) -> Location:
@@ -71,23 +76,18 @@ def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> li
     return out
 
 
-def _own_writes(worker: ResolvedWorker, analysis: Analysis, name: str) -> bool:
-    return any(kind_of(c) == WRITE and (r := analysis.reach(name, c)) is not None and r.own
-               for c in analysis.capabilities(name))
-
-
-def _write_through_delegation(project: ResolvedProject, analysis: Analysis) -> list[Diagnostic]:
+def _write_through_delegation(project: ResolvedProject, views: dict[str, WorkerView], analysis: Analysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for name in sorted(project.workers):
-        worker = project.workers[name]
-        if _own_writes(worker, analysis, name):
-            continue
-        writes = [r for c in analysis.capabilities(name) if kind_of(c) == WRITE
-                  and (r := analysis.reach(name, c)) is not None and not r.own]
+        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
+            continue  # it can write by itself
+        writes = [c for c in analysis.capabilities(name) if kind_of(c) == WRITE]
         if not writes:
             continue
-        first = writes[0]
+        first = analysis.reach(name, writes[0])
+        assert first is not None
         more = f" (and {len(writes) - 1} more)" if len(writes) > 1 else ""
+        worker = project.workers[name]
         out.append(diagnostic(
             "R002",
             f"'{name}' has no write tool of its own but can write through '{first.path[1]}': "
