@@ -44,14 +44,13 @@ def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
 
 def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
     scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
-    seen: set[tuple[str, str, str]] = set()
-    grants: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
+    grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    slot = {"tool": 1, "toolset": 2, "model": 3}
 
     def add(capability: str, via_key: str, via: str) -> None:
-        key = (capability, via_key, via)
-        if key not in seen:
-            seen.add(key)
-            grants.append((key, {"capability": capability, via_key: via}))
+        key = [capability, "", "", ""]
+        key[slot[via_key]] = via
+        grants.setdefault(tuple(key), {"capability": capability, via_key: via})  # type: ignore[arg-type]
 
     for name, tool in worker.tools.items():
         if tool.kind == "worker":
@@ -70,9 +69,7 @@ def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict
         for var in model_env(model):
             add(f"{ENV}:{var}", "model", model)
     # sorted by capability, then tool, toolset, model (an absent key sorts first)
-    order = {"tool": 0, "toolset": 1, "model": 2}
-    grants.sort(key=lambda g: (g[0][0], *(g[0][2] if order[g[0][1]] == i else "" for i in range(3))))
-    return [g for _, g in grants]
+    return [grants[k] for k in sorted(grants)]
 
 
 _STDLIB_GRANTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
