@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         imports.append((label, clock() - t))
 
     imp("click + llm_do.cli.main", lambda: __import__("llm_do.cli.main"))
-    imp("llm_do.compiler.lock_check (build --check)", lambda: __import__("llm_do.compiler.lock_check"))
-    imp("llm_do.compiler.pipeline (the rest of build)", lambda: __import__("llm_do.compiler.pipeline"))
+    imp("llm_do.compiler.pipeline (build)", lambda: __import__("llm_do.compiler.pipeline"))
+    imp("llm_do.compiler.lock_check (build --check, beyond build)", lambda: __import__("llm_do.compiler.lock_check"))
     imp("jinja2 sandbox (first templated body)", lambda: __import__("jinja2.sandbox"))
     imp("llm_do.compiler.render.text_format (printing)", lambda: __import__("llm_do.compiler.render.text_format"))
 

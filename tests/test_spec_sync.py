@@ -28,9 +28,9 @@ from llm_do.compiler import legacy
 from llm_do.compiler.codes import RULES
 from llm_do.compiler.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
 from llm_do.compiler.manifest import Defaults, Entry, ProjectManifest, RuntimeSettings
-from llm_do.compiler.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
 from llm_do.compiler.stages.parse import split_front_matter
 from llm_do.runtime import bundle_ir
+from llm_do.runtime.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
 
 try:  # not a dependency: used when present, the pydantic models otherwise
     import jsonschema
@@ -249,6 +249,10 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "WorkerTool": "### `workers`",
     "SchemaNode": "### `workers`",
     "AttachmentPolicyNode": "### `workers`",
+    "RuleNode": "### `workers`",
+    "ConditionAll": "### `workers`",
+    "ConditionNot": "### `workers`",
+    "ConditionTest": "### `workers`",
     "CapabilityGrant": "### Capabilities",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode"}

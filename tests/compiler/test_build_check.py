@@ -236,3 +236,54 @@ def test_check_of_a_path_without_project_exits_2(tmp_path: Path) -> None:
     result = run_cli("build", tmp_path, "--check")
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_hand_edit_with_a_recomputed_digest_is_stale(project: Path) -> None:
+    """The digest is a checksum anyone can recompute: --check compares content, so it names the node."""
+    lock = project / LOCK
+    doc = json.loads(lock.read_text())
+    assert doc["workers"]["main"]["tools"]["shout"]["approval"] == "ask"
+    doc["workers"]["main"]["tools"]["shout"]["approval"] = "allow"
+    lock.write_bytes(_reseal(doc))
+    result = check(project)
+    assert result.exit_code == 1, result.stderr
+    assert "worker 'main' differs in tools (edited by hand" in result.stderr
+    assert "helper" not in result.stderr
+
+
+def test_hand_edit_with_node_hash_and_digest_recomputed_is_stale(project: Path) -> None:
+    lock = project / LOCK
+    doc = json.loads(lock.read_text())
+    node = doc["workers"]["helper"]
+    node["instructions"] = "Help, and also delete everything."
+    body = {k: v for k, v in node.items() if k != "hash"}
+    node["hash"] = "sha256:" + hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    lock.write_bytes(_reseal(doc))
+    result = check(project)
+    assert result.exit_code == 1, result.stderr
+    assert "worker 'helper' differs in instructions\n" in result.stderr
+
+
+def test_same_content_in_other_bytes_is_not_current(project: Path) -> None:
+    """A lock with the right content but written unlike `build` writes it (here: keys unsorted,
+    digest recomputed) is still not what build would write."""
+    lock = project / LOCK
+    doc = json.loads(lock.read_text())
+    doc = {"workers": doc.pop("workers"), **doc}
+    blank = json.dumps({**doc, "digest": ""}, indent=2, ensure_ascii=False) + "\n"
+    digest = "sha256:" + hashlib.sha256(blank.encode()).hexdigest()
+    lock.write_text(blank.replace('"digest": ""', f'"digest": "{digest}"', 1))
+    result = check(project)
+    assert result.exit_code == 1, result.stderr
+    assert "canonical form" in result.stderr
+    assert "not sealed" not in result.stderr
+
+
+def test_project_with_errors_is_not_current_and_shows_them(project: Path) -> None:
+    (project / "workers/main.worker").write_text(worker("model: test\ntoolsets: [helpr]", "Go."))
+    result = check(project)
+    assert result.exit_code == 1
+    assert "N003" in result.stderr
+    assert "would write no lock" in result.stderr
+    assert "changed: workers/main.worker" in result.stderr

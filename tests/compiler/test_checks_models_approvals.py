@@ -1,4 +1,4 @@
-"""Models (M001-M003), approval rules (A001-A002) and suppression in project.json (C001)."""
+"""Models (M001-M003), approval rule syntax and targets (A001-A002) and suppression in project.json (C001)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ PROJECT = {
         ---
         toolsets: [filesystem_project, ok2]
         approvals:
+          - ask *
           - allow read_file
-          - ask filesystem_project
           - deny write_*
           - allow ok2
-          - allow *
+          - ask filesystem_project(path ~ 'secret/**')
           - permit read_file
           - allow
           - allow read_file now
@@ -69,14 +69,16 @@ def test_default_model_matching_no_compatible_pattern(models: Lint) -> None:
     models.expect("M003", "m003.worker", "compatible_models", mentions=("anthropic:claude-sonnet-4-5",))
 
 
-@pytest.mark.parametrize("rule", ["permit read_file", "allow\n", "allow read_file now"])
-def test_invalid_approval_rule(models: Lint, rule: str) -> None:
-    models.expect("A001", "approver.worker", rule)
+@pytest.mark.parametrize(("rule", "offset"), [("permit read_file", 0), ("allow\n", 5), ("allow read_file now", 16)])
+def test_invalid_approval_rule_at_the_word_that_does_not_fit(models: Lint, rule: str, offset: int) -> None:
+    line, column = models.at("approver.worker", rule)
+    models.expect("A001", "approver.worker", line=line, column=column + offset)
 
 
-def test_approval_rule_matching_no_tool(models: Lint) -> None:
-    models.expect("A002", "approver.worker", "ask read_fle", suggests="read_file", mentions=("read_fle",))
-    models.expect("A002", "approver.worker", "deny shell", mentions=("shell",))
+def test_approval_rule_matching_no_tool_points_at_the_target(models: Lint) -> None:
+    line, column = models.at("approver.worker", "read_fle")
+    models.expect("A002", "approver.worker", line=line, column=column, suggests="read_file", mentions=("read_fle",))
+    models.expect("A002", "approver.worker", "shell", mentions=("shell",))
 
 
 def test_models_project_reports_exactly_these(models: Lint) -> None:
@@ -89,9 +91,6 @@ def test_models_project_reports_exactly_these(models: Lint) -> None:
         + [("A001", "approver.worker", models.at("approver.worker", r)[0])
            for r in ("permit read_file", "allow\n", "allow read_file now")]
         + [("A002", "approver.worker", models.at("approver.worker", r)[0]) for r in ("ask read_fle", "deny shell")]
-        # `allow *` lets the entry write through approver with nobody asked (R001), and main has no
-        # write tool of its own (R002)
-        + [("R001", "approver.worker", 2), ("R002", "main.worker", 2)]
     )
 
 

@@ -153,7 +153,8 @@ def test_front_matter_project_reports_exactly_these_problems(front: Lint) -> Non
 # --- project.json
 
 @pytest.mark.parametrize(("text", "line", "column"), [
-    pytest.param('{\n  "version": 1,\n  "worker_files": ["*.worker"],\n}\n', 4, 1, id="trailing-comma"),
+    # At the comma itself, where the fix is (test_hints.py checks the message and hint).
+    pytest.param('{\n  "version": 1,\n  "worker_files": ["*.worker"],\n}\n', 3, 31, id="trailing-comma"),
     pytest.param("{\n  'version': 1\n}\n", 2, 3, id="single-quotes"),
     pytest.param('{\n  "version": 1\n  "name": "x"\n}\n', 3, 3, id="missing-comma"),
     pytest.param('{\n  // a comment\n  "version": 1\n}\n', 2, 3, id="comment"),

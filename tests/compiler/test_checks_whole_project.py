@@ -85,8 +85,8 @@ EVERYTHING = {
         approvals:
           - allow search
           - ask web
-          - deny researcher
-          - allow researcher
+          - ask researcher
+          - deny filesystem_project_ro(path ~ '**/secret*' or max_chars > 50000)
           - ask word_*
           - allow shell
         attachments: {max_count: 2, max_total_bytes: 100000, allowed_suffixes: [".pdf"]}
@@ -170,7 +170,7 @@ def test_one_lint_reports_independent_problems_from_every_stage(tmp_path: Path) 
     result.expect("P001", "broken.worker", line=2, column=15)  # parse: the second ":"
     result.expect("P005", "main.worker", "modle", suggests="model")  # parse, repaired
     result.expect("N003", "main.worker", "helpr", suggests="helper")  # resolve
-    result.expect("A002", "main.worker", "allow nothing_like_this")  # resolve
+    result.expect("A002", "main.worker", "nothing_like_this")  # resolve, at the target
     result.expect("G002", "helper.worker", "leaf")  # check
     result.expect("M001", "leaf.worker", "opnai:gpt-4o")  # check
     result.expect("G003", "orphan.worker", line=1, column=1)  # check

@@ -84,3 +84,40 @@ def test_explain_nonsense_code() -> None:
     assert result.exit_code == 2
     assert "ZZZ999" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_explain_without_a_code_lists_every_code_by_group() -> None:
+    result = run_cli("explain")
+    assert result.exit_code == 0
+    out = result.stdout
+    for code, rule in RULES.items():
+        line = next(line for line in out.splitlines() if line.strip().startswith(code + " "))
+        assert rule.name in line and rule.summary in line, code
+    headings = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert headings[0].startswith("P: ") and len(headings) == len({c[0] for c in RULES})
+    # Each code sits under its own group's heading.
+    current = ""
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            current = line[0]
+        elif line.strip():
+            assert line.strip()[0] == current, line
+
+
+def test_explain_accepts_a_rule_name() -> None:
+    result = run_cli("explain", "undeclared-recursion")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("G001 undeclared-recursion (error)")
+    assert run_cli("explain", "Undeclared_Recursion").stdout == result.stdout
+    near = run_cli("explain", "undeclared-recursio")
+    assert near.exit_code == 2
+    assert "did you mean 'undeclared-recursion'?" in near.stderr
+
+
+def test_explain_names_no_file_that_is_not_installed() -> None:
+    """The explanations and messages of `explain` are read where llm-do is installed, without
+    this repository: no spec/ or docs/ path."""
+    texts = [run_cli("explain").stdout, run_cli("explain", "ZZZ999").stderr]
+    texts += [run_cli("explain", code).stdout for code in RULES]
+    for text in texts:
+        assert "spec/" not in text and "docs/" not in text and ".md" not in text, text

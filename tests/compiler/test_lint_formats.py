@@ -100,16 +100,49 @@ def _long_line_project(root: Path) -> Path:
 @pytest.mark.parametrize("columns", ["30", "80", "300"])
 def test_text_output_does_not_depend_on_terminal_width(tmp_path: Path, columns: str) -> None:
     """Each caret sits under its column, however narrow the terminal rich thinks it has."""
-    _long_line_project(tmp_path / "proj")
+    root = _long_line_project(tmp_path / "proj")
+    file_lines = (root / "main.worker").read_text().splitlines()
     result = run_cli("lint", "proj", cwd_to=tmp_path, env={**PLAIN_ENV, "COLUMNS": columns})
     lines = result.stderr.splitlines()
     headers = [i for i, line in enumerate(lines) if re.match(r"^proj/main\.worker:\d+:\d+: ", line)]
     assert len(headers) == 5
     for i in headers:
-        column = int(lines[i].split(":")[2])
+        _, line, column = (int(n) if n.isdigit() else n for n in lines[i].split(":")[:3])
         source, caret = lines[i + 1], lines[i + 2]
         gutter = source.index("| ") + 2
-        assert caret.rstrip() == " " * (gutter + column - 1) + "^", (lines[i], caret)
+        at = len(caret.rstrip()) - 1
+        assert caret.rstrip() == " " * at + "^", (lines[i], caret)
+        # The caret sits under the character the column names, in the window of a long line too.
+        assert source[at] == file_lines[line - 1][column - 1], (lines[i], source, caret)
+        if at - gutter != column - 1:
+            assert "..." in source
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_column(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {
+        "main.worker": "---\ntoolsets: [" + "filesystem_project_ro, " * 200 + "helpr]\n---\nSay.\n",
+    })
+    result = run_cli("lint", "proj", cwd_to=tmp_path, env=PLAIN_ENV)
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("proj/main.worker:2:")
+    assert lines[1].startswith("  2 | ...") and lines[1].endswith("helpr]")
+    assert len(lines[1]) < 140
+    assert len((root / "main.worker").read_text().splitlines()[1]) > 4000
+
+
+def test_many_diagnostics_of_one_code_are_counted_not_printed(tmp_path: Path) -> None:
+    """A one-line project.json with 4000 errors prints a page, not megabytes; json lists all."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj/project.json").write_text(
+        json.dumps({"version": 1, "worker_files": [1] * 4000}, separators=(",", ":")))
+    result = run_cli("lint", "proj", cwd_to=tmp_path, env=PLAIN_ENV)
+    assert result.exit_code == 1
+    assert len(result.stderr) < 10_000
+    assert result.stderr.count(": P006 error: ") == 20
+    assert "... and 3980 more P006 errors" in result.stderr
+    assert result.stderr.rstrip().endswith("4000 errors")
+    rows = run_cli("lint", "proj", "--format", "json", cwd_to=tmp_path).json()["diagnostics"]
+    assert len(rows) == 4000
 
 
 def test_text_output_has_no_color_without_a_terminal(workdir: Path) -> None:
@@ -210,6 +243,8 @@ def test_sarif_contract(workdir: Path, rows: list[dict]) -> None:
         assert physical["artifactLocation"]["uri"] == f"proj/{row['file']}"
         assert physical["region"]["startLine"] == row["line"]
         assert physical["region"].get("startColumn") == row["column"]
+    # The only URL is the schema's: llm-do has no site for informationUri or helpUri to name.
+    assert re.findall(r"https?://[^\s\"]+", result.stdout) == [doc["$schema"]]
     related = next(r for r in run["results"] if r["ruleId"] == "T002")["relatedLocations"]
     assert [(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"])
             for r in related] == [("proj/main.worker", 8)]

@@ -298,8 +298,9 @@ def test_approval_once_is_asked_again(build) -> None:
     assert len(asked) == 2
 
 
-def test_the_session_cache_covers_nested_calls(build) -> None:
-    """An approval for the session holds for the same call made by a worker deeper down."""
+def test_a_session_approval_in_one_worker_does_not_approve_another_workers_call(build) -> None:
+    """`main` approves `write_file(a.txt)` for the session; `helper`'s identical call is its own
+    tool (its own toolset use) and is asked again; helper's second identical call is not."""
     bundle = build(project())
     asked: list[tuple[str, int]] = []
 
@@ -307,12 +308,87 @@ def test_the_session_cache_covers_nested_calls(build) -> None:
         asked.append((request.worker, request.depth))
         return ApprovalDecision(True, "session")
 
-    main_model = turns([write_part("a.txt")], [ToolCallPart("helper", {"input": "same"})], [TextPart("done")])
-    helper_model = turns([write_part("a.txt")], [TextPart("helper done")])
+    main_model = turns([write_part("a.txt")], [ToolCallPart("helper", {"input": "same"})],
+                       [ToolCallPart("helper", {"input": "again"})], [TextPart("done")])
+    helper_model = turns([write_part("a.txt")], [TextPart("helper done")], [write_part("a.txt")], [TextPart("helper done")])
     config = RuntimeConfig(model_for=lambda w: main_model if w == "main" else helper_model, approval_mode="prompt",
                            approval_callback=callback)
     assert run_worker(bundle, "go", config=config).output == "done"
-    assert asked == [("main", 1)]
+    assert asked == [("main", 1), ("helper", 2)]
+
+
+def test_a_session_approval_does_not_cover_a_toolset_rooted_elsewhere(build) -> None:
+    """Two workers whose `filesystem_project` is rooted in different directories: approving one
+    for the session approves nothing of the other; the request names toolset and settings."""
+    files = project("toolsets: [{filesystem_project: {path: a}}, helper]",
+                    helper_front="toolsets: [{filesystem_project: {path: b}}]")
+    bundle = build(files)
+    asked: list[ApprovalRequest] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(True, "session")
+
+    main_model = turns([write_part("x.txt")], [ToolCallPart("helper", {"input": "go"})], [TextPart("done")])
+    helper_model = turns([write_part("x.txt")], [TextPart("helper done")])
+    config = RuntimeConfig(model_for=lambda w: main_model if w == "main" else helper_model, approval_mode="prompt",
+                           approval_callback=callback)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert [(r.worker, r.toolset, r.settings) for r in asked] == [
+        ("main", "filesystem_project", {"path": "a"}), ("helper", "filesystem_project", {"path": "b"})]
+    assert (bundle.parent / "a" / "x.txt").exists() and (bundle.parent / "b" / "x.txt").exists()
+
+
+@pytest.mark.parametrize("other", [
+    {"worker": "other"},
+    {"toolset": "tools.TOOLS"},
+    {"settings": {"path": "elsewhere"}},
+    {"args": {"path": "b.txt", "content": "x"}},
+])
+def test_the_session_cache_is_keyed_by_worker_toolset_settings_tool_and_arguments(other: dict[str, Any]) -> None:
+    """A Python tool that happens to be called `write_file`, the same tool rooted elsewhere, or the
+    same tool in another worker is not what the person approved."""
+    import asyncio
+
+    from llm_do.runtime.approvals import Approver
+
+    base = dict(worker="main", depth=1, tool="write_file", args={"path": "a.txt", "content": "x"},
+                toolset="filesystem_project", settings={"path": "docs"})
+    asked: list[ApprovalRequest] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(True, "session")
+
+    approver = Approver("prompt", callback)
+    asyncio.run(approver.decide(ApprovalRequest(**base)))
+    assert asyncio.run(approver.decide(ApprovalRequest(**{**base, "depth": 3})))[1] == "session"
+    assert asyncio.run(approver.decide(ApprovalRequest(**{**base, **other})))[1] == "callback"
+    assert len(asked) == 2
+
+
+def test_a_session_approval_holds_for_another_spelling_of_the_same_path(build) -> None:
+    """The key uses the toolset's normalized arguments: `./a.txt` is the file approved as `a.txt`."""
+    bundle = build(project("toolsets: [filesystem_project]"))
+    asked: list[ApprovalRequest] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(True, "session")
+
+    model = turns([write_part("a.txt")], [write_part("./a.txt")], [write_part("sub/../a.txt")], [TextPart("done")])
+    run_worker(bundle, "go", config=RuntimeConfig(model=model, approval_mode="prompt", approval_callback=callback))
+    assert [r.args["path"] for r in asked] == ["a.txt"]
+    assert asked[0].normalized_args == {"path": "a.txt", "content": "x"}
+
+
+def test_normalized_arguments_decide_the_session_key() -> None:
+    """Two spellings of one path are one call when the toolset normalizes them."""
+    from llm_do.runtime.approvals import ApprovalRequest as Request
+
+    a = Request("main", 1, "write_file", {"path": "./a.txt"}, "fs", {}, {"path": "a.txt"})
+    b = Request("main", 1, "write_file", {"path": "a.txt"}, "fs", {}, {"path": "a.txt"})
+    assert a.session_key() == b.session_key()
 
 
 def test_the_terminal_is_asked_when_interactive(build, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -374,6 +450,30 @@ def test_a_host_answers_a_nested_workers_request(build) -> None:
     asyncio.run(host())
     assert asked == [("helper", 2, "write_file")]
     assert (bundle.parent / "deep.txt").exists()
+
+
+def test_a_hosts_session_approval_holds_for_its_worker_only(build) -> None:
+    """The event stream keys session approvals as the callback and the terminal do."""
+    import asyncio
+
+    from llm_do.runtime.events import ApprovalRequested
+
+    bundle = build(project())
+    main_model = turns([write_part("a.txt")], [write_part("a.txt")], [ToolCallPart("helper", {"input": "w"})],
+                       [TextPart("done")])
+    helper_model = turns([write_part("a.txt")], [TextPart("helper done")])
+    runtime = Runtime.load(bundle, RuntimeConfig(model_for=lambda w: main_model if w == "main" else helper_model,
+                                                 approval_mode="prompt"))
+    asked: list[tuple[str, str | None]] = []
+
+    async def host() -> None:
+        async for event in runtime.events("go"):
+            if isinstance(event, ApprovalRequested):
+                asked.append((event.worker, event.toolset))
+                event.respond(ApprovalDecision(True, "session"))
+
+    asyncio.run(host())
+    assert asked == [("main", "filesystem_project"), ("helper", "filesystem_project")]
 
 
 # --- stdlib defaults through the runtime -----------------------------------------------------------

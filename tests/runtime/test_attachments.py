@@ -167,3 +167,57 @@ def test_a_model_may_attach_project_files_for_a_callee(bundle: Path) -> None:
     run_worker(bundle, "go", config=models.config())
     [_, content] = prompt_of(models.seen["reader"][0])
     assert content.data == b"inside the project\n" and content.media_type == "text/plain"
+
+
+# --- only regular files, never unbounded -----------------------------------------------------------
+
+
+def test_a_fifo_is_refused_not_read(bundle: Path, files: Path) -> None:
+    """Reading a FIFO would wait for a writer forever (past --timeout); it is refused at once."""
+    import os
+
+    fifo = files / "pipe.txt"
+    os.mkfifo(fifo)
+    models = Models()
+    with pytest.raises(InputProblem) as info:
+        run_worker(bundle, input="look", worker="free", attachments=[str(fifo)], config=models.config())
+    assert "not a regular file" in str(info.value)
+    assert models.seen == {}
+
+
+def test_a_model_passing_a_fifo_gets_a_tool_error(bundle: Path, tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    project = tmp_path / "copy"
+    shutil.copytree(bundle.parent, project)
+    os.mkfifo(project / "pipe.txt")
+    models = Models([call_reader("pipe.txt"), [TextPart("main went on")]])
+    result = run_worker(project / "bundle.lock", "go", config=models.config())
+    assert result.output == "main went on"
+    [ret] = [p for p in models.seen["main"][1][-1].parts if isinstance(p, ToolReturnPart)]
+    assert "not a regular file" in ret.model_response_str()
+
+
+def test_exec_attach_of_a_fifo_exits_2_without_hanging(bundle: Path, files: Path, script) -> None:
+    import os
+
+    os.mkfifo(files / "pipe.txt")
+    result = run_cli("exec", bundle, "look", "--attach", files / "pipe.txt", "--script",
+                     script({"workers": {"main": [{"text": "ran"}]}}))
+    assert result.exit_code == 2
+    assert "not a regular file" in one_line_error(result)
+
+
+def test_attachments_without_a_size_policy_have_a_default_limit(bundle: Path, files: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_do.runtime import prompt
+
+    monkeypatch.setattr(prompt, "DEFAULT_MAX_TOTAL_BYTES", 100)
+    models = Models()
+    with pytest.raises(InputProblem) as info:
+        run_worker(bundle, input="look", worker="free", attachments=[str(files / "big.txt")], config=models.config())
+    assert "at most 100" in str(info.value) and "max_total_bytes" in str(info.value)
+    assert models.seen == {}
+    run_worker(bundle, input="look", worker="free", attachments=[str(files / "a.txt")], config=models.config())
+    assert "free" in models.seen

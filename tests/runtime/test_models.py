@@ -122,5 +122,5 @@ def test_a_callee_without_a_model_fails_the_run_naming_it(build) -> None:
 def test_an_unknown_model_name_is_one_clear_line(build) -> None:
     bundle = build(project(""))
     result = run_cli("exec", bundle, "hi", "--model", "nonsense")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error, found before anything runs (as build's M001)
     assert "'nonsense'" in one_line_error(result)

@@ -312,3 +312,127 @@ def test_list_is_cut(fs, call, monkeypatch) -> None:
 )
 def test_list_refusals(populated, call, args, expected) -> None:
     assert expected in failure(call, populated, "list_files", **args)
+
+
+# --- list_files: bounded work, off the event loop, failures are tool results -------------------------
+
+
+@pytest.fixture
+def deep(fs):
+    """A 30-deep chain of directories with a file at every level."""
+    toolset = fs()
+    path = toolset.root
+    for i in range(30):
+        path = path / f"d{i}"
+        path.mkdir()
+        (path / f"f{i}.txt").write_text("x")
+    return toolset
+
+
+def test_repeated_double_stars_are_collapsed_and_quick(deep, call) -> None:
+    """Six `**/` took pathlib about a minute on this tree; 200 ended the run with a RecursionError."""
+    import time
+
+    everything = call(deep, "list_files", pattern="**/*.txt").splitlines()
+    assert len(everything) == 30
+    for count in (6, 200):
+        started = time.monotonic()
+        assert call(deep, "list_files", pattern="**/" * count + "*.txt").splitlines() == everything
+        assert time.monotonic() - started < 5
+
+
+def test_double_stars_between_names_stay_polynomial(deep, call) -> None:
+    import time
+
+    started = time.monotonic()
+    listed = call(deep, "list_files", pattern="**/d*/**/d*/**/d*/**/d*/**/d*/**/d*/**/f2?.txt")
+    assert time.monotonic() - started < 5
+    assert listed.splitlines() == [p for p in call(deep, "list_files", pattern="**/f2?.txt").splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("*.md", ["b.md"]),
+        ("./src/*", ["src/x.py"]),
+        ("src//**", ["src/deep/y.md", "src/x.py"]),
+        ("**", [".hidden", "a.txt", "b.md", "src/deep/y.md", "src/x.py"]),
+        ("**/deep/*", ["src/deep/y.md"]),
+        ("src/**/*.md", ["src/deep/y.md"]),
+        ("s?c/[xy].py", ["src/x.py"]),
+        ("[!a]*", [".hidden", "b.md"]),
+    ],
+)
+def test_list_patterns(populated, call, pattern: str, expected: list[str]) -> None:
+    assert call(populated, "list_files", pattern=pattern).splitlines() == expected
+
+
+def test_list_too_many_parts_is_a_tool_error(populated, call) -> None:
+    assert "more than 64 parts" in failure(call, populated, "list_files", pattern="/".join(["a*"] * 65))
+
+
+def test_list_does_not_enter_directory_links(populated, call, tmp_path: Path) -> None:
+    """A link to a directory is not entered, whether it leads out of the root or stays inside
+    (which could also loop)."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.txt").write_text("s")
+    (populated.root / "out").symlink_to(tmp_path / "elsewhere")
+    (populated.root / "loop").symlink_to(".")
+    listed = call(populated, "list_files", pattern="**/*.txt").splitlines()
+    assert listed == ["a.txt"]
+
+
+def test_list_stops_after_its_entry_budget(populated, call, monkeypatch) -> None:
+    from llm_do.stdlib.filesystem import listing
+
+    monkeypatch.setattr(listing, "MAX_ENTRIES", 3)
+    lines = call(populated, "list_files").splitlines()
+    assert lines[-1] == "[listing stopped after reading 3 directory entries; narrow the path or pattern]"
+    assert len(lines) <= 4
+
+
+def test_an_unforeseen_error_is_a_tool_failure_not_the_end_of_the_run(populated, call, monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise RecursionError("maximum recursion depth\nexceeded")
+
+    monkeypatch.setattr(fs_module, "walk", broken)
+    assert failure(call, populated, "list_files") == "list_files failed: RecursionError: maximum recursion depth exceeded"
+
+
+def test_listing_runs_off_the_event_loop(populated, monkeypatch) -> None:
+    """A slow walk leaves the loop free: other tasks run, and a timeout around the call fires on time."""
+    import threading
+    import time
+
+    from .conftest import call_tool
+
+    release = threading.Event()
+    real_walk = fs_module.walk
+
+    def slow_walk(*args, **kwargs):
+        release.wait(5)
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(fs_module, "walk", slow_walk)
+
+    async def scenario() -> tuple[bool, float]:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(call_tool(populated, "list_files", {}), 0.2)
+        waited = time.monotonic() - started
+        release.set()
+        return True, waited
+
+    _, waited = asyncio.run(scenario())
+    assert waited < 2
+
+
+def test_read_file_refuses_a_fifo_swapped_in_after_the_check(fs, call, monkeypatch) -> None:
+    """The file is judged on what was opened: a FIFO put in place of a checked regular file is
+    refused at once instead of blocking the call (and the run) on a reader that never ends."""
+    toolset = fs()
+    (toolset.root / "plain.txt").write_text("x")
+    os.mkfifo(toolset.root / "pipe.txt")
+    regular = os.stat(toolset.root / "plain.txt")
+    monkeypatch.setattr(FilesystemToolset, "_stat", staticmethod(lambda path, target: regular))
+    assert "not a regular file" in failure(call, toolset, "read_file", path="pipe.txt")

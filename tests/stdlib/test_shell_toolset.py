@@ -26,6 +26,7 @@ from llm_do.stdlib.shell.toolset import (
     format_result,
     run_argv,
 )
+from tests.stdlib.conftest import run_context
 
 
 def failure(call, toolset, **args) -> str:
@@ -258,3 +259,94 @@ def test_agent_writes_then_runs_a_command(tmp_path: Path) -> None:
     assert by_id["ok"].content == "exit code: 0\nstdout:\n2 out/a.txt"
     assert by_id["bad"].content == "cat: '/etc/passwd' is absolute; paths must be relative to the toolset's directory"
     assert by_id["bad"].outcome == "failed"
+
+
+# --- parallel calls -------------------------------------------------------------------------------
+
+
+def test_parallel_mv_cannot_move_a_checked_path_out_from_under_ls(shell, tmp_path: Path, monkeypatch) -> None:
+    """The tool calls of one response run concurrently. `ls b/link/` is checked while `b` does not
+    exist (inside); `mv a/b b` then makes `b/link -> ../..` point above the root. Were the calls
+    interleaved (ls waits here until mv is done), ls would list the directory outside; calls are
+    serialized, so ls runs before mv starts or after, checked again."""
+    from llm_do.stdlib.shell import toolset as shell_module
+
+    (tmp_path / "secret-outside.txt").write_text("s")
+    toolset = shell("shell_file_ops")
+    (toolset.root / "a" / "b").mkdir(parents=True)
+    (toolset.root / "a" / "b" / "link").symlink_to("../..")
+    real_run = shell_module.run_argv
+
+    async def scenario() -> list[str]:
+        moved = asyncio.Event()
+
+        async def run_argv(argv, **kwargs):
+            if argv[0] == "ls":
+                try:
+                    await asyncio.wait_for(moved.wait(), 1.0)
+                except TimeoutError:
+                    pass
+            result = await real_run(argv, **kwargs)
+            if argv[0] == "mv":
+                moved.set()
+            return result
+
+        monkeypatch.setattr(shell_module, "run_argv", run_argv)
+        ctx = run_context()
+        tools = await toolset.get_tools(ctx)
+        calls = [("ls b/link/", "shell"), ("mv a/b b", "shell")]
+        outs = await asyncio.gather(*(toolset.call_tool(tool, {"command": command}, ctx, tools[tool])
+                                      for command, tool in calls), return_exceptions=True)
+        return [str(o) for o in outs]
+
+    ls_out, mv_out = asyncio.run(scenario())
+    assert "exit code: 0" in mv_out
+    assert "secret-outside" not in ls_out, ls_out
+
+
+def test_stdlib_calls_of_one_run_do_not_interleave(shell) -> None:
+    """While one built-in tool call runs, another of the same run waits (whatever its root)."""
+    from llm_do.stdlib.base import StdlibToolset
+
+    log: list[str] = []
+
+    class Probe(StdlibToolset):
+        async def shell(self, command: str, timeout: float | None = None) -> str:
+            log.append(f"start {command}")
+            await asyncio.sleep(0.05)
+            log.append(f"end {command}")
+            return command
+
+    first, second = Probe(STDLIB_TOOLSETS["shell_readonly"], ShellSettings(), shell().base), \
+        Probe(STDLIB_TOOLSETS["shell_file_ops"], ShellSettings(path="sub"), shell().base)
+
+    async def scenario() -> None:
+        ctx = run_context()
+        a, b = (await first.get_tools(ctx))["shell"], (await second.get_tools(ctx))["shell"]
+        await asyncio.gather(first.call_tool("shell", {"command": "one"}, ctx, a),
+                             second.call_tool("shell", {"command": "two"}, ctx, b))
+
+    asyncio.run(scenario())
+    assert log == ["start one", "end one", "start two", "end two"]
+
+
+def test_run_argv_cancelled_while_starting_kills_without_waiting(tmp_path: Path) -> None:
+    """Cancelled before asyncio has finished connecting the pipes: the command already runs, and
+    waiting for its pipes would mean waiting for it to end; its process group is killed instead."""
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(run_argv(["sh", "-c", "echo $$ > pid; sleep 30"], cwd=tmp_path, timeout=30))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    started = time.monotonic()
+    asyncio.run(scenario())
+    assert time.monotonic() - started < 5
+    pid_file = tmp_path / "pid"
+    deadline = time.monotonic() + 2
+    while pid_file.exists() and not pid_file.read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert not _alive(int(pid_file.read_text()))

@@ -18,7 +18,10 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from llm_do.runtime.bundle import BundleRefused, bundle_from_bytes
+from llm_do.runtime.bundle import REBUILD
+from llm_do.runtime.bundle_format import BUNDLE_FORMAT
+from llm_do.runtime.canonical import DigestError, verify_digest
+from llm_do.runtime.lockfile import LockFormatError, LockReader
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult
@@ -38,15 +41,19 @@ class ProjectErrors(Exception):
 
 
 def read_lock(path: Path) -> dict[str, Any]:
-    """A verified bundle document (digest, canonical form and format version, as `exec` checks)."""
+    """A verified bundle document: digest, canonical form and format version, as `exec` checks
+    them (not its Python sources: reading what a bundle allows runs none of them)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputProblem(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        bundle_from_bytes(data, path, verify_sources=False)
-    except BundleRefused as exc:
-        raise InputProblem(str(exc)) from None
+        verify_digest(data)
+        fmt = LockReader.from_bytes(data).get("bundle_format")
+    except (DigestError, LockFormatError) as exc:
+        raise InputProblem(f"{path}: refused: {exc}; {REBUILD}") from None
+    if fmt != BUNDLE_FORMAT:
+        raise InputProblem(f"{path}: bundle format {fmt!r} is not one this llm-do reads ({BUNDLE_FORMAT}); {REBUILD}")
     return json.loads(data)
 
 

@@ -68,10 +68,11 @@ class Gate:
 
     @cached_property
     def level(self) -> str | None:
-        """The gate level, or None when every call is denied."""
-        if self.rules:
-            return CONDITIONAL
-        return None if self.approval == DENY else self.approval
+        """The gate level, or None when every call is denied (`approval` is `deny` only when a rule
+        without a condition denies the tool, and a matching deny always wins)."""
+        if self.approval == DENY:
+            return None
+        return CONDITIONAL if self.rules else self.approval
 
     @cached_property
     def rank(self) -> int:

@@ -1,6 +1,7 @@
 """The rule registry: every diagnostic code, its name, severity, summary and explanation.
 
-A code never changes meaning. `llm-do explain CODE` prints the explanation; spec/diagnostics.md is
+A code never changes meaning. `llm-do explain CODE` prints the explanation, which therefore names
+no file of this repository (they are not installed); spec/diagnostics.md is
 generated from this table (tests keep the two in step).
 """
 
@@ -41,8 +42,8 @@ RULES: dict[str, Rule] = _rules(
          "project.json and front matter are strict: a misspelt key would otherwise be ignored "
          "silently. The hint names the closest known key."),
     Rule("P006", "invalid-value", "error", "A value of the wrong type or out of range.",
-         "Each key has a type (see spec/language.md and the JSON Schemas in spec/schemas/). The "
-         "message says what was expected."),
+         "Each key has a type, and the message says what was expected: a string, a list, a mapping "
+         "of one toolset name to its settings, a number in range."),
     Rule("P007", "invalid-name", "error", "A worker name that is not an identifier.",
          "Worker names match `[A-Za-z_][A-Za-z0-9_-]*`: they become tool names a model calls, so "
          "spaces, dots and leading digits are not allowed."),
@@ -75,8 +76,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
          "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists."),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
-         "An entry in `toolsets:` is a stdlib toolset (spec/stdlib.md), a toolset from a Python "
-         "file's TOOLSETS, or the name of a worker this one may call."),
+         "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
+         "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
+         "one may call. The hint names the closest of these."),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
          "An entry in `tools:` names a function exported by the TOOLS of a file in python_files."),
     Rule("N005", "tool-name-conflict", "error", "Two toolsets of one worker expose the same tool name.",
@@ -165,11 +167,40 @@ RULES: dict[str, Rule] = _rules(
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
          "A worker without `model` runs on the project default, which must then match one of its patterns."),
     # --- A: approvals
-    Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `allow|ask|deny TOOL`.",
-         "Rules are applied in order and the last one that matches a tool decides. TOOL is a tool "
-         "name, a toolset or worker name (all its tools), or a glob such as `*`."),
+    Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
+         "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "
+         "glob such as `*`; CONDITION tests the call's parameters: `path ~ 'out/**'`, `==`, `!=`, `<`, "
+         "`<=`, `>`, `>=`, `in [..]`, joined with and, or, not and parentheses. The diagnostic points at "
+         "the first word that does not fit and says what was expected there."),
     Rule("A002", "approval-rule-matches-nothing", "error", "An approval rule that matches none of the worker's tools.",
          "A rule for a tool the worker does not have is usually a typo, and would silently not apply."),
+    Rule("A003", "unknown-rule-parameter", "error", "A condition tests a parameter the targeted tools do not have.",
+         "A condition may test the tool's parameters (its JSON Schema) and the fields its toolset derives "
+         "(shell's `argv`). A condition on a toolset or glob applies to those of its tools that have the "
+         "parameter; when none has it the rule could never apply, so it is an error."),
+    Rule("A004", "rule-type-mismatch", "error", "A condition compares a parameter with a value of another type.",
+         "`==`, `!=` and `in` compare with values of the parameter's type (a string with a string, a "
+         "number with a number); `<`, `<=`, `>`, `>=` compare numbers only. A comparison that can never "
+         "be true because of its types is a mistake, not a rule."),
+    Rule("A005", "glob-on-non-string", "error", "`~` matches a glob against a parameter that is not a string.",
+         "Globs match strings (paths, commands). Compare numbers and booleans with ==, !=, <, <=, >, >= "
+         "or in."),
+    Rule("A006", "approval-rule-overruled", "warning", "An approval rule that decides no call: another rule always wins.",
+         "A matching deny wins wherever it stands, so an allow or ask for tools a rule without a condition "
+         "denies has no effect; between allow and ask the last matching rule decides, so a rule followed "
+         "by a rule without a condition for the same tools has none either. To deny a toolset but one "
+         "of its tools, allow that tool and deny the others by name."),
+    Rule("A007", "approval-rule-never-matches", "warning", "A condition no call can satisfy.",
+         "The values the parameter can take (an enum, such as the commands a shell toolset runs) never "
+         "satisfy the condition, or it tests membership in an empty list; the rule can never match."),
+    Rule("A008", "raw-path-condition", "warning", "A path glob on a tool whose arguments are not normalized.",
+         "Stdlib toolsets resolve `..`, `.` and symbolic links before a rule sees a path, so "
+         "`output/../src/x.py` never passes for `output/**`. Python tools are judged on their arguments as "
+         "given: a path-like glob on them can be dodged, so check paths inside the tool."),
+    Rule("A009", "unenforceable-condition", "error", "A condition on tools whose parameters are known only at run time.",
+         "The tools of an opaque toolset are found when a run starts, so the build cannot check a "
+         "condition on them and the runtime could not apply it as written. A restriction that cannot be "
+         "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole."),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
@@ -193,5 +224,34 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
+CAUSE_ORDER = "PFYLNSTMAGRC"
+"""Code groups in the order one's errors can cause another's: syntax, then files, then Python
+imports, ..., the call graph last. Text output lists root causes first by this order."""
+
+GROUPS = {
+    "P": "syntax and structure of project.json and front matter",
+    "F": "files and paths",
+    "N": "names and references",
+    "S": "schemas",
+    "Y": "user Python",
+    "T": "templates",
+    "G": "the call graph",
+    "M": "models",
+    "A": "approvals",
+    "R": "review of capabilities",
+    "L": "the .agent era",
+    "C": "configuration of the checks themselves",
+}
+"""Each code group, by its letter, in the order `explain` lists them."""
+
+
+def cause_rank(code: str) -> int:
+    return CAUSE_ORDER.index(code[0]) if code[:1] in CAUSE_ORDER else len(CAUSE_ORDER)
+
+
 def rule(code: str) -> Rule | None:
-    return RULES.get(code.upper())
+    """The rule a code (`G001`, `g001`) or a name (`undeclared-recursion`) stands for."""
+    found = RULES.get(code.upper())
+    if found is None:
+        found = next((r for r in RULES.values() if r.name == code.lower().replace("_", "-")), None)
+    return found

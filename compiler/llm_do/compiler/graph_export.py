@@ -2,9 +2,10 @@
 
 Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
 Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge on a call
-cycle is marked `recursive`; an edge through which some tool needs approval (or is denied) is
-marked `gated`. Each worker node carries its own capabilities (`call:` left out: those are the
-edges), with the approval of the tool that grants each when it is not `allow`.
+cycle is marked `recursive`; an edge through which some tool needs approval (or is denied), or
+has rules that decide its calls by their arguments, is marked `gated`. Each worker node carries
+its own capabilities (`call:` left out: those are the edges), with the approval of the tool that
+grants each when it is not `allow`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
         for use in worker["toolsets"]:
             if use.get("worker"):
                 callee = use["worker"]
-                gated = tools.get(callee, {}).get("approval", "allow") != "allow"
+                gated = _gated(tools.get(callee, {}))
                 recursive = name in cycles and cycles.get(callee) == cycles[name]
                 graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive, gated))
                 continue
@@ -57,13 +58,12 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
                 for tool, binding in tools.items():
                     if binding.get("toolset") == key:
                         graph.nodes[f"tool:{tool}"] = "tool"
-                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=binding["approval"] != "allow"))
+                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=_gated(binding)))
                 continue
             graph.nodes[f"toolset:{key}"] = "toolset"
-            approvals = [b["approval"] for b in tools.values() if b.get("toolset") == key]
-            if use.get("opaque_approval"):
-                approvals.append(use["opaque_approval"])
-            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=any(a != "allow" for a in approvals)))
+            gated = any(_gated(b) for b in tools.values() if b.get("toolset") == key)
+            gated = gated or use.get("opaque_approval", "allow") != "allow"
+            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=gated))
     graph.edges.sort(key=lambda e: (e.source, e.target))
     analysis = analyse(bundle)
     for name in workers:
@@ -146,3 +146,8 @@ def to_dot(graph: GraphData) -> str:
 
 
 RENDERERS = {"text": to_text, "json": to_json, "mermaid": to_mermaid, "dot": to_dot}
+
+
+def _gated(binding: dict[str, Any]) -> bool:
+    """Not plainly allowed: asked, denied, decided by the toolset (`auto`) or by conditional rules."""
+    return binding.get("approval", "allow") != "allow" or "rules" in binding

@@ -1,29 +1,32 @@
-"""`llm-do build --check`: is the lock current, without compiling?
+"""`llm-do build --check`: is the lock exactly what `llm-do build` would write now?
 
-Current means: same compiler and bundle format, a digest that verifies, the same file set and
-the same source hashes (and the same versions of referenced packages). Only project.json is parsed;
-every other source is just hashed, so this stays fast for thousands of workers.
+The digest is a checksum, not a signature: anyone can edit a lock and recompute it. So the check
+builds the bundle in memory and compares bytes; when they differ it compares the two documents
+to say what differs (a source, a worker or toolset node and which of its fields, a header field),
+so a pull request that edits bundle.lock by hand fails in CI with a message naming the node.
 """
 
 from __future__ import annotations
 
-import os
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from llm_do.runtime.bundle_format import BUNDLE_FORMAT
-from llm_do.runtime.canonical import DigestError, source_hash, verify_digest
-from llm_do.runtime.lockfile import LockFormatError, LockReader
-from llm_do.runtime.version import VERSION
+from llm_do.runtime.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
 
-from .stages.load import LoadedProject, load
+from .pipeline import CompileResult, compile_project
 
-LISTED_KINDS = ("manifest", "worker")
+NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
+"""Sections whose members are nodes with their own hash, and what one member is called."""
+_SHOWN = 60
 
 
 @dataclass
 class LockStatus:
     lock: Path
+    result: CompileResult
+    """The build of the project now (its diagnostics, and the bytes `build` would write)."""
     differences: list[str] = field(default_factory=list)
 
     @property
@@ -32,74 +35,119 @@ class LockStatus:
 
 
 def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
-    loaded, diagnostics = load(project_path)
-    lock = lock or loaded.root / "bundle.lock"
-    status = LockStatus(lock)
+    """Build `project_path` in memory and compare with the lock's bytes. Writes nothing.
+
+    Raises `ProjectNotFound` when the path names no project.
+    """
+    result = compile_project(project_path, lock_dir=lock.parent if lock else None)
+    lock = lock or result.loaded.root / "bundle.lock"
+    status = LockStatus(lock, result)
     try:
         data = lock.read_bytes()
     except FileNotFoundError:
         status.differences.append(f"{lock.name} does not exist")
         return status
-    try:
-        verify_digest(data)
-        text = LockReader.from_bytes(data)
-        fmt = text.get("bundle_format")
-        compiler = text.get("compiler") or {}
-        recorded = text.get("sources") or {}
-        root = text.get("root")
-        packages = text.get("packages") or {}
-    except (DigestError, LockFormatError) as exc:
-        status.differences.append(f"{lock.name} is not a valid lock: {exc}")
+    if result.bundle is None:
+        status.differences.append("the project has errors, so `llm-do build` would write no lock")
+        status.differences.extend(_sources_on_disk(result.loaded.root, data))
         return status
-    if fmt != BUNDLE_FORMAT:
-        status.differences.append(f"bundle format {fmt} (this llm-do writes {BUNDLE_FORMAT})")
-    if compiler.get("version") != VERSION:
-        status.differences.append(f"built by llm-do {compiler.get('version')} (this is {VERSION})")
-    expected_root = Path(os.path.relpath(loaded.root, lock.resolve().parent)).as_posix()
-    if root != expected_root:
-        status.differences.append(f"root is '{root}', the project is at '{expected_root}' from the lock")
-    if loaded.manifest is None:
-        status.differences.append("project.json has errors (run `llm-do lint`)")
-        return status
-    status.differences.extend(_file_differences(loaded, recorded))
-    if any(d.is_error and d.code != "F001" for d in diagnostics):
-        status.differences.append("project.json has errors (run `llm-do lint`)")
-    status.differences.extend(_package_differences(packages))
+    if data != result.bundle:
+        status.differences.extend(lock_differences(data, result.bundle) or
+                                  [f"{lock.name} differs from what `llm-do build` writes"])
     return status
 
 
-def _file_differences(loaded: LoadedProject, recorded: dict[str, dict]) -> list[str]:
+def lock_differences(old: bytes, new: bytes) -> list[str]:
+    """What differs between the lock `old` and the bundle `new` a build gives now, one line each."""
     out: list[str] = []
-    listed_now = set(loaded.worker_files) | set(loaded.python_files)
-    if not loaded.implicit:
-        listed_now.add(loaded.manifest_file)
-    for path in sorted(listed_now - set(recorded)):
-        out.append(f"added: {path}")
-    for path, entry in sorted(recorded.items()):
-        if entry.get("kind") in LISTED_KINDS and path not in listed_now:
-            out.append(f"no longer in the project: {path}")
+    try:
+        verify_digest(old)
+    except DigestError as exc:
+        out.append(f"the lock is not sealed by llm-do: {exc}")
+    try:
+        before = json.loads(old)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return [*out, f"the lock is not JSON: {exc}"]
+    after = json.loads(new)
+    if not isinstance(before, dict):
+        return [*out, "the lock is not a JSON object"]
+    for key in sorted(set(before) | set(after)):
+        if key == DIGEST_KEY or before.get(key) == after.get(key):
             continue
+        if key == "sources":
+            out.extend(_source_differences(_mapping(before.get(key)), after[key]))
+        elif key in NODE_SECTIONS:
+            out.extend(_node_differences(NODE_SECTIONS[key], _mapping(before.get(key)), after.get(key) or {}))
+        elif key == "packages":
+            out.extend(_package_differences(_mapping(before.get(key)), after.get(key) or {}))
+        else:
+            out.append(f"{key}: the lock has {_short(before.get(key))}, a build now gives {_short(after.get(key))}")
+    if not out:
+        out.append("the lock is not in the canonical form `llm-do build` writes")
+    return out
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _source_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    out = []
+    for path in sorted(set(before) | set(after)):
+        if path not in before:
+            out.append(f"added: {path}")
+        elif path not in after:
+            out.append(f"no longer a source of the project: {path}")
+        elif _mapping(before[path]).get("sha256") != after[path].get("sha256"):
+            out.append(f"changed: {path}")
+        elif before[path] != after[path]:
+            out.append(f"source entry of {path} differs")
+    return out
+
+
+def _sources_on_disk(root: Path, lock: bytes) -> list[str]:
+    """The lock's sources that changed on disk: what can still be said when the build fails."""
+    try:
+        recorded = _mapping(json.loads(lock).get("sources"))
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return []
+    out = []
+    for path, entry in sorted(recorded.items()):
         try:
-            actual = source_hash((loaded.root / path).read_bytes())
+            actual = source_hash((root / path).read_bytes())
         except OSError:
             out.append(f"deleted: {path}")
             continue
-        if actual != entry.get("sha256"):
+        if actual != _mapping(entry).get("sha256"):
             out.append(f"changed: {path}")
     return out
 
 
-def _package_differences(packages: dict[str, str]) -> list[str]:
-    if not packages:
-        return []
-    from importlib import metadata
-
+def _node_differences(kind: str, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     out = []
-    for name, version in sorted(packages.items()):
-        try:
-            now = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            now = None
-        if now != version:
-            out.append(f"package {name} is {now or 'not installed'} (built with {version})")
+    for name in sorted(set(before) | set(after)):
+        if name not in before:
+            out.append(f"{kind} '{name}' is missing from the lock")
+        elif name not in after:
+            out.append(f"{kind} '{name}' is in the lock but not in the project")
+        elif before[name] != after[name]:
+            old, new = _mapping(before[name]), after[name]
+            fields = sorted(k for k in set(old) | set(new) if k != HASH_KEY and old.get(k) != new.get(k))
+            line = f"{kind} '{name}' differs" + (f" in {', '.join(fields)}" if fields else "")
+            if old.get(HASH_KEY) != node_hash(old):
+                line += " (edited by hand: its hash does not match its content)"
+            out.append(line)
+    return out
+
+
+def _package_differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    out = []
+    for name in sorted(set(before) | set(after)):
+        if before.get(name) != after.get(name):
+            out.append(f"package {name} is {after.get(name) or 'not used'} (the lock has {before.get(name) or 'none'})")
     return out

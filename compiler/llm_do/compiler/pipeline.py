@@ -11,13 +11,14 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
+from .sources import normalized
 from .stages.check import check
 from .stages.emit import emit
 from .stages.introspect import collect_refs, introspect
 from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
 from .stages.parse import ParsedWorker, parse_worker
-from .stages.resolve import ResolvedProject, resolve
+from .stages.resolve import ResolvedProject, Unknowns, resolve
 
 
 @dataclass
@@ -51,18 +52,17 @@ def compile_project(
         diagnostics.extend(found)
         if worker is not None:
             parsed.append(worker)
-    read = {w.file for w in parsed}
-    unparsed = {Path(f).stem for f in loaded.worker_files if f not in read}
+    unknowns = _unknowns(loaded, parsed)
     refs, found = collect_refs(parsed)
     diagnostics.extend(found)
     entry = next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
     facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python)
-    resolved, found = resolve(loaded, parsed, refs, facts)
-    diagnostics.extend(d for d in found if not _cascade(d, unparsed))
+    resolved, found = resolve(loaded, parsed, refs, facts, unknowns)
+    diagnostics.extend(found)
     result.resolved = resolved
     diagnostics.extend(check(resolved))
     instructions, found = render_instructions(resolved)
-    diagnostics.extend(found)
+    diagnostics.extend(_without_template_follow_ons(loaded, found))
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(diagnostics)
     if emit_bundle and result.ok:
@@ -70,9 +70,26 @@ def compile_project(
     return result
 
 
-def _cascade(d: Diagnostic, unparsed: set[str]) -> bool:
-    """A reference to a worker whose file failed to parse is not a second problem."""
-    return d.code in ("N003", "N006") and any(f"'{name}'" in d.message for name in unparsed)
+def _unknowns(loaded: LoadedProject, parsed: list[ParsedWorker]) -> Unknowns:
+    """What the errors of load and parse left unknown, so resolve does not report it again."""
+    assert loaded.manifest is not None
+    read = {w.file for w in parsed}
+    listed_python = len({normalized(p) for p in loaded.manifest.python_files})
+    readable_python = sum(1 for p in loaded.python_files if p in loaded.sources.files)
+    dropped = loaded.manifest_incomplete
+    return Unknowns(
+        workers=frozenset(Path(f).stem for f in loaded.worker_files if f not in read),
+        python=readable_python < listed_python or "python_files" in dropped,
+        any_worker="worker_files" in dropped,
+        entry="entry" in dropped,
+    )
+
+
+def _without_template_follow_ons(loaded: LoadedProject, found: list[Diagnostic]) -> list[Diagnostic]:
+    """Templates see only `vars`: when an error dropped it, "undefined variable" is its follow-on."""
+    if "vars" not in loaded.manifest_incomplete:
+        return found
+    return [d for d in found if d.code != "T002"]
 
 
 def _apply_suppressions(loaded: LoadedProject, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -173,12 +173,9 @@ def _column(lines: list[str], line: int, name: str) -> int | None:
 
 
 def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
-    from .suggest import closest
+    from .hints import undefined_variable_hint
 
-    match = closest(name, variables)
-    if match:
-        return f"did you mean '{match}'?"
-    return f'define it in project.json: "vars": {{"{name}": ...}}'
+    return undefined_variable_hint(name, variables)
 
 
 def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[str], related: tuple) -> list[Diagnostic]:

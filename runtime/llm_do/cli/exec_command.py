@@ -117,6 +117,11 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         raise click.UsageError("--model and --script both replace the models; give one")
     if approve_all and reject_all:
         raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
+    if model:
+        from llm_do.runtime.model_names import model_problem
+
+        if problem := model_problem(model):
+            raise ExecError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), EXIT_USAGE)
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem
@@ -165,6 +170,9 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
     except Exception as exc:
+        refused = _refusal(exc)
+        if refused is not None:  # the run reached Python the bundle did not verify
+            raise ExecError(str(refused), EXIT_REFUSED) from None
         raise ExecError(f"run failed: {_one_line(exc)}", EXIT_FAILED) from None
     finally:
         if events_file is not None:
@@ -178,6 +186,15 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
         else:
             click.echo(output)
     return 0
+
+
+def _refusal(exc: BaseException) -> BaseException | None:
+    """The `BundleRefused` that ended a run, if one did (possibly inside an exception group)."""
+    from llm_do.runtime.bundle import BundleRefused
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, BundleRefused) else None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,8 +1,9 @@
 """The one approval gate: wraps all of a worker's tools (stdlib, Python, worker calls) at every
 depth, so a denied tool never runs however deeply it is nested.
 
-A tool's approval comes from the bundle (its default, changed by the worker's rules); `auto`
-asks the stdlib toolset (shell: by command); tools of opaque toolsets carry theirs as metadata.
+A tool's approval comes from the bundle (its default, changed by the worker's rules; a tool with
+conditional rules is decided per call on its normalized arguments); `auto` asks the stdlib toolset
+(shell: by command); tools of opaque toolsets carry theirs as metadata.
 What the rules say lives in `approval_policy`, who answers an asked call in `approvals`; this
 module is only where both are enforced.
 """
@@ -11,16 +12,28 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approval_policy import APPROVAL_METADATA_KEY, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, Action
-from .bundle import WorkerSpec
+from .approval_policy import (
+    APPROVAL_METADATA_KEY,
+    ASK,
+    AUTO,
+    DENY,
+    PYTHON_TOOL_DEFAULT,
+    TOOLSET_METADATA_KEY,
+    Action,
+    decide,
+)
+from .bundle import BundleRefused, WorkerSpec
 from .call_scope import CallContext, CallFrame, RunHost
 from .errors import LlmDoError, RunFailed
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalRequest
 
 RESULT_PREVIEW = 2000
 
@@ -34,14 +47,24 @@ class ApprovalGate(WrapperToolset[CallContext]):
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
         with `auto` settled by the toolset that owns the tool."""
         binding = self.spec.tools.get(name)
-        if binding is not None:
+        if binding is not None and binding.rules is not None:
+            approval = decide(binding.rules, self._normalized(name, tool_args, tool), binding.default or binding.approval)
+        elif binding is not None:
             approval = binding.approval
         else:
             approval = (tool.tool_def.metadata or {}).get(APPROVAL_METADATA_KEY, PYTHON_TOOL_DEFAULT)
         if approval == AUTO:
-            decide = getattr(tool.toolset, "approval_for", None)
-            approval = decide(name, tool_args) if decide else ASK
+            settle = getattr(tool.toolset, "approval_for", None)
+            approval = settle(name, tool_args) if settle else ASK
         return approval
+
+    @staticmethod
+    def _normalized(name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
+        """The arguments as the tool will use them (a path resolved below the toolset's root, a
+        command line parsed), so a rule judges what the call does; tools without a normalizer
+        (Python tools, worker calls) are judged on their arguments as given."""
+        normalize = getattr(tool.toolset, "normalize_args", None)
+        return normalize(name, tool_args) if normalize else tool_args
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
@@ -53,13 +76,13 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
-            await self._ask(frame, name, tool_args)
+            await self._ask(frame, name, tool_args, tool)
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._returned(frame, name, "failed", str(exc))
             raise
-        except LlmDoError:
+        except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
@@ -71,11 +94,19 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
 
-    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any]) -> None:
-        """Ask whoever answers for this run; a denial refuses the call."""
+    def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
+        """The request naming exactly what would run: the worker, the toolset (its bundle key and
+        this worker's settings for it), the tool, and the arguments as the toolset normalizes them."""
         from .approvals import ApprovalRequest
 
-        decision, by = await self.runtime.request_approval(ApprovalRequest(frame.worker, frame.depth, name, tool_args))
+        binding = self.spec.tools.get(name)
+        key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
+        settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool))
+
+    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
+        """Ask whoever answers for this run; a denial refuses the call."""
+        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool))
         if self.runtime.listening:
             from .events import ApprovalDecided
 

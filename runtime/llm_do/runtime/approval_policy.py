@@ -7,7 +7,10 @@ the runtime gate all name these, and none of them should pull in more to do so.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Final, Literal
 
 Action = Literal["allow", "ask", "deny"]
 """What an approval rule says, and what a call finally gets."""
@@ -33,3 +36,148 @@ WORKER_CALL_DEFAULT: Final[Action] = ALLOW
 
 APPROVAL_METADATA_KEY: Final = "llm_do_approval"
 """Tool metadata carrying the approval of a tool the bundle could not list (opaque toolsets)."""
+
+TOOLSET_METADATA_KEY: Final = "llm_do_toolset"
+"""Tool metadata carrying the bundle key of an opaque toolset, so an approval names its toolset."""
+
+# --- what the rules say about one call ------------------------------------------------------------
+#
+# A tool whose approval depends on its arguments carries, in the bundle, the worker's rules that
+# target it (`WorkerTool.rules`) with each condition lowered to a JSON tree (`bundle_ir.Condition`).
+# The functions below evaluate that tree on the call's normalized arguments; they are what
+# `ApprovalGate.approval_for` asks when a tool has rules. No lark and no compiler: the tree is data.
+
+ORDERING_OPS: Final = frozenset({"<", "<=", ">", ">="})
+COMPARE_OPS: Final = frozenset({"glob", "==", "!=", "in"}) | ORDERING_OPS
+
+
+class _Missing:
+    """A parameter the call lacks, a path its arguments do not have, or a path argument the
+    toolset could not normalize (it leads out of the root, so the tool will refuse it)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+def lookup(args: Any, path: Sequence[str | int]) -> Any:
+    """The value at `path` (keys and list indices) in the arguments, or MISSING."""
+    value = args
+    for step in path:
+        if isinstance(step, int) and not isinstance(step, bool):
+            if not isinstance(value, (list, tuple)) or not -len(value) <= step < len(value):
+                return MISSING
+            value = value[step]
+        elif isinstance(value, dict) and step in value:
+            value = value[step]
+        else:
+            return MISSING
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """JSON equality: `1 == 1.0`, but a boolean equals no number (Python says `True == 1`)."""
+    if _is_number(a) and _is_number(b):
+        return a == b
+    if type(a) is not type(b) and not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def compare(op: str, actual: Any, expected: Any) -> bool:
+    """One comparison of a value (never MISSING) with a rule's literal."""
+    if op == "glob":
+        return isinstance(actual, str) and glob_matches(expected, actual)
+    if op == "==":
+        return same_value(actual, expected)
+    if op == "!=":
+        return not same_value(actual, expected)
+    if op == "in":
+        return any(same_value(actual, v) for v in expected)
+    if op in ORDERING_OPS:
+        if not (_is_number(actual) and _is_number(expected)):
+            return False
+        if op == "<":
+            return actual < expected
+        if op == "<=":
+            return actual <= expected
+        if op == ">":
+            return actual > expected
+        return actual >= expected
+    raise ValueError(f"unknown operator {op!r} in an approval condition")
+
+
+def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+    """Whether a condition tree is true of the arguments; None when they cannot settle it.
+
+    A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
+    when one side is false, `or` true when one side is true, whatever the other (Kleene logic).
+    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root.
+    """
+    op = condition["op"]
+    if op == "not":
+        inner = holds(condition["arg"], args)
+        return None if inner is None else not inner
+    if op in ("and", "or"):
+        settles = op == "or"  # the value that decides: true for `or`, false for `and`
+        unsettled = False
+        for part in condition["args"]:
+            value = holds(part, args)
+            if value is settles:
+                return settles
+            unsettled = unsettled or value is None
+        return None if unsettled else not settles
+    actual = lookup(args, condition["param"])
+    return None if actual is MISSING else compare(op, actual, condition["value"])
+
+
+def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
+    """The approval of one call: a matching `deny` wins wherever it stands; else the last matching
+    rule's action; else the tool's default. A rule matches when it has no condition (`when` null)
+    or its condition holds (an unsettled condition does not)."""
+    decision: Approval | None = None
+    for rule in rules:
+        when = rule.get("when")
+        if when is None or holds(when, args) is True:
+            if rule["action"] == DENY:
+                return DENY
+            decision = rule["action"]
+    return default if decision is None else decision
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """The glob as a regular expression over the whole value: `*` and `?` stay within one path
+    segment, `**` crosses `/`, and `**/` also matches no directory at all (`**/*.py` matches
+    `a.py`, `src/**/x` matches `src/x`). Every other character stands for itself."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def glob_matches(pattern: str, value: str) -> bool:
+    return glob_regex(pattern).fullmatch(value) is not None

@@ -19,21 +19,44 @@ from .approval_policy import ApprovalMode
 
 @dataclass(frozen=True)
 class ApprovalRequest:
+    """A call waiting for a decision: who makes it, what runs, with which arguments.
+
+    `toolset` and `settings` say which tool this is: two workers' `write_file` differ when their
+    toolsets are rooted elsewhere, and a Python tool named `write_file` is not the stdlib one."""
+
     worker: str
     depth: int
     tool: str
     args: dict[str, Any]
+    """The arguments as the model gave them (validated)."""
+    toolset: str | None = None
+    """The bundle key of the toolset the tool belongs to (`filesystem_project`, `tools.TOOLS`);
+    None for a call to another worker."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The worker's settings for that toolset (`{"path": "docs"}`)."""
+    normalized_args: dict[str, Any] | None = None
+    """The arguments as the tool will use them (paths resolved below its root; the arguments as
+    given where the toolset has no normalizer); session approvals compare these rather than the
+    spelling the model chose. None in a request built without them: `args` is used."""
 
     def describe(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.args.items())
-        return f"{self.worker} wants to call {self.tool}({shown})"
+        where = f" [{self.toolset}{_settings_note(self.settings)}]" if self.toolset else ""
+        return f"{self.worker} wants to call {self.tool}({shown}){where}"
+
+    def session_key(self) -> str:
+        """What "approve for this session" remembers: the worker, the toolset with its settings,
+        the tool and its (normalized) arguments; never the tool's name alone."""
+        args = self.args if self.normalized_args is None else self.normalized_args
+        return json.dumps([self.worker, self.toolset, self.settings, self.tool, args], sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
 class ApprovalDecision:
     approved: bool
     remember: Literal["once", "session"] = "once"
-    """`session`: the same tool with the same arguments is approved for the rest of the run."""
+    """`session`: the same call (same worker, toolset and settings, tool and arguments) is approved
+    for the rest of the run."""
     note: str | None = None
     """Why, when denied: the model reads it."""
 
@@ -59,8 +82,8 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _key(request: ApprovalRequest) -> str:
-    return json.dumps([request.tool, request.args], sort_keys=True, default=str)
+def _settings_note(settings: dict[str, Any]) -> str:
+    return f" {_short(settings)}" if settings else ""
 
 
 @dataclass
@@ -76,10 +99,10 @@ class Approver:
     _session: set[str] = field(default_factory=set)
 
     def remember(self, request: ApprovalRequest) -> None:
-        self._session.add(_key(request))
+        self._session.add(request.session_key())
 
     def remembered(self, request: ApprovalRequest) -> bool:
-        return _key(request) in self._session
+        return request.session_key() in self._session
 
     async def decide(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The decision and who made it: mode, session, callback or terminal."""

@@ -15,12 +15,7 @@ from typing import Any, NamedTuple
 from .bundle_format import BUNDLE_FORMAT
 from .canonical import DigestError, source_hash, verify_digest
 from .lockfile import LockFormatError, LockReader
-
-REBUILD = "run `llm-do build`"
-
-
-class BundleRefused(Exception):
-    """The bundle cannot be run as it is; the message is one line saying why and what to do."""
+from .refused import REBUILD, BundleRefused
 
 
 class SchemaSpec(NamedTuple):
@@ -45,6 +40,9 @@ class ToolBinding(NamedTuple):
     toolset: str | None
     worker: str | None
     approval: str
+    rules: list[dict[str, Any]] | None = None
+    """The rules that decide each call by its arguments (see `bundle_ir.WorkerTool`), or None."""
+    default: str | None = None
 
 
 class WorkerSpec(NamedTuple):
@@ -80,7 +78,8 @@ class WorkerSpec(NamedTuple):
                 ToolsetUse(u.get("toolset"), u.get("worker"), u.get("settings") or {}, u.get("opaque_approval"))
                 for u in node["toolsets"]
             ),
-            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"]) for n, t in node["tools"].items()},
+            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"))
+                   for n, t in node["tools"].items()},
             calls=tuple(node["calls"]),
             recursive=node["recursive"],
             attachments=node.get("attachments"),
@@ -96,6 +95,9 @@ class LoadedBundle:
         self.text = text
         self.root = root
         """The project root: the bundle's `root`, relative to the bundle's directory."""
+        self.python_sources: dict[str, bytes] = {}
+        """Relative path -> the bytes of every Python source, read once and verified at load:
+        what the run imports (`verified_imports`), whatever the files say later."""
         self._workers: dict[str, WorkerSpec] = {}
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
@@ -128,8 +130,19 @@ class LoadedBundle:
     def toolset(self, key: str) -> dict[str, Any] | None:
         return self.text.member("toolsets", key)
 
+    def import_module(self, name: str) -> Any:
+        """Module `name` for this run: a project module from its verified bytes, anything else as
+        Python imports it. Raises `BundleRefused` for a project module that is not verified."""
+        if not self.python_sources:
+            import importlib
 
-def load_bundle(path: Path, *, verify_sources: bool = True) -> LoadedBundle:
+            return importlib.import_module(name)
+        from .verified_imports import import_verified
+
+        return import_verified(self, name)
+
+
+def load_bundle(path: Path) -> LoadedBundle:
     """Read and verify a bundle. Raises `BundleRefused` with one line saying why."""
     try:
         data = path.read_bytes()
@@ -137,10 +150,10 @@ def load_bundle(path: Path, *, verify_sources: bool = True) -> LoadedBundle:
         raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
     except OSError as exc:
         raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
-    return bundle_from_bytes(data, path, verify_sources=verify_sources)
+    return bundle_from_bytes(data, path)
 
 
-def bundle_from_bytes(data: bytes, path: Path, *, verify_sources: bool = True) -> LoadedBundle:
+def bundle_from_bytes(data: bytes, path: Path) -> LoadedBundle:
     """A bundle held in memory (`llm-do run`); `path` is where it would live, for its `root`."""
     try:
         verify_digest(data)
@@ -152,8 +165,7 @@ def bundle_from_bytes(data: bytes, path: Path, *, verify_sources: bool = True) -
         raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do runs ({BUNDLE_FORMAT}); {REBUILD}")
     root = (path.parent / (text.get("root") or ".")).resolve()
     bundle = LoadedBundle(path, text, root)
-    if verify_sources:
-        _verify_python_sources(bundle)
+    _verify_python_sources(bundle)
     return bundle
 
 
@@ -162,7 +174,9 @@ _PYTHON_KIND = b'": {\n      "kind": "python",\n      "sha256": "'
 
 def python_sources(text: LockReader) -> dict[str, str]:
     """Relative path -> recorded hash of every Python source of the bundle, found by their
-    canonical lines rather than by decoding the thousands of other sources."""
+    canonical lines rather than by decoding the thousands of other sources; when the lines are
+    laid out otherwise (a key between `kind` and `sha256`, say), the section is decoded instead,
+    so no layout makes the check pass without looking."""
     section = text.section_bytes("sources")
     out: dict[str, str] = {}
     at = section.find(_PYTHON_KIND)
@@ -172,15 +186,31 @@ def python_sources(text: LockReader) -> dict[str, str]:
         value_end = section.find(b'"', value_start)
         out[json.loads(section[key_start : at + 1])] = section[value_start:value_end].decode()
         at = section.find(_PYTHON_KIND, value_end)
+    if section.count(b'"kind": "python"') != len(out):  # a layout the scan does not know: read it all
+        entries = json.loads(section)
+        out = {rel: entry.get("sha256", "") for rel, entry in entries.items()
+               if isinstance(entry, dict) and entry.get("kind") == "python"}
     return out
 
 
 def _verify_python_sources(bundle: LoadedBundle) -> None:
-    """Python is the one input besides the bundle: refuse to import code that changed since the build."""
-    for rel, recorded in python_sources(bundle.text).items():
+    """Python is the one input besides the bundle: read each source once, refuse code that changed
+    since the build, and keep the verified bytes, which are what the run executes."""
+    try:
+        sources = python_sources(bundle.text)
+    except (ValueError, AttributeError):
+        raise BundleRefused(f"{bundle.path}: refused: its sources cannot be read; {REBUILD}") from None
+    for rel, recorded in sources.items():
         try:
-            actual = source_hash((bundle.root / rel).read_bytes())
+            data = (bundle.root / rel).read_bytes()
         except OSError:
             raise BundleRefused(f"{bundle.path}: stale: {rel} is missing since the build; {REBUILD}") from None
-        if actual != recorded:
+        if source_hash(data) != recorded:
             raise BundleRefused(f"{bundle.path}: stale: {rel} changed since the build; {REBUILD}")
+        bundle.python_sources[rel] = data
+    if sources:
+        from .user_code import first_shadow
+
+        shadow = first_shadow(bundle.root, list(sources))
+        if shadow is not None:
+            raise BundleRefused(f"{bundle.path}: refused: {shadow}; remove it or {REBUILD}")

@@ -6,11 +6,11 @@ Every node with a `hash` is hashed over its canonical JSON without that key (see
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .approval_policy import Approval, ApprovalMode
+from .approval_policy import Action, Approval, ApprovalMode
 from .bundle_format import GENERATED_KEY
 
 
@@ -97,10 +97,51 @@ class WorkerToolset(Node):
     opaque_approval: Approval | None = None
 
 
+class ConditionAll(Node):
+    """`and` / `or` of the conditions in `args`."""
+
+    op: Literal["and", "or"]
+    args: list[Condition]
+
+
+class ConditionNot(Node):
+    op: Literal["not"]
+    arg: Condition
+
+
+class ConditionTest(Node):
+    """One comparison of a call's (normalized) argument at `param` with `value`: `glob` (value a
+    glob string), `==`, `!=`, `<`, `<=`, `>`, `>=`, or `in` (value a list)."""
+
+    op: Literal["glob", "==", "!=", "<", "<=", ">", ">=", "in"]
+    param: list[str | int]
+    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`."""
+    value: Any
+
+
+Condition = Annotated[ConditionAll | ConditionNot | ConditionTest, Field(discriminator="op")]
+"""An approval rule's condition, lowered to a tree the runtime evaluates without a parser."""
+
+
+class RuleNode(Node):
+    action: Action
+    when: Condition | None
+    """The condition on the call's arguments; null for a rule that matches every call."""
+    text: str
+    """The rule as written in the worker."""
+
+
 class WorkerTool(Node):
     toolset: str | None = None
     worker: str | None = None
     approval: Approval
+    """What a call gets when it matches no conditional rule: the tool's default changed by the
+    worker's unconditional rules that target it (a deny wins; else the last allow/ask)."""
+    rules: list[RuleNode] | None = None
+    """Present only when some rule targeting this tool has a condition: then every rule of the
+    worker that targets the tool, in source order, decides each call (`approval_policy.decide`)."""
+    default: Approval | None = None
+    """With `rules`: the tool's own default, for a call no rule matches."""
 
 
 class CapabilityGrant(Node):
@@ -162,3 +203,7 @@ class Bundle(Node):
     workers: dict[str, WorkerNode]
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+ConditionAll.model_rebuild()
+ConditionNot.model_rebuild()

@@ -63,6 +63,8 @@ class ApprovalRequested(RuntimeEvent):
     depth: int
     tool: str
     args: dict[str, Any]
+    toolset: str | None = None
+    """The bundle key of the tool's toolset (None for a call to another worker)."""
     _respond: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
 
     def respond(self, decision: Any) -> None:

@@ -1,16 +1,19 @@
 """Turning a worker's input into the prompt: text parts and attachments as binary content.
 
 The attachment policy (count, total size, suffixes) is checked before the model is called.
-Attachments a model asks for are confined to the project root; those a user passes are not.
+Attachments a model asks for are confined to the project root; those a user passes are not. Only
+regular files are read, each once, and never more than the total allows (20 MB by default).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from .args import Attachment, WorkerArgs
+
+DEFAULT_MAX_TOTAL_BYTES = 20_000_000
+"""The most bytes of attachments one call takes when its policy sets no `max_total_bytes`."""
 
 
 class AttachmentProblem(ValueError):
@@ -38,32 +41,46 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     if max_count is not None and len(attachments) > max_count:
         raise AttachmentProblem(f"{len(attachments)} attachments, at most {max_count} allowed")
     suffixes = policy.get("allowed_suffixes")
-    files: list[tuple[Attachment, Path]] = []
+    max_total = policy.get("max_total_bytes")
+    limit = DEFAULT_MAX_TOTAL_BYTES if max_total is None else max_total
+    data: dict[int, tuple[Path, bytes]] = {}
     total = 0
     for attachment in attachments:
         path = _resolve(attachment.path, root, confined)
         if not suffix_allowed(path.name, suffixes):
             allowed = ", ".join(normalize_suffixes(suffixes) or ())
             raise AttachmentProblem(f"attachment '{attachment.path}': suffix '{path.suffix}' not allowed ({allowed})")
-        try:
-            total += os.stat(path).st_size
-        except OSError:
-            raise AttachmentProblem(f"attachment '{attachment.path}' not found") from None
-        files.append((attachment, path))
-    max_total = policy.get("max_total_bytes")
-    if max_total is not None and total > max_total:
-        raise AttachmentProblem(f"attachments total {total} bytes, at most {max_total} allowed")
+        if id(attachment) not in data:
+            content = _read(attachment.path, path, limit - total + 1)
+            total += len(content)
+            data[id(attachment)] = (path, content)
+        if total > limit:
+            said = "" if max_total is not None else " by default (set attachments.max_total_bytes to allow more)"
+            raise AttachmentProblem(f"attachments total more than {limit} bytes, at most {limit} allowed{said}")
     import mimetypes
 
     from pydantic_ai import BinaryContent
 
-    content: list[Any] = []
-    by_path = {id(a): p for a, p in files}
+    content_parts: list[Any] = []
     for part in parts:
         if isinstance(part, Attachment):
-            path = by_path[id(part)]
+            path, content = data[id(part)]
             media_type = part.media_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            content.append(BinaryContent(data=path.read_bytes(), media_type=media_type))
+            content_parts.append(BinaryContent(data=content, media_type=media_type))
         else:
-            content.append(str(part))
-    return content
+            content_parts.append(str(part))
+    return content_parts
+
+
+def _read(shown: str, path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file: a FIFO or a device would block the run or never end."""
+    from llm_do.stdlib.paths import NotRegularFile, read_regular_file
+
+    try:
+        return read_regular_file(path, limit)
+    except FileNotFoundError:
+        raise AttachmentProblem(f"attachment '{shown}' not found") from None
+    except NotRegularFile:
+        raise AttachmentProblem(f"attachment '{shown}' is not a regular file") from None
+    except OSError as exc:
+        raise AttachmentProblem(f"attachment '{shown}': cannot read it ({exc.strerror or exc})") from None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import user_code
 from .args import WorkerArgs
-from .bundle import LoadedBundle, WorkerSpec, load_bundle
+from .bundle import BundleRefused, LoadedBundle, WorkerSpec, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
 from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
@@ -91,7 +91,7 @@ class Runtime:
             future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args,
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset,
                                         _respond=lambda d: future.done() or future.set_result(d)))
             decision = await future
             if decision.approved and decision.remember == "session":
@@ -100,7 +100,7 @@ class Runtime:
         if approver.mode == "prompt" and self.listening:
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args))
+            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
         return await approver.decide(request)
 
     # --- schemas
@@ -109,7 +109,9 @@ class Runtime:
         key = (module, qualname)
         if key not in self._classes:
             try:
-                self._classes[key] = user_code.resolve_attr(user_code.import_module(module, str(self.bundle.root)), qualname)
+                self._classes[key] = user_code.resolve_attr(self.bundle.import_module(module), qualname)
+            except BundleRefused:
+                raise
             except Exception as exc:
                 raise RunFailed(f"cannot load {module}:{qualname}: {type(exc).__name__}: {exc}") from None
         return self._classes[key]

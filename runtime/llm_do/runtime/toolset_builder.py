@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from . import user_code
-from .approval_policy import APPROVAL_METADATA_KEY
-from .bundle import ToolsetUse, WorkerSpec
+from .approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
+from .bundle import BundleRefused, ToolsetUse, WorkerSpec
 from .errors import ToolsetProblem
 
 if TYPE_CHECKING:
@@ -66,7 +66,9 @@ def _stdlib(runtime: RunHost, name: str, use: ToolsetUse) -> AbstractToolset[Any
 
 def _module(runtime: RunHost, name: str) -> Any:
     try:
-        return user_code.import_module(name, str(runtime.bundle.root))
+        return runtime.bundle.import_module(name)
+    except BundleRefused:
+        raise
     except Exception as exc:  # user code: report, do not crash the runtime with a traceback
         raise ToolsetProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
 
@@ -95,5 +97,5 @@ def _python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> 
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
     toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
     if use.opaque_approval is not None:
-        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval})
+        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval, TOOLSET_METADATA_KEY: node["name"]})
     return toolset

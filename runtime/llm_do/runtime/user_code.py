@@ -1,8 +1,10 @@
 """How a project's Python files become modules: the same rule for the compiler's introspection
 subprocess and for the runtime, so a class is the same object wherever it is referenced.
 
-The project root goes first on `sys.path` and `a/b.py` is imported as module `a.b`; sibling imports
-in user code (`from schemas import Input`) then resolve the way they read. Standard library only.
+`a/b.py` is module `a.b`, found from the project root; sibling imports in user code (`from schemas
+import Input`) then resolve the way they read. The introspection subprocess puts the root first on
+`sys.path`; a run serves the verified sources instead (`verified_imports`), and `first_shadow` says
+when Python's own search would have found something else. Standard library only.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 
@@ -36,35 +38,11 @@ def add_root(root: str) -> None:
     sys.path.insert(0, root)
 
 
-def project_file(root: str, name: str) -> str | None:
-    """The file of the project that module `name` is, if it is one."""
-    base = os.path.join(root, *name.split("."))
-    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(candidate):
-            return candidate
-    return None
-
-
-def import_module(name: str, root: str | None = None) -> ModuleType:
-    """Import `name`; with `root`, a module of that project is the project's file, even when a
-    module of the same name (another project's `schemas`, say) was imported earlier."""
-    if root is None:
-        return importlib.import_module(name)
-    add_root(root)
-    expected = project_file(root, name)
-    loaded = sys.modules.get(name)
-    if expected is not None and loaded is not None and not _same_file(getattr(loaded, "__file__", None), expected):
-        for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
-            del sys.modules[key]
-        importlib.invalidate_caches()
-    module = importlib.import_module(name)
-    if expected is not None and not _same_file(getattr(module, "__file__", None), expected):
-        raise ImportError(f"module '{name}' resolves to {module.__file__}, not the project's {expected}")
-    return module
-
-
-def _same_file(actual: str | None, expected: str) -> bool:
-    return actual is not None and os.path.realpath(actual) == os.path.realpath(expected)
+def import_module(name: str) -> ModuleType:
+    """Import `name` the way Python does (the introspection subprocess, with the root on sys.path).
+    A run imports project modules through its bundle instead (`LoadedBundle.import_module`), from
+    the bytes it verified."""
+    return importlib.import_module(name)
 
 
 def resolve_attr(module: ModuleType, qualname: str) -> object:
@@ -109,3 +87,54 @@ def exported_toolsets(module: ModuleType) -> list[tuple[object, object]]:
 
         return [(n, v) for n, v in vars(module).items() if not n.startswith("_") and isinstance(v, AbstractToolset)]
     return []
+
+
+def first_shadow(root: Path, rels: list[str]) -> str | None:
+    """What Python's own path search would import in place of a verified source, said in one line;
+    None when nothing would.
+
+    A package directory `tools/` (with an `__init__`) wins over `tools.py`, an extension module
+    `tools.*.so` over both, and an `__init__` or a module file added for a directory that held
+    only modules at the build turns it into something else. The runtime imports the verified
+    bytes either way, but a project in that state is not the project that was built."""
+    from importlib.machinery import EXTENSION_SUFFIXES, all_suffixes
+
+    inits = ["__init__" + suffix for suffix in all_suffixes()]
+    listings: dict[str, frozenset[str]] = {}
+
+    def names(rel_dir: str) -> frozenset[str]:
+        if rel_dir not in listings:
+            try:
+                listings[rel_dir] = frozenset(os.listdir(root / rel_dir if rel_dir else root))
+            except OSError:
+                listings[rel_dir] = frozenset()
+        return listings[rel_dir]
+
+    def join(*parts: str) -> str:
+        return "/".join(p for p in parts if p)
+
+    verified = set(rels)
+    namespaces: set[str] = set()
+    for rel in rels:
+        if module_name(rel) is None:
+            continue
+        parent, _, filename = rel.rpartition("/")
+        stem = filename[: -len(".py")]
+        for suffix in EXTENSION_SUFFIXES:
+            if stem + suffix in names(parent):
+                return f"{join(parent, stem + suffix)} would be imported instead of the verified {rel}"
+        if stem != "__init__" and stem in names(parent) and any(i in names(join(parent, stem)) for i in inits):
+            return f"{join(parent, stem)}/ is a package beside the verified {rel}, and Python would import it instead"
+        parts = parent.split("/") if parent else []
+        namespaces.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    for directory in sorted(namespaces):
+        if join(directory, "__init__.py") in verified:
+            continue
+        added = [i for i in inits if i in names(directory)]
+        if added:
+            return f"{directory}/{added[0]} was added since the build and would be imported with the verified modules"
+        up, _, last = directory.rpartition("/")
+        for suffix in all_suffixes():
+            if last + suffix in names(up):
+                return f"{join(up, last + suffix)} would be imported instead of the directory {directory}/"
+    return None

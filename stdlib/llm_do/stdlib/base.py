@@ -1,15 +1,21 @@
 """The runtime side shared by every built-in toolset: tools listed from the descriptor, arguments
-validated with the descriptor's own models, so the schema in the bundle is the schema enforced."""
+validated with the descriptor's own models, so the schema in the bundle is the schema enforced.
+
+Calls run one at a time (`filesystem_lock`) and blocking ones in a worker thread; a call that
+breaks in an unforeseen way is a tool failure the model reads, never the end of the run.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import weakref
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
@@ -17,14 +23,15 @@ from llm_do.runtime.approval_policy import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
 
 from .descriptor import ToolsetDescriptor
-from .paths import confine
+from .paths import PathRefused, confine, relative
 
 
 class StdlibToolset(AbstractToolset[Any]):
     """Base of the built-in toolsets.
 
     A subclass implements one method per tool, named after it, taking the validated arguments as
-    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`.
+    keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`,
+    and extend `normalize_args` with fields it derives for approval rules.
     """
 
     def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:
@@ -54,13 +61,56 @@ class StdlibToolset(AbstractToolset[Any]):
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
         if self.descriptor.tool(name) is None:
             raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
-        result = getattr(self, name)(**tool_args)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        method = getattr(self, name)
+        async with filesystem_lock():
+            try:
+                if inspect.iscoroutinefunction(method):
+                    return await method(**tool_args)
+                return await asyncio.to_thread(method, **tool_args)
+            except (ToolFailed, ModelRetry):
+                raise
+            except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
+                raise ToolFailed(" ".join(f"{name} failed: {type(exc).__name__}: {exc}".split())[:1000]) from None
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
         descriptor = self.descriptor.tool(name)
         approval = descriptor.approval if descriptor else ASK
         return ASK if approval == AUTO else approval
+
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments an approval rule judges: defaults filled in, and every path parameter
+        replaced by the path the tool will touch, relative to the root with `..`, `.` and symlinks
+        resolved (`output/../src/x.py` is `src/x.py`). A path the tool will refuse (it leads out
+        of the root) is left out, so no condition on it holds."""
+        descriptor = self.descriptor.tool(name)
+        if descriptor is None:
+            return dict(args)
+        try:
+            full = descriptor.args_model.model_validate(args).model_dump()
+        except ValidationError:
+            full = dict(args)
+        for param in descriptor.path_params:
+            value = full.pop(param, None)
+            if isinstance(value, str):
+                try:
+                    full[param] = relative(self.root, confine(self.root, value))
+                except PathRefused:
+                    pass
+        return full
+
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def filesystem_lock() -> asyncio.Lock:
+    """The lock every built-in tool call holds while it runs, one per event loop (one per run).
+
+    The tool calls of one model response run concurrently; without it a `mv` could swap a
+    directory for a link between another call's confinement check and its use of the path. Roots
+    nest (a toolset's `path` inside another's, the project inside the working directory), so one
+    lock covers them all rather than one per root."""
+    loop = asyncio.get_running_loop()
+    lock = _LOCKS.get(loop)
+    if lock is None:
+        lock = _LOCKS[loop] = asyncio.Lock()
+    return lock

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any, Literal
 
@@ -19,6 +20,17 @@ class ToolDescriptor(BaseModel):
     args_model: type[BaseModel]
     approval: Approval
     capabilities: tuple[str, ...]
+    path_params: tuple[str, ...] = ()
+    """Parameters naming a path below the toolset's root: approval rules see them normalized
+    (`..`, `.` and symlinks resolved, relative to the root), as the tool will touch them."""
+    derived_schema: Callable[[], dict[str, Any]] | None = None
+    """JSON Schemas of the fields the toolset derives from the arguments for approval rules
+    (shell: the parsed `argv`); a function, so the tables behind them load only when asked."""
+
+    @cached_property
+    def derived(self) -> dict[str, Any]:
+        """Derived fields by name → JSON Schema; rules may test them like parameters."""
+        return self.derived_schema() if self.derived_schema else {}
 
     @cached_property
     def parameters(self) -> dict[str, Any]:

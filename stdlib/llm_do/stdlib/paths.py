@@ -9,12 +9,17 @@ kernel would follow it (every existing symlink resolved), so neither `../x` nor 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 
 class PathRefused(ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 
 def confine(root: Path, user_path: str) -> Path:
@@ -90,3 +95,17 @@ def check_suffix(name: str, allowed: Sequence[str] | None, shown: str) -> None:
     if not suffix_allowed(name, allowed):
         listed = ", ".join(normalize_suffixes(allowed) or ()) or "none"
         raise PathRefused(f"{shown!r} does not have an allowed suffix (allowed: {listed})")
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file at `path`, or `NotRegularFile`.
+
+    The file is opened without blocking and without following a final link, then checked on the
+    open descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped
+    in cannot redirect it."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(f"{path} is not a regular file")
+        return f.read(limit)

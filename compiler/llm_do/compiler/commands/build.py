@@ -31,7 +31,7 @@ def lock_path(project: Path, output: Path | None) -> Path:
 @click.command()
 @click.argument("project", default=".", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Where to write the lock (default: next to project.json).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 and say what differs when the lock is missing or stale.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 and say what differs when the lock is not what build would write.")
 def build(project: Path, output: Path | None, check: bool) -> int:
     """Compile PROJECT (a directory or its project.json) into bundle.lock.
 
@@ -39,18 +39,7 @@ def build(project: Path, output: Path | None, check: bool) -> int:
     """
     lock = lock_path(project, output)
     if check:
-        try:
-            status = check_lock(project, lock)
-        except ProjectNotFound as exc:
-            raise EnvironmentProblem(str(exc)) from None
-        if status.current:
-            click.echo(f"{_shown(lock)} is up to date", err=True)
-            return 0
-        click.echo(f"{_shown(lock)} is stale:", err=True)
-        for line in status.differences:
-            click.echo(f"  {line}", err=True)
-        click.echo("run `llm-do build` to update it", err=True)
-        return 1
+        return _check(project, lock)
     result = compile_or_exit(project, lock_dir=lock.parent)
     print_diagnostics([as_report(str(project), result)])
     if _is_source(lock, result.loaded.root, result.loaded.sources.files):
@@ -68,6 +57,25 @@ def build(project: Path, output: Path | None, check: bool) -> int:
     verb = "is up to date" if unchanged else "written"
     click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
     return 0
+
+
+def _check(project: Path, lock: Path) -> int:
+    """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
+    try:
+        status = check_lock(project, lock)
+    except ProjectNotFound as exc:
+        raise EnvironmentProblem(str(exc)) from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"{exc.filename or project}: {exc.strerror}") from None
+    print_diagnostics([as_report(str(project), status.result)])
+    if status.current:
+        click.echo(f"{_shown(lock)} is up to date", err=True)
+        return 0
+    click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
+    for line in status.differences:
+        click.echo(f"  {line}", err=True)
+    click.echo("run `llm-do build` to update it" if status.result.ok else "fix the errors, then run `llm-do build`", err=True)
+    return 1
 
 
 def _is_source(lock: Path, root: Path, sources: dict[str, object]) -> bool:

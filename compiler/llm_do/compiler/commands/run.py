@@ -36,7 +36,7 @@ def run(positionals: tuple[str, ...], **options: Any) -> int:
     if result.bundle is None:
         raise ExecError("the project has errors; nothing was run", 1)
     try:
-        bundle = bundle_from_bytes(result.bundle, result.loaded.root / "bundle.lock", verify_sources=False)
+        bundle = bundle_from_bytes(result.bundle, result.loaded.root / "bundle.lock")
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
     return run_bundle(bundle, prompt, **options)

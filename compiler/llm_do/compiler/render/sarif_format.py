@@ -58,7 +58,7 @@ def render_sarif(results: list[ProjectDiagnostics]) -> str:
             "name": RULES[code].name,
             "shortDescription": {"text": RULES[code].summary},
             "fullDescription": {"text": RULES[code].explanation},
-            "help": {"text": RULES[code].explanation},
+            "help": {"text": f"{RULES[code].explanation}\n\nRun `llm-do explain {code}` for this text."},
             "defaultConfiguration": {"level": _LEVEL[RULES[code].severity]},
         }
         for code in used
@@ -67,8 +67,9 @@ def render_sarif(results: list[ProjectDiagnostics]) -> str:
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "llm-do", "version": VERSION, "informationUri": "https://github.com/llm-do/llm-do",
-                                "rules": rules}},
+            # No informationUri or helpUri: llm-do has no published site, and a link that does not
+            # resolve is worse than none; `help` says how to read the explanation offline.
+            "tool": {"driver": {"name": "llm-do", "version": VERSION, "rules": rules}},
             "results": sarif_results,
         }],
     }

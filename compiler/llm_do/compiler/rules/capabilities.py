@@ -9,22 +9,31 @@ from __future__ import annotations
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 
 from ..call_graph import CallGraph
-from ..capabilities import ALLOW, OPEN, Analysis, Grant, Reach, WorkerView, is_side_effect, kind_of, plain_gate
+from ..capabilities import ALLOW, OPEN, Analysis, Gate, Grant, Reach, WorkerView, is_side_effect, kind_of, plain_gate
 from ..capability_grants import worker_grants
 from ..capability_report import via_text
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..stages.resolve import ResolvedProject
 
 WRITE = "fs.write"
+UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})
+"""Front matter keys that, dropped by an error, leave a worker's capabilities unknown."""
 
 
 def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     views: dict[str, WorkerView] = {}
     for name, worker in project.workers.items():
-        gates = {t.name: plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
+        gates = {t.name: Gate(t.approval, t.default_approval, tuple(r.text for r in t.rules)) if t.rules
+                 else plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
         view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
         opaque = {u.name: plain_gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
+        if worker.parsed.incomplete & UNSURE_KEYS:
+            views[name] = view
+            continue  # an error dropped part of what it can do or of its approvals: that error says it
         for grant in worker_grants(project, worker):
+            tool = worker.tools.get(grant.get("tool") or "")
+            if grant.get("tool") in worker.unknown_names or (tool is not None and tool.group in worker.unknown_names):
+                continue  # a tool of a toolset whose settings are invalid: that error says it all
             if "tool" in grant:
                 view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates[grant["tool"]]))
             elif "toolset" in grant:

@@ -8,9 +8,9 @@ from ..stages.resolve import ResolvedProject
 
 
 def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
-    if project.entry not in graph.calls:
+    reached = possibly_reached(project, graph)
+    if reached is None:
         return []
-    reached = graph.depths(project.entry)
     return [
         diagnostic("G003", f"worker '{name}' is not reachable from the entry '{project.entry}'",
                    project.worker_location(name),
@@ -18,3 +18,24 @@ def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagn
         for name in sorted(project.workers)
         if name not in reached
     ]
+
+
+def possibly_reached(project: ResolvedProject, graph: CallGraph) -> set[str] | None:
+    """The workers the entry reaches, counting the worker an unknown reference probably means (its
+    did-you-mean) as called; None when a reached worker's calls are unknown because of an error
+    already reported (then "unreachable" would be that error's follow-on)."""
+    if project.entry not in graph.calls:
+        return None
+    reached: set[str] = set()
+    todo = [project.entry]
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        worker = project.workers[name]
+        if worker.calls_unknown:
+            return None
+        todo.extend(graph.calls[name])
+        todo.extend(w for w in worker.maybe_calls if w in project.workers)
+    return reached

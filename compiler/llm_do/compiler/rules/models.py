@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from llm_do.runtime.model_names import matches_any, model_problem
+
 from ..diagnostics import Diagnostic, diagnostic
-from ..model_names import matches_any, model_problem
 from ..stages.resolve import ResolvedProject
 
 

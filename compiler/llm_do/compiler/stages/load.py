@@ -5,15 +5,19 @@ from __future__ import annotations
 import glob
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
+from ..hints import json_trailing_comma
 from ..json_positions import json_positions
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..manifest import Entry, ProjectManifest
 from ..positions import LazyPositions, Pos, Positions, PositionTable
 from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, decode, lexically_confined, normalized
+from ..suggest import did_you_mean_file
 from ..validation import validate
 
 MANIFEST_NAME = "project.json"
@@ -38,6 +42,8 @@ class LoadedProject:
     sources: SourceMap
     worker_files: list[str] = field(default_factory=list)
     python_files: list[str] = field(default_factory=list)
+    manifest_incomplete: frozenset[str] = frozenset()
+    """Manifest keys whose value an error already reported dropped in whole or part (cascade.py)."""
 
     def at(self, *path: str | int, key: bool = True) -> Location:
         """A location in the manifest (the top of main.worker for an implicit project)."""
@@ -73,8 +79,8 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
         return project, []
     manifest_file = manifest_path.relative_to(root).as_posix()
     diagnostics: list[Diagnostic] = []
-    manifest, positions = _read_manifest(sources, manifest_file, diagnostics)
-    project = LoadedProject(root, manifest_file, manifest, positions, False, sources)
+    manifest, positions, incomplete = _read_manifest(sources, manifest_file, diagnostics)
+    project = LoadedProject(root, manifest_file, manifest, positions, False, sources, manifest_incomplete=incomplete)
     if manifest is not None:
         project.worker_files = expand_worker_files(project, diagnostics)
         project.python_files = _python_files(project, diagnostics)
@@ -83,21 +89,20 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
 
 def _read_manifest(
     sources: SourceMap, manifest_file: str, diagnostics: list[Diagnostic]
-) -> tuple[ProjectManifest | None, Positions]:
+) -> tuple[ProjectManifest | None, Positions, frozenset[str]]:
+    """The manifest (None when unreadable), its positions, and the keys validation dropped."""
     empty = PositionTable()
     try:
         text = sources.read(manifest_file, "manifest").text
     except NotText as exc:
         diagnostics.append(diagnostic("P009", f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
-        return None, empty
+        return None, empty, frozenset()
     duplicated: list[str] = []
     try:
         data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated))
     except json.JSONDecodeError as exc:
-        diagnostics.append(
-            diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=manifest_file, line=exc.lineno, column=exc.colno))
-        )
-        return None, empty
+        diagnostics.append(_json_syntax_error(manifest_file, text, exc))
+        return None, empty, frozenset()
     positions: Positions = LazyPositions(lambda: json_positions(text))
     if duplicated:
         for path, pos in positions.table.duplicates:
@@ -105,12 +110,22 @@ def _read_manifest(
                                                                                           column=pos.column)))
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
-        return None, empty
+        return None, empty, frozenset()
     data, positions, found = upgrade_manifest(data, manifest_file, positions)
     diagnostics.extend(found)
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)
     diagnostics.extend(found)
-    return manifest, positions
+    return manifest, positions, dropped_keys(data, manifest) if found and manifest is not None else frozenset()
+
+
+def _json_syntax_error(file: str, text: str, exc: json.JSONDecodeError) -> Diagnostic:
+    comma = json_trailing_comma(text, exc.pos)
+    if comma is None:
+        return diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=file, line=exc.lineno, column=exc.colno))
+    line = text.count("\n", 0, comma) + 1
+    column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+    return diagnostic("P002", f"invalid JSON: a trailing comma before '{text[exc.pos]}'", Location(file=file, line=line, column=column),
+                      hint="remove this comma: JSON allows none after the last item")
 
 
 def _duplicates_noted(found: list[str]):
@@ -207,13 +222,24 @@ def _listed_file(
         diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
         return None
     if not os.path.isfile(os.path.join(str(project.root), rel)):
-        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at))
+        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at,
+                                      hint=did_you_mean_file(rel, _files_beside(project.root, rel))))
         return None
     if rel in seen:
         diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
         return None
     seen.add(rel)
     return rel
+
+
+def _files_beside(root: Path, rel: str) -> list[str]:
+    """The files in the directory `rel` names a file of, as paths relative to the root."""
+    parent = posixpath.dirname(rel)
+    try:
+        names = os.listdir(os.path.join(str(root), parent))
+    except OSError:
+        return []
+    return [posixpath.join(parent, n) for n in names if os.path.isfile(os.path.join(str(root), parent, n))]
 
 
 def _glob(sources: SourceMap, pattern: str) -> tuple[list[str], list[str]]:

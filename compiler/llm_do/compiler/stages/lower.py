@@ -18,12 +18,13 @@ from llm_do.runtime.canonical import node_hash
 from llm_do.runtime.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
+from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
 from ..sources import NotText, OutsideRoot
 from ..templates import TemplateContext, TemplateUnit, render_body
-from .resolve import PythonTool, ResolvedProject, ResolvedWorker
+from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 
 def _hashed(node: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +95,17 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
     return nodes
 
 
+def _worker_tool(tool: ResolvedTool) -> dict[str, Any]:
+    """A worker's `tools[NAME]`: where the tool comes from and its approval; with `rules` and the
+    tool's `default` when a conditional rule targets it (see `bundle_ir.WorkerTool`)."""
+    entry: dict[str, Any] = {"worker": tool.worker} if tool.kind == "worker" else {"toolset": tool.toolset}
+    entry["approval"] = tool.approval
+    if tool.rules:
+        entry["rules"] = [rule_entry(r) for r in tool.rules]
+        entry["default"] = tool.default_approval
+    return entry
+
+
 def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions: str) -> dict[str, Any]:
     front = worker.parsed.front
     toolsets: list[dict[str, Any]] = []
@@ -107,10 +119,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
             toolsets.append(entry)
     for key in dict.fromkeys(t.toolset for t in worker.tools.values() if t.kind == "python_tool"):
         toolsets.append({"toolset": key, "settings": {}})
-    tools = {
-        name: ({"worker": t.worker, "approval": t.approval} if t.kind == "worker" else {"toolset": t.toolset, "approval": t.approval})
-        for name, t in sorted(worker.tools.items())
-    }
+    tools = {name: _worker_tool(t) for name, t in sorted(worker.tools.items())}
     node: dict[str, Any] = {
         "name": worker.name,
         "source": worker.parsed.file,

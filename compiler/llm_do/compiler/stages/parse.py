@@ -6,8 +6,10 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..front_matter import NAME_PATTERN, WorkerFrontMatter
+from ..hints import front_matter_value_hints, yaml_hint
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..positions import PositionTable
 from ..sources import SourceFile
@@ -28,6 +30,10 @@ class ParsedWorker:
     body_line: int
     """1-based line of the file where the body starts."""
     legacy: bool
+    incomplete: frozenset[str] = frozenset()
+    """Front matter keys whose value an error already reported dropped in whole or part (an
+    unknown key counts for the absent key it most resembles): what is missing there is not a second
+    problem, so later stages do not report it."""
 
     def at(self, *path: str | int, key: bool = False) -> Location:
         pos = self.positions.key(path) if key else self.positions.value(path)
@@ -69,7 +75,10 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     front_text, body, body_line = split  # type: ignore[misc]
     doc = load_yaml(front_text, line_offset=1)
     if isinstance(doc, YamlProblem):
-        return None, [diagnostic("P001", doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column))]
+        lines = source.text.split("\n")
+        line = lines[doc.pos.line - 1] if 0 < doc.pos.line <= len(lines) else ""
+        return None, [diagnostic("P001", doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column),
+                                 hint=yaml_hint(line, doc.pos.column, doc.message))]
     diagnostics = [
         diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column))
         for path, pos in doc.duplicate_keys
@@ -84,7 +93,7 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     data, positions, found = upgrade_front_matter(data, file, doc.positions, legacy_file=legacy)
     diagnostics.extend(found)
     front, found = validate(WorkerFrontMatter, data, file, positions)
-    diagnostics.extend(found)
+    diagnostics.extend(_with_value_hints(found, front_matter_value_hints(data), file, positions))
     if front is None:
         return None, diagnostics
     name = front.name
@@ -94,4 +103,18 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
             diagnostics.append(diagnostic("P007", f"the file name gives the worker the invalid name '{name}'", top,
                                           hint="add `name:` to the front matter"))
             return None, diagnostics
-    return ParsedWorker(file, name, front, positions, body, body_line, legacy), diagnostics
+    incomplete = dropped_keys(data, front) if diagnostics else frozenset()
+    return ParsedWorker(file, name, front, positions, body, body_line, legacy, incomplete), diagnostics
+
+
+def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions: PositionTable) -> list[Diagnostic]:
+    """The validation diagnostics, with a hint added to those at a value `hints` knows."""
+    if not hints:
+        return found
+    at = {}
+    for path, hint in hints.items():
+        pos = positions.value(path)
+        at[(pos.line, pos.column)] = hint
+    return [d.model_copy(update={"hint": at[(d.line, d.column)]})
+            if d.file == file and d.hint is None and (d.line, d.column) in at else d for d in found]
+

@@ -7,22 +7,40 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from ..approval_rules import ApprovalRule, RuleSyntaxError, decide, parse_rule
+from ..approvals.apply import apply_rules
+from ..approvals.nodes import ApprovalRule
+from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..introspect.facts import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFact
 from ..manifest import ProjectManifest
 from ..positions import PositionTable
 from ..schema_refs import SchemaRef
 from ..sources import OutsideRoot, lexically_confined
-from ..suggest import did_you_mean
+from ..suggest import closest_name, did_you_mean
 from ..validation import validate
 from .introspect import SchemaRefs
 from .load import LoadedProject
 from .parse import ParsedWorker
 
 ToolsetKind = Literal["stdlib", "python", "worker"]
+
+
+@dataclass(frozen=True)
+class Unknowns:
+    """What earlier errors left unknown. A reference into it is a follow-on of an error already
+    reported, not a problem of its own, so resolve reports nothing for it (the cascade rule)."""
+
+    workers: frozenset[str] = frozenset()
+    """Names (file stems) of worker files that failed to load or parse."""
+    python: bool = False
+    """A python_files entry could not be read, so the project's tools and toolsets are not all known."""
+    any_worker: bool = False
+    """worker_files lost an entry to an error, so any unknown name may be a worker."""
+    entry: bool = False
+    """`entry` lost its value to an error, so the entry worker's name is not known."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,8 @@ class ResolvedTool:
     at: Location
     approval: str = ""
     worker: str | None = None
+    rules: list[ApprovalRule] = field(default_factory=list)
+    """When a conditional rule targets it: every rule of the worker that applies to it, in order."""
 
 
 @dataclass
@@ -79,6 +99,17 @@ class ResolvedWorker:
     input_class: ClassFact | None = None
     output_class: ClassFact | None = None
     rules: list[ApprovalRule] = field(default_factory=list)
+    unknown_names: set[str] = field(default_factory=set)
+    """Names its tools may have that are unknown because of an error already reported: references
+    that did not resolve, the tools of a stdlib toolset whose settings are invalid."""
+    tools_unknown: bool = False
+    """Its tool list may lack tools whose names nobody knows (a `toolsets`/`tools` value dropped
+    by an error, or a reference held back because the project's Python is not all known)."""
+    calls_unknown: bool = False
+    """It may call workers the graph does not show (its `toolsets` value dropped by an error, or
+    a call to a worker whose file failed to parse)."""
+    maybe_calls: set[str] = field(default_factory=set)
+    """Workers an unknown reference probably means (its did-you-mean)."""
 
     @property
     def name(self) -> str:
@@ -122,13 +153,14 @@ def _python_symbols(facts: Facts, diagnostics: list[Diagnostic]) -> tuple[dict[s
 
 
 def resolve(
-    loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts
+    loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts, unknowns: Unknowns = Unknowns()
 ) -> tuple[ResolvedProject, list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     manifest = loaded.manifest
     assert manifest is not None
     python_toolsets, python_tools = _python_symbols(facts, diagnostics)
-    python_known = all(m.error is None and m.complete for m in facts.modules.values()) and facts.failure is None
+    python_known = (all(m.error is None and m.complete for m in facts.modules.values()) and facts.failure is None
+                    and not unknowns.python)
 
     workers: dict[str, ResolvedWorker] = {}
     for worker in parsed:
@@ -148,13 +180,20 @@ def resolve(
         workers[worker.name] = ResolvedWorker(worker)
 
     project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker)
-    names = sorted(set(STDLIB_TOOLSETS) | set(python_toolsets) | set(workers))
+    # What a toolsets entry may name, in order of preference for a did-you-mean.
+    names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(workers)]
     for worker in workers.values():
-        _resolve_toolsets(project, worker, names, python_known, diagnostics)
+        incomplete = worker.parsed.incomplete
+        worker.tools_unknown = bool({"toolsets", "tools"} & incomplete)
+        worker.calls_unknown = "toolsets" in incomplete
+        _resolve_toolsets(project, worker, names, python_known, unknowns, diagnostics)
         _resolve_tools(project, worker, python_known, diagnostics)
         _resolve_schemas(project, worker, refs, diagnostics)
-        _resolve_approvals(worker, diagnostics)
-    if manifest.entry_worker not in workers:
+    for worker in workers.values():  # after every worker's schemas: a rule may test a callee's input
+        source = loaded.sources.files.get(worker.parsed.file)
+        apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics)
+    entry_unknown = unknowns.entry or unknowns.any_worker or manifest.entry_worker in unknowns.workers
+    if manifest.entry_worker not in workers and not entry_unknown:
         where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
         diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
                                       hint=did_you_mean(manifest.entry_worker, workers)))
@@ -176,7 +215,8 @@ def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diag
 
 
 def _resolve_toolsets(
-    project: ResolvedProject, worker: ResolvedWorker, names: list[str], python_known: bool, diagnostics: list[Diagnostic]
+    project: ResolvedProject, worker: ResolvedWorker, names: list[str], python_known: bool, unknowns: Unknowns,
+    diagnostics: list[Diagnostic],
 ) -> None:
     parsed = worker.parsed
     seen: set[str] = set()
@@ -194,19 +234,24 @@ def _resolve_toolsets(
                                       where=f"settings of {ref.name}")
             diagnostics.extend(found)
             if checked is None:
+                worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
+            if found:  # settings repaired: what the toolset may touch is not what was meant
+                worker.unknown_names.add(ref.name)
             sub_root = getattr(checked, "path", ".")
             try:
                 lexically_confined(sub_root)
             except OutsideRoot as exc:
                 diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", parsed.at("toolsets", i, ref.name, "path")))
+                worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
             use = ToolsetUse("stdlib", ref.name, checked.model_dump(exclude_defaults=True), at)
             worker.toolsets.append(use)
             for tool in descriptor.tools:
                 _add_tool(worker, ResolvedTool(tool.name, "stdlib", ref.name, ref.name, tool.approval, at), diagnostics)
             continue
-        if settings:
+        known = ref.name in project.workers or ref.name in project.python_toolsets
+        if settings and known:
             diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
                                           parsed.at("toolsets", i, ref.name)))
         if ref.name in project.workers:
@@ -226,11 +271,20 @@ def _resolve_toolsets(
                     _add_tool(worker, ResolvedTool(tool.name, "python_toolset", ref.name, ref.name, PYTHON_TOOL_DEFAULT, at),
                               diagnostics)
             continue
-        if python_known or ref.name in project.python_tools:
-            hint = did_you_mean(ref.name, names)
-            if ref.name in project.python_tools:
-                hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
-            diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
+        worker.unknown_names.add(ref.name)
+        if ref.name in unknowns.workers or unknowns.any_worker:
+            worker.calls_unknown = True
+            continue  # a worker whose file failed to parse, or was not listed because of an error
+        if not python_known and ref.name not in project.python_tools:
+            worker.tools_unknown = True
+            continue  # perhaps a toolset of the Python that failed, which is reported
+        near = closest_name(ref.name, names)
+        if near in project.workers:
+            worker.maybe_calls.add(near)
+        hint = f"did you mean '{near}'?" if near else None
+        if ref.name in project.python_tools:
+            hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
+        diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
 
 
 def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
@@ -252,6 +306,7 @@ def _resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_know
         seen.add(name)
         tool = project.python_tools.get(name)
         if tool is None:
+            worker.unknown_names.add(name)
             if python_known:
                 hint = did_you_mean(name, project.python_tools)
                 if name in project.python_toolsets or name in STDLIB_TOOLSETS or name in project.workers:
@@ -308,22 +363,20 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             diagnostics.append(diagnostic("S006", f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
 
 
-def _resolve_approvals(worker: ResolvedWorker, diagnostics: list[Diagnostic]) -> None:
-    parsed = worker.parsed
-    groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
-    for i, text in enumerate(parsed.front.approvals):
-        at = parsed.at("approvals", i)
-        try:
-            rule = parse_rule(text, i)
-        except RuleSyntaxError as exc:
-            diagnostics.append(diagnostic("A001", str(exc), at))
-            continue
-        worker.rules.append(rule)
-        if not any(rule.matches(t.name, t.group) for t in worker.tools.values()) and rule.target not in groups:
-            diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools", at,
-                                          hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
-    for tool in worker.tools.values():
-        tool.approval = decide(worker.rules, tool.name, tool.group, tool.default_approval)
-    for use in worker.toolsets:
-        if use.opaque_approval is not None:
-            use.opaque_approval = decide(worker.rules, "", use.name, use.opaque_approval)
+def _tool_params(project: ResolvedProject, tool: ResolvedTool) -> ToolParams | None:
+    """The parameters approval rules may test on this tool (its schema, plus derived fields)."""
+    if tool.kind == "stdlib":
+        descriptor = STDLIB_TOOLSETS[tool.group].tool(tool.name)
+        return ToolParams(schema=descriptor.parameters, derived=descriptor.derived, normalized=True) if descriptor else None
+    if tool.kind == "worker":
+        callee = project.workers.get(tool.worker or "")
+        if callee is None:
+            return None
+        schema = callee.input_class.json_schema if callee.input_class else PromptInput.model_json_schema()
+        return ToolParams(schema=schema or {}, derived={}, normalized=False)
+    if tool.kind == "python_tool":
+        fact = project.python_tools[tool.name].fact
+        return ToolParams(schema=fact.parameters or {}, derived={}, normalized=False)
+    python = project.python_toolsets.get(tool.group)
+    found = next((t for t in (python.fact.tools or []) if t.name == tool.name), None) if python else None
+    return ToolParams(schema=found.parameters or {}, derived={}, normalized=False) if found else None

@@ -44,6 +44,7 @@ READ_FILE = ToolDescriptor(
     args_model=ReadFileArgs,
     approval="allow",
     capabilities=("fs.read",),
+    path_params=("path",),
 )
 WRITE_FILE = ToolDescriptor(
     name="write_file",
@@ -51,6 +52,7 @@ WRITE_FILE = ToolDescriptor(
     args_model=WriteFileArgs,
     approval="ask",
     capabilities=("fs.write",),
+    path_params=("path",),
 )
 LIST_FILES = ToolDescriptor(
     name="list_files",
@@ -58,6 +60,7 @@ LIST_FILES = ToolDescriptor(
     args_model=ListFilesArgs,
     approval="allow",
     capabilities=("fs.read",),
+    path_params=("path",),
 )
 
 _IMPL = "llm_do.stdlib.filesystem.toolset:FilesystemToolset"

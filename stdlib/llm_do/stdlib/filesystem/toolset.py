@@ -10,13 +10,23 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from pathlib import Path, PurePath, PureWindowsPath
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 from pydantic_ai.exceptions import ToolFailed
 
 from ..base import StdlibToolset
-from ..paths import PathRefused, check_suffix, confine, relative, suffix_allowed, touches_git_dir
+from ..paths import (
+    NotRegularFile,
+    PathRefused,
+    check_suffix,
+    confine,
+    read_regular_file,
+    relative,
+    suffix_allowed,
+    touches_git_dir,
+)
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
+from .listing import PatternError, compile_pattern, walk
 
 LIST_LIMIT = 1000
 """Most paths `list_files` returns; past it the model is told to narrow the listing."""
@@ -33,12 +43,11 @@ class FilesystemToolset(StdlibToolset):
         mode = self._stat(path, target).st_mode
         if stat.S_ISDIR(mode):
             raise ToolFailed(f"{path!r} is a directory; use list_files to see its files")
-        if not stat.S_ISREG(mode):
-            raise ToolFailed(f"{path!r} is not a regular file")
         limit = self.settings.max_read_bytes
         try:
-            with open(target, "rb") as f:
-                data = f.read(limit + 1)
+            data = read_regular_file(target, limit + 1)
+        except NotRegularFile:
+            raise ToolFailed(f"{path!r} is not a regular file") from None
         except OSError as e:
             raise ToolFailed(f"cannot read {path!r}: {e.strerror or e}") from None
         if len(data) > limit:
@@ -85,29 +94,37 @@ class FilesystemToolset(StdlibToolset):
             raise ToolFailed(f"{path!r} is not a directory")
         _check_pattern(pattern)
         try:
-            found = sorted(self._matches(directory, pattern))
-        except ValueError as e:
+            compiled = compile_pattern(pattern)
+        except PatternError as e:
             raise ToolFailed(f"invalid pattern {pattern!r}: {e}") from None
+        try:
+            walked = walk(str(directory), compiled)
         except OSError as e:
             raise ToolFailed(f"cannot list {path!r}: {e.strerror or e}") from None
+        found = sorted(self._listed(walked.found))
+        stopped = f"[listing stopped {walked.stopped}; narrow the path or pattern]" if walked.stopped else None
         if not found:
-            return f"no files match {pattern!r} in {path!r}"
+            return stopped or f"no files match {pattern!r} in {path!r}"
         if len(found) > LIST_LIMIT:
             cut = f"[list cut: showing {LIST_LIMIT} of {len(found)} files; narrow the path or pattern]"
-            return "\n".join([*found[:LIST_LIMIT], cut])
-        return "\n".join(found)
+            found = [*found[:LIST_LIMIT], cut]
+        return "\n".join([*found, stopped] if stopped else found)
 
-    def _matches(self, directory: Path, pattern: str) -> Iterator[str]:
-        """Files matching `pattern` whose real location is inside the root; `.git` trees skipped."""
+    def _listed(self, candidates: list[tuple[str, bool]]) -> Iterator[str]:
+        """The candidates that are regular files inside the root with an allowed suffix; a link
+        counts when the file it leads to is one (and its name has an allowed suffix too)."""
         allowed = self.settings.allowed_suffixes
-        for entry in directory.glob(pattern):
-            if ".git" in entry.relative_to(directory).parts:
-                continue
-            real = Path(os.path.realpath(entry))
-            if not (real == self.root or real.is_relative_to(self.root)) or not real.is_file():
-                continue
-            if suffix_allowed(entry.name, allowed) and suffix_allowed(real.name, allowed):
-                yield entry.relative_to(self.root).as_posix()
+        root = str(self.root)
+        for candidate, is_link in candidates:
+            name = os.path.basename(candidate)
+            if is_link:
+                real = os.path.realpath(candidate)
+                if not real.startswith(root + os.sep) or not os.path.isfile(real):
+                    continue
+                if not suffix_allowed(os.path.basename(real), allowed):
+                    continue
+            if suffix_allowed(name, allowed):
+                yield PurePosixPath(*Path(candidate).relative_to(self.root).parts).as_posix()
 
     def _confine(self, path: str) -> Path:
         try:

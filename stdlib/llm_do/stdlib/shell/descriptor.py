@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_do.runtime.approval_policy import Approval
@@ -30,6 +33,15 @@ class ShellArgs(BaseModel):
     timeout: float | None = Field(default=None, gt=0, description="Seconds to allow; capped by the toolset's timeout.")
 
 
+def argv_schema(toolset: str) -> dict[str, Any]:
+    """The derived `argv`: the command line as the toolset parses it (the command, then its
+    arguments as they will run), whose first word is one of the toolset's commands."""
+    from .commands import ALLOWLISTS
+
+    return {"argv": {"type": "array", "items": {"type": "string"},
+                     "prefixItems": [{"type": "string", "enum": sorted(ALLOWLISTS[toolset])}]}}
+
+
 def _shell(name: str, commands: str, approval_note: str, approval: Approval,
            capabilities: tuple[str, ...]) -> ToolsetDescriptor:
     return ToolsetDescriptor(
@@ -47,6 +59,7 @@ def _shell(name: str, commands: str, approval_note: str, approval: Approval,
                 args_model=ShellArgs,
                 approval=approval,
                 capabilities=capabilities,
+                derived_schema=partial(argv_schema, name),
             ),
         ),
         implementation="llm_do.stdlib.shell.toolset:ShellToolset",

@@ -49,6 +49,16 @@ class ShellToolset(StdlibToolset):
         except CommandRefused:
             return "allow"
 
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Adds `argv`, the command line as it will run (left out when it will be refused)."""
+        normalized = super().normalize_args(name, args)
+        if name == "shell":
+            try:
+                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).argv)
+            except CommandRefused:
+                pass
+        return normalized
+
     async def shell(self, command: str, timeout: float | None = None) -> str:
         try:
             plan = parse_command(self.descriptor.name, command, self.root)
@@ -117,7 +127,7 @@ async def run_argv(
 
     Output written before the timeout is kept. Cancelling the caller kills the group too.
     """
-    proc = await asyncio.create_subprocess_exec(
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *argv,
         executable=executable,
         cwd=cwd,
@@ -126,7 +136,20 @@ async def run_argv(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
-    )
+    ))
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while asyncio was still connecting the pipes: the process may be running
+        # already. Cancelling the spawn itself would wait for its pipes to close, i.e. for the
+        # command to end; kill its group instead.
+        try:
+            started = await asyncio.wait_for(asyncio.shield(spawn), KILL_GRACE)
+        except (OSError, TimeoutError):
+            raise asyncio.CancelledError from None
+        _kill_group(started.pid)
+        await asyncio.wait_for(started.wait(), KILL_GRACE)
+        raise
     assert proc.stdout is not None and proc.stderr is not None
     out, err = _Capture(keep_bytes), _Capture(keep_bytes)
     tasks = [

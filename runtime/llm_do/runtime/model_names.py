@@ -1,6 +1,7 @@
 """Model names as pydantic-ai reads them (`provider:model`), checked without importing pydantic-ai.
 
 The provider list mirrors `pydantic_ai.providers.infer_provider_class`; a test keeps the two in step.
+Standard library only: `build` (M001) and `exec --model` give the same message and hint from here.
 """
 
 from __future__ import annotations
@@ -37,12 +38,18 @@ def model_problem(name: str) -> tuple[str, str | None] | None:
         new = RENAMED_PROVIDERS[provider]
         return f"provider '{provider}' was renamed in pydantic-ai 2", f"write `{new}:{model}`"
     if provider not in KNOWN_PROVIDERS:
-        from .suggest import did_you_mean
-
-        return f"unknown model provider '{provider}' in '{name}'", did_you_mean(provider, KNOWN_PROVIDERS)
+        return f"unknown model provider '{provider}' in '{name}'", _did_you_mean(provider)
     if not model:
         return f"model '{name}' names no model after the provider", None
     return None
+
+
+def _did_you_mean(provider: str) -> str | None:
+    import difflib
+
+    match = difflib.get_close_matches(provider, sorted(KNOWN_PROVIDERS), n=1) or [
+        p for p in sorted(KNOWN_PROVIDERS) if p == provider.lower()]
+    return f"did you mean '{match[0]}'?" if match else None
 
 
 def matches_any(model: str, patterns: list[str]) -> bool:

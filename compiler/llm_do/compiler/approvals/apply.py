@@ -1,0 +1,127 @@
+"""A worker's `approvals`, resolved: every rule parsed and checked where it stands in the file,
+and every tool given its approval (and, when a condition targets it, its rules).
+
+Findings carry the exact column inside the .worker file: the rule item's position plus the offset
+of the word inside the rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..diagnostics import Diagnostic, Location, Related, diagnostic
+from ..suggest import did_you_mean
+from .check import check_condition
+from .effect import overruled_by, unconditional_approval
+from .grammar import RuleSyntaxError, parse_rule
+from .nodes import ApprovalRule
+from .params import ToolParams
+
+if TYPE_CHECKING:
+    from ..stages.resolve import ResolvedTool, ResolvedWorker
+
+
+class RulePlaces:
+    """Where each rule's text starts in the .worker file, for columns inside a rule."""
+
+    def __init__(self, worker: ResolvedWorker, source: str | None) -> None:
+        self.worker = worker
+        self.lines = source.split("\n") if source is not None else []
+
+    def at(self, index: int, offset: int | None = None) -> Location:
+        item = self.worker.parsed.at("approvals", index)
+        if offset is None or item.line is None or item.column is None or item.line > len(self.lines):
+            return item
+        text = self.worker.parsed.front.approvals[index]
+        line = self.lines[item.line - 1]
+        start = item.column - 1
+        if line[start:start + 1] in ("'", '"'):
+            start += 1
+        if line[start:start + len(text)] != text:  # escapes or a folded scalar: the item is as close as we get
+            return item
+        return Location(file=item.file, line=item.line, column=start + offset + 1)
+
+
+def apply_rules(worker: ResolvedWorker, source: str | None, params_of: Callable[[ResolvedTool], ToolParams | None],
+                diagnostics: list[Diagnostic]) -> None:
+    places = RulePlaces(worker, source)
+    groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
+    opaque = [u.name for u in worker.toolsets if u.opaque_approval is not None]
+    applying: dict[str, list[ApprovalRule]] = {name: [] for name in worker.tools}
+    by_rule: dict[int, list[str]] = {}
+    for i, text in enumerate(worker.parsed.front.approvals):
+        try:
+            rule = parse_rule(text, i)
+        except RuleSyntaxError as exc:
+            diagnostics.append(diagnostic("A001", str(exc), places.at(i, exc.column)))
+            continue
+        worker.rules.append(rule)
+        targeted = [t for t in worker.tools.values() if rule.targets(t.name, t.group)]
+        hits_opaque = [name for name in opaque if rule.targets("", name)]
+        hidden = worker.tools_unknown or any(rule.targets(n, n) for n in worker.unknown_names)
+        if not targeted and rule.target not in groups and not hidden:  # hidden: it may match a tool an error hides
+            diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools",
+                                          places.at(i, rule.target_column),
+                                          hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
+            continue
+        if not targeted and rule.target not in groups:
+            continue
+        if rule.condition is not None and hits_opaque:
+            diagnostics.append(diagnostic(
+                "A009", f"'{rule.text}' puts a condition on the tools of '{hits_opaque[0]}', whose parameters are known only at run time",
+                places.at(i, rule.target_column),
+                hint="name the tools the condition is for, or gate the toolset without a condition"))
+            continue
+        if rule.condition is None:
+            names = [t.name for t in targeted]
+        else:
+            if not targeted:
+                continue
+            candidates = {t.name: p for t in targeted if (p := params_of(t)) is not None}
+            names, findings = check_condition(rule, candidates) if candidates else ([], [])
+            for f in findings:
+                diagnostics.append(diagnostic(f.code, f.message, places.at(i, f.column), hint=f.hint))
+            if any(f.code in ("A003", "A004", "A005") for f in findings):
+                continue
+        by_rule[i] = names
+        for name in names:
+            applying[name].append(rule)
+    for name, tool in worker.tools.items():
+        rules = applying[name]
+        tool.approval = unconditional_approval(rules, tool.default_approval)
+        if any(r.condition is not None for r in rules):
+            tool.rules = rules
+    for use in worker.toolsets:
+        if use.opaque_approval is not None:
+            rules = [r for r in worker.rules if r.condition is None and (r.target == use.name or fnmatch.fnmatchcase("", r.target))]
+            use.opaque_approval = unconditional_approval(rules, use.opaque_approval)
+    _report_overruled(worker, applying, by_rule, places, diagnostics)
+
+
+def _report_overruled(worker: ResolvedWorker, applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],
+                      places: RulePlaces, diagnostics: list[Diagnostic]) -> None:
+    """A006 for each rule that decides no call: a deny or a later rule decides every call it matches."""
+    for rule in worker.rules:
+        names = by_rule.get(rule.index)
+        if not names:
+            continue
+        winners = [overruled_by(rule, applying[name]) for name in names]
+        if any(w is None for w in winners):
+            continue
+        winner = winners[0]
+        assert winner is not None
+        if winner.action == "deny" and rule.action != "deny":
+            message = f"'{rule.text}' has no effect: '{winner.text}' denies every call it matches, and a deny always wins"
+            hint = "allow the tools you want and deny the others by name"
+        elif winner.action == "deny":
+            message = f"'{rule.text}' has no effect: '{winner.text}' already denies every call it matches"
+            hint = "remove one of them"
+        else:
+            message = f"'{rule.text}' has no effect: the later '{winner.text}' decides every call it matches"
+            hint = "the last matching allow or ask decides; reorder or remove the rules"
+        where = places.at(winner.index, 0)
+        diagnostics.append(diagnostic("A006", message, places.at(rule.index, 0), hint=hint,
+                                      related=[Related(file=where.file, line=where.line, column=where.column,
+                                                       message="this rule decides instead")]))

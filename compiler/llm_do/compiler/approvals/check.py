@@ -1,0 +1,161 @@
+"""Checking a rule's condition against the tools it targets: which of them it applies to (those
+having every parameter it tests), and what is wrong with it (A003-A005, A007, A008).
+
+Pure: tools come in as `ToolParams`, findings go out with columns inside the rule's text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from llm_do.runtime.approval_policy import ORDERING_OPS, compare
+
+from ..suggest import did_you_mean
+from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, compares
+from .params import ToolParams, fits, json_type, types_of, values_of
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    code: str
+    message: str
+    column: int
+    """0-based offset in the rule's text."""
+    hint: str | None = None
+
+
+_PATH_NAME = re.compile(r"(^|_)(path|paths|file|filename|dir|directory|folder)$", re.I)
+
+
+def check_condition(rule: ApprovalRule, candidates: dict[str, ToolParams]) -> tuple[list[str], list[Finding]]:
+    """The tools among `candidates` the rule applies to, and the findings about its condition."""
+    assert rule.condition is not None
+    tests = compares(rule.condition)
+    applicable = [name for name, params in candidates.items()
+                  if all(params.lookup(t.param.path) is not None for t in tests)]
+    if not applicable:
+        return [], [_unknown_param(rule, tests, candidates)]
+    findings: dict[tuple[str, int], Finding] = {}
+    for name in applicable:
+        for finding in _type_findings(tests, candidates[name], name):
+            findings.setdefault((finding.code, finding.column), finding)
+    if findings:
+        return applicable, list(findings.values())
+    out: list[Finding] = []
+    if all(_static(rule.condition, candidates[name]) is False for name in applicable):
+        out.append(Finding(code="A007", column=rule.target_column, hint=_listed_values(tests, candidates[applicable[0]]),
+                           message=f"'{rule.text}' can never match: no call of {_names(applicable)} satisfies its condition"))
+    raw = [name for name in applicable if not candidates[name].normalized]
+    for test in tests:
+        if test.op == "glob" and raw and _path_like(test):
+            out.append(Finding(
+                code="A008", column=test.param.column,
+                message=f"'{test.param.text} ~ {test.value!r}' is matched against the raw argument of {_names(raw)}, "
+                        "which no toolset normalizes (`..`, `.` and symbolic links are not resolved)",
+                hint="check the path inside the tool, or use a stdlib filesystem toolset, whose paths rules see resolved"))
+            break
+    return applicable, out
+
+
+def _listed_values(tests: list[Compare], params: ToolParams) -> str | None:
+    """'argv[0]' is one of: ls, mv — what the schema allows of the parameters tested."""
+    shown = []
+    for test in tests:
+        schema = params.lookup(test.param.path)
+        values = values_of(schema, params.schema) if schema is not None else None
+        if values is not None:
+            shown.append(f"'{test.param.text}' is one of: {', '.join(_literal(v) for v in values)}")
+    return "; ".join(dict.fromkeys(shown)) or None
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _unknown_param(rule: ApprovalRule, tests: list[Compare], candidates: dict[str, ToolParams]) -> Finding:
+    known = sorted({n for p in candidates.values() for n in p.names()})
+    for test in tests:
+        if not any(p.lookup(test.param.path) is not None for p in candidates.values()):
+            head = str(test.param.path[0])
+            where = f"'{rule.target}'" if len(candidates) != 1 else f"tool '{next(iter(candidates))}'"
+            what = f"no parameter '{test.param.text}'" if any(head in p.names() for p in candidates.values()) \
+                else f"no parameter '{head}'"
+            hint = did_you_mean(head, known) if head not in known else None
+            if hint is None and known:
+                hint = f"parameters: {', '.join(known)}"
+            return Finding(code="A003", column=test.param.column, message=f"{where} has {what}", hint=hint)
+    return Finding(code="A003", column=tests[0].param.column,
+                   message=f"no tool of '{rule.target}' has every parameter the condition tests",
+                   hint="split the rule: one per tool")
+
+
+def _type_findings(tests: list[Compare], params: ToolParams, tool: str) -> list[Finding]:
+    out: list[Finding] = []
+    for test in tests:
+        schema = params.lookup(test.param.path)
+        assert schema is not None
+        types = types_of(schema, params.schema)
+        name = test.param.text
+        if test.op == "glob":
+            if types is not None and "string" not in types:
+                out.append(Finding(code="A005", column=test.param.column,
+                                   message=f"'{name}' of '{tool}' is {_kinds(types)}, not a string: `~` matches strings only",
+                                   hint="compare it with ==, !=, <, <=, >, >= or in"))
+        elif test.op in ORDERING_OPS:
+            if json_type(test.value) not in ("integer", "number"):
+                out.append(Finding(code="A004", column=test.value_column,
+                                   message=f"`{test.op}` compares numbers; {_literal(test.value)} is not a number"))
+            elif types is not None and "number" not in types:
+                out.append(Finding(code="A004", column=test.param.column,
+                                   message=f"'{name}' of '{tool}' is {_kinds(types)}; `{test.op}` compares numbers"))
+        else:
+            values = test.value if test.op == "in" else (test.value,)
+            columns = test.value_columns if test.op == "in" else (test.value_column,)
+            for value, column in zip(values, columns):
+                if not fits(value, types):
+                    out.append(Finding(code="A004", column=column,
+                                       message=f"'{name}' of '{tool}' is {_kinds(types or frozenset())}: it never equals "
+                                               f"{_literal(value)}, {_kinds(frozenset({json_type(value)}))}"))
+    return out
+
+
+def _kinds(types: frozenset[str]) -> str:
+    """`frozenset({'string', 'null'})` -> 'null or a string'."""
+    shown = sorted({"number" if t == "integer" else t for t in types})
+    return " or ".join("null" if t == "null" else ("an " if t in ("array", "object") else "a ") + t for t in shown)
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _path_like(test: Compare) -> bool:
+    leaf = next((s for s in reversed(test.param.path) if isinstance(s, str)), "")
+    return "/" in str(test.value) or bool(_PATH_NAME.search(leaf))
+
+
+def _static(condition: Condition, params: ToolParams) -> bool | None:
+    """The condition's value when the schema's listed values (`enum`) settle it, else None."""
+    if isinstance(condition, Negation):
+        inner = _static(condition.arg, params)
+        return None if inner is None else not inner
+    if isinstance(condition, Junction):
+        results = [_static(arg, params) for arg in condition.args]
+        if condition.op == "and":
+            return False if False in results else (True if all(r is True for r in results) else None)
+        return True if True in results else (False if all(r is False for r in results) else None)
+    if condition.op == "in" and not condition.value:
+        return False
+    schema = params.lookup(condition.param.path)
+    values = values_of(schema, params.schema) if schema is not None else None
+    if values is None:
+        return None
+    outcomes = {compare(condition.op, v, list(condition.value) if condition.op == "in" else condition.value) for v in values}
+    return outcomes.pop() if len(outcomes) == 1 else None

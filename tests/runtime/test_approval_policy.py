@@ -1,0 +1,164 @@
+"""The stdlib-only evaluator of approval rules (`approval_policy`): every operator, the glob
+dialect, unsettled conditions, and the order of precedence (deny wins, else the last matching
+allow/ask, else the default). These pin every branch: the module is a mutation-testing target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llm_do.runtime.approval_policy import MISSING, compare, decide, glob_matches, holds, lookup, same_value
+
+
+def cond(op: str, param: list[Any], value: Any) -> dict[str, Any]:
+    return {"op": op, "param": param, "value": value}
+
+
+@pytest.mark.parametrize(("pattern", "value", "matches"), [
+    ("output/**", "output/a.txt", True),
+    ("output/**", "output/a/b/c.txt", True),
+    ("output/**", "output", False),
+    ("output/**", "outputs/a", False),
+    ("*.py", "a.py", True),
+    ("*.py", "src/a.py", False),  # `*` does not cross `/`
+    ("**/*.py", "a.py", True),  # a leading `**/` also matches no directory
+    ("**/*.py", "src/deep/a.py", True),
+    ("src/**/x", "src/x", True),
+    ("src/**/x", "src/a/b/x", True),
+    ("a?c", "abc", True),
+    ("a?c", "a/c", False),  # nor does `?`
+    ("a**", "a/b/c", True),  # `**` does
+    (".env*", ".env", True),
+    (".env*", ".env.local", True),
+    (".env*", "x/.env", False),
+    ("a.b", "axb", False),  # everything else stands for itself
+    ("[ab]", "a", False),
+    ("[ab]", "[ab]", True),
+    ("Out/*", "out/x", False),  # case-sensitive
+    ("*", "", True),
+    ("x", "x\ny", False),
+])
+def test_glob_dialect(pattern: str, value: str, matches: bool) -> None:
+    assert glob_matches(pattern, value) is matches
+
+
+@pytest.mark.parametrize(("op", "actual", "expected", "result"), [
+    ("glob", "out/a", "out/*", True),
+    ("glob", "src/a", "out/*", False),
+    ("glob", 3, "*", False),  # a glob matches strings only
+    ("==", "a", "a", True),
+    ("==", "a", "b", False),
+    ("==", 1, 1.0, True),
+    ("==", True, 1, False),  # a boolean equals no number
+    ("==", 1, True, False),
+    ("==", None, None, True),
+    ("==", ["a", 1], ["a", 1], True),
+    ("==", ["a", 1], ["a", 2], False),
+    ("==", ["a"], ["a", 1], False),
+    ("==", "1", 1, False),
+    ("!=", "a", "b", True),
+    ("!=", "a", "a", False),
+    ("!=", True, 1, True),
+    ("<", 1, 2, True),
+    ("<", 2, 2, False),
+    ("<=", 2, 2, True),
+    ("<=", 3, 2, False),
+    (">", 3, 2, True),
+    (">", 2, 2, False),
+    (">=", 2, 2, True),
+    (">=", 1, 2, False),
+    ("<", "a", 2, False),  # ordering compares numbers only
+    ("<", True, 2, False),
+    (">=", 2, "1", False),
+    ("in", "git", ["git", "mv"], True),
+    ("in", "rm", ["git", "mv"], False),
+    ("in", 1, [True], False),
+    ("in", "x", [], False),
+])
+def test_each_operator(op: str, actual: Any, expected: Any, result: bool) -> None:
+    assert compare(op, actual, expected) is result
+
+
+def test_an_unknown_operator_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown operator"):
+        compare("~=", "a", "a")
+
+
+def test_same_value_of_tuples_and_lists() -> None:
+    assert same_value(("a",), ["a"])
+    assert not same_value({"a": 1}, {"a": 2})
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (["path"], "a"),
+    (["argv", 0], "ls"),
+    (["argv", -1], "x"),
+    (["argv", 2], MISSING),
+    (["argv", -3], MISSING),
+    (["opts", "depth"], 2),
+    (["opts", "nope"], MISSING),
+    (["nope"], MISSING),
+    (["path", 0], MISSING),  # not a list
+    (["argv", "0"], MISSING),  # a key into a list
+    (["opts", True], MISSING),
+])
+def test_lookup(path: list[Any], value: Any) -> None:
+    args = {"path": "a", "argv": ["ls", "x"], "opts": {"depth": 2}}
+    assert lookup(args, path) == value if value is not MISSING else lookup(args, path) is MISSING
+
+
+A = cond("==", ["a"], 1)
+B = cond("==", ["b"], 1)
+GONE = cond("==", ["gone"], 1)
+
+
+@pytest.mark.parametrize(("condition", "args", "result"), [
+    (A, {"a": 1}, True),
+    (A, {"a": 2}, False),
+    (GONE, {}, None),  # a parameter the call lacks settles nothing
+    ({"op": "not", "arg": A}, {"a": 1}, False),
+    ({"op": "not", "arg": A}, {"a": 2}, True),
+    ({"op": "not", "arg": GONE}, {}, None),  # `not` of unsettled stays unsettled
+    ({"op": "and", "args": [A, B]}, {"a": 1, "b": 1}, True),
+    ({"op": "and", "args": [A, B]}, {"a": 1, "b": 2}, False),
+    ({"op": "and", "args": [GONE, A]}, {"a": 2}, False),  # false whatever the unsettled side
+    ({"op": "and", "args": [GONE, A]}, {"a": 1}, None),
+    ({"op": "or", "args": [A, B]}, {"a": 2, "b": 1}, True),
+    ({"op": "or", "args": [A, B]}, {"a": 2, "b": 2}, False),
+    ({"op": "or", "args": [GONE, A]}, {"a": 1}, True),  # true whatever the unsettled side
+    ({"op": "or", "args": [GONE, A]}, {"a": 2}, None),
+    ({"op": "or", "args": [{"op": "and", "args": [A, {"op": "not", "arg": B}]}, cond("in", ["c"], ["x"])]},
+     {"a": 1, "b": 2, "c": "y"}, True),
+])
+def test_holds(condition: dict[str, Any], args: dict[str, Any], result: bool | None) -> None:
+    assert holds(condition, args) is result
+
+
+def rule(action: str, when: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"action": action, "when": when, "text": action}
+
+
+PY = cond("glob", ["path"], "**/*.py")
+OUT = cond("glob", ["path"], "output/**")
+
+
+@pytest.mark.parametrize(("rules", "path", "approval"), [
+    ([], "a.py", "ask"),  # no rule: the default
+    ([rule("allow", OUT)], "x.txt", "ask"),  # no matching rule: the default
+    ([rule("allow", OUT)], "output/x.txt", "allow"),
+    ([rule("deny", PY), rule("allow")], "a.py", "deny"),  # a deny wins, even before a later allow
+    ([rule("allow"), rule("deny", PY)], "a.py", "deny"),
+    ([rule("deny", PY), rule("allow")], "a.txt", "allow"),
+    ([rule("ask"), rule("allow", OUT)], "output/a", "allow"),  # allow/ask: the last matching decides
+    ([rule("allow", OUT), rule("ask")], "output/a", "ask"),
+    ([rule("allow"), rule("ask", OUT)], "x", "allow"),
+    ([rule("deny", cond("glob", ["gone"], "*")), rule("allow", {"op": "not", "arg": cond("glob", ["gone"], "*")})],
+     "x", "ask"),  # unsettled conditions match nothing
+])
+def test_decide(rules: list[dict[str, Any]], path: str, approval: str) -> None:
+    assert decide(rules, {"path": path}, "ask") == approval
+
+
+def test_decide_keeps_auto_for_the_toolset() -> None:
+    assert decide([rule("deny", PY)], {"path": "a.txt"}, "auto") == "auto"
