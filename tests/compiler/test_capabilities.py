@@ -250,3 +250,17 @@ def test_r001_and_r002(tmp_path: Path) -> None:
     # gating the call removes R001; R002 stays (main can still write through helper)
     (root / "main.worker").write_text(worker("model: test\ntoolsets: [helper]\napprovals: [ask helper]"))
     assert lint_codes(root) == [("R002", "main.worker", 3)]
+
+
+def test_a_write_restricted_by_a_condition_is_shown_so(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("model: test\ntoolsets: [filesystem_project]\n"
+                              "approvals:\n  - \"allow write_file(path ~ 'output/**')\""),
+    })
+    write = by_worker(caps_json(root))["main"]["fs.write:project/**"]
+    assert write["gate"] == "conditional"
+    assert write["gated_steps"] == [{"worker": "main", "tool": "write_file", "approval": "conditional", "by": "rules",
+                                     "rules": ["allow write_file(path ~ 'output/**')"]}]
+    text = run_cli("capabilities", root).stdout
+    assert "[conditional at main.write_file by allow write_file(path ~ 'output/**')]" in text
+    assert lint_codes(root) == []  # not R001: only writes below output/ go unasked
