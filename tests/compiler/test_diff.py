@@ -241,6 +241,11 @@ def test_git_rev_compares_the_committed_project(repo: Path) -> None:
     git(repo, "commit", "-qam", "allow editor")
     assert diff("git:HEAD~1:app", "git:HEAD:app", cwd=repo / "docs").exit_code == 1
     assert diff("git:HEAD", ".", cwd=app).exit_code == 0
+    caps = run_cli("capabilities", "git:HEAD~1:app", "--format", "json", cwd_to=repo)
+    assert caps.exit_code == 0, caps.stderr
+    main = next(w for w in caps.json()["workers"] if w["name"] == "main")
+    write = next(c for c in main["capabilities"] if c["capability"] == "fs.write:project/drafts/**")
+    assert write["gate"] == "ask"  # at HEAD~1 main still asked before calling editor
 
 
 @pytest.mark.parametrize(("spec", "cwd", "message"), [
