@@ -303,6 +303,13 @@ def test_every_alias_and_removed_key_is_in_legacy_md() -> None:
     assert f"`{legacy.LEGACY_WORKER_SUFFIX}`" in text
 
 
+def test_every_key_set_to_what_llm_do_does_anyway_is_in_legacy_md() -> None:
+    section = _section(_doc("legacy.md"), "## Keys set to what llm-do does anyway")
+    rows = re.findall(r"^\| project\.json \| `([^`]+)` \| `([^`]+)` \| (.+) \|$", section, re.M)
+    assert sorted(rows) == sorted((".".join(p), json.dumps(v), why) for p, (v, why) in legacy.MANIFEST_ALREADY.items())
+    assert set(legacy.MANIFEST_ALREADY) <= set(legacy.MANIFEST_REMOVED)
+
+
 # --- links between the documents
 
 

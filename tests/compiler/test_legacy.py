@@ -169,9 +169,11 @@ def _with(path: tuple[str, ...], value: Any) -> dict[str, Any]:
 MANIFEST_CASES = [
     (("runtime", "agent_calls_require_approval"), True, "ask"),
     (("runtime", "agent_attachments_require_approval"), True, "attachments"),
-    (("allow_cli_input",), True, "entry.args"),
+    (("allow_cli_input",), False, "entry.args"),
+    (("runtime", "auth_mode"), "oauth_required", "environment"),
+    (("runtime", "return_permission_errors"), False, "tool result"),
+    (("runtime", "agent_approval_overrides"), {"main": {"calls_require_approval": True}}, "ask"),
     (("entry", "function"), "tools.py:main", "entry.worker"),
-    (("entry", "input"), {"input": "x"}, "args"),
 ]
 
 
@@ -192,6 +194,52 @@ def test_removed_manifest_keys_are_l001_with_a_hint(tmp_path: Path, path, value,
     assert line.index(f'"{path[-1]}"') + 1 == l001["column"]
     # Nothing else is wrong with the project.
     assert [d["code"] for d in diags if d["severity"] == "error"] == ["L001"]
+
+
+# (manifest key path, the value that is llm-do's behaviour anyway)
+ALREADY_CASES = [
+    (("runtime", "agent_calls_require_approval"), False),
+    (("runtime", "agent_attachments_require_approval"), False),
+    (("runtime", "return_permission_errors"), True),
+    (("runtime", "auth_mode"), "oauth_off"),
+    (("runtime", "agent_approval_overrides"), {}),
+    (("allow_cli_input",), True),
+]
+
+
+@pytest.mark.parametrize("path, value", ALREADY_CASES, ids=[".".join(c[0]) for c in ALREADY_CASES])
+def test_keys_set_to_what_llm_do_does_anyway_are_an_info_note(tmp_path: Path, path, value) -> None:
+    root = write_project(tmp_path / "proj", {"project.json": _with(path, value), "main.agent": worker("name: main\nmodel: test", "Hi.")})
+    code, diags, _ = lint(root)
+    assert code == 0, diags
+    (note,) = [d for d in diags if d["code"] == "L003"]
+    assert note["severity"] == "info"
+    assert note["file"] == "project.json"
+    assert f"'{path[-1]}: {json.dumps(value)}'" in note["message"]
+    assert "remove it" in note["hint"]
+    line = (root / "project.json").read_text().splitlines()[note["line"] - 1]
+    assert line.index(f'"{path[-1]}"') + 1 == note["column"]
+    assert not [d for d in diags if d["severity"] == "error"]
+
+
+def test_a_value_of_another_type_is_not_taken_for_the_default(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {"project.json": _with(("runtime", "agent_calls_require_approval"), 0),
+                                             "main.agent": worker("name: main\nmodel: test", "Hi.")})
+    code, diags, _ = lint(root)
+    assert code == 1
+    assert [d["code"] for d in diags if d["severity"] == "error"] == ["L001"]
+
+
+@pytest.mark.parametrize("old, new, value", [("input", "args", {"input": "hello"}), ("name", "worker", "main")])
+def test_entry_keys_with_an_equivalent_are_translated(tmp_path: Path, old: str, new: str, value: Any) -> None:
+    manifest = {"version": 1, "agent_files": ["main.agent"], "entry": {"agent": "main", "args": {"input": "hello"}}}
+    manifest["entry"].pop(new if new == "args" else "agent")
+    manifest["entry"][old] = value
+    root = write_project(tmp_path / "proj", {"project.json": manifest, "main.agent": worker("name: main\nmodel: test", "Hi.")})
+    result = run_cli("build", root)
+    assert result.exit_code == 0, result.stderr
+    bundle = json.loads((root / "bundle.lock").read_text())
+    assert bundle["entry"] == {"worker": "main", "args": {"input": "hello"}}
 
 
 def test_entry_true_in_an_agent_file_is_l001(tmp_path: Path) -> None:

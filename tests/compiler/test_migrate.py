@@ -96,7 +96,7 @@ def test_entry_true_and_removed_keys(tmp_path: Path) -> None:
     )
     result = run_cli("migrate", root)
     assert result.exit_code == 0, result.stderr
-    assert "allow_cli_input" in result.stderr  # says what it removed
+    assert "removed allow_cli_input: already what llm-do does" in result.stderr  # says what it removed, and why
     manifest = json.loads((root / "project.json").read_text())
     assert manifest["entry"]["worker"] == "start"
     assert "allow_cli_input" not in manifest

@@ -218,6 +218,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("L002", "legacy-recursion", "warning", "A `.agent` worker on a call cycle.",
          "The .agent format cannot declare recursion, so the build accepts the cycle. Migrate the "
          "worker to a .worker file and add `recursive: true`."),
+    Rule("L003", "legacy-key-default", "info", "A key of the `.agent` era set to what llm-do does anyway.",
+         "The key has no place in today's format, but its value asks for nothing llm-do does not do "
+         "already, so the build goes on without it. Remove it, or let `llm-do migrate` do so."),
     # --- C: configuration of the checks themselves
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
          "A project may silence warning and info codes; errors always stay."),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .legacy import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED
+from .legacy import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 from .stages.parse import split_front_matter
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
             for part in path[:-1]:
                 parent = parent.get(part) if isinstance(parent, dict) else None
             if isinstance(parent, dict) and path[-1] in parent:
-                del parent[path[-1]]
+                value = parent.pop(path[-1])
+                if why := already_done(path, value):
+                    hint = f"already what llm-do does: {why}"
                 plan.notes.append(f"removed {'.'.join(path)}: {hint}")
         plan.writes["project.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return plan

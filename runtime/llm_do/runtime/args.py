@@ -39,6 +39,15 @@ class Attachment(BaseModel):
 PromptContent = str | Attachment
 """One part of a prompt: text or an attachment."""
 
+EMPTY_INPUT = "(no input)"
+
+
+def get_display_text(messages: list[PromptContent]) -> str:
+    """The text parts of a prompt joined by spaces, for logs and displays (`(no input)` when
+    there is no text); attachments are left out. A name of the `.agent` era, kept as it was."""
+    text = " ".join(p for p in messages if isinstance(p, str))
+    return text if text.strip() else EMPTY_INPUT
+
 
 class WorkerArgs(BaseModel):
     """Base class of every worker input schema.

@@ -99,6 +99,7 @@ class LoadedBundle:
         """Relative path -> the bytes of every Python source, read once and verified at load:
         what the run imports (`verified_imports`), whatever the files say later."""
         self._workers: dict[str, WorkerSpec] = {}
+        self._agent_era: bool | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -130,9 +131,21 @@ class LoadedBundle:
     def toolset(self, key: str) -> dict[str, Any] | None:
         return self.text.member("toolsets", key)
 
+    @property
+    def agent_era(self) -> bool:
+        """Built from `.agent` files (spec/legacy.md): the project's Python is of pydantic-ai 1.x."""
+        if self._agent_era is None:  # a search of the bytes: decoding thousands of names costs 100 ms
+            self._agent_era = b'.agent": {' in self.text.section_bytes("sources")
+        return self._agent_era
+
     def import_module(self, name: str) -> Any:
         """Module `name` for this run: a project module from its verified bytes, anything else as
-        Python imports it. Raises `BundleRefused` for a project module that is not verified."""
+        Python imports it. Raises `BundleRefused` for a project module that is not verified.
+        The Python of an `.agent`-era project gets pydantic-ai 1.x's tools (`legacy_tools`)."""
+        if self.agent_era:
+            from .legacy_tools import enable_for_bundle
+
+            enable_for_bundle(self)
         if not self.python_sources:
             import importlib
 

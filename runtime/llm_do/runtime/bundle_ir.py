@@ -199,6 +199,9 @@ class Bundle(Node):
     defaults: DefaultsNode
     sources: dict[str, SourceEntry]
     packages: dict[str, str] = Field(default_factory=dict)
+    model_factories: dict[str, str] = Field(default_factory=dict)
+    """Provider prefix -> the project module whose import registers a model factory for it
+    (`llm_do.register_model_factory`); left out when the project registers none."""
     toolsets: dict[str, ToolsetNode]
     workers: dict[str, WorkerNode]
 

@@ -25,13 +25,16 @@ SPECIAL_MODELS = frozenset({"test"})
 """Names pydantic-ai resolves without a provider: `test` is its TestModel."""
 
 
-def model_problem(name: str) -> tuple[str, str | None] | None:
-    """(message, hint) when pydantic-ai would not know the model's provider; None when it would."""
+def model_problem(name: str, registered: frozenset[str] | set[str] = frozenset()) -> tuple[str, str | None] | None:
+    """(message, hint) when neither pydantic-ai nor a model factory the project registers
+    (`registered` prefixes) would know the model's provider; None when one would."""
     if name in SPECIAL_MODELS:
         return None
     provider, sep, model = name.partition(":")
     if not sep:
         return f"model '{name}' has no provider prefix", f"write it as `provider:{name}`, e.g. `openai:{name}`"
+    if provider in registered:
+        return None if model else (f"model '{name}' names no model after the provider", None)
     if provider.startswith("gateway/"):
         provider = provider.removeprefix("gateway/")
     if provider in RENAMED_PROVIDERS:

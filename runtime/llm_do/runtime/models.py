@@ -52,9 +52,19 @@ def model_label(model: Any) -> str:
 
 
 def build_model(model: Any) -> Any:
-    """A pydantic-ai Model from a name, importing the provider now; Model objects pass through."""
+    """A pydantic-ai Model from a name, importing the provider now; Model objects pass through. A
+    prefix the project registered a model factory for is built by that factory."""
     if not isinstance(model, str):
         return model
+    from .model_factories import factory_for
+
+    registered = factory_for(model)
+    if registered is not None:
+        factory, name = registered
+        try:
+            return factory(name)
+        except Exception as exc:  # the project's factory: one line, never a traceback
+            raise ModelProblem(f"cannot use model '{model}': its model factory raised {type(exc).__name__}: {exc}") from None
     from pydantic_ai.exceptions import UserError
     from pydantic_ai.models import infer_model
 

@@ -159,11 +159,25 @@ class Runtime:
             label = model_label(chosen)
             if isinstance(chosen, str):
                 if chosen not in self._models:
+                    self._import_model_factory(chosen)
                     self._models[chosen] = build_model(chosen)
                 chosen = self._models[chosen]
         except ModelProblem as exc:
             raise RunFailed(str(exc)) from None
         return chosen, label
+
+    def _import_model_factory(self, model: str) -> None:
+        """Import the project module that registers the model's provider prefix, if one does
+        (the bundle's `model_factories`), so that its factory builds the model."""
+        module = (self.bundle.text.get("model_factories") or {}).get(model.partition(":")[0])
+        if module is None:
+            return
+        try:
+            self.bundle.import_module(module)
+        except BundleRefused:
+            raise
+        except Exception as exc:  # user code: report, do not crash the runtime with a traceback
+            raise ModelProblem(f"cannot use model '{model}': importing '{module}' failed: {type(exc).__name__}: {exc}") from None
 
     def _agent(self, spec: WorkerSpec) -> Any:
         agent = self._agents.get(spec.name)

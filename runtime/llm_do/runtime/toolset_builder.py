@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from . import user_code
-from .approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from .bundle import BundleRefused, ToolsetUse, WorkerSpec
 from .errors import ToolsetProblem
 
@@ -95,7 +94,10 @@ def _python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> 
     value = dict(user_code.exported_toolsets(module)).get(node["key"])
     if value is None:
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
-    toolset = value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
-    if use.opaque_approval is not None:
-        toolset = toolset.with_metadata(**{APPROVAL_METADATA_KEY: use.opaque_approval, TOOLSET_METADATA_KEY: node["name"]})
-    return toolset
+    if use.opaque_approval is None:
+        return value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False)
+    from .toolset_approvals import factory_with_approvals, with_approvals
+
+    if isinstance(value, AbstractToolset):
+        return with_approvals(value, use.opaque_approval, node["name"])
+    return DynamicToolset(factory_with_approvals(value, use.opaque_approval, node["name"]), per_run_step=False)

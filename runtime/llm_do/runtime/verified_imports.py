@@ -23,8 +23,9 @@ import sys
 import weakref
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, all_suffixes
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .canonical import source_hash
 from .refused import REBUILD, BundleRefused
@@ -33,7 +34,14 @@ from .user_code import module_name
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .bundle import LoadedBundle
+
+class LoadedBundle(Protocol):
+    """What the hook needs of a loaded bundle (`bundle.LoadedBundle`, which imports this module)."""
+
+    path: Path
+    root: Path
+    python_sources: dict[str, bytes]
+    """Relative path -> the bytes read and hashed when the bundle was loaded."""
 
 
 class UnverifiedImport(BundleRefused, ImportError):

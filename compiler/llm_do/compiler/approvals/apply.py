@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
@@ -20,13 +20,39 @@ from .nodes import ApprovalRule
 from .params import ToolParams
 
 if TYPE_CHECKING:
-    from ..stages.resolve import ResolvedTool, ResolvedWorker
+    from ..stages.parse import ParsedWorker
+
+
+class RuledTool(Protocol):
+    """A tool of a worker as the rules see it (`resolve.RuledTool`)."""
+
+    name: str
+    group: str
+    default_approval: str
+    approval: str
+    rules: list[ApprovalRule]
+
+
+class RuledToolset(Protocol):
+    name: str
+    opaque_approval: str | None
+
+
+class RuledWorker(Protocol):
+    """A resolved worker as the rules see it (`resolve.RuledWorker`, which calls `apply_rules`)."""
+
+    parsed: ParsedWorker
+    tools: dict[str, RuledTool]
+    toolsets: list[RuledToolset]
+    rules: list[ApprovalRule]
+    tools_unknown: bool
+    unknown_names: set[str]
 
 
 class RulePlaces:
     """Where each rule's text starts in the .worker file, for columns inside a rule."""
 
-    def __init__(self, worker: ResolvedWorker, source: str | None) -> None:
+    def __init__(self, worker: RuledWorker, source: str | None) -> None:
         self.worker = worker
         self.lines = source.split("\n") if source is not None else []
 
@@ -44,7 +70,7 @@ class RulePlaces:
         return Location(file=item.file, line=item.line, column=start + offset + 1)
 
 
-def apply_rules(worker: ResolvedWorker, source: str | None, params_of: Callable[[ResolvedTool], ToolParams | None],
+def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[RuledTool], ToolParams | None],
                 diagnostics: list[Diagnostic]) -> None:
     places = RulePlaces(worker, source)
     groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
@@ -100,7 +126,7 @@ def apply_rules(worker: ResolvedWorker, source: str | None, params_of: Callable[
     _report_overruled(worker, applying, by_rule, places, diagnostics)
 
 
-def _report_overruled(worker: ResolvedWorker, applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],
+def _report_overruled(worker: RuledWorker, applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],
                       places: RulePlaces, diagnostics: list[Diagnostic]) -> None:
     """A006 for each rule that decides no call: a deny or a later rule decides every call it matches."""
     for rule in worker.rules:

@@ -222,16 +222,29 @@ def _editable_installs() -> list[tuple[str, str, str]]:
     return out
 
 
+def _registered_prefixes() -> set[str]:
+    """Prefixes given to `register_model_factory` so far (its module is loaded only if user code did)."""
+    registry = sys.modules.get("llm_do.runtime.model_factories")
+    return set(registry.registered_prefixes()) if registry is not None else set()
+
+
 def answer(request: Request) -> Facts:
     root = Path(request.root).resolve()
     user_code.add_root(str(root))
+    if request.agent_era:
+        from llm_do.runtime import legacy_tools
+
+        legacy_tools.enable(str(root))
     facts = Facts(imported=True)
     failed: dict[str, PyError] = {}
     for rel in request.python_files:
+        before = _registered_prefixes()
         fact, _ = _module(root, rel)
         facts.modules[rel] = fact
         if fact.error:
             failed[fact.module] = fact.error
+        for prefix in sorted(_registered_prefixes() - before):
+            facts.model_factories[prefix] = rel
     classes: dict[str, Any] = {}
     for req in request.classes:
         facts.classes[req.ref], classes[req.ref] = _class(root, req, failed)

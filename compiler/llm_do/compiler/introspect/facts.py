@@ -82,6 +82,9 @@ class Facts(BaseModel):
     """Project files the imports loaded (helper modules included): hashed sources of the bundle."""
     packages: dict[str, str] = Field(default_factory=dict)
     """Distribution name -> version, for `package.module` references."""
+    model_factories: dict[str, str] = Field(default_factory=dict)
+    """Provider prefix -> the project file whose import registered a model factory for it
+    (`llm_do.register_model_factory`)."""
     failure: PyError | None = None
     """The subprocess itself failed or timed out; `failure_code` says which."""
     failure_code: str | None = None
@@ -99,3 +102,6 @@ class Request(BaseModel):
     python_files: list[str]
     classes: list[ClassRequest]
     validate_args: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    agent_era: bool = False
+    """The project has `.agent` files: its Python gets pydantic-ai 1.x's `FunctionToolset.tool`
+    (see `llm_do.runtime.legacy_tools`)."""

@@ -25,6 +25,8 @@ def read_statically(sources: SourceMap, python_files: list[str], classes: list[C
         facts.modules[rel] = fact
         if tree is not None:
             trees[fact.module] = tree
+            for prefix in registered_prefixes(tree):
+                facts.model_factories.setdefault(prefix, rel)
     for req in classes:
         fact = ClassFact(ref=req.ref, module=req.module, qualname=req.qualname, file=req.file)
         facts.classes[req.ref] = fact
@@ -39,6 +41,22 @@ def read_statically(sources: SourceMap, python_files: list[str], classes: list[C
             continue
         _class_fact(tree, fact)
     return facts
+
+
+def registered_prefixes(tree: ast.Module) -> list[str]:
+    """Prefixes a module registers at its top level with a literal:
+    `register_model_factory("my-gateway", build)` (or `llm_do.register_model_factory(...)`)."""
+    out = []
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        first = call.args[0]
+        if name == "register_model_factory" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            out.append(first.value.strip())
+    return out
 
 
 def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None]:

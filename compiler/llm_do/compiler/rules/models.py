@@ -1,4 +1,5 @@
-"""M001-M003: model names pydantic-ai can resolve, and compatible_models that the default fits."""
+"""M001-M003: model names pydantic-ai (or a model factory the project registers) can resolve, and
+compatible_models that the default fits."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from ..stages.resolve import ResolvedProject
 def check_models(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     default = project.manifest.defaults.model
-    if default is not None and (problem := model_problem(default)):
+    registered = set(project.facts.model_factories)
+    if default is not None and (problem := model_problem(default, registered)):
         out.append(diagnostic("M001", problem[0], project.loaded.at("defaults", "model", key=False), hint=problem[1]))
     for name in sorted(project.workers):
         parsed = project.workers[name].parsed
         front = parsed.front
-        if front.model is not None and (problem := model_problem(front.model)):
+        if front.model is not None and (problem := model_problem(front.model, registered)):
             out.append(diagnostic("M001", problem[0], parsed.at("model"), hint=problem[1]))
         if front.model is not None and front.compatible_models is not None:
             out.append(diagnostic("M002", f"'{name}' sets both model and compatible_models", parsed.at("compatible_models", key=True),

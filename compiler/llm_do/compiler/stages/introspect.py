@@ -13,6 +13,7 @@ from ..diagnostics import Diagnostic, diagnostic
 from ..introspect.facts import ClassRequest, Facts, Request
 from ..introspect.static_reader import read_statically
 from ..introspect.subprocess_runner import introspect as run_child
+from ..legacy import LEGACY_WORKER_SUFFIX
 from ..schema_refs import RefError, SchemaRef, parse_ref
 from ..sources import OutsideRoot
 from .load import LoadedProject
@@ -61,7 +62,9 @@ def introspect(
         return read_statically(project.sources, project.python_files, requests)
     entry_args = project.manifest.entry.args if project.manifest and project.manifest.entry else None
     validate = [(entry_ref.text, entry_args)] if entry_ref is not None and entry_args is not None else []
-    request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate)
+    agent_era = any(f.endswith(LEGACY_WORKER_SUFFIX) for f in project.worker_files)
+    request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate,
+                      agent_era=agent_era)
     return run_child(request, project.root)
 
 

@@ -185,4 +185,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "toolsets": _toolset_nodes(project),
         "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
     }
+    if project.facts.model_factories:
+        modules = project.facts.modules
+        doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}
     return doc

@@ -1,0 +1,35 @@
+"""llm-do: a compiler and runtime for multi-worker LLM projects.
+
+`llm_do` spans three source roots (compiler/, runtime/, stdlib/); this is its one `__init__.py`,
+and `extend_path` merges the other roots' `llm_do` directories into the package, so the editable
+install (three directories on sys.path) and the wheel (one directory) import alike.
+
+The names below are what projects of the `.agent` era import from `llm_do` itself; each is loaded
+on first use, so `import llm_do.runtime` (every `llm-do exec`) costs nothing more.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pkgutil import extend_path
+from typing import TYPE_CHECKING, Any
+
+__path__ = extend_path(__path__, __name__)
+
+_EXPORTS: dict[str, str] = {
+    "register_model_factory": "llm_do.runtime.model_factories",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from llm_do.runtime.model_factories import register_model_factory
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'llm_do' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,135 @@
+"""The anchor's example projects (zby/llm-do at 8d2109a, vendored under projects/) build unchanged,
+and those the test model can play run with `exec --model test --approve-all "Say hello."`.
+
+Every project is built; none is skipped. A project is either played, built only (the reason says
+why the test model cannot play it), or waits for the conversations issue (its build must fail
+with exactly the diagnostics naming what that issue adds, so this test changes when it lands).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from llm_do.compiler.pipeline import CompileResult, compile_project
+from llm_do.compiler.stages.emit import write_atomic
+from tests.helpers import run_cli
+
+PROJECTS_DIR = Path(__file__).resolve().parent / "projects"
+PROJECTS = sorted(p.parent.name for p in PROJECTS_DIR.glob("*/project.json"))
+
+BUILD_ONLY: dict[str, str] = {
+    "data_processor": "the test model calls calculate_stats with 'a', which the tool rejects with ValueError",
+    "data_report_stabilized": "the test model calls analyze_dataset with path 'a', a file the tool opens unchecked",
+    "github_triage": "fetch_notifications runs the GitHub CLI `gh` against the network",
+    "orchestrating_tool": "its searcher worker uses server-side web_search, which TestModel does not support",
+    "web_research_agent": "search_web needs SERPAPI_API_KEY and the network",
+    "web_searcher": "it uses server-side web_search, which TestModel does not support",
+}
+
+# Projects whose build needs what the conversations issue adds: (code, file, key or name) of every
+# error their build reports today.
+CONVERSATIONS: dict[str, list[tuple[str, str, str]]] = {
+    "bootstrapping": [("L001", "project.json", "generated_agents_dir"), ("N003", "main.agent", "dynamic_agents")],
+    "entry_logging": [("L001", "project.json", "function")],
+    "pitchdeck_eval_code_entry": [("L001", "project.json", "function"), ("N006", "project.json", "main")],
+}
+
+PLAYED = [p for p in PROJECTS if p not in BUILD_ONLY and p not in CONVERSATIONS]
+
+
+def copy_project(name: str, dest: Path) -> Path:
+    shutil.copytree(PROJECTS_DIR / name, dest, ignore=shutil.ignore_patterns("bundle.lock", "__pycache__"))
+    return dest
+
+
+def test_the_anchor_has_22_projects_each_classified_once() -> None:
+    assert len(PROJECTS) == 22
+    assert set(BUILD_ONLY) <= set(PROJECTS) and set(CONVERSATIONS) <= set(PROJECTS)
+    assert not set(BUILD_ONLY) & set(CONVERSATIONS)
+    assert len(PLAYED) == 13
+
+
+class Built(NamedTuple):
+    root: Path
+    """The first copy, its bundle.lock written when the build succeeded."""
+    result: CompileResult
+    again: bytes | None
+    """The bundle of the second copy, at another path."""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
+    """Each project built twice, from two copies at different paths, by the pipeline `llm-do
+    build` runs, in parallel threads (each build mostly waits on its introspection subprocess)."""
+    base = tmp_path_factory.mktemp("anchor")
+
+    def build(name: str) -> tuple[str, Built]:
+        one = copy_project(name, base / "one" / name)
+        two = copy_project(name, base / "elsewhere" / "two" / name)
+        first, second = compile_project(one), compile_project(two)
+        if first.bundle is not None:
+            write_atomic(one / "bundle.lock", first.bundle)
+        return name, Built(one, first, second.bundle)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(build, PROJECTS))
+
+
+@pytest.mark.parametrize("name", [p for p in PROJECTS if p not in CONVERSATIONS])
+def test_builds_unchanged_and_byte_identically(built, name: str) -> None:
+    project = built[name]
+    assert project.result.bundle is not None, [str(d) for d in project.result.diagnostics]
+    assert project.result.bundle == project.again, "the same project built at another path gave other bytes"
+    assert not [d for d in project.result.diagnostics if d.severity == "error"]
+    result = run_cli("build", project.root, "--check")
+    assert result.exit_code == 0, result.stderr
+    assert "is up to date" in result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
+def test_needs_the_conversations_issue(built, name: str) -> None:
+    project = built[name]
+    assert project.result.bundle is None and project.again is None
+    errors = [d for d in project.result.diagnostics if d.severity == "error"]
+    assert sorted((d.code, d.file) for d in errors) == sorted((c, f) for c, f, _ in CONVERSATIONS[name])
+    for code, _, word in CONVERSATIONS[name]:
+        assert any(d.code == code and word in d.message for d in errors), (code, word)
+
+
+@pytest.mark.parametrize("name", PLAYED)
+def test_runs_with_the_test_model(built, name: str) -> None:
+    root = built[name].root
+    result = run_cli("exec", root / "bundle.lock", "--model", "test", "--approve-all", "Say hello.", cwd_to=root, input="")
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout.strip()
+
+
+def test_calculator_runs_its_1x_tools_pre_approved(built) -> None:
+    """Plain functions under `@toolset.tool` run (pydantic-ai 1.x inference), and the factory's
+    `pre_approved` lets them run when the run rejects every call that needs approval."""
+    root = built["calculator"].root
+    events = root / "events.jsonl"
+    result = run_cli("exec", root / "bundle.lock", "--model", "test", "--reject-all", "--events", events, "Say hello.", input="")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"factorial": 1, "fibonacci": 0, "add": 0.0, "multiply": 0.0}
+    called = [json.loads(line) for line in events.read_text().splitlines() if '"tool_called"' in line]
+    assert sorted((e["tool"], e["approval"]) for e in called) == [
+        ("add", "allow"), ("factorial", "allow"), ("fibonacci", "allow"), ("multiply", "allow")
+    ]
+
+
+def test_orchestrating_tool_takes_its_default_approval_key_as_a_note(built) -> None:
+    (note,) = [d for d in built["orchestrating_tool"].result.diagnostics if d.code == "L003"]
+    assert (note.severity, note.file, note.line) == ("info", "project.json", 5)
+    assert "agent_calls_require_approval" in note.message
+
+
+def test_custom_provider_records_its_model_factories(built) -> None:
+    assert json.loads(built["custom_provider"].result.bundle)["model_factories"] == {"http-json": "providers", "ollama-local": "providers"}
