@@ -156,9 +156,11 @@ def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = C
         "runtime": {"max_depth": depth},
         "defaults": {"model": DEFAULT_MODEL},
         "vars": VARS,
+        # Coordinators that only read call chains that write: privilege through delegation by design.
+        "suppress": ["R002"],
     }
     if solo_entry:
-        manifest["suppress"] = ["G003"]
+        manifest["suppress"] = ["G003", "R002"]
         (root / "main.worker").write_text(MINIMAL_WORKER, encoding="utf-8")
     (root / "project.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     for i, name in enumerate(sorted(calls)):

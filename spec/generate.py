@@ -33,6 +33,7 @@ CATEGORIES: dict[str, str] = {
     "G": "The call graph",
     "M": "Models",
     "A": "Approvals",
+    "R": "Review: capabilities",
     "L": "The `.agent` era",
     "C": "Configuration of the checks",
 }
@@ -85,6 +86,27 @@ def bundle_schema() -> str:
         "bundle.lock as `llm-do build` writes it. Generated from llm_do.runtime.bundle_ir.Bundle by "
         "spec/generate.py; see spec/bundle.md.",
         by_alias=True,
+    )
+
+
+def diff_schema() -> str:
+    from llm_do.compiler.report_schemas import DiffDocument
+
+    return _schema(
+        DiffDocument, "diff:1", "llm-do diff --format json (format 1)",
+        "What `llm-do diff OLD NEW --format json` prints. Generated from "
+        "llm_do.compiler.report_schemas.DiffDocument by spec/generate.py; see spec/diff.md.",
+        by_alias=True,
+    )
+
+
+def capabilities_schema() -> str:
+    from llm_do.compiler.report_schemas import CapabilitiesDocument
+
+    return _schema(
+        CapabilitiesDocument, "capabilities:1", "llm-do capabilities --format json (format 1)",
+        "What `llm-do capabilities --format json` prints. Generated from "
+        "llm_do.compiler.report_schemas.CapabilitiesDocument by spec/generate.py; see spec/diff.md.",
     )
 
 
@@ -141,6 +163,8 @@ GENERATED: dict[str, Callable[[], str]] = {
     "schemas/project.schema.json": project_schema,
     "schemas/worker.schema.json": worker_schema,
     "schemas/bundle.schema.json": bundle_schema,
+    "schemas/diff.schema.json": diff_schema,
+    "schemas/capabilities.schema.json": capabilities_schema,
 }
 """Each generated file, relative to spec/, and the function that renders it."""
 

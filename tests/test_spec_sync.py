@@ -253,6 +253,7 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "ConditionAll": "### `workers`",
     "ConditionNot": "### `workers`",
     "ConditionTest": "### `workers`",
+    "CapabilityGrant": "### Capabilities",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""

@@ -195,7 +195,8 @@ def test_ask_everything_then_allow_one_tool_keeps_working(tmp_path: Path) -> Non
 ])
 def test_rules_that_decide_no_call_warn(tmp_path: Path, rules: tuple[str, ...], overruled: str) -> None:
     _, result = built_tools(tmp_path, *rules)
-    [d] = result.diagnostics
+    # R001 too when the rule that wins is an unconditional allow: the write is asked of nobody
+    [d] = [x for x in result.diagnostics if x["code"] != "R001"]
     assert d["code"] == "A006"
     assert d["line"] == result.at("main.worker", overruled)[0]
 

@@ -201,6 +201,17 @@ RULES: dict[str, Rule] = _rules(
          "The tools of an opaque toolset are found when a run starts, so the build cannot check a "
          "condition on them and the runtime could not apply it as written. A restriction that cannot be "
          "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole."),
+    # --- R: review of capabilities
+    Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
+         "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
+         "Python tools, what Python declares) is reachable from the entry through a path on which no "
+         "tool and no call needs approval, so a model can use it with nobody asked. `llm-do "
+         "capabilities` shows every path. Ask for it (`ask TOOL` in the worker that has the tool, or "
+         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent."),
+    Rule("R002", "write-through-delegation", "warning", "A worker without a write tool of its own can write through a callee.",
+         "Privilege through delegation: the worker has no fs.write capability itself, but a worker it "
+         "may call (directly or further down) has one, so what the worker is told can end up written. "
+         "Gate the call (`ask WORKER`), drop the callee, or suppress R002 when that is the design."),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files."),
@@ -216,7 +227,7 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
-CAUSE_ORDER = "PFYLNSTMAGC"
+CAUSE_ORDER = "PFYLNSTMAGRC"
 """Code groups in the order one's errors can cause another's: syntax, then files, then Python
 imports, ..., the call graph last. Text output lists root causes first by this order."""
 
@@ -230,6 +241,7 @@ GROUPS = {
     "G": "the call graph",
     "M": "models",
     "A": "approvals",
+    "R": "review of capabilities",
     "L": "the .agent era",
     "C": "configuration of the checks themselves",
 }

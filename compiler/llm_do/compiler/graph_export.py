@@ -3,7 +3,9 @@
 Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
 Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge on a call
 cycle is marked `recursive`; an edge through which some tool needs approval (or is denied), or
-has rules that decide its calls by their arguments, is marked `gated`.
+has rules that decide its calls by their arguments, is marked `gated`. Each worker node carries
+its own capabilities (`call:` left out: those are the edges), with the approval of the tool that
+grants each when it is not `allow`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .call_graph import CallGraph
+from .capabilities import ALLOW, analyse, kind_of
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class GraphData:
     nodes: dict[str, str] = field(default_factory=dict)
     """id -> kind"""
     edges: list[Edge] = field(default_factory=list)
+    capabilities: dict[str, list[str]] = field(default_factory=dict)
+    """worker node id -> its own capabilities, `fs.write:project/** [ask]`."""
 
 
 def bundle_graph(bundle: dict[str, Any]) -> GraphData:
@@ -60,13 +65,19 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
             gated = gated or use.get("opaque_approval", "allow") != "allow"
             graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=gated))
     graph.edges.sort(key=lambda e: (e.source, e.target))
+    analysis = analyse(bundle)
+    for name in workers:
+        own = [r for r in analysis.reaches(name) if r.own and kind_of(r.capability) != "call"]
+        graph.capabilities[f"worker:{name}"] = [
+            r.capability + ("" if r.gate == ALLOW else f" [{r.gate}]") for r in own]
     return graph
 
 
 def to_json(graph: GraphData) -> str:
     doc = {
         "entry": graph.entry,
-        "nodes": [{"id": i, "kind": k} for i, k in sorted(graph.nodes.items())],
+        "nodes": [{"id": i, "kind": k, **({"capabilities": graph.capabilities[i]} if k == "worker" else {})}
+                  for i, k in sorted(graph.nodes.items())],
         "edges": [
             {"from": e.source, "to": e.target, "kind": e.kind, "recursive": e.recursive, "gated": e.gated}
             for e in graph.edges
@@ -91,6 +102,7 @@ def to_text(graph: GraphData) -> str:
         lines.append(node + (" (entry)" if node == graph.entry else ""))
         for e in by_source.get(node, []):
             lines.append(f"  {e.kind} {e.target}{_marks(e)}")
+        lines += [f"  can {c}" for c in graph.capabilities.get(node, [])]
     return "\n".join(lines)
 
 
@@ -100,7 +112,7 @@ def to_mermaid(graph: GraphData) -> str:
     ids = {node: f"n{i}" for i, node in enumerate(sorted(graph.nodes))}
     lines = ["flowchart LR"]
     for node, kind in sorted(graph.nodes.items()):
-        label = node.split(":", 1)[1].replace('"', "#quot;")
+        label = "<br/>".join([node.split(":", 1)[1], *graph.capabilities.get(node, [])]).replace('"', "#quot;")
         shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])'}[kind]
         lines.append(f"  {ids[node]}{shape}")
     for e in graph.edges:
@@ -110,12 +122,17 @@ def to_mermaid(graph: GraphData) -> str:
     return "\n".join(lines)
 
 
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def to_dot(graph: GraphData) -> str:
     lines = ["digraph llm_do {", "  rankdir=LR;"]
     shapes = {"worker": "box", "toolset": "cylinder", "tool": "ellipse"}
     for node, kind in sorted(graph.nodes.items()):
         extra = ", penwidth=2" if node == graph.entry else ""
-        lines.append(f'  "{node}" [label="{node.split(":", 1)[1]}", shape={shapes[kind]}{extra}];')
+        label = "\\n".join(_dot_escape(t) for t in [node.split(":", 1)[1], *graph.capabilities.get(node, [])])
+        lines.append(f'  "{_dot_escape(node)}" [label="{label}", shape={shapes[kind]}{extra}];')
     for e in graph.edges:
         attrs = [] if e.kind == "calls" else ["style=dashed"]
         label = _marks(e).strip(" []")
@@ -123,7 +140,7 @@ def to_dot(graph: GraphData) -> str:
             attrs.append(f'label="{label}"')
         if e.gated:
             attrs.append("color=orange")
-        lines.append(f'  "{e.source}" -> "{e.target}"' + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+        lines.append(f'  "{_dot_escape(e.source)}" -> "{_dot_escape(e.target)}"' + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
     lines.append("}")
     return "\n".join(lines)
 

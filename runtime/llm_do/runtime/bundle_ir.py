@@ -144,6 +144,20 @@ class WorkerTool(Node):
     """With `rules`: the tool's own default, for a call no rule matches."""
 
 
+class CapabilityGrant(Node):
+    """One capability a worker has of its own, and what gives it (see spec/bundle.md)."""
+
+    capability: str
+    """`KIND:SCOPE`: `fs.read:project/docs/**`, `fs.write:cwd/**`, `proc.exec:ls,mv`, `custom:NAME`,
+    `custom:*` (an opaque toolset), `call:WORKER`, `env:VARIABLE` (the model's credentials)."""
+    tool: str | None = None
+    """The tool of the worker that has it (its approval is `tools[tool]`)."""
+    toolset: str | None = None
+    """An opaque toolset that has it (its approval is the toolset's `opaque_approval`)."""
+    model: str | None = None
+    """For `env:`: the model or `compatible_models` pattern that needs it."""
+
+
 class AttachmentPolicyNode(Node):
     max_count: int | None = None
     max_total_bytes: int | None = None
@@ -167,6 +181,9 @@ class WorkerNode(Node):
     recursive: bool = False
     attachments: AttachmentPolicyNode | None = None
     server_side_tools: list[dict[str, Any]] = Field(default_factory=list)
+    capabilities: list[CapabilityGrant] = Field(default_factory=list)
+    """The worker's own capabilities; what it reaches through the workers it calls is computed
+    from `calls`, never stored (the bundle stays linear in the number of workers)."""
 
 
 class Bundle(Node):

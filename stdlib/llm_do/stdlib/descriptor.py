@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, Literal
@@ -50,6 +51,8 @@ class ToolsetDescriptor(BaseModel):
     tools: tuple[ToolDescriptor, ...]
     implementation: str
     """``module:Class`` of the runtime implementation."""
+    commands: tuple[str, ...] = ()
+    """Shell toolsets: the commands they run (the scope of their `proc.exec`)."""
 
     @property
     def capabilities(self) -> tuple[str, ...]:
@@ -57,3 +60,24 @@ class ToolsetDescriptor(BaseModel):
 
     def tool(self, name: str) -> ToolDescriptor | None:
         return next((t for t in self.tools if t.name == name), None)
+
+    def grants(self, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+        """Each tool's capabilities with their scope under these settings, `KIND:SCOPE`:
+        `fs.read:project/docs/**`, `fs.write:cwd/**/*.md`, `proc.exec:ls,mv`.
+
+        The scope is what the settings confine the tool to, so a reviewer sees a change of `path`
+        or `allowed_suffixes` as a change of what the worker can touch."""
+        files = _file_scope(self.root, settings)
+        scopes = {"fs.read": files, "fs.write": files, "proc.exec": ",".join(sorted(self.commands))}
+        return {t.name: tuple(f"{c}:{scopes[c]}" if c in scopes else c for c in t.capabilities) for t in self.tools}
+
+
+def _file_scope(root: str, settings: dict[str, Any]) -> str:
+    """`project/docs/**`, or `project/docs/**/*.md` (`*{.md,.txt}`) with allowed_suffixes."""
+    sub = posixpath.normpath(str(settings.get("path", ".")).replace("\\", "/"))
+    base = root if sub == "." else f"{root}/{sub}"
+    suffixes = sorted(set(settings.get("allowed_suffixes") or ()))
+    if not suffixes:
+        return f"{base}/**"
+    names = suffixes[0] if len(suffixes) == 1 else "{" + ",".join(suffixes) + "}"
+    return f"{base}/**/*{names}"

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..stages.load import ProjectNotFound
-
 if TYPE_CHECKING:
     from ..pipeline import CompileResult
     from ..render import ProjectDiagnostics
@@ -33,6 +31,7 @@ class EnvironmentProblem(click.ClickException):
 def compile_or_exit(path: Path, **kwargs) -> CompileResult:
     """Compile, turning a path that names no project into a usage error (exit 2)."""
     from ..pipeline import compile_project
+    from ..stages.load import ProjectNotFound
 
     try:
         return compile_project(path, **kwargs)

@@ -64,15 +64,20 @@ def _tool_fact(name: str, value: Any) -> ToolFact:
     )
 
 
-def _export_lines(module: Any) -> dict[str, int]:
+def _export_lines(module: Any, fact: ModuleFact) -> dict[str, int]:
+    """Lines of the exports, and the literal CAPABILITIES (both read from the text)."""
     import ast
 
-    from .static_reader import export_lines
+    from .static_reader import declared_capabilities, export_lines
 
     try:
-        return export_lines(ast.parse(Path(module.__file__).read_text(encoding="utf-8-sig")))
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8-sig"))
     except (OSError, SyntaxError, TypeError, ValueError):
         return {}
+    fact.capabilities, problem = declared_capabilities(tree)
+    if problem is not None:
+        fact.export_errors.append(problem)
+    return export_lines(tree)
 
 
 def _tools(module: Any, fact: ModuleFact, lines: dict[str, int]) -> None:
@@ -133,7 +138,7 @@ def _module(root: Path, rel: str) -> tuple[ModuleFact, Any]:
     except BaseException as exc:  # user code may raise anything, SystemExit included
         fact.error = _error(root, exc)
         return fact, None
-    lines = _export_lines(module)
+    lines = _export_lines(module, fact)
     for reader in (lambda: _tools(module, fact, lines), lambda: _toolsets(module, fact, lines)):
         try:
             reader()

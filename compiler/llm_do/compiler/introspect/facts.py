@@ -42,6 +42,9 @@ class ModuleFact(BaseModel):
     export_errors: list[PyError] = Field(default_factory=list)
     complete: bool = True
     """False when the module's exports could not all be read (static reading of a dynamic export)."""
+    capabilities: dict[str, list[str]] = Field(default_factory=dict)
+    """The module's literal CAPABILITIES: tool or toolset name -> what it can do beyond
+    `custom:NAME` (`net:api.example.com`, `fs.write:project/out/**`); read from the text, never run."""
 
 
 class ClassFact(BaseModel):

@@ -100,7 +100,38 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
                 fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
     if "TOOLSETS" not in declared:
         fact.toolsets = public_toolsets  # without TOOLSETS, its public toolset instances are exported
+    fact.capabilities, problem = declared_capabilities(tree)
+    if problem is not None:
+        fact.export_errors.append(problem)
     return fact, tree
+
+
+CAPABILITY_SHAPE = "CAPABILITIES must be a literal dict of tool or toolset name to a list of 'KIND:SCOPE' strings"
+
+
+def declared_capabilities(tree: ast.Module) -> tuple[dict[str, list[str]], PyError | None]:
+    """A module's `CAPABILITIES = {"fetch": ["net:api.example.com"]}`: what its tools can do
+    beyond `custom:NAME`. Read from the text in both introspection paths, so `--no-import` sees the
+    same declarations; a value that is not literal is an error rather than a guess."""
+    for node, targets, value in _assignments(tree):
+        if "CAPABILITIES" not in targets:
+            continue
+        out: dict[str, list[str]] = {}
+        if not isinstance(value, ast.Dict):
+            return {}, PyError(message=CAPABILITY_SHAPE, line=node.lineno)
+        for key, item in zip(value.keys, value.values):
+            strings = _literal_strings(item)
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) or strings is None \
+                    or not all(_capability_text(c) for c in strings):
+                return {}, PyError(message=CAPABILITY_SHAPE, line=getattr(key, "lineno", node.lineno))
+            out[key.value] = sorted(set(strings))
+        return out, None
+    return {}, None
+
+
+def _capability_text(text: str) -> bool:
+    kind, _, scope = text.partition(":")
+    return bool(kind) and all(c.isalnum() or c in "._-" for c in kind) and text.strip() == text
 
 
 def _assignments(tree: ast.Module) -> list[tuple[ast.stmt, list[str], ast.expr | None]]:

@@ -5,6 +5,7 @@ One module per concern; `ALL_RULES` is the order they run in.
 
 from __future__ import annotations
 
+from .capabilities import check_capabilities
 from .entry_args import check_entry_args
 from .graph_cycles import check_cycles
 from .graph_depth import check_depth
@@ -19,4 +20,5 @@ ALL_RULES = (
     check_cycles,
     check_depth,
     check_reachability,
+    check_capabilities,
 )

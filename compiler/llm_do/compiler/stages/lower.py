@@ -19,13 +19,12 @@ from llm_do.runtime.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry
+from ..capability_grants import OPAQUE, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
 from ..sources import NotText, OutsideRoot
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
-
-PYTHON_CAPABILITY = "python.call"
 
 
 def _hashed(node: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +53,13 @@ def _stdlib_node(name: str) -> dict[str, Any]:
     return _hashed({"name": name, "kind": "stdlib", "tools": tools, "capabilities": list(descriptor.capabilities)})
 
 
-def _python_tool_node(name: str, description: str | None, parameters: dict | None) -> dict[str, Any]:
+def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None) -> dict[str, Any]:
     return _hashed({"name": name, "description": description, "parameters": parameters or {"type": "object", "properties": {}},
-                    "approval": PYTHON_TOOL_DEFAULT, "capabilities": [PYTHON_CAPABILITY]})
+                    "approval": PYTHON_TOOL_DEFAULT, "capabilities": python_tool_capabilities(name, declared)})
+
+
+def _union(tools: dict[str, dict[str, Any]]) -> list[str]:
+    return sorted({c for t in tools.values() for c in t["capabilities"]})
 
 
 def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
@@ -68,10 +71,14 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
                 nodes[use.name] = _stdlib_node(use.name)
             elif use.kind == "python" and use.name not in nodes:
                 ts = project.python_toolsets[use.name]
-                tools = {t.name: _python_tool_node(t.name, t.description, t.parameters) for t in ts.fact.tools or []}
+                declared = ts.module.capabilities
+                tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
+                                                   sorted({*declared.get(t.name, ()), *declared.get(use.name, ())}))
+                         for t in ts.fact.tools or []}
                 node = {"name": use.name, "kind": "python", "module": ts.module.module, "export": "TOOLSETS",
                         "key": use.name, "opaque": ts.fact.tools is None, "tools": tools,
-                        "capabilities": [PYTHON_CAPABILITY]}
+                        "capabilities": _union(tools) if ts.fact.tools is not None
+                        else sorted({OPAQUE, *declared.get(use.name, ())})}
                 nodes[use.name] = _hashed(node)
         for tool in worker.tools.values():
             if tool.kind == "python_tool":
@@ -79,10 +86,11 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
                 module_tools.setdefault(py.toolset_key, []).append(py)
     for key, tools in module_tools.items():
         module = tools[0].module
+        nodes_of = {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters,
+                                                   module.capabilities.get(t.fact.name))
+                    for t in sorted(tools, key=lambda t: t.fact.name)}
         node = {"name": key, "kind": "python", "module": module.module, "export": module.tools_export or "TOOLS",
-                "tools": {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters)
-                          for t in sorted(tools, key=lambda t: t.fact.name)},
-                "capabilities": [PYTHON_CAPABILITY]}
+                "tools": nodes_of, "capabilities": _union(nodes_of)}
         nodes[key] = _hashed(node)
     return nodes
 
@@ -129,6 +137,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
         "recursive": front.recursive,
         "attachments": front.attachments.model_dump() if front.attachments else None,
         "server_side_tools": [t.model_dump() for t in front.server_side_tools],
+        "capabilities": worker_grants(project, worker),
     }
     return _hashed(node)
 

@@ -236,6 +236,8 @@ def _resolve_toolsets(
             if checked is None:
                 worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
+            if found:  # settings repaired: what the toolset may touch is not what was meant
+                worker.unknown_names.add(ref.name)
             sub_root = getattr(checked, "path", ".")
             try:
                 lexically_confined(sub_root)

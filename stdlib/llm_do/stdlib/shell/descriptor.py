@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from llm_do.runtime.approval_policy import Approval
 
 from ..descriptor import ToolDescriptor, ToolsetDescriptor
+from .commands import ALLOWLISTS
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -62,6 +63,7 @@ def _shell(name: str, commands: str, approval_note: str, approval: Approval,
             ),
         ),
         implementation="llm_do.stdlib.shell.toolset:ShellToolset",
+        commands=tuple(sorted(ALLOWLISTS[name])),
     )
 
 

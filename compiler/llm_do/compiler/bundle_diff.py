@@ -1,0 +1,350 @@
+"""What a change makes a project able to do: two bundle documents compared by meaning.
+
+Pure: two documents in, a list of `Change` out (spec/diff.md). Workers whose node `hash` is equal
+are skipped; only changed nodes are descended into, and the capability analysis runs only when
+some worker changed. What does not change meaning is not a change: a worker file moved
+(`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting.
+
+Every change has a severity (`high`, `medium`, `low`), a verb (`added`, `widened`, `narrowed`,
+`removed`, `changed`), a subject, and before/after. High: a side effect gained, or made less
+gated, with no approval on its path; a run's approval mode relaxed. Medium: everything that lets
+the project do more or differently (gated side effects, new calls, models, instructions,
+breaking schema changes, relaxed approvals). Low: what only takes something away or is cosmetic.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
+from .capability_report import gate_text, via_text
+from .schema_diff import field_changes
+
+SEVERITIES = ("high", "medium", "low")
+VERBS = ("added", "widened", "narrowed", "removed", "changed")
+STRICTNESS = ("allow", "conditional", "auto", "ask", "deny")
+"""Approvals from the most to the least permissive."""
+MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
+SCOPE_SETTINGS = ("path", "allowed_suffixes")
+"""Stdlib settings that are part of a capability's scope: a change of them is a capability change
+(and `drafts` and `drafts/` are one scope)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    severity: str
+    verb: str
+    area: str
+    """`worker`, `call`, `capability`, `approval`, `model`, `instructions`, `schema`, `setting`, `project`."""
+    subject: str
+    before: str | None = None
+    after: str | None = None
+    worker: str | None = None
+    note: str | None = None
+    """`breaking`, `relaxed`, `tightened`, `approval relaxed`, `approval tightened`, or `path A -> B`."""
+    detail: list[str] = field(default_factory=list)
+    """Extra lines: a short instructions diff, the schema fields that changed."""
+
+    def sort_key(self) -> tuple:
+        return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"severity": self.severity, "verb": self.verb, "area": self.area, "subject": self.subject,
+                "worker": self.worker, "before": self.before, "after": self.after, "note": self.note,
+                "detail": self.detail}
+
+
+AREAS = ("capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting")
+
+
+@dataclass
+class BundleDiff:
+    changes: list[Change]
+    edges_added: list[tuple[str, str]]
+    edges_removed: list[tuple[str, str]]
+    old_edges: list[tuple[str, str]]
+    new_edges: list[tuple[str, str]]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(c.severity == s for c in self.changes) for s in SEVERITIES}
+
+    def at_or_above(self, severity: str) -> bool:
+        return any(SEVERITIES.index(c.severity) <= SEVERITIES.index(severity) for c in self.changes)
+
+
+class Incomparable(ValueError):
+    """Two documents that cannot be compared (another bundle format)."""
+
+
+def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
+    if old.get("bundle_format") != new.get("bundle_format"):
+        raise Incomparable(f"bundle format {old.get('bundle_format')} and {new.get('bundle_format')} differ; rebuild both")
+    changes: list[Change] = []
+    changes += _project_changes(old, new)
+    ow, nw = old["workers"], new["workers"]
+    changed = sorted(n for n in set(ow) & set(nw) if ow[n].get("hash") != nw[n].get("hash"))
+    for name in sorted(set(nw) - set(ow)):
+        changes.append(Change("medium", "added", "worker", f"worker {name}", None, nw[name].get("description"),
+                              worker=name))
+    for name in sorted(set(ow) - set(nw)):
+        changes.append(Change("low", "removed", "worker", f"worker {name}", ow[name].get("description"), None,
+                              worker=name))
+    for name in changed:
+        changes += _worker_changes(name, ow[name], nw[name], old, new)
+    old_edges = sorted((u, v) for u, node in ow.items() for v in node.get("calls") or ())
+    new_edges = sorted((u, v) for u, node in nw.items() for v in node.get("calls") or ())
+    added = sorted(set(new_edges) - set(old_edges))
+    removed = sorted(set(old_edges) - set(new_edges))
+    changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u) for u, v in added]
+    changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u) for u, v in removed]
+    touched = set(changed) | (set(ow) ^ set(nw))
+    if touched:
+        affected = _callers_of(touched, old_edges) | _callers_of(touched, new_edges)
+        changes += _capability_changes(analyse(old), analyse(new), affected & set(ow) & set(nw), set(nw) - set(ow))
+    return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
+
+
+# --- the project
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    out: list[Change] = []
+    if old["entry"] != new["entry"]:
+        out.append(Change("medium", "changed", "project", "entry", _text(old["entry"]), _text(new["entry"])))
+    ort, nrt = old.get("runtime") or {}, new.get("runtime") or {}
+    om, nm = ort.get("approval_mode"), nrt.get("approval_mode")
+    if om != nm:
+        wider = MODE_STRICTNESS.index(nm) < MODE_STRICTNESS.index(om) if om in MODE_STRICTNESS and nm in MODE_STRICTNESS else False
+        out.append(Change("high" if wider else "low", "widened" if wider else "narrowed", "project", "approval_mode", om, nm,
+                          note="relaxed" if wider else "tightened"))
+    if ort.get("max_depth") != nrt.get("max_depth"):
+        out.append(_limit_change("max_depth", ort.get("max_depth"), nrt.get("max_depth")))
+    ol, nl = ort.get("usage_limits") or {}, nrt.get("usage_limits") or {}
+    for key in sorted(set(ol) | set(nl)):
+        if ol.get(key) != nl.get(key):
+            out.append(_limit_change(f"usage_limits.{key}", ol.get(key), nl.get(key)))
+    od, nd = old.get("defaults") or {}, new.get("defaults") or {}
+    if od.get("model") != nd.get("model"):
+        out.append(Change("medium", "changed", "model", "default model", od.get("model"), nd.get("model")))
+    if od.get("model_settings") != nd.get("model_settings"):
+        out.append(Change("low", "changed", "setting", "default model_settings", _text(od.get("model_settings")),
+                          _text(nd.get("model_settings"))))
+    if (old.get("packages") or {}) != (new.get("packages") or {}):
+        op, np_ = old.get("packages") or {}, new.get("packages") or {}
+        for pkg in sorted(set(op) | set(np_)):
+            if op.get(pkg) != np_.get(pkg):
+                verb = "added" if pkg not in op else "removed" if pkg not in np_ else "changed"
+                out.append(Change("low", verb, "project", f"package {pkg}", op.get(pkg), np_.get(pkg)))
+    return out
+
+
+def _limit_change(name: str, before: Any, after: Any) -> Change:
+    """A limit raised or removed lets a run do more (medium); lowered or added, less (low)."""
+    if before is not None and after is not None and isinstance(before, int | float) and isinstance(after, int | float):
+        wider = after > before
+    elif isinstance(before, bool) or isinstance(after, bool):
+        wider = False
+    else:
+        wider = after is None  # a limit removed
+    return Change("medium" if wider else "low", "widened" if wider else "narrowed", "project", name,
+                  _text(before), _text(after))
+
+
+# --- one worker
+
+
+def _worker_changes(name: str, old: dict[str, Any], new: dict[str, Any], old_doc: dict, new_doc: dict) -> list[Change]:
+    out: list[Change] = []
+    for key, severity in (("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"),
+                          ("description", "low"), ("recursive", "medium"), ("attachments", "low"),
+                          ("server_side_tools", "medium")):
+        if old.get(key) != new.get(key):
+            area = "model" if key in ("model", "compatible_models") else "setting"
+            out.append(Change(severity, "changed", area, f"{key} of {name}", _text(old.get(key)), _text(new.get(key)),
+                              worker=name))
+    if old.get("instructions") != new.get("instructions"):
+        out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
+                          detail=_text_diff(old.get("instructions") or "", new.get("instructions") or "")))
+    for key in ("input", "output"):
+        change = _schema_change(name, key, old.get(key), new.get(key))
+        if change is not None:
+            out.append(change)
+    out += _approval_changes(name, old, new, old_doc, new_doc)
+    out += _settings_changes(name, old, new)
+    return out
+
+
+def _text_diff(before: str, after: str, limit: int = 12) -> list[str]:
+    lines = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+             if not line.startswith(("---", "+++", "@@"))]
+    return lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else [])
+
+
+def _schema_change(name: str, key: str, old: dict | None, new: dict | None) -> Change | None:
+    if old == new:
+        return None
+    subject = f"{key} schema of {name}"
+    if old is None or new is None:
+        return Change("medium", "changed", "schema", subject, "text" if old is None else old.get("ref") or "PromptInput",
+                      "text" if new is None else new.get("ref") or "PromptInput", worker=name, note="breaking")
+    fields = field_changes(old.get("json_schema") or {}, new.get("json_schema") or {})
+    breaking = any(f.breaking for f in fields)
+    before, after = old.get("ref") or "PromptInput", new.get("ref") or "PromptInput"
+    if not fields and before == after and (old.get("module"), old.get("qualname")) == (new.get("module"), new.get("qualname")):
+        return Change("low", "changed", "schema", subject, worker=name, detail=["descriptions or titles"])
+    return Change("medium" if breaking else "low", "changed", "schema", subject, before, after, worker=name,
+                  note="breaking" if breaking else None, detail=[f.text() for f in fields])
+
+
+def _approval(binding: dict[str, Any] | None) -> str | None:
+    if binding is None:
+        return None
+    return "conditional" if binding.get("rules") else binding.get("approval")
+
+
+def _rules_text(binding: dict[str, Any]) -> str:
+    return "; ".join(r.get("text", "") for r in binding.get("rules") or ())
+
+
+def _approval_changes(name: str, old: dict, new: dict, old_doc: dict, new_doc: dict) -> list[Change]:
+    out: list[Change] = []
+    ot, nt = old.get("tools") or {}, new.get("tools") or {}
+    for tool in sorted(set(ot) & set(nt)):
+        a, b = _approval(ot[tool]), _approval(nt[tool])
+        if a == b and (a != "conditional" or _rules_text(ot[tool]) == _rules_text(nt[tool])):
+            continue
+        subject = f"approval of {name}.{tool}"
+        before = _rules_text(ot[tool]) if a == "conditional" else a
+        after = _rules_text(nt[tool]) if b == "conditional" else b
+        if a == b or a not in STRICTNESS or b not in STRICTNESS:
+            out.append(Change("medium", "changed", "approval", subject, before, after, worker=name))
+            continue
+        relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
+        risky = b == ALLOW and _side_effect_tool(new, tool)
+        out.append(Change("high" if relaxed and risky else "medium" if relaxed else "low",
+                          "widened" if relaxed else "narrowed", "approval", subject, before, after, worker=name,
+                          note="relaxed" if relaxed else "tightened"))
+    oo = {u["toolset"]: u.get("opaque_approval") for u in old.get("toolsets") or () if u.get("opaque_approval")}
+    no = {u["toolset"]: u.get("opaque_approval") for u in new.get("toolsets") or () if u.get("opaque_approval")}
+    for key in sorted(set(oo) & set(no)):
+        a, b = oo[key], no[key]
+        if a != b and a in STRICTNESS and b in STRICTNESS:
+            relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
+            out.append(Change("high" if relaxed and b == ALLOW else "medium" if relaxed else "low",
+                              "widened" if relaxed else "narrowed", "approval", f"approval of {name}.{key} (opaque)",
+                              a, b, worker=name, note="relaxed" if relaxed else "tightened"))
+    return out
+
+
+def _side_effect_tool(node: dict[str, Any], tool: str) -> bool:
+    return any(g.get("tool") == tool and is_side_effect(g["capability"]) for g in node.get("capabilities") or ())
+
+
+def _settings_changes(name: str, old: dict, new: dict) -> list[Change]:
+    """Settings of a toolset both versions use that are not a capability's scope (timeouts, sizes)."""
+    def settings(node: dict) -> dict[str, dict]:
+        return {u["toolset"]: {k: v for k, v in (u.get("settings") or {}).items() if k not in SCOPE_SETTINGS}
+                for u in node.get("toolsets") or () if u.get("toolset")}
+
+    os_, ns = settings(old), settings(new)
+    out = []
+    for key in sorted(set(os_) & set(ns)):
+        if os_[key] != ns[key]:
+            out.append(Change("low", "changed", "setting", f"settings of {key} in {name}", _text(os_[key]), _text(ns[key]),
+                              worker=name))
+    return out
+
+
+# --- capabilities, transitively
+
+
+def _callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:
+    """The workers and every worker that can reach one of them: the only ones whose transitive
+    capabilities a change of those workers can change."""
+    callers: dict[str, list[str]] = {}
+    for u, v in edges:
+        callers.setdefault(v, []).append(u)
+    seen = set(workers)
+    stack = list(workers)
+    while stack:
+        for caller in callers.get(stack.pop(), ()):
+            if caller not in seen:
+                seen.add(caller)
+                stack.append(caller)
+    return seen
+
+
+def _scope_contains(wide: str, narrow: str) -> bool:
+    """Whether capability `wide` allows everything `narrow` does (same kind)."""
+    kind, _, ws = wide.partition(":")
+    nkind, _, ns = narrow.partition(":")
+    if kind != nkind or ws == ns:
+        return kind == nkind
+    if kind == "proc.exec":
+        return set(ns.split(",")) <= set(ws.split(","))
+    if kind.startswith("fs."):
+        base, _, wrest = ws.partition("/**")
+        return wrest == "" and (ns == base or ns.startswith(base + "/"))
+    return ws == "*"
+
+
+def _capability_changes(old: Analysis, new: Analysis, both: set[str], added_workers: set[str]) -> list[Change]:
+    out: list[Change] = []
+    for worker in sorted(both | added_workers):
+        before = {c for c in old.capabilities(worker) if kind_of(c) != "call"} if worker in both else set()
+        after = {c for c in new.capabilities(worker) if kind_of(c) != "call"}
+        gained, lost = sorted(after - before), sorted(before - after)
+        paired: set[str] = set()
+        for cap in gained:
+            reach = new.reach(worker, cap)
+            assert reach is not None
+            wider_than = next((c for c in lost if c not in paired and _scope_contains(cap, c)), None)
+            narrower_than = next((c for c in lost if c not in paired and _scope_contains(c, cap)), None)
+            if wider_than is not None:
+                paired.add(wider_than)
+                out.append(_reach_change(worker, "widened", reach, wider_than, cap))
+            elif narrower_than is not None:
+                paired.add(narrower_than)
+                out.append(_reach_change(worker, "narrowed", reach, narrower_than, cap))
+            else:
+                out.append(_reach_change(worker, "added", reach, None, cap))
+        for cap in lost:
+            if cap not in paired:
+                reach = old.reach(worker, cap)
+                assert reach is not None
+                out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
+                                  worker=worker, note=via_text(reach)))
+        for cap in sorted(before & after):
+            a, b = old.reach(worker, cap), new.reach(worker, cap)
+            assert a is not None and b is not None
+            if a.gate != b.gate:
+                relaxed = GATES.index(b.gate) < GATES.index(a.gate)
+                risky = relaxed and b.gate == ALLOW and is_side_effect(cap)
+                out.append(Change("high" if risky else "medium" if relaxed else "low",
+                                  "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
+                                  _reach_text(a), _reach_text(b), worker=worker,
+                                  note="approval relaxed" if relaxed else "approval tightened"))
+    return out
+
+
+def _reach_text(reach: Reach) -> str:
+    return f"via {via_text(reach)} [{gate_text(reach)}]"
+
+
+def _reach_change(worker: str, verb: str, reach: Reach, before: str | None, cap: str) -> Change:
+    if verb == "narrowed":
+        severity = "low"
+    elif is_side_effect(cap):
+        severity = "high" if reach.gate == ALLOW else "medium"
+    else:
+        severity = "medium" if kind_of(cap) == "env" else "low"
+    path = " -> ".join(reach.path)
+    after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
+    return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}")

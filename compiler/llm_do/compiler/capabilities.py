@@ -1,0 +1,294 @@
+"""What each worker can do, transitively: its own capabilities and those of every worker it can
+reach through calls, each with one call path and the approvals on it.
+
+Input is bundle-shaped (`views_of_bundle`; the lint rules build the same views from a resolved
+project), so `capabilities`, `diff`, `graph` and the R rules share one analysis. Nothing here is
+stored in the bundle: a worker keeps only its own grants there, and reach is computed from `calls`.
+
+When several paths give a worker the same capability, the **least gated** one is reported: the
+path whose strongest approval is weakest (`allow` < `conditional` < `auto` < `ask`), then the
+shortest, then the first by worker names. A denied tool or call is no path at all. `call:` is a
+worker's own (direct) capability only: the path already names every call, and propagating it
+would make the answer grow with the square of a chain's length.
+
+For each capability one breadth-first search per gate level runs backwards over the calls, so the
+cost is capabilities x levels x (workers + calls), and paths are kept as next-hop pointers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from typing import Any
+
+from llm_do.runtime.approval_policy import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+
+CONDITIONAL = "conditional"
+GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
+"""Gate levels, weakest first: `conditional` = rules with conditions decide per call, `auto` = the
+toolset decides per call (shell asks for commands that write)."""
+READ_ONLY_KINDS = ("fs.read", "call", "env")
+"""Every other kind (`fs.write`, `proc.exec`, `custom`, `mcp`, what Python declares) is a side
+effect: it may change something outside the run; `proc.exec` unless every command in its scope
+is one the shell policy runs without asking (`read_only_commands`)."""
+LOCAL_KINDS = ("call",)
+"""Capabilities that do not propagate to callers."""
+
+
+def kind_of(capability: str) -> str:
+    return capability.partition(":")[0]
+
+
+@cache
+def read_only_commands() -> frozenset[str]:
+    """Commands the stdlib shell policy allows without asking: they only read (spec/stdlib.md)."""
+    from llm_do.stdlib.shell.commands import ALLOWLISTS
+
+    return frozenset(name for table in ALLOWLISTS.values() for name, spec in table.items() if spec.approval == ALLOW)
+
+
+def is_side_effect(capability: str) -> bool:
+    kind, _, scope = capability.partition(":")
+    if kind == "proc.exec":
+        return not set(scope.split(",")) <= read_only_commands()
+    return kind not in READ_ONLY_KINDS
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The approval a worker applies to one of its tools (or calls, or an opaque toolset)."""
+
+    approval: str
+    """`allow`, `ask`, `deny` or `auto`: what a call gets when no conditional rule decides."""
+    default: str
+    """The tool's own default; a different `approval` was set by the worker's rules."""
+    rules: tuple[str, ...] = ()
+    """The texts of the worker's rules for this tool when one of them has a condition."""
+
+    @cached_property
+    def level(self) -> str | None:
+        """The gate level, or None when every call is denied (`approval` is `deny` only when a rule
+        without a condition denies the tool, and a matching deny always wins)."""
+        if self.approval == DENY:
+            return None
+        return CONDITIONAL if self.rules else self.approval
+
+    @cached_property
+    def rank(self) -> int:
+        """Index of `level` in GATES (denied: past the end)."""
+        return len(GATES) if self.level is None else GATES.index(self.level)
+
+    @property
+    def by(self) -> str:
+        return "rules" if self.rules else ("default" if self.approval == self.default else "rule")
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"approval": self.level or DENY, "by": self.by}
+        if self.rules:
+            doc["rules"] = list(self.rules)
+        return doc
+
+
+OPEN = Gate(ALLOW, ALLOW)
+
+
+@dataclass(frozen=True)
+class Grant:
+    capability: str
+    via: str
+    """What gives it in the owner: a tool, an opaque toolset, or the model (for `env:`)."""
+    via_kind: str
+    """`tool`, `toolset` or `model`."""
+    gate: Gate
+
+
+@dataclass
+class WorkerView:
+    """What the analysis needs of one worker."""
+
+    calls: dict[str, Gate] = field(default_factory=dict)
+    grants: list[Grant] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Step:
+    worker: str
+    via: str
+    via_kind: str
+    gate: Gate
+
+    def to_json(self) -> dict[str, Any]:
+        return {"worker": self.worker, self.via_kind: self.via, **self.gate.to_json()}
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One capability of one worker, by its least gated path."""
+
+    capability: str
+    path: tuple[str, ...]
+    """The workers from the one that has it (first) to the one whose tool grants it (last)."""
+    steps: tuple[Step, ...]
+    """One per path element: the call to the next worker, then the granting tool."""
+
+    @property
+    def gate(self) -> str:
+        return max((s.gate.level or DENY for s in self.steps), key=GATES.index)
+
+    @property
+    def own(self) -> bool:
+        return len(self.path) == 1
+
+    @property
+    def gated_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.gate.level != ALLOW]
+
+    def to_json(self) -> dict[str, Any]:
+        final = self.steps[-1]
+        return {"capability": self.capability, "path": list(self.path), final.via_kind: final.via,
+                "gate": self.gate, "gated_steps": [s.to_json() for s in self.gated_steps]}
+
+
+class Analysis:
+    """Every worker's capabilities; paths are built only for the entries asked for."""
+
+    def __init__(self, views: dict[str, WorkerView]) -> None:
+        self.views = views
+        self._best: dict[str, dict[str, tuple[int, str | None, Grant | None]]] = {}
+        """capability -> worker -> (gate level index, next worker or None, the owner's grant)."""
+        self._next: dict[tuple[str, int], dict[str, str | None]] = {}
+        self._owner: dict[tuple[str, int], dict[str, Grant]] = {}
+        by_capability: dict[str, dict[str, list[Grant]]] = {}
+        self._local: dict[str, dict[str, Grant]] = {}
+        """worker -> its own capabilities that do not propagate (`call:`), the least gated grant."""
+        for worker, view in views.items():
+            for grant in view.grants:
+                if grant.gate.level is None:
+                    continue
+                if kind_of(grant.capability) in LOCAL_KINDS:
+                    mine = self._local.setdefault(worker, {})
+                    known = mine.get(grant.capability)
+                    if known is None or _rank(grant) < _rank(known):
+                        mine[grant.capability] = grant
+                else:
+                    by_capability.setdefault(grant.capability, {}).setdefault(worker, []).append(grant)
+        self._callers: dict[str, list[tuple[str, int]]] = {}
+        for caller, view in views.items():
+            for callee, gate in view.calls.items():
+                if gate.level is not None and callee in views:
+                    self._callers.setdefault(callee, []).append((caller, gate.rank))
+        self._by_worker: dict[str, list[str]] = {}
+        self._top_edge = max((lv for cs in self._callers.values() for _, lv in cs), default=0)
+        """The strongest gate on any call: searching at a stronger level finds nothing new."""
+        for capability, owners in by_capability.items():
+            self._search(capability, owners)
+
+    def _search(self, capability: str, owners: dict[str, list[Grant]]) -> None:
+        best: dict[str, tuple[int, str | None, Grant | None]] = {}
+        own = {w: min(gs, key=_rank) for w, gs in owners.items()}
+        levels = {w: g.gate.rank for w, g in own.items()}
+        for level in range(min(levels.values()), max(self._top_edge, *levels.values()) + 1):
+            sources = sorted(w for w, lv in levels.items() if lv <= level)
+            nxt: dict[str, str | None] = dict.fromkeys(sources)
+            self._owner[(capability, level)] = {w: own[w] for w in sources}
+            frontier = sources
+            while frontier:
+                found: dict[str, str] = {}
+                for callee in frontier:  # sorted: the first callee found is the smallest name
+                    for caller, edge in self._callers.get(callee, ()):
+                        if edge <= level and caller not in nxt and caller not in found:
+                            found[caller] = callee
+                nxt.update(found)
+                frontier = sorted(found)
+            self._next[(capability, level)] = nxt
+            for worker, hop in nxt.items():
+                if worker not in best:
+                    best[worker] = (level, hop, own[worker] if hop is None else None)
+                    self._by_worker.setdefault(worker, []).append(capability)
+            if len(best) == len(self.views):
+                break  # every worker has it at this level or a weaker one
+        self._best[capability] = best
+
+    def capabilities(self, worker: str) -> list[str]:
+        return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])
+
+    def reach(self, worker: str, capability: str) -> Reach | None:
+        local = self._local.get(worker, {}).get(capability)
+        if local is not None:
+            return Reach(capability, (worker,), (Step(worker, local.via, local.via_kind, local.gate),))
+        entry = self._best.get(capability, {}).get(worker)
+        if entry is None:
+            return None
+        level = entry[0]
+        nxt = self._next[(capability, level)]
+        path = [worker]
+        steps: list[Step] = []
+        while (hop := nxt[path[-1]]) is not None:
+            steps.append(Step(path[-1], hop, "tool", self.views[path[-1]].calls[hop]))
+            path.append(hop)
+        grant = self._owner[(capability, level)][path[-1]]
+        steps.append(Step(path[-1], grant.via, grant.via_kind, grant.gate))
+        return Reach(capability, tuple(path), tuple(steps))
+
+    def reaches(self, worker: str) -> list[Reach]:
+        return [r for c in self.capabilities(worker) if (r := self.reach(worker, c)) is not None]
+
+
+def _rank(grant: Grant) -> tuple[int, str]:
+    """The least gated grant first, then by name."""
+    return grant.gate.rank, grant.via
+
+
+def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
+    """Views of a bundle document's workers (format 2)."""
+    toolsets: dict[str, dict[str, Any]] = bundle.get("toolsets") or {}
+    views: dict[str, WorkerView] = {}
+    for name, node in bundle["workers"].items():
+        tools: dict[str, dict[str, Any]] = node.get("tools") or {}
+        gates: dict[str, Gate] = {}
+        for tool, binding in tools.items():
+            if binding.get("worker"):
+                default = WORKER_CALL_DEFAULT
+            else:
+                default = ((toolsets.get(binding.get("toolset") or "") or {}).get("tools") or {}).get(tool, {}).get(
+                    "approval", PYTHON_TOOL_DEFAULT)
+            gates[tool] = _gate(binding, default)
+        view = WorkerView()
+        for callee in node.get("calls") or ():
+            view.calls[callee] = gates.get(callee, OPEN)
+        opaque = {u["toolset"]: Gate(u["opaque_approval"], PYTHON_TOOL_DEFAULT)
+                  for u in node.get("toolsets") or () if u.get("opaque_approval")}
+        for grant in node.get("capabilities") or ():
+            if grant.get("tool") is not None:
+                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN)))
+            elif grant.get("toolset") is not None:
+                view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset",
+                                         opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT))))
+            else:
+                view.grants.append(Grant(grant["capability"], grant.get("model") or "", "model", OPEN))
+        views[name] = view
+    return views
+
+
+def _gate(binding: dict[str, Any], default: str) -> Gate:
+    rules = binding.get("rules")
+    if rules:
+        texts = tuple(r.get("text") or r.get("action", "") for r in rules)
+        return Gate(binding.get("approval", default), binding.get("default", default), texts)
+    return plain_gate(binding["approval"], default)
+
+
+@cache
+def plain_gate(approval: str, default: str) -> Gate:
+    """A gate without conditional rules; there are only a few, shared by every worker."""
+    return Gate(approval, default)
+
+
+def analyse(bundle: dict[str, Any]) -> Analysis:
+    return Analysis(views_of_bundle(bundle))
+
+
+def sorted_reaches(reaches: Iterable[Reach]) -> list[Reach]:
+    """Side effects first, then by capability."""
+    return sorted(reaches, key=lambda r: (not is_side_effect(r.capability), r.capability))

@@ -1,0 +1,100 @@
+"""A worker's own capabilities, as the bundle records them (`WorkerNode.capabilities`).
+
+Each grant is one capability `KIND:SCOPE` and what gives it: a tool of the worker, an opaque
+toolset, or (for `env:`) the worker's model. Stdlib scopes come from the toolset's settings
+(`ToolsetDescriptor.grants`), so they are per worker; a Python tool is `custom:NAME` plus what its
+module's CAPABILITIES declares; an opaque toolset is `custom:*`; a call to a worker `call:NAME`.
+Only a worker's own grants are stored: what it reaches through its callees is computed from the
+call edges (`capabilities.py`), so the bundle grows with the number of workers, not with paths.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+from .provider_env import model_env
+
+if TYPE_CHECKING:
+    from .stages.resolve import ResolvedProject, ResolvedWorker
+
+CUSTOM = "custom"
+CALL = "call"
+ENV = "env"
+OPAQUE = "custom:*"
+
+
+def python_tool_capabilities(name: str, declared: list[str] | None) -> list[str]:
+    """`custom:NAME` first, then what the module declares for the tool, sorted and deduplicated."""
+    return [f"{CUSTOM}:{name}", *sorted(set(declared or ()) - {f"{CUSTOM}:{name}"})]
+
+
+def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
+    """The models or patterns the worker may run on: its `model`, its `compatible_models`, or the
+    project default."""
+    front = worker.parsed.front
+    if front.model:
+        return [front.model]
+    if front.compatible_models:
+        return list(front.compatible_models)
+    default = project.manifest.defaults.model
+    return [default] if default else []
+
+
+def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
+    scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
+    grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    slot = {"tool": 1, "toolset": 2, "model": 3}
+
+    def add(capability: str, via_key: str, via: str) -> None:
+        key = [capability, "", "", ""]
+        key[slot[via_key]] = via
+        grants.setdefault(tuple(key), {"capability": capability, via_key: via})  # type: ignore[arg-type]
+
+    for name, tool in worker.tools.items():
+        if tool.kind == "worker":
+            add(f"{CALL}:{tool.worker}", "tool", name)
+        elif tool.kind == "stdlib":
+            for c in scoped[tool.group].get(name, ()):
+                add(c, "tool", name)
+        else:
+            for c in python_tool_capabilities(name, _declared(project, tool.toolset, name)):
+                add(c, "tool", name)
+    for use in worker.toolsets:
+        if use.kind == "python" and use.opaque_approval is not None:
+            for c in [OPAQUE, *_declared_toolset(project, use.name)]:
+                add(c, "toolset", use.name)
+    for model in worker_model(project, worker):
+        for var in model_env(model):
+            add(f"{ENV}:{var}", "model", model)
+    # sorted by capability, then tool, toolset, model (an absent key sorts first)
+    return [grants[k] for k in sorted(grants)]
+
+
+_STDLIB_GRANTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+
+
+def _stdlib_grants(name: str, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Thousands of workers share a handful of (toolset, settings) pairs."""
+    key = (name, repr(sorted(settings.items())))
+    found = _STDLIB_GRANTS.get(key)
+    if found is None:
+        found = _STDLIB_GRANTS[key] = STDLIB_TOOLSETS[name].grants(settings)
+    return found
+
+
+def _declared(project: ResolvedProject, toolset: str | None, tool: str) -> list[str]:
+    python_tool = project.python_tools.get(tool)
+    if python_tool is not None and python_tool.toolset_key == toolset:
+        return python_tool.module.capabilities.get(tool, [])
+    python_toolset = project.python_toolsets.get(toolset or "")
+    if python_toolset is not None:
+        caps = python_toolset.module.capabilities
+        return sorted(set(caps.get(tool, [])) | set(caps.get(python_toolset.key, [])))
+    return []
+
+
+def _declared_toolset(project: ResolvedProject, key: str) -> list[str]:
+    python_toolset = project.python_toolsets[key]
+    return sorted(set(python_toolset.module.capabilities.get(key, [])) - {OPAQUE})

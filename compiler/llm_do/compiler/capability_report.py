@@ -1,0 +1,104 @@
+"""`llm-do capabilities` output: every worker's capabilities as text, JSON or Markdown.
+
+Renderers over one `CapabilityReport`; the JSON shape is specified in spec/diff.md
+("Capabilities"). Workers come entry first, then by name; a worker's capabilities side effects
+first, then by name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .capabilities import ALLOW, Analysis, Reach, Step, analyse, is_side_effect, sorted_reaches
+
+REPORT_FORMAT = 1
+"""Version of the JSON document; bumped when a field changes meaning or goes away."""
+
+
+@dataclass
+class CapabilityReport:
+    entry: str
+    workers: dict[str, list[Reach]]
+    """Entry first, then by name."""
+
+
+def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
+    analysis = analysis or analyse(bundle)
+    entry = bundle["entry"]["worker"]
+    order = sorted(bundle["workers"], key=lambda w: (w != entry, w))
+    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order})
+
+
+def via_text(reach: Reach) -> str:
+    """`write_file`, `helper -> write_file`, `model openai:gpt-4o`: the path after the worker."""
+    final = reach.steps[-1]
+    last = f"model {final.via}" if final.via_kind == "model" else f"toolset {final.via}" if final.via_kind == "toolset" \
+        else final.via
+    return " -> ".join([*reach.path[1:], last])
+
+
+def _step_text(step: Step) -> str:
+    text = f"{step.worker}.{step.via}"
+    if step.gate.rules:
+        return f"{text} by {'; '.join(step.gate.rules)}"
+    return text + (" by a rule" if step.gate.by == "rule" else "")
+
+
+def gate_text(reach: Reach) -> str:
+    """`no approval`, or the strongest gate and every gated step: `ask at helper.write_file`."""
+    if reach.gate == ALLOW:
+        return "no approval"
+    return f"{reach.gate} at " + ", ".join(_step_text(s) for s in reach.gated_steps)
+
+
+def to_text(rep: CapabilityReport) -> str:
+    lines: list[str] = []
+    for worker, reaches in rep.workers.items():
+        lines.append(worker + (" (entry)" if worker == rep.entry else ""))
+        if not reaches:
+            lines.append("  (no capabilities)")
+        width = max((len(r.capability) for r in reaches), default=0)
+        for r in reaches:
+            mark = "!" if is_side_effect(r.capability) and r.gate == ALLOW else " "
+            lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]")
+    return "\n".join(lines)
+
+
+def to_json(rep: CapabilityReport) -> str:
+    doc = {
+        "format": REPORT_FORMAT,
+        "entry": rep.entry,
+        "workers": [
+            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability)} for r in reaches]}
+            for w, reaches in rep.workers.items()
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
+
+
+def code(text: str) -> str:
+    return f"`{text.replace('`', '')}`"
+
+
+def to_markdown(rep: CapabilityReport) -> str:
+    lines = ["# Capabilities", ""]
+    unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if is_side_effect(r.capability) and r.gate == ALLOW)
+    lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
+    for worker, reaches in rep.workers.items():
+        lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
+        if not reaches:
+            lines.append("No capabilities.")
+            continue
+        lines += ["| Capability | Via | Approval |", "|---|---|---|"]
+        for r in reaches:
+            lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} |")
+    return "\n".join(lines)
+
+
+RENDERERS = {"text": to_text, "json": to_json, "markdown": to_markdown}

@@ -1,0 +1,84 @@
+"""The JSON documents `llm-do diff --format json` and `llm-do capabilities --format json` print,
+as pydantic models: spec/schemas/diff.schema.json and capabilities.schema.json are generated from
+them (spec/generate.py), and the tests validate real output against them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DiffChange(_Strict):
+    severity: Literal["high", "medium", "low"]
+    verb: Literal["added", "widened", "narrowed", "removed", "changed"]
+    area: Literal["capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting"]
+    subject: str = Field(description="What changed, e.g. `fs.write:project/** of main`, `call main -> writer`.")
+    worker: str | None = Field(description="The worker the change belongs to; null for the project.")
+    before: str | None
+    after: str | None
+    note: str | None = Field(description="`breaking`, `relaxed`, `tightened`, `approval relaxed`, "
+                                         "`approval tightened`, or `path A -> B` for a capability.")
+    detail: list[str] = Field(description="Extra lines: an instructions diff, the schema fields that changed.")
+
+
+class DiffSummary(_Strict):
+    high: int
+    medium: int
+    low: int
+
+
+class CallEdge(_Strict):
+    from_: str = Field(alias="from")
+    to: str
+
+
+class DiffCalls(_Strict):
+    added: list[CallEdge]
+    removed: list[CallEdge]
+
+
+class DiffDocument(_Strict):
+    format: Literal[1]
+    old: str
+    new: str
+    equal: bool = Field(description="True when the two mean the same (no change at all).")
+    summary: DiffSummary
+    changes: list[DiffChange] = Field(description="Risky first: by severity, then area, worker and subject.")
+    calls: DiffCalls
+
+
+class GatedStep(_Strict):
+    worker: str
+    tool: str | None = None
+    toolset: str | None = None
+    model: str | None = None
+    approval: Literal["allow", "conditional", "auto", "ask", "deny"]
+    by: Literal["default", "rule", "rules"]
+    rules: list[str] | None = None
+
+
+class WorkerCapability(_Strict):
+    capability: str
+    path: list[str] = Field(description="From the worker itself to the one that has the capability.")
+    tool: str | None = None
+    toolset: str | None = None
+    model: str | None = None
+    gate: Literal["allow", "conditional", "auto", "ask"] = Field(description="The strongest approval on the path.")
+    gated_steps: list[GatedStep]
+    side_effect: bool
+
+
+class WorkerCapabilities(_Strict):
+    name: str
+    capabilities: list[WorkerCapability]
+
+
+class CapabilitiesDocument(_Strict):
+    format: Literal[1]
+    entry: str
+    workers: list[WorkerCapabilities] = Field(description="The entry first, then by name.")

@@ -1,0 +1,108 @@
+"""R001 / R002: what the entry can do with nobody asked, and privilege gained through delegation.
+
+The rules run the same analysis as `llm-do capabilities` (`..capabilities`), over views built from
+the resolved project instead of a bundle, so lint and the bundle's readers never disagree.
+"""
+
+from __future__ import annotations
+
+from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
+
+from ..call_graph import CallGraph
+from ..capabilities import ALLOW, OPEN, Analysis, Gate, Grant, Reach, WorkerView, is_side_effect, kind_of, plain_gate
+from ..capability_grants import worker_grants
+from ..capability_report import via_text
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..stages.resolve import ResolvedProject
+
+WRITE = "fs.write"
+UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})
+"""Front matter keys that, dropped by an error, leave a worker's capabilities unknown."""
+
+
+def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
+    views: dict[str, WorkerView] = {}
+    for name, worker in project.workers.items():
+        gates = {t.name: Gate(t.approval, t.default_approval, tuple(r.text for r in t.rules)) if t.rules
+                 else plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
+        view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
+        opaque = {u.name: plain_gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
+        if worker.parsed.incomplete & UNSURE_KEYS:
+            views[name] = view
+            continue  # an error dropped part of what it can do or of its approvals: that error says it
+        for grant in worker_grants(project, worker):
+            tool = worker.tools.get(grant.get("tool") or "")
+            if grant.get("tool") in worker.unknown_names or (tool is not None and tool.group in worker.unknown_names):
+                continue  # a tool of a toolset whose settings are invalid: that error says it all
+            if "tool" in grant:
+                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates[grant["tool"]]))
+            elif "toolset" in grant:
+                view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
+            else:
+                view.grants.append(Grant(grant["capability"], grant["model"], "model", OPEN))
+        views[name] = view
+    return views
+
+
+def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
+    if project.entry not in project.workers:
+        return []
+    silenced = {c.upper() for c in project.manifest.suppress}
+    if {"R001", "R002"} <= silenced:
+        return []  # nothing to report: skip the analysis (the build of a big project pays for it)
+    views = project_views(project)
+    analysis = Analysis(views)
+    out = [] if "R001" in silenced else _unapproved_side_effects(project, analysis)
+    return out + ([] if "R002" in silenced else _write_through_delegation(project, views, analysis))
+
+
+def _owner_location(project: ResolvedProject, reach: Reach) -> Location:
+    owner = project.workers[reach.path[-1]]
+    final = reach.steps[-1]
+    tool = owner.tools.get(final.via) if final.via_kind == "tool" else None
+    if tool is not None:
+        return tool.at
+    use = next((u for u in owner.toolsets if u.name == final.via), None)
+    return use.at if use is not None else owner.parsed.name_location
+
+
+def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for reach in analysis.reaches(project.entry):
+        if not is_side_effect(reach.capability) or reach.gate != ALLOW:
+            continue
+        owner, final = reach.path[-1], reach.steps[-1]
+        first = reach.path[1] if len(reach.path) > 1 else None
+        hint = f"add `ask {final.via}` to the approvals of '{owner}'"
+        if first is not None:
+            hint += f", or `ask {first}` to those of '{project.entry}'"
+        out.append(diagnostic(
+            "R001",
+            f"the entry '{project.entry}' can use {reach.capability} with no approval on the way: "
+            f"{' -> '.join(reach.path)} -> {final.via}",
+            _owner_location(project, reach), hint=hint,
+        ))
+    return out
+
+
+def _write_through_delegation(project: ResolvedProject, views: dict[str, WorkerView], analysis: Analysis) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for name in sorted(project.workers):
+        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
+            continue  # it can write by itself
+        writes = [c for c in analysis.capabilities(name) if kind_of(c) == WRITE]
+        if not writes:
+            continue
+        first = analysis.reach(name, writes[0])
+        assert first is not None
+        more = f" (and {len(writes) - 1} more)" if len(writes) > 1 else ""
+        worker = project.workers[name]
+        out.append(diagnostic(
+            "R002",
+            f"'{name}' has no write tool of its own but can write through '{first.path[1]}': "
+            f"{first.capability} via {via_text(first)}{more}",
+            worker.calls.get(first.path[1]) or worker.parsed.name_location,
+            hint=f"if '{name}' should not write, remove '{first.path[1]}' from its toolsets or gate the call with "
+                 f"`ask {first.path[1]}`",
+        ))
+    return out
