@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from llm_do.runtime.canonical import normalize_source, sha256_hex, tagged
+
+from .limits import MAX_FILE_BYTES
 
 SourceKind = Literal["manifest", "worker", "python", "template", "file"]
 
@@ -31,6 +34,62 @@ class NotText(ValueError):
 
 class OutsideRoot(ValueError):
     pass
+
+
+class Unreadable(ValueError):
+    """A file the compiler refuses to read; `code` is the diagnostic that says so."""
+
+    code = ""
+
+
+class NotRegularFile(Unreadable):
+    code = "F006"
+
+
+class TooLarge(Unreadable):
+    code = "P011"
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def what_instead(st: os.stat_result) -> str | None:
+    """None for a regular file; else what it is instead ("a named pipe (FIFO), not a regular file")."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), "something else")
+    return f"{kind}, not a regular file"
+
+
+def _check_regular(st: os.stat_result, limit: int) -> None:
+    problem = what_instead(st)
+    if problem:
+        raise NotRegularFile(problem)
+    if st.st_size > limit:
+        raise TooLarge(_too_large(st.st_size, limit))
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"larger than the {limit // (1024 * 1024)} MiB a project file may have ({size} bytes)"
+
+
+def read_regular_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them.
+
+    Raises NotRegularFile for a FIFO, device, socket or directory, TooLarge past the limit, and
+    OSError (a symlink loop, a missing file). The file is checked before it is opened and again
+    on the open descriptor, which is opened non-blocking: a FIFO that appears in between cannot
+    make the build wait for a writer.
+    """
+    _check_regular(os.stat(path), limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(os.fstat(fd), limit)
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(_too_large(len(data), limit))
+    return data
 
 
 def decode(data: bytes) -> str:
@@ -96,14 +155,13 @@ class SourceMap:
         return confined(self.root, rel, self.real_dirs)
 
     def read(self, rel: str, kind: SourceKind) -> SourceFile:
-        """Read a file of the project (once). Raises OSError, NotText or OutsideRoot."""
+        """Read a file of the project (once). Raises OSError, NotText, OutsideRoot or Unreadable."""
         path = self.confined(rel)
         rel = normalized(rel)
         found = self.files.get(rel)
         if found is not None:
             return found
-        with open(path, "rb") as f:
-            text = decode(f.read())
+        text = decode(read_regular_file(path))
         source = SourceFile(rel, text, tagged(sha256_hex(text.encode())), kind)
         self.files[rel] = source
         return source

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Related, diagnostic
-from .sources import NotText, OutsideRoot, SourceMap, lexically_confined
+from .sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
 
 _SYNTAX = re.compile(r"\{[{%#]")
 _SECRET_NAMES = re.compile(
@@ -74,7 +74,7 @@ def _environment(ctx: TemplateContext):
         def get_source(self, environment, template):
             try:
                 source = ctx.sources.read(lexically_confined(template), "template")
-            except (OSError, OutsideRoot, NotText):
+            except (OSError, OutsideRoot, NotText, Unreadable):
                 raise TemplateNotFound(template) from None
             return source.text, source.path, lambda: True
 
@@ -196,6 +196,8 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[
         return [diagnostic("T004", f"include {exc}", at, related=related)]
     except NotText as exc:
         return [diagnostic("P009", f"included '{name}' is {exc}", at, related=related)]
+    except Unreadable as exc:
+        return [diagnostic(exc.code, f"included '{name}' is {exc}", at, related=related)]
     except OSError:
         return [diagnostic("T003", f"included template '{name}' not found", at,
                            hint="include paths are relative to the project root", related=related)]
@@ -220,6 +222,8 @@ def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: 
         return [diagnostic("T004", f"file() {exc}", at, related=related)]
     except NotText as exc:
         return [diagnostic("P009", f"file('{path}') is {exc}", at, related=related)]
+    except Unreadable as exc:
+        return [diagnostic(exc.code, f"file('{path}') is {exc}", at, related=related)]
     except OSError:
         return [diagnostic("T003", f"file('{path}'): no such file in the project", at, related=related)]
     if looks_secret(source.path) or looks_secret(PurePosixPath(path).name):

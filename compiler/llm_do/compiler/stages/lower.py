@@ -19,7 +19,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
-from ..sources import NotText, OutsideRoot
+from ..sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .resolve import PythonTool, ResolvedProject, ResolvedWorker
 
@@ -144,7 +144,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
     for rel in project.facts.loaded_files:
         try:
             sources.read(rel, "python")
-        except (OSError, OutsideRoot, NotText):
+        except (OSError, OutsideRoot, NotText, Unreadable):
             continue
     limits = manifest.runtime.usage_limits
     doc: dict[str, Any] = {

@@ -12,6 +12,7 @@ from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..positions import PositionTable
 from ..sources import SourceFile
 from ..validation import validate
+from ..value_checks import first_unfit
 from ..yaml_positions import YamlProblem, load_yaml
 
 _FENCE = re.compile(r"^---[ \t]*$", re.M)
@@ -69,7 +70,11 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     front_text, body, body_line = split  # type: ignore[misc]
     doc = load_yaml(front_text, line_offset=1)
     if isinstance(doc, YamlProblem):
-        return None, [diagnostic("P001", doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column))]
+        return None, [diagnostic(doc.code, doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column))]
+    unfit = first_unfit(doc.data)
+    if unfit is not None:
+        pos = doc.positions.key(unfit.path) if unfit.at_key else doc.positions.value(unfit.path)
+        return None, [diagnostic(unfit.code, unfit.message, Location(file=file, line=pos.line, column=pos.column))]
     diagnostics = [
         diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column))
         for path, pos in doc.duplicate_keys
