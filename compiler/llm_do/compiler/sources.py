@@ -99,6 +99,12 @@ def decode(data: bytes) -> str:
         raise NotText(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+def decode_lines(data: bytes) -> list[str]:
+    """The lines of a file as positions count them: normalized, split at LF only (not at U+2028
+    and the other breaks `str.splitlines` knows), undecodable bytes replaced."""
+    return normalize_source(data).decode("utf-8", "replace").split("\n")
+
+
 def normalized(rel: str) -> str:
     """`rel` with `.` and `..` folded and forward slashes: the key a file has in the source map."""
     return posixpath.normpath(rel.replace("\\", "/"))
