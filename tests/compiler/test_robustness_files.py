@@ -96,6 +96,20 @@ def test_build_with_a_fifo_fails_cleanly_and_keeps_the_old_lock(tmp_path: Path) 
     assert (root / "bundle.lock").read_bytes() == lock
 
 
+@needs_fifo
+def test_build_check_never_waits_on_a_pipe(tmp_path: Path) -> None:
+    root = _project(tmp_path, **{"main.worker": worker(body='{% include "inc.md" %}'), "inc.md": "text"})
+    assert run_cli("build", root).exit_code == 0
+    (root / "inc.md").unlink()
+    os.mkfifo(root / "inc.md")
+    result = within(20, lambda: run_cli("build", root, "--check"), unblock=root / "inc.md")
+    assert result.exit_code == 1 and "changed: inc.md" in result.stderr, result.stderr
+    (root / "bundle.lock").unlink()
+    os.mkfifo(root / "bundle.lock")
+    result = within(20, lambda: run_cli("build", root, "--check"), unblock=root / "bundle.lock")
+    assert result.exit_code == 1 and "named pipe" in result.stderr, result.stderr
+
+
 def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
     root = _project(tmp_path, **{"big.worker": worker(body="x" * (MAX_FILE_BYTES + 1))})
     started = time.monotonic()

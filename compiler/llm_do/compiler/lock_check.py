@@ -16,6 +16,7 @@ from llm_do.runtime.canonical import DigestError, source_hash, verify_digest
 from llm_do.runtime.lockfile import LockFormatError, LockReader
 from llm_do.runtime.version import VERSION
 
+from .sources import Unreadable, read_regular_file
 from .stages.load import LoadedProject, load
 
 LISTED_KINDS = ("manifest", "worker")
@@ -36,9 +37,12 @@ def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
     lock = lock or loaded.root / "bundle.lock"
     status = LockStatus(lock)
     try:
-        data = lock.read_bytes()
+        data = read_regular_file(str(lock), limit=None)
     except FileNotFoundError:
         status.differences.append(f"{lock.name} does not exist")
+        return status
+    except Unreadable as exc:
+        status.differences.append(f"{lock.name} is {exc}")
         return status
     try:
         verify_digest(data)
@@ -80,9 +84,12 @@ def _file_differences(loaded: LoadedProject, recorded: dict[str, dict]) -> list[
             out.append(f"no longer in the project: {path}")
             continue
         try:
-            actual = source_hash((loaded.root / path).read_bytes())
+            actual = source_hash(read_regular_file(str(loaded.root / path)))
         except OSError:
             out.append(f"deleted: {path}")
+            continue
+        except Unreadable:
+            out.append(f"changed: {path}")
             continue
         if actual != entry.get("sha256"):
             out.append(f"changed: {path}")

@@ -62,11 +62,11 @@ def what_instead(st: os.stat_result) -> str | None:
     return f"{kind}, not a regular file"
 
 
-def _check_regular(st: os.stat_result, limit: int) -> None:
+def _check_regular(st: os.stat_result, limit: int | None) -> None:
     problem = what_instead(st)
     if problem:
         raise NotRegularFile(problem)
-    if st.st_size > limit:
+    if limit is not None and st.st_size > limit:
         raise TooLarge(_too_large(st.st_size, limit))
 
 
@@ -74,8 +74,8 @@ def _too_large(size: int, limit: int) -> str:
     return f"larger than the {limit // (1024 * 1024)} MiB a project file may have ({size} bytes)"
 
 
-def read_regular_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them.
+def read_regular_file(path: str, limit: int | None = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (None: no limit).
 
     Raises NotRegularFile for a FIFO, device, socket or directory, TooLarge past the limit, and
     OSError (a symlink loop, a missing file). The file is checked before it is opened and again
@@ -86,8 +86,8 @@ def read_regular_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as f:
         _check_regular(os.fstat(fd), limit)
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
         raise TooLarge(_too_large(len(data), limit))
     return data
 
