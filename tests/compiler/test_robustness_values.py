@@ -201,6 +201,15 @@ def test_a_huge_literal_in_python_has_a_column(tmp_path: Path) -> None:
         assert d["line"] == 1 and d["column"] is not None and d["column"] >= 1, d
 
 
+def test_python_too_deeply_nested_to_parse_is_an_import_error(tmp_path: Path) -> None:
+    deep = "def f():\n    retu" + "{{ (" * 99 + ") }}" * 99 + "\n"  # CPython's parser: MemoryError, not SyntaxError
+    root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+                    **{"tools.py": deep})
+    for args in ((), ("--no-import",)):
+        (d,) = lint(root, *args).of("Y001")
+        assert d["file"] == "tools.py" and d["line"] == 1, d
+
+
 def test_json_output_is_valid_for_every_case_above(tmp_path: Path) -> None:
     root = _project(tmp_path, _manifest_with_vars('"\\udfff"'))
     out = run_cli("lint", root, "--format", "json")

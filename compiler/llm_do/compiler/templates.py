@@ -135,7 +135,7 @@ def _render_error(ctx: TemplateContext, unit: TemplateUnit, exc: Exception) -> D
             file, line = unit.file, (frame.lineno or 1) + unit.line_offset
         elif frame.filename in ctx.sources.files and ctx.sources.files[frame.filename].kind == "template":
             file, line = frame.filename, frame.lineno
-    if isinstance(exc, RecursionError):
+    if isinstance(exc, RecursionError | MemoryError):  # Python's parser overflows with MemoryError
         message = "the template nests too deeply, or includes or calls itself without end"
     else:
         message = f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"

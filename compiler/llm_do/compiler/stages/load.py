@@ -249,7 +249,7 @@ def _not_regular(path: str) -> str | None:
     """None for a regular file (or a link to one); "missing"; else what the path is instead."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return "missing"
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
