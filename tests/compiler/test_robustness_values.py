@@ -141,16 +141,19 @@ def test_a_yaml_error_after_a_line_separator_points_at_its_lf_line(tmp_path: Pat
     assert 3 <= d["line"] <= len(lines) and 1 <= d["column"] <= len(lines[d["line"] - 1]) + 1, d
 
 
-def test_positions_past_the_end_are_clamped_to_the_file() -> None:
+def test_positions_past_the_end_are_clamped_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "helper.py").write_text("x = 1\nyz")
     files = {"a.worker": SourceFile("a.worker", "one\ntwo", "", "worker")}
     made = within_files([
         Diagnostic(code="P001", severity=Severity.ERROR, message="m", file="a.worker", line=9, column=40,
                    related=(Related(file="a.worker", line=0, column=0, message="r"),)),
         Diagnostic(code="Y001", severity=Severity.ERROR, message="m\udcff", file="b.py", line=3, column=0),
-    ], files)
+        Diagnostic(code="Y001", severity=Severity.ERROR, message="m", file="helper.py", line=7, column=30),
+    ], files, tmp_path)
     assert (made[0].line, made[0].column) == (2, 4)
     assert (made[0].related[0].line, made[0].related[0].column) == (1, 1)
     assert (made[1].line, made[1].column, made[1].message) == (3, 1, "m\\udcff")
+    assert (made[2].line, made[2].column) == (2, 3)  # not a source, read for the purpose
 
 
 # --- templates and Python

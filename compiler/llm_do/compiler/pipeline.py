@@ -44,7 +44,7 @@ def compile_project(
     loaded, diagnostics = load(path)
     result = CompileResult(loaded)
     if loaded.manifest is None:
-        result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files))
+        result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
         return result
     parsed: list[ParsedWorker] = []
     for source in read_sources(loaded, diagnostics):
@@ -65,7 +65,7 @@ def compile_project(
     instructions, found = render_instructions(resolved)
     diagnostics.extend(found)
     diagnostics = _apply_suppressions(loaded, diagnostics)
-    result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files))
+    result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
     if emit_bundle and result.ok:
         result.bundle = emit(lower(resolved, instructions, (lock_dir or loaded.root).resolve()))
     return result

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from .diagnostics import Diagnostic, Related
-from .sources import SourceFile
+from .sources import SourceFile, decode_lines, lexically_confined, read_regular_file
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def within_files(diagnostics: list[Diagnostic], files: Mapping[str, SourceFile]) -> list[Diagnostic]:
-    lines: dict[str, list[str]] = {}
+def within_files(diagnostics: list[Diagnostic], files: Mapping[str, SourceFile], root: Path) -> list[Diagnostic]:
+    """`files`: the source map; a file outside it (a helper module a Python file imported) is
+    read from `root` if a diagnostic points into it."""
+    lines: dict[str, list[str] | None] = {}
 
     def bounded(file: str, line: int | None, column: int | None) -> tuple[int | None, int | None]:
-        source = files.get(file)
-        if source is None:
-            return (None if line is None else max(line, 1)), (None if column is None else max(column, 1))
         if file not in lines:
-            lines[file] = source.text.split("\n")
+            lines[file] = _lines(files, root, file)
         text_lines = lines[file]
+        if text_lines is None:
+            return (None if line is None else max(line, 1)), (None if column is None else max(column, 1))
         if line is None:
             return None, None
         line = min(max(line, 1), len(text_lines))
@@ -50,6 +52,17 @@ def within_files(diagnostics: list[Diagnostic], files: Mapping[str, SourceFile])
                 update[key] = printable(value)
         out.append(d.model_copy(update=update) if update else d)
     return out
+
+
+def _lines(files: Mapping[str, SourceFile], root: Path, file: str) -> list[str] | None:
+    source = files.get(file)
+    if source is not None:
+        return source.text.split("\n")
+    try:
+        lexically_confined(file)
+        return decode_lines(read_regular_file(str(root / file)))
+    except (OSError, ValueError):
+        return None
 
 
 def _related(r: Related, line: int | None, column: int | None) -> Related:
