@@ -156,6 +156,17 @@ def test_positions_past_the_end_are_clamped_to_the_file(tmp_path: Path) -> None:
     assert (made[2].line, made[2].column) == (2, 3)  # not a source, read for the purpose
 
 
+def test_glob_patterns_longer_than_the_limit_are_refused(tmp_path: Path) -> None:
+    long = "x" * 1_000_000 + "*"
+    root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker", long + ".worker"], "defaults": {"model": "test"}},
+                    **{"main.worker": worker(f"compatible_models: ['{long}']")})
+    started = time.monotonic()
+    result = lint(root)
+    assert time.monotonic() - started < 10
+    result.expect("P011", "project.json", '"xxx', mentions=("pattern",))
+    result.expect("P011", "main.worker", "'xxx", mentions=("pattern",))
+
+
 # --- templates and Python
 
 

@@ -18,6 +18,10 @@ MAX_NESTING = 100
 MAX_YAML_VALUES = 100_000
 """The most values front matter may expand to through YAML aliases."""
 
+MAX_PATTERN_CHARS = 1000
+"""The longest glob pattern (in `worker_files` and `compatible_models`): Python compiles a pattern
+into a regular expression, at about three seconds per megabyte."""
+
 MAX_RENDERED_CHARS = 4 * 1024 * 1024
 """The longest rendered instructions, and the largest string or list a template may build."""
 

@@ -10,6 +10,7 @@ from ..diagnostics import Diagnostic, Location, diagnostic
 from ..json_positions import json_positions
 from ..json_reading import JsonProblem, read_json
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
+from ..limits import MAX_PATTERN_CHARS
 from ..manifest import Entry, ProjectManifest
 from ..positions import LazyPositions, Pos, Positions, PositionTable
 from ..project_glob import glob_project, has_magic
@@ -173,6 +174,10 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
             lexically_confined(entry)
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
+            continue
+        if len(entry) > MAX_PATTERN_CHARS:
+            diagnostics.append(diagnostic("P011", f"a pattern of {len(entry)} characters, more than the "
+                                                  f"{MAX_PATTERN_CHARS} a pattern may have", at))
             continue
         matches, outside, unreadable = _glob(project.sources, entry)
         for rel in outside:
