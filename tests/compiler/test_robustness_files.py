@@ -79,6 +79,14 @@ def test_a_fifo_included_or_read_by_file_is_reported_at_the_call(tmp_path: Path)
 
 
 @needs_fifo
+def test_a_fifo_in_an_implicit_project_is_reported_at_its_top(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {"main.worker": worker()})
+    os.mkfifo(root / "pipe.worker")
+    result: Lint = within(20, lambda: lint(root), unblock=root / "pipe.worker")
+    result.expect("F006", "main.worker", line=1, column=1, mentions=("pipe.worker",))
+
+
+@needs_fifo
 def test_a_fifo_manifest_is_no_project(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "project.json")
     result = within(20, lambda: run_cli("build", tmp_path / "project.json"), unblock=tmp_path / "project.json")

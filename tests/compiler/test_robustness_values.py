@@ -131,6 +131,13 @@ def test_unicode_line_separators_are_not_line_breaks(tmp_path: Path, char: str) 
     lint(root).expect("N003", "main.worker", "nope")
 
 
+def test_text_output_shows_the_lf_line_of_the_diagnostic(tmp_path: Path) -> None:
+    root = _project(tmp_path, **{"main.worker": worker("description: 'a\u2028b'\ntoolsets:\n  - nope")})
+    out = run_cli("lint", root)
+    assert out.exit_code == 1
+    assert "4 |   - nope" in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize("char", ["\u2028", "\x85"])
 def test_a_yaml_error_after_a_line_separator_points_at_its_lf_line(tmp_path: Path, char: str) -> None:
     root = _project(tmp_path, **{"main.worker": worker(f"description: 'a{char}b'\nmodel: [oops")})
