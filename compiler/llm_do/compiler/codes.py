@@ -54,6 +54,11 @@ RULES: dict[str, Rule] = _rules(
          "mark is allowed and ignored)."),
     Rule("P010", "unsupported-version", "error", "project.json declares a version this compiler does not know.",
          "The manifest format is version 1."),
+    Rule("P011", "limit-exceeded", "error", "A file or a value beyond the limits the compiler reads.",
+         "Project files are at most 4 MiB; project.json and front matter nest lists and mappings at "
+         "most 100 deep, and YAML aliases may expand to at most 100000 values; glob patterns "
+         "are at most 1000 characters; rendered instructions are at most 4 MiB. Such inputs are never what a project needs, and the "
+         "limits keep a stray or hostile file from stalling or crashing the build."),
     # --- F: files and paths
     Rule("F001", "file-not-found", "error", "A file the project names does not exist.",
          "Paths in project.json and in references are relative to the project root (the directory "
@@ -69,6 +74,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("F005", "not-a-worker-file", "error", "A worker_files entry that is not a .worker (or .agent) file.",
          "worker_files lists worker definitions; Python goes in python_files and templates are "
          "reached through `{% include %}`."),
+    Rule("F006", "not-a-regular-file", "error", "A project file that is a pipe, device, socket or directory.",
+         "The compiler reads regular files only (symbolic links to regular files inside the root "
+         "included): reading a named pipe or a device could wait forever or never end."),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "

@@ -27,22 +27,34 @@ def _parser():
 
 
 def json_positions(text: str) -> PositionTable:
-    """Positions of every key and value of a JSON document already known to be valid."""
+    """Positions of every key and value of a JSON document already read by `json_reading`.
+
+    Should the grammar still refuse a text `json` read, the table is left empty and lookups fall
+    back to line 1: a diagnostic without its exact position beats none. The walk keeps its own
+    stack, so nesting costs no recursion."""
     import json
 
     from lark import Token, Tree
+    from lark.exceptions import LarkError
 
     table = PositionTable()
+    try:
+        tree = _parser().parse(text)
+    except LarkError:
+        return table
 
     def pos(node) -> Pos:
         if isinstance(node, Token):
             return Pos(node.line, node.column)
         return Pos(node.meta.line, node.meta.column)
 
-    def walk(node, path: Path) -> None:
+    pending: list[tuple[object, Path]] = [(tree, ())]
+    while pending:
+        node, path = pending.pop()
         table.values[path] = pos(node)
         if not isinstance(node, Tree):
-            return
+            continue
+        children: list[tuple[object, Path]] = []
         if node.data == "object":
             seen: set[str] = set()
             for pair in node.children:
@@ -52,10 +64,8 @@ def json_positions(text: str) -> PositionTable:
                     table.duplicates.append((path + (key,), pos(key_node)))
                 seen.add(key)
                 table.keys[path + (key,)] = pos(key_node)
-                walk(value_node, path + (key,))
+                children.append((value_node, path + (key,)))
         elif node.data == "array":
-            for i, item in enumerate(node.children):
-                walk(item, path + (i,))
-
-    walk(_parser().parse(text), ())
+            children = [(item, path + (i,)) for i, item in enumerate(node.children)]
+        pending.extend(reversed(children))  # in document order: of a repeated key, the last value stays
     return table

@@ -16,6 +16,7 @@ from typing import Any
 from llm_do.runtime.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
 
 from .pipeline import CompileResult, compile_project
+from .sources import Unreadable, read_regular_file
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""
@@ -43,9 +44,12 @@ def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
     lock = lock or result.loaded.root / "bundle.lock"
     status = LockStatus(lock, result)
     try:
-        data = lock.read_bytes()
+        data = read_regular_file(str(lock), limit=None)
     except FileNotFoundError:
         status.differences.append(f"{lock.name} does not exist")
+        return status
+    except Unreadable as exc:
+        status.differences.append(f"{lock.name} is {exc}")
         return status
     if result.bundle is None:
         status.differences.append("the project has errors, so `llm-do build` would write no lock")
@@ -119,9 +123,12 @@ def _sources_on_disk(root: Path, lock: bytes) -> list[str]:
     out = []
     for path, entry in sorted(recorded.items()):
         try:
-            actual = source_hash((root / path).read_bytes())
+            actual = source_hash(read_regular_file(str(root / path)))
         except OSError:
             out.append(f"deleted: {path}")
+            continue
+        except Unreadable:
+            out.append(f"changed: {path}")
             continue
         if actual != _mapping(entry).get("sha256"):
             out.append(f"changed: {path}")

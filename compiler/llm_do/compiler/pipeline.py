@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
+from .position_bounds import within_files
 from .sources import normalized
 from .stages.check import check
 from .stages.emit import emit
@@ -44,7 +45,7 @@ def compile_project(
     loaded, diagnostics = load(path)
     result = CompileResult(loaded)
     if loaded.manifest is None:
-        result.diagnostics = sorted_diagnostics(diagnostics)
+        result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
         return result
     parsed: list[ParsedWorker] = []
     for source in read_sources(loaded, diagnostics):
@@ -64,7 +65,7 @@ def compile_project(
     instructions, found = render_instructions(resolved)
     diagnostics.extend(_without_template_follow_ons(loaded, found))
     diagnostics = _apply_suppressions(loaded, diagnostics)
-    result.diagnostics = sorted_diagnostics(diagnostics)
+    result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
     if emit_bundle and result.ok:
         result.bundle = emit(lower(resolved, instructions, (lock_dir or loaded.root).resolve()))
     return result

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from llm_do.runtime.canonical import normalize_source, sha256_hex, tagged
+
+from .limits import MAX_FILE_BYTES
 
 SourceKind = Literal["manifest", "worker", "python", "template", "file"]
 
@@ -33,11 +36,73 @@ class OutsideRoot(ValueError):
     pass
 
 
+class Unreadable(ValueError):
+    """A file the compiler refuses to read; `code` is the diagnostic that says so."""
+
+    code = ""
+
+
+class NotRegularFile(Unreadable):
+    code = "F006"
+
+
+class TooLarge(Unreadable):
+    code = "P011"
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def what_instead(st: os.stat_result) -> str | None:
+    """None for a regular file; else what it is instead ("a named pipe (FIFO), not a regular file")."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), "something else")
+    return f"{kind}, not a regular file"
+
+
+def _check_regular(st: os.stat_result, limit: int | None) -> None:
+    problem = what_instead(st)
+    if problem:
+        raise NotRegularFile(problem)
+    if limit is not None and st.st_size > limit:
+        raise TooLarge(_too_large(st.st_size, limit))
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"larger than the {limit // (1024 * 1024)} MiB a project file may have ({size} bytes)"
+
+
+def read_regular_file(path: str, limit: int | None = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (None: no limit).
+
+    Raises NotRegularFile for a FIFO, device, socket or directory, TooLarge past the limit, and
+    OSError (a symlink loop, a missing file). The file is checked before it is opened and again
+    on the open descriptor, which is opened non-blocking: a FIFO that appears in between cannot
+    make the build wait for a writer.
+    """
+    _check_regular(os.stat(path), limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        _check_regular(os.fstat(fd), limit)
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise TooLarge(_too_large(len(data), limit))
+    return data
+
+
 def decode(data: bytes) -> str:
     try:
         return normalize_source(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotText(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def decode_lines(data: bytes) -> list[str]:
+    """The lines of a file as positions count them: normalized, split at LF only (not at U+2028
+    and the other breaks `str.splitlines` knows), undecodable bytes replaced."""
+    return normalize_source(data).decode("utf-8", "replace").split("\n")
 
 
 def normalized(rel: str) -> str:
@@ -96,14 +161,13 @@ class SourceMap:
         return confined(self.root, rel, self.real_dirs)
 
     def read(self, rel: str, kind: SourceKind) -> SourceFile:
-        """Read a file of the project (once). Raises OSError, NotText or OutsideRoot."""
+        """Read a file of the project (once). Raises OSError, NotText, OutsideRoot or Unreadable."""
         path = self.confined(rel)
         rel = normalized(rel)
         found = self.files.get(rel)
         if found is not None:
             return found
-        with open(path, "rb") as f:
-            text = decode(f.read())
+        text = decode(read_regular_file(path))
         source = SourceFile(rel, text, tagged(sha256_hex(text.encode())), kind)
         self.files[rel] = source
         return source

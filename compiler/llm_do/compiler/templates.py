@@ -14,7 +14,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Related, diagnostic
-from .sources import NotText, OutsideRoot, SourceMap, lexically_confined
+from .limits import MAX_RENDERED_CHARS
+from .sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
 
 _SYNTAX = re.compile(r"\{[{%#]")
 _SECRET_NAMES = re.compile(
@@ -68,17 +69,18 @@ class TemplateContext:
 
 def _environment(ctx: TemplateContext):
     from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from .template_sandbox import BoundedSandbox
 
     class ProjectLoader(BaseLoader):
         def get_source(self, environment, template):
             try:
                 source = ctx.sources.read(lexically_confined(template), "template")
-            except (OSError, OutsideRoot, NotText):
+            except (OSError, OutsideRoot, NotText, Unreadable):
                 raise TemplateNotFound(template) from None
             return source.text, source.path, lambda: True
 
-    env = ImmutableSandboxedEnvironment(
+    env = BoundedSandbox(
         loader=ProjectLoader(), undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
     )
     env.globals["file"] = lambda path: ctx.sources.read(lexically_confined(str(path)), "file").text
@@ -112,40 +114,61 @@ def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, l
         return None, diagnostics
     try:
         template = ctx.env.from_string(ctx.parsed.pop(unit.file, None) or unit.text)
-        return template.render(**ctx.variables).strip(), diagnostics
+        rendered = template.render(**ctx.variables).strip()
     except Exception as exc:  # a template may raise anything while rendering; report where
         return None, diagnostics + [_render_error(ctx, unit, exc)]
+    if len(rendered) > MAX_RENDERED_CHARS:
+        return None, diagnostics + [diagnostic(
+            "P011", f"the instructions render to {len(rendered)} characters, more than the {MAX_RENDERED_CHARS} allowed",
+            unit.location(1, 1))]
+    return rendered, diagnostics
 
 
 def _render_error(ctx: TemplateContext, unit: TemplateUnit, exc: Exception) -> Diagnostic:
+    """T006 at the innermost template line the traceback passes through (the body or a project
+    file it includes); frames of Python's own modules (`<frozen posixpath>`) are not places."""
     import traceback
 
     file, line = unit.file, None
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == "<template>":
             file, line = unit.file, (frame.lineno or 1) + unit.line_offset
-        elif frame.filename and not frame.filename.endswith(".py"):
+        elif frame.filename in ctx.sources.files and ctx.sources.files[frame.filename].kind == "template":
             file, line = frame.filename, frame.lineno
-    message = getattr(exc, "message", None) or str(exc)
+    if isinstance(exc, RecursionError | MemoryError):  # Python's parser overflows with MemoryError
+        message = "the template nests too deeply, or includes or calls itself without end"
+    else:
+        message = f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"
     site = ctx.include_sites.get(file)
-    return diagnostic("T006", f"rendering failed: {type(exc).__name__}: {message}", Location(file=file, line=line),
+    return diagnostic("T006", f"rendering failed: {message}", Location(file=file, line=line),
                       related=(site,) if site else ())
 
 
 def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list[Diagnostic]:
     """Static checks of one template and, through its includes, of every template it reaches."""
-    from jinja2 import TemplateSyntaxError, meta, nodes
+    from jinja2 import TemplateSyntaxError, meta
 
     related = (unit.include_site,) if unit.include_site else ()
     try:
         tree = ctx.env.parse(unit.text)
-    except TemplateSyntaxError as exc:
+        undeclared = meta.find_undeclared_variables(tree)  # also finds what only the compiler refuses
+        return _analyze_tree(ctx, unit, tree, undeclared, defined, related)
+    except TemplateSyntaxError as exc:  # and TemplateAssertionError (a block defined twice, ...)
         return [diagnostic("T001", f"template syntax error: {exc.message}", unit.location(exc.lineno), related=related)]
+    except RecursionError:
+        return [diagnostic("T001", "template syntax error: nested too deeply to be read", unit.location(1, 1),
+                           related=related)]
+
+
+def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree, undeclared: set[str], defined: set[str],
+                  related: tuple) -> list[Diagnostic]:
+    from jinja2 import nodes
+
     if unit.include_site is None:
         ctx.parsed[unit.file] = tree
     out: list[Diagnostic] = []
     known = set(ctx.variables) | set(TEMPLATE_GLOBALS) | set(ctx.env.globals) | defined
-    undeclared = meta.find_undeclared_variables(tree) - known
+    undeclared = undeclared - known
     first_use: dict[str, int] = {}
     for name_node in tree.find_all(nodes.Name):
         if name_node.ctx == "load" and name_node.name in undeclared:
@@ -193,6 +216,8 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[
         return [diagnostic("T004", f"include {exc}", at, related=related)]
     except NotText as exc:
         return [diagnostic("P009", f"included '{name}' is {exc}", at, related=related)]
+    except Unreadable as exc:
+        return [diagnostic(exc.code, f"included '{name}' is {exc}", at, related=related)]
     except OSError:
         return [diagnostic("T003", f"included template '{name}' not found", at,
                            hint="include paths are relative to the project root", related=related)]
@@ -217,6 +242,8 @@ def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: 
         return [diagnostic("T004", f"file() {exc}", at, related=related)]
     except NotText as exc:
         return [diagnostic("P009", f"file('{path}') is {exc}", at, related=related)]
+    except Unreadable as exc:
+        return [diagnostic(exc.code, f"file('{path}') is {exc}", at, related=related)]
     except OSError:
         return [diagnostic("T003", f"file('{path}'): no such file in the project", at, related=related)]
     if looks_secret(source.path) or looks_secret(PurePosixPath(path).name):

@@ -67,6 +67,9 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
     except SyntaxError as exc:
         fact.error = PyError(message=f"SyntaxError: {exc.msg}", file=rel, line=exc.lineno, column=exc.offset)
         return fact, None
+    except (MemoryError, RecursionError):  # CPython's parser gives up on deep nesting this way
+        fact.error = PyError(message="SyntaxError: nested too deeply to be parsed", file=rel, line=1)
+        return fact, None
     except (OSError, ValueError) as exc:
         fact.error = PyError(message=str(exc), file=rel)
         return fact, None

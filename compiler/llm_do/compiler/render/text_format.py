@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from ..codes import RULES, cause_rank
 from ..diagnostics import Diagnostic
+from ..sources import decode_lines, read_regular_file
 from . import ProjectDiagnostics, counts, cwd_relative
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -37,9 +38,9 @@ def _source_line(root: Path, file: str, line: int | None, cache: dict[str, list[
     if not line:
         return None
     if file not in cache:
-        try:
-            cache[file] = (root / file).read_text(encoding="utf-8-sig", errors="replace").splitlines()
-        except OSError:
+        try:  # as the compiler read it: a regular file, lines split at LF only (spec/language.md#positions)
+            cache[file] = decode_lines(read_regular_file(str(root / file)))
+        except (OSError, ValueError):
             cache[file] = None
     lines = cache[file]
     if lines is None or line > len(lines):

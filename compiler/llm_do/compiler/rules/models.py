@@ -6,6 +6,7 @@ from __future__ import annotations
 from llm_do.runtime.model_names import matches_any, model_problem
 
 from ..diagnostics import Diagnostic, diagnostic
+from ..limits import MAX_PATTERN_CHARS
 from ..stages.resolve import ResolvedProject
 
 
@@ -24,6 +25,12 @@ def check_models(project: ResolvedProject, graph: object = None) -> list[Diagnos
             out.append(diagnostic("M002", f"'{name}' sets both model and compatible_models", parsed.at("compatible_models", key=True),
                                   hint="keep `model` to fix the model, or `compatible_models` to let the run choose"))
         elif front.model is None and front.compatible_models and default is not None:
+            too_long = [i for i, p in enumerate(front.compatible_models) if len(p) > MAX_PATTERN_CHARS]
+            for i in too_long:
+                out.append(diagnostic("P011", f"a pattern of {len(front.compatible_models[i])} characters, more than "
+                                              f"the {MAX_PATTERN_CHARS} a pattern may have", parsed.at("compatible_models", i)))
+            if too_long:
+                continue
             if not matches_any(default, front.compatible_models):
                 out.append(diagnostic(
                     "M003",

@@ -16,8 +16,12 @@ def emit(doc: dict[str, Any]) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file in the same directory and rename: readers see the old file or the
-    new one, never a torn one, and a failure leaves the old one in place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    new one, never a torn one, and a failure leaves the old one in place.
+
+    The temporary file's name carries the writer's process id: a write killed half-way leaves
+    it behind, and the next write to the same path removes it once that process is gone."""
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         os.chmod(tmp, _file_mode(path))
         with os.fdopen(fd, "wb") as f:
@@ -41,3 +45,40 @@ def _file_mode(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def remove_stale_temporaries(path: Path) -> list[str]:
+    """Delete the temporary files that killed writes of `path` left (`.NAME.PID.XXXX.tmp` whose
+    process has ended, or `.NAME.XXXX.tmp` from before the id was in the name); their names."""
+    prefix = f".{path.name}."
+    removed = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        writer = name[len(prefix):-len(".tmp")].split(".")
+        if len(writer) == 2 and writer[0].isdigit() and _running(int(writer[0])):
+            continue
+        try:
+            os.unlink(path.parent / name)
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process writes one file at a time: an older one of ours is a leftover
+    if os.name == "nt":
+        return True  # os.kill would end the process there, not probe it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True

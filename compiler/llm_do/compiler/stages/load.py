@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import glob
-import json
 import os
 import posixpath
 from dataclasses import dataclass, field
@@ -11,19 +9,32 @@ from pathlib import Path
 
 from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..hints import json_trailing_comma
 from ..json_positions import json_positions
+from ..json_reading import JsonProblem, read_json
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
+from ..limits import MAX_PATTERN_CHARS
 from ..manifest import Entry, ProjectManifest
 from ..positions import LazyPositions, Pos, Positions, PositionTable
-from ..sources import NotText, OutsideRoot, SourceFile, SourceMap, decode, lexically_confined, normalized
+from ..project_glob import glob_project, has_magic
+from ..sources import (
+    NotRegularFile,
+    NotText,
+    OutsideRoot,
+    SourceFile,
+    SourceMap,
+    Unreadable,
+    decode,
+    lexically_confined,
+    normalized,
+    what_instead,
+)
 from ..suggest import did_you_mean_file
 from ..validation import validate
+from ..value_checks import first_unfit
 
 MANIFEST_NAME = "project.json"
 IMPLICIT_ENTRY = "main.worker"
 WORKER_SUFFIXES = (".worker", LEGACY_WORKER_SUFFIX)
-_GLOB_CHARS = set("*?[")
 
 
 class ProjectNotFound(Exception):
@@ -94,20 +105,26 @@ def _read_manifest(
     empty = PositionTable()
     try:
         text = sources.read(manifest_file, "manifest").text
-    except NotText as exc:
-        diagnostics.append(diagnostic("P009", f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
+    except (NotText, Unreadable) as exc:
+        code = exc.code if isinstance(exc, Unreadable) else "P009"
+        diagnostics.append(diagnostic(code, f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
-    duplicated: list[str] = []
-    try:
-        data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated))
-    except json.JSONDecodeError as exc:
-        diagnostics.append(_json_syntax_error(manifest_file, text, exc))
+    read = read_json(text)
+    if isinstance(read, JsonProblem):
+        diagnostics.append(diagnostic(read.code, read.message, Location(file=manifest_file, line=read.line, column=read.column),
+                                      hint=read.hint))
         return None, empty, frozenset()
+    data = read.data
     positions: Positions = LazyPositions(lambda: json_positions(text))
-    if duplicated:
+    if read.has_duplicates:
         for path, pos in positions.table.duplicates:
             diagnostics.append(diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=manifest_file, line=pos.line,
                                                                                           column=pos.column)))
+    unfit = first_unfit(data)
+    if unfit is not None:
+        pos = positions.key(unfit.path) if unfit.at_key else positions.value(unfit.path)
+        diagnostics.append(diagnostic(unfit.code, unfit.message, Location(file=manifest_file, line=pos.line, column=pos.column)))
+        return None, empty, frozenset()
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
@@ -116,28 +133,6 @@ def _read_manifest(
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)
     diagnostics.extend(found)
     return manifest, positions, dropped_keys(data, manifest) if found and manifest is not None else frozenset()
-
-
-def _json_syntax_error(file: str, text: str, exc: json.JSONDecodeError) -> Diagnostic:
-    comma = json_trailing_comma(text, exc.pos)
-    if comma is None:
-        return diagnostic("P002", f"invalid JSON: {exc.msg}", Location(file=file, line=exc.lineno, column=exc.colno))
-    line = text.count("\n", 0, comma) + 1
-    column = comma - (text.rfind("\n", 0, comma) + 1) + 1
-    return diagnostic("P002", f"invalid JSON: a trailing comma before '{text[exc.pos]}'", Location(file=file, line=line, column=column),
-                      hint="remove this comma: JSON allows none after the last item")
-
-
-def _duplicates_noted(found: list[str]):
-    """A json object hook that keeps the last value, as json does, and notes repeated keys."""
-
-    def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
-        out = dict(pairs)
-        if len(out) != len(pairs):
-            found.append("")
-        return out
-
-    return hook
 
 
 def _implicit_worker_files(root: Path) -> list[str]:
@@ -166,10 +161,6 @@ class _LazyLocation:
         return self.project.at(*self.path, key=False)
 
 
-def _is_pattern(entry: str) -> bool:
-    return any(c in _GLOB_CHARS for c in entry)
-
-
 def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
     """worker_files in order: literal paths as given, each pattern's matches sorted, no repeats."""
     assert project.manifest is not None
@@ -179,7 +170,7 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
     """Files a pattern reaches through a symlink out, reported unless listed (and reported) by name."""
     for i, entry in enumerate(project.manifest.worker_files):
         at = _LazyLocation(project, ("worker_files", i))
-        if not _is_pattern(entry):
+        if not has_magic(entry):
             rel = _listed_file(project, entry, at, "worker", seen, diagnostics)
             if rel is not None:
                 out.append(rel)
@@ -191,10 +182,18 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
         except OutsideRoot as exc:
             diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
             continue
-        matches, outside = _glob(project.sources, entry)
+        if len(entry) > MAX_PATTERN_CHARS:
+            diagnostics.append(diagnostic("P011", f"a pattern of {len(entry)} characters, more than the "
+                                                  f"{MAX_PATTERN_CHARS} a pattern may have", at))
+            continue
+        matches, outside, unreadable = _glob(project.sources, entry)
         for rel in outside:
             escaping.setdefault(rel, (entry, at))
-        if not matches and not outside:
+        for rel, problem in unreadable:
+            if rel not in seen:
+                seen.add(rel)
+                diagnostics.append(diagnostic("F006", f"pattern '{entry}' matches '{rel}', {problem}", at))
+        if not matches and not outside and not unreadable:
             diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
         for rel in matches:
             if rel not in seen:
@@ -221,9 +220,13 @@ def _listed_file(
     if kind == "worker" and not rel.endswith(WORKER_SUFFIXES):
         diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
         return None
-    if not os.path.isfile(os.path.join(str(project.root), rel)):
+    problem = _not_regular(os.path.join(str(project.root), rel))
+    if problem == "missing":
         diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at,
                                       hint=did_you_mean_file(rel, _files_beside(project.root, rel))))
+        return None
+    if problem:
+        diagnostics.append(diagnostic("F006", f"{kind} file '{entry}' is {problem}", at))
         return None
     if rel in seen:
         diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
@@ -242,21 +245,38 @@ def _files_beside(root: Path, rel: str) -> list[str]:
     return [posixpath.join(parent, n) for n in names if os.path.isfile(os.path.join(str(root), parent, n))]
 
 
-def _glob(sources: SourceMap, pattern: str) -> tuple[list[str], list[str]]:
-    """The worker files a pattern matches, sorted; and those it matches through a symlink out."""
+def _glob(sources: SourceMap, pattern: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """The worker files a pattern matches, sorted; those it matches through a symlink out; and
+    those that are no regular file, with what they are."""
     root = str(sources.root)
-    matches = glob.glob(pattern, root_dir=root, recursive=True)
-    inside, outside = [], []
-    for m in sorted(matches):
-        rel = normalized(m)
-        if rel.endswith(WORKER_SUFFIXES) and os.path.isfile(os.path.join(root, rel)):
-            try:
-                sources.confined(rel)
-            except OutsideRoot:
-                outside.append(rel)
-                continue
+    inside, outside, unreadable = [], [], []
+    for rel in glob_project(root, lexically_confined(pattern)):
+        if not rel.endswith(WORKER_SUFFIXES) or os.path.isdir(os.path.join(root, rel)):
+            continue
+        try:
+            sources.confined(rel)
+        except OutsideRoot:
+            outside.append(rel)
+            continue
+        problem = _not_regular(os.path.join(root, rel))
+        if problem == "missing":
+            continue  # a dangling link: as glob, which never matched one
+        if problem:
+            unreadable.append((rel, problem))
+        else:
             inside.append(rel)
-    return inside, outside
+    return inside, outside, unreadable
+
+
+def _not_regular(path: str) -> str | None:
+    """None for a regular file (or a link to one); "missing"; else what the path is instead."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    return what_instead(st)
 
 
 def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[str]:
@@ -278,6 +298,12 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
             source = project.sources.read(rel, kind)  # type: ignore[arg-type]
         except NotText as exc:
             diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
+            continue
+        except NotRegularFile as exc:  # it changed since it was listed
+            diagnostics.append(diagnostic("F006", f"'{rel}' is {exc}", project.at()))
+            continue
+        except Unreadable as exc:
+            diagnostics.append(diagnostic(exc.code, f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
         except OutsideRoot as exc:
             listed = "worker_files" if kind == "worker" else "python_files"

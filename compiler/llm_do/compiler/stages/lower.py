@@ -22,7 +22,7 @@ from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
-from ..sources import NotText, OutsideRoot
+from ..sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
@@ -163,7 +163,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
     for rel in project.facts.loaded_files:
         try:
             sources.read(rel, "python")
-        except (OSError, OutsideRoot, NotText):
+        except (OSError, OutsideRoot, NotText, Unreadable):
             continue
     limits = manifest.runtime.usage_limits
     doc: dict[str, Any] = {

@@ -14,6 +14,7 @@ from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..positions import PositionTable
 from ..sources import SourceFile
 from ..validation import validate
+from ..value_checks import first_unfit
 from ..yaml_positions import YamlProblem, load_yaml
 
 _FENCE = re.compile(r"^---[ \t]*$", re.M)
@@ -77,8 +78,12 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     if isinstance(doc, YamlProblem):
         lines = source.text.split("\n")
         line = lines[doc.pos.line - 1] if 0 < doc.pos.line <= len(lines) else ""
-        return None, [diagnostic("P001", doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column),
+        return None, [diagnostic(doc.code, doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column),
                                  hint=yaml_hint(line, doc.pos.column, doc.message))]
+    unfit = first_unfit(doc.data)
+    if unfit is not None:
+        pos = doc.positions.key(unfit.path) if unfit.at_key else doc.positions.value(unfit.path)
+        return None, [diagnostic(unfit.code, unfit.message, Location(file=file, line=pos.line, column=pos.column))]
     diagnostics = [
         diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column))
         for path, pos in doc.duplicate_keys
