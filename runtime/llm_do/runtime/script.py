@@ -151,9 +151,9 @@ TURN_KEY = "llm_do_script_turn"
 TOOL_RETRIES = {"validation_error": "the arguments of {tool} do not validate",
                 "output": "the output does not validate",
                 "unknown_tool": "the worker has no tool {tool}", "unavailable_tool": "{tool} cannot be called now"}
-"""The retries of a tool call a script cannot mean (`output`: an output tool's validation error);
-`model_retry` (the tool itself asked the model to
-try again) it can, since a script may test how a worker handles that."""
+"""The retries of a tool call a script cannot mean (`output`: an output tool's validation error).
+Not `model_retry`, the tool itself asking the model to try again: a script may test how a worker
+handles that."""
 
 OUTPUT_RETRIES = {"validation_error": "the output does not validate",
                   "no_output": "the turn gives no output the worker can return"}
