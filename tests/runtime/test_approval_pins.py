@@ -1,0 +1,279 @@
+"""Approval behaviours a security regression would change, each pinned on its own: a denial for the
+session is never cached as an approval, the run's mode answers before any callback or terminal,
+an opaque toolset's approval travels with its tools, and a tool the bundle does not know is asked.
+(The terminal prompt's answers and session approval through it are tested with the prompt.)"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+from llm_do.runtime import ApprovalDecision, ApprovalRequest, Runtime, RuntimeConfig, run_worker
+from tests.helpers import run_cli, worker
+
+from .conftest import build_project, of_kind, read_events
+
+
+def turns(*responses: list[Any]) -> FunctionModel:
+    queue = list(responses)
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        return ModelResponse(parts=queue.pop(0))
+
+    return FunctionModel(respond)
+
+
+def write(path: str) -> list[Any]:
+    return [ToolCallPart("write_file", {"path": path, "content": "x"})]
+
+
+WRITER = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+    "main.worker": worker("toolsets: [filesystem_project]", "Write."),
+}
+
+
+# --- a denial is never remembered as an approval -----------------------------------------------------
+
+
+def test_a_denial_for_the_session_is_asked_again_and_never_approves(build) -> None:
+    bundle = build(WRITER)
+    asked: list[str] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request.args["path"])
+        return ApprovalDecision(False, "session", note="no")
+
+    model = turns(write("a.txt"), write("a.txt"), [TextPart("done")])
+    config = RuntimeConfig(model=model, approval_mode="prompt", approval_callback=callback)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert asked == ["a.txt", "a.txt"]
+    assert not (bundle.parent / "a.txt").exists()
+
+
+def test_a_hosts_denial_for_the_session_is_asked_again_and_never_approves(build) -> None:
+    from llm_do.runtime.events import ApprovalRequested
+
+    bundle = build(WRITER)
+    runtime = Runtime.load(bundle, RuntimeConfig(model=turns(write("a.txt"), write("a.txt"), [TextPart("done")]),
+                                                 approval_mode="prompt"))
+    asked: list[str] = []
+
+    async def host() -> None:
+        async for event in runtime.events("go"):
+            if isinstance(event, ApprovalRequested):
+                asked.append(event.args["path"])
+                event.respond(ApprovalDecision(False, "session"))
+
+    asyncio.run(host())
+    assert asked == ["a.txt", "a.txt"]
+    assert not (bundle.parent / "a.txt").exists()
+
+
+# --- the ready-made callbacks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("callback", "written"), [("approve_all", True), ("reject_all", False), ("strict", False)])
+def test_the_ready_made_callbacks_answer_as_named(build, callback: str, written: bool) -> None:
+    import llm_do.runtime as api
+
+    bundle = build(WRITER)
+    recorded: list[Any] = []
+    config = RuntimeConfig(model=turns(write("a.txt"), [TextPart("done")]), approval_mode="prompt",
+                           approval_callback=getattr(api, callback), on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert (bundle.parent / "a.txt").exists() is written
+    [decided] = [e for e in recorded if e.kind == "approval_decided"]
+    assert (decided.approved, decided.by) == (written, "callback")
+    if not written:
+        assert decided.note == "calls that need approval are rejected in this run"
+
+
+def test_a_request_describes_itself_in_one_line_with_long_values_cut() -> None:
+    request = ApprovalRequest("main", 1, "write_file", {"path": "a.txt", "content": "x" * 200})
+    text = request.describe()
+    assert text.startswith('main wants to call write_file(path="a.txt", content="xxx')
+    assert text.endswith("…)") and len(text) < 150 and "\n" not in text
+    exact = ApprovalRequest("main", 1, "t", {"v": "y" * 78}).describe()  # 80 characters with the quotes
+    assert exact == f'main wants to call t(v="{"y" * 78}")'
+
+
+# --- the run's mode answers first ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("interactive", [False, True])
+def test_reject_all_denies_without_asking_anyone(build, capsys, interactive: bool) -> None:
+    """Neither the callback nor the terminal is asked, and the decision is the mode's (no "no
+    terminal" message on stderr, which is what prompt mode without a terminal says)."""
+    bundle = build(WRITER)
+    asked: list[ApprovalRequest] = []
+    recorded: list[Any] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(True)
+
+    config = RuntimeConfig(model=turns(write("a.txt"), [TextPart("done")]), approval_mode="reject_all",
+                           approval_callback=None if interactive else callback, interactive=interactive,
+                           on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert asked == []
+    assert not (bundle.parent / "a.txt").exists()
+    [decided] = [e for e in recorded if e.kind == "approval_decided"]
+    assert (decided.approved, decided.by, decided.note) == (False, "mode", "the run rejects calls that need approval (reject_all)")
+    [returned] = [e for e in recorded if e.kind == "tool_returned"]
+    assert returned.outcome == "denied" and "reject_all" in returned.result
+    assert capsys.readouterr().err == ""
+
+
+def test_approve_all_approves_without_asking_the_callback(build) -> None:
+    bundle = build(WRITER)
+    asked: list[ApprovalRequest] = []
+    recorded: list[Any] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision(False)
+
+    config = RuntimeConfig(model=turns(write("a.txt"), [TextPart("done")]), approval_mode="approve_all",
+                           approval_callback=callback, on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert asked == []
+    assert (bundle.parent / "a.txt").exists()
+    assert [(e.approved, e.by) for e in recorded if e.kind == "approval_decided"] == [(True, "mode")]
+
+
+# --- tools the bundle cannot list ---------------------------------------------------------------------
+
+TOOLS_PY = '''
+    import os
+    from pathlib import Path
+
+    from pydantic_ai.toolsets import FunctionToolset
+
+    HERE = Path(__file__).parent
+
+
+    def poke(name: str) -> str:
+        """Leave a mark that this tool ran."""
+        (HERE / f"ran-{name}.txt").write_text("ran")
+        return f"poked {name}"
+
+
+    def extra(name: str) -> str:
+        """A tool the build never saw."""
+        (HERE / f"ran-extra-{name}.txt").write_text("ran")
+        return f"extra {name}"
+
+
+    def make_dynamic(ctx):
+        return FunctionToolset([poke])
+
+
+    listed = FunctionToolset([poke])
+    if os.environ.get("LLM_DO_TEST_EXTRA_TOOL"):
+        listed.add_function(extra)  # the same file, another tool list: the bundle knows only `poke`
+
+    TOOLSETS = {"dynamic": make_dynamic, "listed": listed}
+'''
+
+
+def python_project(rule: str, toolset: str) -> dict[str, Any]:
+    approvals = f"\napprovals:\n  - {rule}" if rule else ""
+    return {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "entry": {"worker": "main"}},
+        "tools.py": TOOLS_PY,
+        "main.worker": worker(f"toolsets: [{toolset}]{approvals}", "Poke."),
+    }
+
+
+@pytest.fixture(scope="module")
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Built once (each build imports tools.py in a subprocess): the opaque toolset under each rule,
+    and the listed one allowed by its toolset rule."""
+    base = tmp_path_factory.mktemp("approval-pins")
+    projects = {"deny": ("deny dynamic", "dynamic"), "allow": ("allow dynamic", "dynamic"), "ask": ("", "dynamic"),
+                "listed": ("allow listed", "listed")}
+    return {key: build_project(base / key, python_project(*args)) for key, args in projects.items()}
+
+
+@pytest.fixture
+def bundle_of(_templates: dict[str, Path], tmp_path: Path):
+    def copy(key: str) -> Path:
+        shutil.copytree(_templates[key].parent, tmp_path / key)
+        return tmp_path / key / "bundle.lock"
+
+    return copy
+
+
+def poke_script(script) -> Path:
+    return script({"workers": {"main": [{"tool_calls": [{"tool": "poke", "args": {"name": "p"}}]}, {"text": "done"}]}})
+
+
+def test_an_opaque_toolsets_approval_is_in_the_bundle(bundle_of) -> None:
+    import json
+
+    for key, approval in (("deny", "deny"), ("allow", "allow"), ("ask", "ask")):
+        node = json.loads(bundle_of(key).read_text())["workers"]["main"]
+        assert node["tools"] == {}, key  # nothing listed: the approval travels with the toolset use
+        assert [u.get("opaque_approval") for u in node["toolsets"]] == [approval], key
+
+
+def test_a_deny_on_an_opaque_toolset_holds_under_approve_all(bundle_of, script, tmp_path: Path) -> None:
+    bundle = bundle_of("deny")
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", poke_script(script), "--approve-all", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert not (bundle.parent / "ran-p.txt").exists()
+    evs = read_events(events)
+    assert [(e["tool"], e["approval"]) for e in of_kind(evs, "tool_called")] == [("poke", "deny")]
+    assert [e["outcome"] for e in of_kind(evs, "tool_returned")] == ["denied"]
+    assert of_kind(evs, "approval_decided") == []
+
+
+def test_an_allow_on_an_opaque_toolset_runs_without_asking(bundle_of, script, tmp_path: Path) -> None:
+    bundle = bundle_of("allow")
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", poke_script(script), "--reject-all", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert (bundle.parent / "ran-p.txt").exists()
+    assert [e["approval"] for e in of_kind(read_events(events), "tool_called")] == ["allow"]
+
+
+def test_an_opaque_toolsets_tools_are_asked_by_default(bundle_of, script, tmp_path: Path) -> None:
+    bundle = bundle_of("ask")
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", poke_script(script), "--reject-all", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert not (bundle.parent / "ran-p.txt").exists()
+    evs = read_events(events)
+    assert [e["approval"] for e in of_kind(evs, "tool_called")] == ["ask"]
+    assert [(e["approved"], e["by"]) for e in of_kind(evs, "approval_decided")] == [(False, "mode")]
+
+
+def test_a_tool_with_neither_a_bundle_entry_nor_metadata_is_asked(bundle_of, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listed toolset that grows a tool at run time: the bundle's `allow listed` covers only the
+    tools it listed; the new one gets the Python default, `ask`, whoever answers."""
+    bundle = bundle_of("listed")
+    monkeypatch.setenv("LLM_DO_TEST_EXTRA_TOOL", "1")
+    asked: list[str] = []
+    recorded: list[Any] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request.tool)
+        return ApprovalDecision(False, note="not this one")
+
+    model = turns([ToolCallPart("poke", {"name": "p"}), ToolCallPart("extra", {"name": "e"})], [TextPart("done")])
+    config = RuntimeConfig(model=model, approval_mode="prompt", approval_callback=callback, on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert {e.tool: e.approval for e in recorded if e.kind == "tool_called"} == {"poke": "allow", "extra": "ask"}
+    assert asked == ["extra"]
+    assert (bundle.parent / "ran-p.txt").exists()
+    assert not (bundle.parent / "ran-extra-e.txt").exists()
