@@ -52,7 +52,7 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 
-PRELOAD = ("pytest", "syrupy", "pydantic", "pydantic_ai", "pydantic_ai.models.function", "click", "click.testing",
+PRELOAD = ("pytest", "pydantic", "pydantic_ai", "pydantic_ai.models.function", "click", "click.testing",
            "yaml", "jinja2", "lark", "networkx", "rich.console")
 """Imported once before forking, so no mutant pays for them (no llm_do module: those must load mutated)."""
 

@@ -123,6 +123,30 @@ def test_with_a_pattern_flag_every_operand_is_a_path(root: Path, toolset: str, n
     assert ABSOLUTE in refused(root, f"{name} {OUTSIDE} {flag} {value}", toolset)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "grep -f a.txt /etc/passwd",
+        "grep -fa.txt /etc/passwd",
+        "grep --file a.txt /etc/passwd",
+        "grep --file=a.txt /etc/passwd",
+        "grep -e x /etc/passwd",
+        "grep -ex /etc/passwd",
+        "grep --regexp x /etc/passwd",
+        "grep --regexp=x /etc/passwd",
+        "grep -i -f a.txt -n /etc/passwd",
+        "grep -r -e x -e y sub /etc/passwd",
+        "find -P /etc -name passwd",
+        "find -P -P /etc -name passwd",
+    ],
+)
+def test_operands_after_a_pattern_flag_or_find_P_are_confined(root: Path, line: str) -> None:
+    """Written out, not generated from the tables: dropping `-f` from grep's pattern flags, or
+    mis-skipping find's `-P`, once left the real file operand unconfined."""
+    message = refused(root, line, "shell_readonly")
+    assert "'/etc" in message and "is absolute" in message, message
+
+
 def test_without_a_pattern_flag_the_first_operand_is_the_pattern(root: Path) -> None:
     assert parse_command("shell_readonly", f"grep {OUTSIDE} a.txt", root).argv == ("grep", OUTSIDE, "a.txt")
     assert ABSOLUTE in refused(root, f"grep -i x {OUTSIDE}", "shell_readonly")
