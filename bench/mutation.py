@@ -47,8 +47,11 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         # It times how fast a cancelled command is killed (the runner, not the policy): flaky under load.
         "--deselect=tests/stdlib/test_shell_toolset.py::test_run_argv_cancelled_kills",
     ),
-    "runtime/llm_do/runtime/approvals.py": ("tests/runtime/test_approvals.py",),
-    "runtime/llm_do/runtime/approval_gate.py": ("tests/runtime/test_approvals.py", "tests/runtime/test_events.py"),
+    "runtime/llm_do/runtime/approvals.py": ("tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py"),
+    "runtime/llm_do/runtime/approval_gate.py": (
+        "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_events.py",
+        "tests/runtime/test_scripts.py",
+    ),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 
