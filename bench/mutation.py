@@ -342,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                 step = len(todo) / args.max
                 todo = [todo[int(i * step)] for i in range(args.max)]
             print(f"{module}: {len(todo)} mutants against {', '.join(tests)} (timeout {timeout:.0f} s)", flush=True)
+            started = time.monotonic()
             survivors: list[Mutant] = []
             timeouts = 0
             try:
@@ -353,8 +354,9 @@ def main(argv: list[str] | None = None) -> int:
                         survivors.append(mutant)
                         saved.append({"module": module, "line": mutant.line, "what": mutant.what})
                         print(f"  survived  {module}:{mutant.line}  {mutant.what}", flush=True)
-                    if n % 50 == 0:
-                        print(f"  ... {n}/{len(todo)}", flush=True)
+                    if n % 20 == 0:
+                        rate = (time.monotonic() - started) / n
+                        print(f"  ... {n}/{len(todo)}, {rate:.1f} s a mutant", flush=True)
             finally:
                 path.write_text(original, encoding="utf-8")
             killed = len(todo) - len(survivors)

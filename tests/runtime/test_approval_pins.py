@@ -76,6 +76,17 @@ def test_a_hosts_denial_for_the_session_is_asked_again_and_never_approves(build)
     assert not (bundle.parent / "a.txt").exists()
 
 
+def test_an_approver_has_no_callback_and_no_terminal_unless_given(capsys) -> None:
+    """`Approver(mode)` alone asks nobody: in prompt mode it denies and says so on stderr."""
+    from llm_do.runtime.approvals import Approver
+
+    request = ApprovalRequest("main", 1, "write_file", {"path": "a.txt"})
+    decision, by = asyncio.run(Approver("prompt").decide(request))
+    assert (decision.approved, by) == (False, "no-terminal")
+    assert "no terminal to ask" in (decision.note or "")
+    assert "llm-do: denied write_file (main@1)" in capsys.readouterr().err
+
+
 # --- the ready-made callbacks ---------------------------------------------------------------------------
 
 

@@ -84,7 +84,8 @@ def test_pipe_message_suggests_grep_e(root: Path) -> None:
         ("cat a.txt\\", "trailing backslash"),
         ("", "empty"),
         ("   ", "empty"),
-        ("cat a\x00b", "NUL"),
+        ("cat a\x00b", "the command contains a NUL byte"),
+        ("grep a\x00b a.txt", "the command contains a NUL byte"),  # a pattern is never confined as a path
         ("grep \ud800 a.txt", "lone surrogate"),
     ],
 )
