@@ -87,6 +87,18 @@ def test_an_approver_has_no_callback_and_no_terminal_unless_given(capsys) -> Non
     assert "llm-do: denied write_file (main@1)" in capsys.readouterr().err
 
 
+def test_requests_and_decisions_are_immutable() -> None:
+    """A callback cannot change the request the gate goes on to run, nor a decision once given."""
+    import dataclasses
+
+    request = ApprovalRequest("main", 1, "write_file", {"path": "a.txt"})
+    decision = ApprovalDecision(False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.tool = "read_file"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decision.approved = True  # type: ignore[misc]
+
+
 # --- the ready-made callbacks ---------------------------------------------------------------------------
 
 
