@@ -101,7 +101,7 @@ def _skipped_nodes(tree: ast.Module) -> set[int]:
             skip_all(node)
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             skip_all(node)
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("Literal", "Final"):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("Literal", "Final", "Callable"):
             skip_all(node)  # type aliases: no behaviour to change
     return skip
 

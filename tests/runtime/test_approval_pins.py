@@ -87,7 +87,7 @@ def test_an_approver_has_no_callback_and_no_terminal_unless_given(capsys) -> Non
     assert "llm-do: denied write_file (main@1)" in capsys.readouterr().err
 
 
-def test_requests_and_decisions_are_immutable() -> None:
+def test_requests_and_decisions_are_immutable_and_decide_once_by_default() -> None:
     """A callback cannot change the request the gate goes on to run, nor a decision once given."""
     import dataclasses
 
@@ -97,6 +97,8 @@ def test_requests_and_decisions_are_immutable() -> None:
         request.tool = "read_file"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.approved = True  # type: ignore[misc]
+    # The defaults a callback relies on: approved once, no note (the model is told "not approved").
+    assert (ApprovalDecision(True).remember, ApprovalDecision(True).note) == ("once", None)
 
 
 # --- the ready-made callbacks ---------------------------------------------------------------------------
