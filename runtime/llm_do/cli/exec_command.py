@@ -111,8 +111,8 @@ def exec_(positionals: tuple[str, ...], **options: Any) -> int:
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
-               script: Path | None, strict_script: bool, approve_all: bool, reject_all: bool, events_to: str | None, timeout: float | None,
-               verbose: int) -> int:
+               script: Path | None, approve_all: bool, reject_all: bool, events_to: str | None, timeout: float | None,
+               verbose: int, strict_script: bool = False) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
     if model and script:
         raise click.UsageError("--model and --script both replace the models; give one")
