@@ -15,7 +15,8 @@ Not a test and not run in CI. From the repository root, with the project's envir
 
 Mutants run in a copy of the source tree (the working tree is never touched), each in a process
 forked from one that has already imported pytest, pydantic and pydantic-ai but no llm-do module, so
-a mutant costs the tests' own time. A mutant that hangs past `--timeout` counts as killed. POSIX only.
+a mutant costs the tests' own time. A mutant whose tests hang (one test past `--per-test`, or all
+past `--timeout`) counts as killed. POSIX only.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE_ROOTS = ("compiler", "runtime", "stdlib")
@@ -253,7 +256,28 @@ def _copy_tree(dest: Path) -> None:
         shutil.copy2(REPO / name, dest / name)
 
 
-def _run_tests(work: Path, tests: tuple[str, ...], timeout: float, quiet: bool = True) -> str:
+class _TestAlarm:
+    """A pytest plugin: a test running past `seconds` fails (a mutant's endless loop ends at once
+    instead of at the mutant's whole timeout)."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+
+    def _fire(self, signum: int, frame: object) -> None:
+        raise TimeoutError(f"mutation: a test ran past {self.seconds} s")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: object) -> Iterator[None]:
+        old = signal.signal(signal.SIGALRM, self._fire)
+        signal.alarm(self.seconds)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def _run_tests(work: Path, tests: tuple[str, ...], timeout: float, quiet: bool = True, per_test: int = 0) -> str:
     """'killed', 'survived' or 'timeout': the tests run in a forked child against the tree in `work`."""
     pid = os.fork()
     if pid == 0:  # the child: run pytest quietly, exit with its status
@@ -264,9 +288,8 @@ def _run_tests(work: Path, tests: tuple[str, ...], timeout: float, quiet: bool =
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)
-            import pytest
-
-            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]))
+            plugins = [_TestAlarm(per_test)] if per_test else []
+            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests], plugins=plugins))
         finally:
             os._exit(code)
     deadline = time.monotonic() + timeout
@@ -306,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scope", choices=("all", "code", "tables"), default="all",
                         help="mutate code (inside functions), tables (module-level data) or both")
     parser.add_argument("--max", type=int, help="at most this many mutants per module (spread over the module)")
+    parser.add_argument("--per-test", type=int, default=20, help="seconds one test may run under a mutant (0: no limit)")
     parser.add_argument("--save", type=Path, help="write the survivors to this JSON file")
     parser.add_argument("--retry", type=Path, help="run only the survivors a --save file lists (after adding tests)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 5 x the unmutated run + 5)")
@@ -348,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for n, mutant in enumerate(todo, 1):
                     path.write_text(mutant.source, encoding="utf-8")
-                    outcome = _run_tests(work, tests, timeout)
+                    outcome = _run_tests(work, tests, timeout, per_test=args.per_test)
                     timeouts += outcome == "timeout"
                     if outcome == "survived":
                         survivors.append(mutant)
