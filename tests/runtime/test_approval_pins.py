@@ -180,6 +180,7 @@ TOOLS_PY = '''
     import os
     from pathlib import Path
 
+    from pydantic_ai import ModelRetry
     from pydantic_ai.toolsets import FunctionToolset
 
     HERE = Path(__file__).parent
@@ -197,11 +198,16 @@ TOOLS_PY = '''
         return f"extra {name}"
 
 
+    def fussy(name: str) -> str:
+        """Asks the model to call it again."""
+        raise ModelRetry(f"call fussy with another name than {name!r}")
+
+
     def make_dynamic(ctx):
         return FunctionToolset([poke])
 
 
-    listed = FunctionToolset([poke])
+    listed = FunctionToolset([poke, fussy])
     if os.environ.get("LLM_DO_TEST_EXTRA_TOOL"):
         listed.add_function(extra)  # the same file, another tool list: the bundle knows only `poke`
 
@@ -302,3 +308,32 @@ def test_a_tool_with_neither_a_bundle_entry_nor_metadata_is_asked(bundle_of, mon
     assert asked == ["extra"]
     assert (bundle.parent / "ran-p.txt").exists()
     assert not (bundle.parent / "ran-extra-e.txt").exists()
+
+
+# --- what the gate reports -------------------------------------------------------------------------
+
+
+def test_a_tool_asking_for_a_retry_is_a_failed_result_and_the_run_goes_on(bundle_of, script, tmp_path: Path) -> None:
+    """`ModelRetry` from a tool is the tool's answer to the model, not a crash; and in a scripted run
+    not a script error either (unlike arguments that fail validation)."""
+    bundle = bundle_of("listed")
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "fussy", "args": {"name": "a"}}]},
+                                     {"tool_calls": [{"tool": "poke", "args": {"name": "b"}}]}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", s, "--strict-script", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    returned = [(e["tool"], e["outcome"], e["result"]) for e in of_kind(read_events(events), "tool_returned")]
+    assert returned == [("fussy", "failed", "call fussy with another name than 'a'"), ("poke", "ok", "poked b")]
+
+
+def test_a_tool_result_in_an_event_is_cut_at_2000_characters(build, script, tmp_path: Path) -> None:
+    bundle = build({**WRITER, "long.txt": "x" * 2500, "exact.txt": "y" * 2000})
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "read_file", "args": {"path": "long.txt"}},
+                                                     {"tool": "read_file", "args": {"path": "exact.txt"}}]},
+                                     {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    assert run_cli("exec", bundle, "go", "--script", s, "--events", events).exit_code == 0
+    results = [e["result"] for e in of_kind(read_events(events), "tool_returned")]
+    assert [len(r) for r in results] == [2000, 2000]
+    assert results[0] == "x" * 2000 and results[1] == "y" * 2000
