@@ -127,6 +127,8 @@ def test_a_request_describes_itself_in_one_line_with_long_values_cut() -> None:
     assert text.endswith("…)") and len(text) < 150 and "\n" not in text
     exact = ApprovalRequest("main", 1, "t", {"v": "y" * 78}).describe()  # 80 characters with the quotes
     assert exact == f'main wants to call t(v="{"y" * 78}")'
+    over = ApprovalRequest("main", 1, "t", {"v": "y" * 79}).describe()  # 81: cut to 79 and "…"
+    assert over == f'main wants to call t(v="{"y" * 78}…)'
 
 
 # --- the run's mode answers first ---------------------------------------------------------------------
@@ -337,3 +339,20 @@ def test_a_tool_result_in_an_event_is_cut_at_2000_characters(build, script, tmp_
     results = [e["result"] for e in of_kind(read_events(events), "tool_returned")]
     assert [len(r) for r in results] == [2000, 2000]
     assert results[0] == "x" * 2000 and results[1] == "y" * 2000
+
+
+def test_the_model_receives_what_the_tool_returned_through_the_gate(build) -> None:
+    bundle = build({**WRITER, "notes.txt": "the notes"})
+    seen: list[list[Any]] = []
+    queue = [[ToolCallPart("read_file", {"path": "notes.txt"})], [TextPart("done")]]
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        seen.append(list(messages))
+        return ModelResponse(parts=queue.pop(0))
+
+    assert run_worker(bundle, "go", config=RuntimeConfig(model=FunctionModel(respond))).output == "done"
+    from pydantic_ai.messages import ToolReturnPart
+
+    [returned] = [p for p in seen[1][-1].parts if isinstance(p, ToolReturnPart)]
+    assert returned.tool_name == "read_file" and returned.outcome == "success"
+    assert "the notes" in returned.model_response_str()
