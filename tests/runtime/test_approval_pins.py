@@ -129,6 +129,45 @@ def test_a_request_describes_itself_in_one_line_with_long_values_cut() -> None:
     assert exact == f'main wants to call t(v="{"y" * 78}")'
     over = ApprovalRequest("main", 1, "t", {"v": "y" * 79}).describe()  # 81: cut to 79 and "…"
     assert over == f'main wants to call t(v="{"y" * 78}…)'
+    assert ApprovalRequest("main", 1, "t", {"v": "café"}).describe() == 'main wants to call t(v="café")'
+
+
+TWO_HELPERS = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+    "main.worker": worker("toolsets: [helper, other]\napprovals:\n  - ask helper\n  - ask other", "Delegate."),
+    "helper.worker": worker("", "Help."),
+    "other.worker": worker("", "Help too."),
+}
+
+
+def test_a_session_approval_covers_only_its_own_tool(build) -> None:
+    """`helper(input="x")` approved for the session does not approve `other(input="x")`."""
+    bundle = build(TWO_HELPERS)
+    asked: list[str] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request.tool)
+        return ApprovalDecision(request.tool == "helper", "session")
+
+    models = {"main": turns([ToolCallPart("helper", {"input": "x"})], [ToolCallPart("other", {"input": "x"})],
+                            [ToolCallPart("helper", {"input": "x"})], [TextPart("done")]),
+              "helper": turns([TextPart("helped")], [TextPart("helped again")]), "other": turns([TextPart("never")])}
+    recorded: list[Any] = []
+    config = RuntimeConfig(model_for=models.__getitem__, approval_mode="prompt", approval_callback=callback,
+                           on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert asked == ["helper", "other"]
+    assert [e.worker for e in recorded if e.kind == "worker_started"] == ["main", "helper", "helper"]
+
+
+def test_a_session_approval_does_not_depend_on_the_order_of_arguments() -> None:
+    from llm_do.runtime.approvals import Approver
+
+    approver = Approver("prompt")
+    approver.remember(ApprovalRequest("main", 1, "t", {"a": 1, "b": 2}))
+    assert approver.remembered(ApprovalRequest("main", 1, "t", {"b": 2, "a": 1}))
+    assert not approver.remembered(ApprovalRequest("main", 1, "t", {"a": 1, "b": 3}))
+    assert not approver.remembered(ApprovalRequest("main", 1, "u", {"a": 1, "b": 2}))
 
 
 # --- the run's mode answers first ---------------------------------------------------------------------
@@ -356,3 +395,15 @@ def test_the_model_receives_what_the_tool_returned_through_the_gate(build) -> No
     [returned] = [p for p in seen[1][-1].parts if isinstance(p, ToolReturnPart)]
     assert returned.tool_name == "read_file" and returned.outcome == "success"
     assert "the notes" in returned.model_response_str()
+
+
+def test_a_failing_tool_is_a_failed_result_and_the_run_goes_on(build, script, tmp_path: Path) -> None:
+    bundle = build(WRITER)
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "read_file", "args": {"path": "missing.txt"}}]},
+                                     {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    [returned] = of_kind(read_events(events), "tool_returned")
+    assert (returned["outcome"], returned["result"]) == ("failed", "'missing.txt' does not exist")
