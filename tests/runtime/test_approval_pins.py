@@ -244,11 +244,21 @@ TOOLS_PY = '''
         raise ModelRetry(f"call fussy with another name than {name!r}")
 
 
+    def broken(name: str) -> str:
+        """Crashes."""
+        raise ValueError(f"kaboom {name}")
+
+
+    def info(name: str) -> dict:
+        """A structured result."""
+        return {"name": name, "size": 2}
+
+
     def make_dynamic(ctx):
         return FunctionToolset([poke])
 
 
-    listed = FunctionToolset([poke, fussy])
+    listed = FunctionToolset([poke, fussy, broken, info])
     if os.environ.get("LLM_DO_TEST_EXTRA_TOOL"):
         listed.add_function(extra)  # the same file, another tool list: the bundle knows only `poke`
 
@@ -407,3 +417,41 @@ def test_a_failing_tool_is_a_failed_result_and_the_run_goes_on(build, script, tm
     assert result.stdout.strip() == "done"
     [returned] = of_kind(read_events(events), "tool_returned")
     assert (returned["outcome"], returned["result"]) == ("failed", "'missing.txt' does not exist")
+
+
+def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, script, tmp_path: Path) -> None:
+    bundle = bundle_of("listed")
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "broken", "args": {"name": "now"}}]}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
+    assert result.exit_code == 1
+    assert result.stderr == "llm-do: run failed: tool 'broken' of worker 'main' raised ValueError: kaboom now\n"
+    returned = [(e["tool"], e["outcome"], e["result"]) for e in of_kind(read_events(events), "tool_returned")]
+    assert returned == [("broken", "crashed", "ValueError: kaboom now")]
+
+
+def test_a_structured_result_is_shown_as_json_in_events(bundle_of, script, tmp_path: Path) -> None:
+    bundle = bundle_of("listed")
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "info", "args": {"name": "café"}}]}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    assert run_cli("exec", bundle, "go", "--script", s, "--events", events).exit_code == 0
+    [returned] = of_kind(read_events(events), "tool_returned")
+    assert returned["result"] == '{"name": "café", "size": 2}'
+
+
+def test_what_the_model_is_told_when_a_call_is_refused(build) -> None:
+    bundle = build({**WRITER, "main.worker": worker("toolsets: [filesystem_project]\napprovals:\n  - deny read_file",
+                                                     "Write.")})
+    recorded: list[Any] = []
+
+    def callback(request: ApprovalRequest) -> ApprovalDecision:
+        return ApprovalDecision(False)
+
+    model = turns([ToolCallPart("read_file", {"path": "a.txt"}), ToolCallPart("write_file", {"path": "a.txt", "content": "x"})],
+                  [TextPart("done")])
+    config = RuntimeConfig(model=model, approval_mode="prompt", approval_callback=callback, on_event=recorded.append)
+    assert run_worker(bundle, "go", config=config).output == "done"
+    assert {e.tool: (e.outcome, e.result) for e in recorded if e.kind == "tool_returned"} == {
+        "read_file": ("denied", "'read_file' is denied by the project's approval rules; it did not run"),
+        "write_file": ("denied", "the call to 'write_file' was denied (not approved); it did not run"),
+    }
