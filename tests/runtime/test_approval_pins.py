@@ -158,6 +158,8 @@ def test_a_session_approval_covers_only_its_own_tool(build) -> None:
     assert run_worker(bundle, "go", config=config).output == "done"
     assert asked == ["helper", "other"]
     assert [e.worker for e in recorded if e.kind == "worker_started"] == ["main", "helper", "helper"]
+    decided = [(e.tool, e.approved, e.by) for e in recorded if e.kind == "approval_decided"]
+    assert decided == [("helper", True, "callback"), ("other", False, "callback"), ("helper", True, "session")]
 
 
 def test_a_session_approval_does_not_depend_on_the_order_of_arguments() -> None:

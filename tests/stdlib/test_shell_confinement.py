@@ -204,9 +204,10 @@ def test_find_confines_its_starting_points_after_P(root: Path, option: str) -> N
     assert parse_command("shell_readonly", f"find {option} sub -name x", root).argv[-3:] == ("sub", "-name", "x")
 
 
-@pytest.mark.parametrize("operator", ["(", ")", "!", ","])
+@pytest.mark.parametrize("operator", ["(", ")", "!", ",", "-a"])
 def test_finds_operators_are_never_taken_for_starting_points(root: Path, tmp_path: Path, operator: str) -> None:
-    """Even where a file of that name is a link out of the root: find reads the word as an operator."""
+    """Even where a file of that name is a link out of the root: find reads the word as an operator
+    (or, starting with `-`, as a primary)."""
     (tmp_path / "elsewhere").mkdir()
     (root / operator).symlink_to(tmp_path / "elsewhere")
     assert parse_command("shell_readonly", f"find {operator} -name x", root).argv == ("find", operator, "-name", "x")
