@@ -76,6 +76,12 @@ def test_pipe_message_suggests_grep_e(root: Path) -> None:
     assert "grep -e A -e B" in refused(root, "grep 'a|b' a.txt")
 
 
+def test_shell_syntax_messages_in_full(root: Path) -> None:
+    reason = "commands run without a shell, so there are no pipes, redirections, command lists or substitutions"
+    assert refused(root, "ls; ls") == f"';' (a command list) is not allowed: {reason}"
+    assert refused(root, "ls | wc") == f"'|' (a pipe) is not allowed: {reason}; to match several patterns use grep -e A -e B"
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
