@@ -420,6 +420,12 @@ def test_mv_refused(root: Path, tmp_path: Path, line: str, expected: str) -> Non
     assert expected in refused(root, line, "shell_file_ops")
 
 
+def test_mv_refusals_in_full(root: Path) -> None:
+    assert refused(root, "mv .git/config a.txt", "shell_file_ops") == (
+        "mv: '.git/config' is inside a .git directory, which this toolset does not change")
+    assert refused(root, "mv . elsewhere", "shell_file_ops") == "mv: the toolset's directory itself cannot be moved"
+
+
 def test_uniq_output_operand(root: Path) -> None:
     assert "second operand is an output file" in refused(root, "uniq a.txt b.txt")
 
