@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from llm_do.runtime import RuntimeConfig, run_worker
 from tests.helpers import run_cli, worker
 
-from .conftest import of_kind, read_events
+from .conftest import of_kind, one_line_error, read_events
 
 TEAM = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
@@ -148,13 +148,17 @@ def test_invalid_arguments_from_a_model_come_back_as_a_retry_and_the_callee_does
     assert "input" in feedback and "inptu" in feedback, feedback
 
 
-def test_invalid_arguments_from_a_script_let_the_run_go_on(build, script, tmp_path: Path) -> None:
+def test_invalid_arguments_from_a_script_end_the_run_naming_worker_turn_and_error(build, script, tmp_path: Path) -> None:
+    """A model would be asked to try again; a script is a test, so its mistake fails the run."""
     bundle = build(TEAM)
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "helper", "args": {"input": 42}}]}, {"text": "done"}]}})
     events = tmp_path / "events.jsonl"
     result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
-    assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == "done"
+    assert result.exit_code == 1, result.stderr
+    line = one_line_error(result)
+    assert "worker 'main', turn 1 of the script" in line, line
+    assert "the arguments of 'helper' do not validate: input: Input should be a valid string" in line, line
+    assert result.stdout == ""
     assert of_kind(read_events(events), "worker_started", worker="helper") == []
 
 

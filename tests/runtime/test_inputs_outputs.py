@@ -14,6 +14,7 @@ from pydantic_ai.messages import UserPromptPart
 from pydantic_ai.models.function import FunctionModel
 
 from llm_do.runtime import InputProblem, Runtime, RuntimeConfig, run_worker
+from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected
 from tests.helpers import run_cli
 
 from .conftest import of_kind, one_line_error, read_events
@@ -113,21 +114,46 @@ def test_structured_output_is_printed_as_json(schema_bundle: Path, script) -> No
     assert result.json() == {"score": 9, "reason": "fine"}
 
 
-def test_structured_output_is_validated(schema_bundle: Path, script, tmp_path: Path) -> None:
-    """An output that does not fit the schema goes back to the model; its next turn is taken."""
-    s = script({"workers": {"judge": [{"output": {"score": "very high", "reason": "x"}},
-                                      {"output": {"score": 3, "reason": "fixed"}}]}})
-    result = run_cli("exec", schema_bundle, "--input-json", '{"text": "cats"}', "--script", s)
-    assert result.exit_code == 0, result.stderr
-    assert result.json() == {"score": 3, "reason": "fixed"}
+def test_structured_output_is_validated(schema_bundle: Path) -> None:
+    """An output that does not fit the schema goes back to the model; its next answer is taken."""
+    answers = [{"score": "very high", "reason": "x"}, {"score": 3, "reason": "fixed"}]
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, answers.pop(0))])
+
+    result = run_worker(schema_bundle, text="cats", config=RuntimeConfig(model=FunctionModel(respond)))
+    assert result.output.model_dump() == {"score": 3, "reason": "fixed"}
+    assert answers == []
 
 
-def test_structured_output_that_never_fits_fails_the_run(schema_bundle: Path, script) -> None:
-    s = script({"workers": {"judge": [{"output": {"score": "high"}}] * 5}})
+@pytest.mark.parametrize("turns", [1, 2], ids=["last-turn", "more-turns-left"])
+def test_a_scripted_output_that_does_not_fit_fails_the_run_with_the_validation_error(schema_bundle: Path, script,
+                                                                                     turns: int) -> None:
+    """Not "no more turns", and never the next turn: the script's mistake is the error."""
+    s = script({"workers": {"judge": [{"output": {"score": "high", "reason": "x"}},
+                                      {"output": {"score": 3, "reason": "fixed"}}][:turns]}})
     result = run_cli("exec", schema_bundle, "--input-json", '{"text": "cats"}', "--script", s)
     assert result.exit_code == 1
-    one_line_error(result)
+    line = one_line_error(result)
+    assert "worker 'judge', turn 1 of the script: the output does not validate: score:" in line, line
+    assert "valid integer" in line and "no more turns" not in line, line
     assert result.stdout == ""
+
+
+def test_a_scripted_text_for_a_structured_worker_is_refused_before_the_run(schema_bundle: Path, script) -> None:
+    s = script({"workers": {"judge": [{"text": "just words"}, {"output": {"score": 3, "reason": "x"}}]}})
+    result = run_cli("exec", schema_bundle, "--input-json", '{"text": "cats"}', "--script", s)
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert "turn 1 of worker 'judge' is text, but the worker returns structured output" in line, line
+
+
+def test_a_scripted_text_for_a_structured_worker_fails_a_run_from_python(schema_bundle: Path) -> None:
+    """Played without `check_script`, the text reaches the run, which cannot use it as output."""
+    player = ScriptPlayer(Script.model_validate({"workers": {"judge": [{"text": "just words"},
+                                                                       {"output": {"score": 3, "reason": "x"}}]}}))
+    with pytest.raises(ScriptTurnRejected, match=r"worker 'judge', turn 1 of the script: the output does not validate"):
+        run_worker(schema_bundle, text="cats", config=RuntimeConfig(model_for=player.model_for))
 
 
 def test_freeform_text_is_printed_as_is(py_bundle: Path, script) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from llm_do.runtime import Runtime, RuntimeConfig
+from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected
 from tests.helpers import run_cli, worker
 
 from .conftest import of_kind, one_line_error, read_events
@@ -140,8 +142,8 @@ def test_an_exhausted_queue_ends_the_run_naming_the_worker(team: Path, script) -
                             "helper": [{"tool_calls": [call("read_file", path="notes.txt")]}]}})
     result = exec_(team, s)
     assert result.exit_code == 1
-    line = one_line_error(result)
-    assert "'helper'" in line and "script" in line, line
+    # The nested worker's failure ends the run as it is, not as a crash of the tool that called it.
+    assert one_line_error(result) == "llm-do: run failed: the script has no more turns for worker 'helper'"
 
 
 def test_a_worker_missing_from_the_script_is_exhausted_at_once(team: Path, script) -> None:
@@ -167,13 +169,89 @@ def test_each_workers_queue_is_consumed_in_order_across_its_calls(team: Path, sc
     assert [e["tool"] for e in of_kind(evs, "tool_called", worker="helper")] == ["read_file", "list_files"]
 
 
-def test_unused_turns_are_reported_with_verbose(team: Path, script) -> None:
+def test_unused_turns_are_reported_in_one_line(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"text": "done"}, {"text": "never played"}],
+                            "helper": [{"text": "never called"}]}})
+    result = exec_(team, s)
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "done"
+    assert result.stderr == "llm-do: script turns not used: 'helper' 1 of 1, 'main' 1 of 2\n"
+
+
+def test_strict_script_fails_a_run_that_leaves_turns_unused(team: Path, script) -> None:
     s = script({"workers": {"main": [{"text": "done"}, {"text": "never played"}]}})
-    quiet = exec_(team, s)
-    assert quiet.exit_code == 0 and quiet.stderr == ""
-    loud = exec_(team, s, "-v")
-    assert loud.exit_code == 0
-    assert "not used" in loud.stderr and "main" in loud.stderr
+    result = exec_(team, s, "--strict-script")
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert "script turns not used: 'main' 1 of 2" in line and "--strict-script" in line, line
+
+
+def test_strict_script_passes_a_run_that_plays_every_turn(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("helper", input="x")]}, {"text": "done"}],
+                            "helper": [{"text": "helped"}]}})
+    result = exec_(team, s, "--strict-script")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "done" and result.stderr == ""
+
+
+def test_strict_script_without_a_script_is_a_usage_error(team: Path) -> None:
+    result = run_cli("exec", team, "go", "--model", "test", "--strict-script")
+    assert result.exit_code == 2
+    assert "--strict-script needs --script" in result.stderr
+
+
+def test_run_takes_strict_script_too(team: Path, script) -> None:
+    s = script({"workers": {"main": [{"text": "done"}, {"text": "never played"}]}})
+    result = run_cli("run", team.parent, "go", "--script", s, "--strict-script")
+    assert result.exit_code == 1
+    assert "script turns not used: 'main' 1 of 2" in result.stderr
+
+
+def test_invalid_tool_arguments_end_the_run_naming_worker_turn_and_error(team: Path, script, tmp_path: Path) -> None:
+    s = script({"workers": {"main": [{"tool_calls": [call("write_file", path="a.txt")]}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = exec_(team, s, "--events", events)
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert line.startswith("llm-do: run failed: worker 'main', turn 1 of the script: the arguments of 'write_file' do not "
+                           "validate: content: Field required"), line
+    assert not (team.parent / "a.txt").exists()
+    assert of_kind(read_events(events), "tool_returned") == []
+
+
+def test_the_turn_is_counted_across_a_workers_calls(team: Path, script) -> None:
+    s = script({"workers": {
+        "main": [{"tool_calls": [call("helper", input="first")]}, {"tool_calls": [call("helper", input="second")]},
+                 {"text": "done"}],
+        "helper": [{"text": "answer 1"}, {"tool_calls": [call("read_file", path=["not", "a", "path"])]}, {"text": "x"}],
+    }})
+    result = exec_(team, s)
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    assert "worker 'helper', turn 2 of the script: the arguments of 'read_file' do not validate: path:" in line, line
+
+
+def test_a_tool_the_worker_lacks_ends_a_scripted_run_from_python(build) -> None:
+    """`check_script` refuses it before an `exec`; a script played from Python fails when it is called."""
+    bundle = build(TEAM)
+    player = ScriptPlayer(Script.model_validate({"workers": {"main": [{"tool_calls": [call("rm", path="a.txt")]},
+                                                                      {"text": "done"}]}}))
+    with pytest.raises(ScriptTurnRejected, match=r"worker 'main', turn 1 of the script: the worker has no tool 'rm'"):
+        Runtime.load(bundle, RuntimeConfig(model_for=player.model_for)).run("go")
+
+
+def test_the_tool_calls_of_a_turn_run_one_after_another_in_order(py_bundle: Path, script, tmp_path: Path) -> None:
+    """`nap` sleeps before it returns and `add` returns at once: run together, `add` would finish first."""
+    s = script({"workers": {"main": [{"tool_calls": [call("nap", seconds=0.3), call("add", a=1, b=2), call("nap", seconds=0)]},
+                                     {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = exec_(py_bundle, s, "--approve-all", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    evs = [e for e in read_events(events) if e["event"] in ("tool_called", "tool_returned")]
+    assert [(e["event"], e["tool"]) for e in evs] == [
+        ("tool_called", "nap"), ("tool_returned", "nap"), ("tool_called", "add"), ("tool_returned", "add"),
+        ("tool_called", "nap"), ("tool_returned", "nap"),
+    ]
 
 
 def test_script_and_model_together_is_a_usage_error(team: Path, script) -> None:

@@ -76,6 +76,12 @@ def test_pipe_message_suggests_grep_e(root: Path) -> None:
     assert "grep -e A -e B" in refused(root, "grep 'a|b' a.txt")
 
 
+def test_shell_syntax_messages_in_full(root: Path) -> None:
+    reason = "commands run without a shell, so there are no pipes, redirections, command lists or substitutions"
+    assert refused(root, "ls; ls") == f"';' (a command list) is not allowed: {reason}"
+    assert refused(root, "ls | wc") == f"'|' (a pipe) is not allowed: {reason}; to match several patterns use grep -e A -e B"
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
@@ -84,7 +90,8 @@ def test_pipe_message_suggests_grep_e(root: Path) -> None:
         ("cat a.txt\\", "trailing backslash"),
         ("", "empty"),
         ("   ", "empty"),
-        ("cat a\x00b", "NUL"),
+        ("cat a\x00b", "the command contains a NUL byte"),
+        ("grep a\x00b a.txt", "the command contains a NUL byte"),  # a pattern is never confined as a path
         ("grep \ud800 a.txt", "lone surrogate"),
     ],
 )
@@ -411,6 +418,12 @@ def test_mv_allowed(root: Path, line: str) -> None:
 def test_mv_refused(root: Path, tmp_path: Path, line: str, expected: str) -> None:
     (root / "link").symlink_to(tmp_path / "outside")
     assert expected in refused(root, line, "shell_file_ops")
+
+
+def test_mv_refusals_in_full(root: Path) -> None:
+    assert refused(root, "mv .git/config a.txt", "shell_file_ops") == (
+        "mv: '.git/config' is inside a .git directory, which this toolset does not change")
+    assert refused(root, "mv . elsewhere", "shell_file_ops") == "mv: the toolset's directory itself cannot be moved"
 
 
 def test_uniq_output_operand(root: Path) -> None:

@@ -100,6 +100,7 @@ def run_options(command: Any) -> Any:
         click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable)."),
         click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel)."),
         click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run."),
+        click.option("--strict-script", is_flag=True, help="With --script: turns the run leaves unused fail it."),
         click.option("--approve-all", is_flag=True, help="Approve every call that needs approval."),
         click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
         click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
@@ -148,7 +149,7 @@ def _note(text: str | None) -> None:
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...], model: str | None,
                script: Path | None, approve_all: bool, reject_all: bool, events_to: str | None, timeout: float | None,
-               verbose: int) -> int:
+               verbose: int, strict_script: bool = False) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
     if model and script:
         raise click.UsageError("--model and --script both replace the models; give one")
@@ -159,6 +160,8 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
 
         if problem := model_problem(model):
             raise ExecError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), EXIT_USAGE)
+    if strict_script and script is None:
+        raise click.UsageError("--strict-script needs --script")
     approval_mode = "approve_all" if approve_all else "reject_all" if reject_all else None
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.errors import InputProblem, failure_line, innermost
@@ -228,8 +231,12 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     finally:
         if events_file is not None:
             events_file.close()
-    if verbose and player is not None and player.unplayed():
-        click.echo(f"llm-do: script turns not used: {player.unplayed()}", err=True)
+    if player is not None and player.unplayed():
+        from llm_do.runtime.script import describe_unplayed
+
+        if strict_script:
+            raise ExecError(f"run failed: {describe_unplayed(player.unplayed())} (--strict-script)", EXIT_FAILED)
+        click.echo(f"llm-do: {describe_unplayed(player.unplayed())}", err=True)
     if events_to != "-":
         output = result.output
         if hasattr(output, "model_dump_json"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -210,15 +211,16 @@ class Runtime:
                     from .events import WorkerStarted
 
                     self.emit(WorkerStarted(spec.name, frame.depth, label))
-                result = await self._agent(spec).run(
-                    prompt,
-                    deps=scope.context,
-                    model=model,
-                    toolsets=[scope.toolsets] if scope.toolsets is not None else None,
-                    usage=self.usage,
-                    usage_limits=self.usage_limits,
-                    model_settings=settings,
-                )
+                with _tool_call_order(model):
+                    result = await self._agent(spec).run(
+                        prompt,
+                        deps=scope.context,
+                        model=model,
+                        toolsets=[scope.toolsets] if scope.toolsets is not None else None,
+                        usage=self.usage,
+                        usage_limits=self.usage_limits,
+                        model_settings=settings,
+                    )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
         frame.messages = result.all_messages()
@@ -299,6 +301,16 @@ def usage_dict(usage: Any) -> dict[str, int]:
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
     }
+
+
+def _tool_call_order(model: Any) -> AbstractContextManager[None]:
+    """A scripted model's tool calls run one after another in the order given (spec/runtime.md);
+    a real model's calls of one response may run concurrently, as pydantic-ai runs them."""
+    if not getattr(model, "runs_tool_calls_in_order", False):
+        return nullcontext()
+    from pydantic_ai.tool_manager import ToolManager
+
+    return ToolManager.parallel_execution_mode("sequential")
 
 
 def _native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:

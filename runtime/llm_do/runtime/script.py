@@ -3,8 +3,12 @@ deterministic runs of a whole flow.
 
     {"workers": {"main": [{"tool_calls": [{"tool": "write_file", "args": {...}}]}, {"text": "done"}]}}
 
-A turn holds exactly one of `text`, `tool_calls` (run in the order given) or `output` (structured
-output). Each worker's queue is consumed in order across all of its calls.
+A turn holds exactly one of `text`, `tool_calls` (run one after another, in the order given) or
+`output` (structured output). Each worker's queue is consumed in order across all of its calls.
+
+A script is how a project is tested, so the player is strict: a turn the run cannot use (tool
+arguments or an output that fail validation, a tool that does not exist) ends the run naming the
+worker, the turn and the error, where a real model would only be asked to try again.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_ai.models.function import FunctionModel
 
 from .bundle import LoadedBundle
 from .errors import RunFailed
@@ -30,6 +35,17 @@ class ScriptExhausted(RunFailed):
     def __init__(self, worker: str) -> None:
         super().__init__(f"the script has no more turns for worker '{worker}'")
         self.worker = worker
+
+
+class ScriptTurnRejected(RunFailed):
+    """The run could not use a scripted turn: its tool arguments or its output failed validation,
+    or it called a tool the worker does not have (the run fails: exit 1)."""
+
+    def __init__(self, worker: str, turn: int | None, problem: str) -> None:
+        where = f"turn {turn}" if turn is not None else "a turn"
+        super().__init__(f"worker '{worker}', {where} of the script: {problem}")
+        self.worker = worker
+        self.turn = turn
 
 
 class ScriptToolCall(BaseModel):
@@ -88,7 +104,8 @@ def load_script(path: Path) -> Script:
 
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:
-    """Refuse a script that names a worker or tool the bundle does not have."""
+    """Refuse a script that names a worker or tool the bundle does not have, or gives text to a
+    worker whose output is structured."""
     known = set(bundle.worker_names())
     for worker, turns in script.workers.items():
         if worker not in known:
@@ -97,46 +114,129 @@ def check_script(script: Script, bundle: LoadedBundle) -> None:
         assert spec is not None
         opaque = any(u.opaque_approval is not None for u in spec.toolsets)
         for i, turn in enumerate(turns):
+            if spec.output is not None and "text" in turn.model_fields_set:
+                raise ScriptError(f"turn {i + 1} of worker '{worker}' is text, but the worker returns structured output "
+                                  "(schema_out_ref): give its `output`")
             for call in turn.tool_calls or []:
                 if call.tool not in spec.tools and not opaque:
                     tools = ", ".join(sorted(spec.tools)) or "none"
                     raise ScriptError(f"turn {i + 1} of worker '{worker}' calls tool '{call.tool}', which it does not have (it has: {tools})")
 
 
+class ScriptedModel(FunctionModel):
+    """The model of one scripted worker.
+
+    A turn's tool calls run one after another, in the order given (the runtime reads
+    `runs_tool_calls_in_order`), so a script can write a file and then read it. A turn the run sends
+    back as unusable ends the run: the retry is seen here, before pydantic-ai rewrites it into the
+    text a real model would read."""
+
+    runs_tool_calls_in_order = True
+
+    def __init__(self, function: Any, *, worker: str) -> None:
+        super().__init__(function, model_name=f"script:{worker}")
+        self.worker = worker
+
+    def prepare_messages(self, messages: list[Any], model_request_parameters: Any = None) -> list[Any]:
+        outputs = {t.name for t in model_request_parameters.output_tools} if model_request_parameters else set()
+        problem = rejected_turn(messages, outputs)
+        if problem is not None:
+            raise ScriptTurnRejected(self.worker, *problem)
+        return super().prepare_messages(messages, model_request_parameters)
+
+
+TURN_KEY = "llm_do_script_turn"
+"""Where a scripted response records its turn number (1-based, in its worker's queue)."""
+
+TOOL_RETRIES = {"validation_error": "the arguments of {tool} do not validate",
+                "output": "the output does not validate",
+                "unknown_tool": "the worker has no tool {tool}", "unavailable_tool": "{tool} cannot be called now"}
+"""The retries of a tool call a script cannot mean (`output`: an output tool's validation error).
+Not `model_retry`, the tool itself asking the model to try again: a script may test how a worker
+handles that."""
+
+OUTPUT_RETRIES = {"validation_error": "the output does not validate",
+                  "no_output": "the turn gives no output the worker can return"}
+"""The retries of a whole response (structured output that does not fit, or no output at all)."""
+
+
 @dataclass
 class ScriptPlayer:
-    """Plays each worker's turns as a pydantic-ai FunctionModel."""
+    """Plays each worker's turns as a `ScriptedModel`."""
 
     script: Script
     _positions: dict[str, int] = field(default_factory=dict)
 
     def model_for(self, worker: str) -> Any:
         from pydantic_ai import ModelResponse, TextPart, ToolCallPart
-        from pydantic_ai.models.function import FunctionModel
 
-        def respond(messages: list[Any], info: Any) -> Any:
+        async def respond(messages: list[Any], info: Any) -> Any:
             turns = self.script.workers.get(worker, [])
             index = self._positions.get(worker, 0)
             if index >= len(turns):
                 raise ScriptExhausted(worker)
             self._positions[worker] = index + 1
             turn = turns[index]
+            number = index + 1
+            parts: list[Any]
             if turn.tool_calls is not None:
                 parts = [
-                    ToolCallPart(call.tool, call.args, tool_call_id=f"{worker}-{index + 1}-{n + 1}")
+                    ToolCallPart(call.tool, call.args, tool_call_id=f"{worker}-{number}-{n + 1}")
                     for n, call in enumerate(turn.tool_calls)
                 ]
-                return ModelResponse(parts=parts)
-            if "output" in turn.model_fields_set:
-                if info.output_tools:
-                    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, turn.output,
-                                                             tool_call_id=f"{worker}-{index + 1}-output")])
-                text = turn.output if isinstance(turn.output, str) else json.dumps(turn.output)
-                return ModelResponse(parts=[TextPart(text)])
-            return ModelResponse(parts=[TextPart(turn.text or "")])
+            elif "output" in turn.model_fields_set and info.output_tools:
+                parts = [ToolCallPart(info.output_tools[0].name, turn.output, tool_call_id=f"{worker}-{number}-output")]
+            elif "output" in turn.model_fields_set:
+                parts = [TextPart(turn.output if isinstance(turn.output, str) else json.dumps(turn.output))]
+            else:
+                parts = [TextPart(turn.text or "")]
+            return ModelResponse(parts=parts, provider_details={TURN_KEY: number})
 
-        return FunctionModel(respond, model_name=f"script:{worker}")
+        return ScriptedModel(respond, worker=worker)
 
-    def unplayed(self) -> dict[str, int]:
-        """Turns left over per worker after a run (reported with -v)."""
-        return {w: len(t) - self._positions.get(w, 0) for w, t in self.script.workers.items() if len(t) > self._positions.get(w, 0)}
+    def unplayed(self) -> dict[str, tuple[int, int]]:
+        """Turns left over per worker after a run: (unused, of all its turns)."""
+        out = {}
+        for worker, turns in self.script.workers.items():
+            left = len(turns) - self._positions.get(worker, 0)
+            if left > 0:
+                out[worker] = (left, len(turns))
+        return out
+
+
+def describe_unplayed(unplayed: dict[str, tuple[int, int]]) -> str:
+    """One line naming the turns a run left unused."""
+    each = ", ".join(f"'{w}' {left} of {total}" for w, (left, total) in sorted(unplayed.items()))
+    return f"script turns not used: {each}"
+
+
+def rejected_turn(messages: list[Any], output_tools: set[str]) -> tuple[int | None, str] | None:
+    """The turn and the problem when the run sends the model's last response back as unusable
+    (the retry pydantic-ai asks of a real model); None when the last request is not such a retry."""
+    from pydantic_ai import ModelRequest, ModelResponse, RetryFeedbackPart, ToolReturnPart
+
+    if len(messages) < 2 or not isinstance(messages[-1], ModelRequest) or not isinstance(messages[-2], ModelResponse):
+        return None
+    turn = (messages[-2].provider_details or {}).get(TURN_KEY)
+    for part in messages[-1].parts:
+        if isinstance(part, ToolReturnPart) and part.outcome == "retried" and part.retry is not None:
+            cause = "output" if part.retry.cause == "validation_error" and part.tool_name in output_tools else part.retry.cause
+            what = TOOL_RETRIES.get(cause)
+            if what is not None:
+                return turn, f"{what.format(tool=repr(part.tool_name))}: {_errors(part.content)}"
+        if isinstance(part, RetryFeedbackPart):
+            what = OUTPUT_RETRIES.get(part.retry.cause)
+            if what is not None:
+                return turn, f"{what}: {_errors(part.content)}"
+    return None
+
+
+def _errors(content: Any) -> str:
+    """Validation errors (or a message) in one line: `loc: msg; loc: msg`."""
+    if isinstance(content, list):
+        shown = []
+        for error in content:
+            loc = ".".join(str(p) for p in error.get("loc", ()))
+            shown.append(f"{loc}: {error.get('msg', '')}" if loc else str(error.get("msg", "")))
+        return "; ".join(shown)
+    return " ".join(str(content).split())
