@@ -112,7 +112,7 @@ async def read_line() -> str | None:
         ready: asyncio.Future[None] = loop.create_future()
         try:
             loop.add_reader(fd, _settle, ready)
-        except NotImplementedError:  # an event loop without readers (Windows): block, uncancellable
+        except RuntimeError:  # an event loop without readers (Windows' says it does not implement them): block
             return sys.stdin.readline() or None
         try:
             await ready

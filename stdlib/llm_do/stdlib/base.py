@@ -91,7 +91,8 @@ class StdlibToolset(AbstractToolset[Any]):
             try:
                 shown[param] = relative(self.base, confine(self.root, args[param]))
             except (PathRefused, ValueError):
-                pass  # refused when the tool runs; show what the model wrote
+                # refused when the tool runs; show what the model wrote
+                continue
         if not params and os.path.realpath(self.root) != os.path.realpath(self.base):
             shown = {"in": relative(self.base, self.root) + "/", **shown}
         return shown

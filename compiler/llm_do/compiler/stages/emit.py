@@ -48,8 +48,8 @@ def _file_mode(path: Path) -> int:
 
 
 def remove_stale_temporaries(path: Path) -> list[str]:
-    """Delete the temporary files that killed writes of `path` left (`.NAME.PID.XXXX.tmp` whose
-    process has ended, or `.NAME.XXXX.tmp` from before the id was in the name); their names."""
+    """Delete the temporary files that killed writes of `path` left (`.NAME.PID.RANDOM.tmp` whose
+    process has ended, or `.NAME.RANDOM.tmp` from before the id was in the name); their names."""
     prefix = f".{path.name}."
     removed = []
     try:
