@@ -235,3 +235,9 @@ def test_json_output_is_valid_for_every_case_above(tmp_path: Path) -> None:
     root = _project(tmp_path, _manifest_with_vars('"\\udfff"'))
     out = run_cli("lint", root, "--format", "json")
     json.loads(out.stdout)
+
+
+def test_a_schema_file_name_too_long_for_the_system_is_a_diagnostic(tmp_path: Path) -> None:
+    name = "s" + "9" * 4400 + ".py"
+    root = _project(tmp_path, **{"main.worker": worker(f"schema_in_ref: {name}:Input")})
+    lint(root).expect("S002", "main.worker", line=2, column=16, mentions=("does not exist",))

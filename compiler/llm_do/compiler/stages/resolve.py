@@ -3,6 +3,7 @@ edge or a diagnostic, every tool of every worker gets its approval."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -331,7 +332,7 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
         else:
             worker.output_ref = ref
         if ref.file is not None:
-            if not (project.loaded.root / ref.file).is_file():
+            if not os.path.isfile(os.path.join(project.loaded.root, ref.file)):  # False, not OSError, for a name too long
                 diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at))
                 continue
             try:
