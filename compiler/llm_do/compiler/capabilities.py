@@ -17,7 +17,7 @@ cost is capabilities x levels x (workers + calls), and paths are kept as next-ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
@@ -192,15 +192,17 @@ class Analysis:
             sources = sorted(w for w, lv in levels.items() if lv <= level)
             nxt: dict[str, str | None] = dict.fromkeys(sources)
             self._owner[(capability, level)] = {w: own[w] for w in sources}
+            callers = self._callers
             frontier = sources
             while frontier:
-                found: dict[str, str] = {}
+                found: list[str] = []
                 for callee in frontier:  # sorted: the first callee found is the smallest name
-                    for caller, edge in self._callers.get(callee, ()):
-                        if edge <= level and caller not in nxt and caller not in found:
-                            found[caller] = callee
-                nxt.update(found)
-                frontier = sorted(found)
+                    for caller, edge in callers.get(callee, ()):
+                        if edge <= level and caller not in nxt:
+                            nxt[caller] = callee
+                            found.append(caller)
+                found.sort()
+                frontier = found
             self._next[(capability, level)] = nxt
             for worker, hop in nxt.items():
                 if worker not in best:
@@ -209,6 +211,14 @@ class Analysis:
             if len(best) == len(self.views):
                 break  # every worker has it at this level or a weaker one
         self._best[capability] = best
+
+    def propagating(self) -> list[str]:
+        """Every capability that passes from callees to callers, sorted."""
+        return sorted(self._best)
+
+    def holders(self, capability: str) -> Collection[str]:
+        """The workers that have a propagating capability, by themselves or through calls."""
+        return self._best.get(capability, {}).keys()
 
     def capabilities(self, worker: str) -> list[str]:
         return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])

@@ -43,6 +43,14 @@ def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
 
 
 def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
+    """The worker's grants, computed on first use and kept on the worker (callers must not change
+    them: the same list goes into the bundle)."""
+    if worker.grants is None:
+        worker.grants = _worker_grants(project, worker)
+    return worker.grants
+
+
+def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
     scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
     grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     slot = {"tool": 1, "toolset": 2, "model": 3}

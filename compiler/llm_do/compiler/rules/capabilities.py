@@ -87,12 +87,15 @@ def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> li
 
 def _write_through_delegation(project: ResolvedProject, views: dict[str, WorkerView], analysis: Analysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
+    write_kinds = [(c, analysis.holders(c)) for c in analysis.propagating() if kind_of(c) == WRITE]
+    if not write_kinds:
+        return out
     for name in sorted(project.workers):
-        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
-            continue  # it can write by itself
-        writes = [c for c in analysis.capabilities(name) if kind_of(c) == WRITE]
+        writes = [c for c, holders in write_kinds if name in holders]
         if not writes:
             continue
+        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
+            continue  # it can write by itself
         first = analysis.reach(name, writes[0])
         assert first is not None
         more = f" (and {len(writes) - 1} more)" if len(writes) > 1 else ""
