@@ -166,13 +166,21 @@ class Analysis:
             for grant in view.grants:
                 if grant.gate.level is None:
                     continue
-                if kind_of(grant.capability) in LOCAL_KINDS:
+                capability = grant.capability
+                if capability.partition(":")[0] in LOCAL_KINDS:
                     mine = self._local.setdefault(worker, {})
-                    known = mine.get(grant.capability)
+                    known = mine.get(capability)
                     if known is None or _rank(grant) < _rank(known):
-                        mine[grant.capability] = grant
+                        mine[capability] = grant
+                    continue
+                owners = by_capability.get(capability)
+                if owners is None:
+                    owners = by_capability[capability] = {}
+                granted = owners.get(worker)
+                if granted is None:
+                    owners[worker] = [grant]
                 else:
-                    by_capability.setdefault(grant.capability, {}).setdefault(worker, []).append(grant)
+                    granted.append(grant)
         self._callers: dict[str, list[tuple[str, int]]] = {}
         for caller, view in views.items():
             for callee, gate in view.calls.items():
@@ -186,7 +194,7 @@ class Analysis:
 
     def _search(self, capability: str, owners: dict[str, list[Grant]]) -> None:
         best: dict[str, tuple[int, str | None, Grant | None]] = {}
-        own = {w: min(gs, key=_rank) for w, gs in owners.items()}
+        own = {w: gs[0] if len(gs) == 1 else min(gs, key=_rank) for w, gs in owners.items()}
         levels = {w: g.gate.rank for w, g in own.items()}
         for level in range(min(levels.values()), max(self._top_edge, *levels.values()) + 1):
             sources = sorted(w for w, lv in levels.items() if lv <= level)
