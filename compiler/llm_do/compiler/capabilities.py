@@ -17,7 +17,7 @@ cost is capabilities x levels x (workers + calls), and paths are kept as next-ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
@@ -166,13 +166,21 @@ class Analysis:
             for grant in view.grants:
                 if grant.gate.level is None:
                     continue
-                if kind_of(grant.capability) in LOCAL_KINDS:
+                capability = grant.capability
+                if capability.partition(":")[0] in LOCAL_KINDS:
                     mine = self._local.setdefault(worker, {})
-                    known = mine.get(grant.capability)
+                    known = mine.get(capability)
                     if known is None or _rank(grant) < _rank(known):
-                        mine[grant.capability] = grant
+                        mine[capability] = grant
+                    continue
+                owners = by_capability.get(capability)
+                if owners is None:
+                    owners = by_capability[capability] = {}
+                granted = owners.get(worker)
+                if granted is None:
+                    owners[worker] = [grant]
                 else:
-                    by_capability.setdefault(grant.capability, {}).setdefault(worker, []).append(grant)
+                    granted.append(grant)
         self._callers: dict[str, list[tuple[str, int]]] = {}
         for caller, view in views.items():
             for callee, gate in view.calls.items():
@@ -186,21 +194,23 @@ class Analysis:
 
     def _search(self, capability: str, owners: dict[str, list[Grant]]) -> None:
         best: dict[str, tuple[int, str | None, Grant | None]] = {}
-        own = {w: min(gs, key=_rank) for w, gs in owners.items()}
+        own = {w: gs[0] if len(gs) == 1 else min(gs, key=_rank) for w, gs in owners.items()}
         levels = {w: g.gate.rank for w, g in own.items()}
         for level in range(min(levels.values()), max(self._top_edge, *levels.values()) + 1):
             sources = sorted(w for w, lv in levels.items() if lv <= level)
             nxt: dict[str, str | None] = dict.fromkeys(sources)
             self._owner[(capability, level)] = {w: own[w] for w in sources}
+            callers = self._callers
             frontier = sources
             while frontier:
-                found: dict[str, str] = {}
+                found: list[str] = []
                 for callee in frontier:  # sorted: the first callee found is the smallest name
-                    for caller, edge in self._callers.get(callee, ()):
-                        if edge <= level and caller not in nxt and caller not in found:
-                            found[caller] = callee
-                nxt.update(found)
-                frontier = sorted(found)
+                    for caller, edge in callers.get(callee, ()):
+                        if edge <= level and caller not in nxt:
+                            nxt[caller] = callee
+                            found.append(caller)
+                found.sort()
+                frontier = found
             self._next[(capability, level)] = nxt
             for worker, hop in nxt.items():
                 if worker not in best:
@@ -209,6 +219,14 @@ class Analysis:
             if len(best) == len(self.views):
                 break  # every worker has it at this level or a weaker one
         self._best[capability] = best
+
+    def propagating(self) -> list[str]:
+        """Every capability that passes from callees to callers, sorted."""
+        return sorted(self._best)
+
+    def holders(self, capability: str) -> Collection[str]:
+        """The workers that have a propagating capability, by themselves or through calls."""
+        return self._best.get(capability, {}).keys()
 
     def capabilities(self, worker: str) -> list[str]:
         return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])

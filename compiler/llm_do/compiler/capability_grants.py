@@ -10,6 +10,7 @@ call edges (`capabilities.py`), so the bundle grows with the number of workers, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
@@ -43,31 +44,36 @@ def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
 
 
 def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
+    """The worker's grants, computed on first use and kept on the worker (callers must not change
+    them: the same list goes into the bundle)."""
+    if worker.grants is None:
+        worker.grants = _worker_grants(project, worker)
+    return worker.grants
+
+
+def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
     scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
     grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    slot = {"tool": 1, "toolset": 2, "model": 3}
-
-    def add(capability: str, via_key: str, via: str) -> None:
-        key = [capability, "", "", ""]
-        key[slot[via_key]] = via
-        grants.setdefault(tuple(key), {"capability": capability, via_key: via})  # type: ignore[arg-type]
-
+    """(capability, tool, toolset, model) -> the grant; the first of equal keys is kept."""
     for name, tool in worker.tools.items():
         if tool.kind == "worker":
-            add(f"{CALL}:{tool.worker}", "tool", name)
+            caps: Iterable[str] = (f"{CALL}:{tool.worker}",)
         elif tool.kind == "stdlib":
-            for c in scoped[tool.group].get(name, ()):
-                add(c, "tool", name)
+            caps = scoped[tool.group].get(name, ())
         else:
-            for c in python_tool_capabilities(name, _declared(project, tool.toolset, name)):
-                add(c, "tool", name)
+            caps = python_tool_capabilities(name, _declared(project, tool.toolset, name))
+        for c in caps:
+            if (key := (c, name, "", "")) not in grants:
+                grants[key] = {"capability": c, "tool": name}
     for use in worker.toolsets:
         if use.kind == "python" and use.opaque_approval is not None:
             for c in [OPAQUE, *_declared_toolset(project, use.name)]:
-                add(c, "toolset", use.name)
+                if (key := (c, "", use.name, "")) not in grants:
+                    grants[key] = {"capability": c, "toolset": use.name}
     for model in worker_model(project, worker):
         for var in model_env(model):
-            add(f"{ENV}:{var}", "model", model)
+            if (key := (f"{ENV}:{var}", "", "", model)) not in grants:
+                grants[key] = {"capability": key[0], "model": model}
     # sorted by capability, then tool, toolset, model (an absent key sorts first)
     return [grants[k] for k in sorted(grants)]
 

@@ -22,25 +22,37 @@ UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_
 
 def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     views: dict[str, WorkerView] = {}
+    shared: dict[tuple[str, str, str, int], Grant] = {}
+    """Grants are values: thousands of workers share a few (capability, tool, gate) triples. The
+    key names the gate by id (hashing a Gate hashes its fields); a stored Grant keeps its gate alive."""
+
+    def grant_of(capability: str, via: str, via_kind: str, gate: Gate) -> Grant:
+        key = (capability, via, via_kind, id(gate))
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = Grant(capability, via, via_kind, gate)
+        return found
+
     for name, worker in project.workers.items():
         gates = {t.name: Gate(t.approval, t.default_approval, tuple(r.text for r in t.rules)) if t.rules
                  else plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
         view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
-        opaque = {u.name: plain_gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
-        if worker.parsed.incomplete & UNSURE_KEYS:
-            views[name] = view
-            continue  # an error dropped part of what it can do or of its approvals: that error says it
-        for grant in worker_grants(project, worker):
-            tool = worker.tools.get(grant.get("tool") or "")
-            if grant.get("tool") in worker.unknown_names or (tool is not None and tool.group in worker.unknown_names):
-                continue  # a tool of a toolset whose settings are invalid: that error says it all
-            if "tool" in grant:
-                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates[grant["tool"]]))
-            elif "toolset" in grant:
-                view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
-            else:
-                view.grants.append(Grant(grant["capability"], grant["model"], "model", OPEN))
         views[name] = view
+        if worker.parsed.incomplete & UNSURE_KEYS:
+            continue  # an error dropped part of what it can do or of its approvals: that error says it
+        opaque = {u.name: plain_gate(u.opaque_approval, PYTHON_TOOL_DEFAULT) for u in worker.toolsets if u.opaque_approval}
+        unknown = worker.unknown_names
+        out = view.grants
+        for grant in worker_grants(project, worker):
+            tool_name = grant.get("tool")
+            if tool_name is not None:
+                if unknown and (tool_name in unknown or (tool_name in worker.tools and worker.tools[tool_name].group in unknown)):
+                    continue  # a tool of a toolset whose settings are invalid: that error says it all
+                out.append(grant_of(grant["capability"], tool_name, "tool", gates[tool_name]))
+            elif "toolset" in grant:
+                out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
+            else:
+                out.append(grant_of(grant["capability"], grant["model"], "model", OPEN))
     return views
 
 
@@ -87,12 +99,15 @@ def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> li
 
 def _write_through_delegation(project: ResolvedProject, views: dict[str, WorkerView], analysis: Analysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
+    write_kinds = [(c, analysis.holders(c)) for c in analysis.propagating() if kind_of(c) == WRITE]
+    if not write_kinds:
+        return out
     for name in sorted(project.workers):
-        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
-            continue  # it can write by itself
-        writes = [c for c in analysis.capabilities(name) if kind_of(c) == WRITE]
+        writes = [c for c, holders in write_kinds if name in holders]
         if not writes:
             continue
+        if any(kind_of(g.capability) == WRITE and g.gate.level is not None for g in views[name].grants):
+            continue  # it can write by itself
         first = analysis.reach(name, writes[0])
         assert first is not None
         more = f" (and {len(writes) - 1} more)" if len(writes) > 1 else ""

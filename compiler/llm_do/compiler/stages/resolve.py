@@ -111,6 +111,9 @@ class ResolvedWorker:
     a call to a worker whose file failed to parse)."""
     maybe_calls: set[str] = field(default_factory=set)
     """Workers an unknown reference probably means (its did-you-mean)."""
+    grants: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    """Its own capabilities as the bundle records them, once `capability_grants.worker_grants`
+    has computed them: the check stage's R rules and lower share one computation."""
 
     @property
     def name(self) -> str:
