@@ -17,14 +17,18 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
 from .capability_report import gate_text, via_text
 from .schema_diff import field_changes
 
-SEVERITIES = ("high", "medium", "low")
-VERBS = ("added", "widened", "narrowed", "removed", "changed")
+Severity = Literal["high", "medium", "low"]
+Verb = Literal["added", "widened", "narrowed", "removed", "changed"]
+Area = Literal["capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting"]
+"""Areas in the order changes are listed within one severity."""
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+AREAS: tuple[Area, ...] = get_args(Area)
 STRICTNESS = ("allow", "conditional", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
@@ -35,9 +39,9 @@ SCOPE_SETTINGS = ("path", "allowed_suffixes")
 
 @dataclass(frozen=True)
 class Change:
-    severity: str
-    verb: str
-    area: str
+    severity: Severity
+    verb: Verb
+    area: Area
     """`worker`, `call`, `capability`, `approval`, `model`, `instructions`, `schema`, `setting`, `project`."""
     subject: str
     before: str | None = None
@@ -57,7 +61,6 @@ class Change:
                 "detail": self.detail}
 
 
-AREAS = ("capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting")
 
 
 @dataclass

@@ -8,15 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .bundle_diff import Area, Severity, Verb
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class DiffChange(_Strict):
-    severity: Literal["high", "medium", "low"]
-    verb: Literal["added", "widened", "narrowed", "removed", "changed"]
-    area: Literal["capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting"]
+    severity: Severity
+    verb: Verb
+    area: Area
     subject: str = Field(description="What changed, e.g. `fs.write:project/** of main`, `call main -> writer`.")
     worker: str | None = Field(description="The worker the change belongs to; null for the project.")
     before: str | None

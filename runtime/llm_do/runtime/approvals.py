@@ -40,6 +40,7 @@ class ApprovalRequest:
     spelling the model chose. None in a request built without them: `args` is used."""
 
     def describe(self) -> str:
+        """One line for a host's own approval UI or log (the terminal prompt shows more)."""
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.args.items())
         where = f" [{self.toolset}{_settings_note(self.settings)}]" if self.toolset else ""
         return f"{self.worker} wants to call {self.tool}({shown}){where}"
