@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from llm_do.cli.exec_command import EXIT_REFUSED, ExecError, run_bundle, run_options
+from llm_do.cli.exec_command import EXIT_REFUSED, ExecError, input_options, run_bundle, run_options
 
 from ._common import as_report, compile_or_exit, print_diagnostics
 
@@ -25,6 +25,7 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 
 @click.command()
 @click.argument("positionals", nargs=-1, metavar="[PROJECT] [PROMPT]")
+@input_options
 @run_options
 def run(positionals: tuple[str, ...], **options: Any) -> int:
     """Compile PROJECT (default .) in memory and run it; nothing is written."""
