@@ -30,11 +30,12 @@ class CallGraph:
     def edges(self) -> list[tuple[str, str, Location | None]]:
         return [(u, v, at) for u in sorted(self.calls) for v, at in sorted(self.calls[u].items())]
 
-    def depths(self, entry: str) -> dict[str, int]:
-        """depth(W): the entry is at 1, a worker at one more than the shortest call path to it."""
+    def depths(self, entry: str, start: int = 1) -> dict[str, int]:
+        """depth(W): the entry is at `start` (1; 0 for an entry function, whose calls run at 1), a
+        worker at one more than the shortest call path to it."""
         if entry not in self.calls:
             return {}
-        depth = {entry: 1}
+        depth = {entry: start}
         queue = deque([entry])
         while queue:
             caller = queue.popleft()
@@ -73,7 +74,10 @@ class CallGraph:
 
 
 def call_graph(project: ResolvedProject) -> CallGraph:
+    """The workers' calls, and the entry function's (a node named by its label) when it is one."""
     graph = CallGraph()
     for name in sorted(project.workers):
         graph.calls[name] = dict(project.workers[name].calls)
+    if project.entry_function is not None:
+        graph.calls[project.entry_function.label] = dict(project.entry_function.calls)
     return graph

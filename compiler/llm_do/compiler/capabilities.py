@@ -258,8 +258,23 @@ def _rank(grant: Grant) -> tuple[int, str]:
     return grant.gate.rank, grant.via
 
 
+def entry_name(bundle: dict[str, Any]) -> str:
+    """The entry of a bundle document: its entry worker's name, or its entry function's label."""
+    entry = bundle["entry"]
+    function = entry.get("function")
+    return function["name"] if function else entry["worker"]
+
+
+def entry_function_view(calls: Iterable[str]) -> WorkerView:
+    """The entry function as the analysis sees it: trusted code with no tools and no model of its
+    own, whose calls need no approval; each call is its own `call:` capability."""
+    view = WorkerView(calls=dict.fromkeys(calls, OPEN))
+    view.grants = [Grant(f"call:{callee}", callee, "tool", OPEN) for callee in view.calls]
+    return view
+
+
 def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
-    """Views of a bundle document's workers (format 2)."""
+    """Views of a bundle document's workers (format 2), and of its entry function under its label."""
     toolsets: dict[str, dict[str, Any]] = bundle.get("toolsets") or {}
     views: dict[str, WorkerView] = {}
     for name, node in bundle["workers"].items():
@@ -286,6 +301,9 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
             else:
                 view.grants.append(Grant(grant["capability"], grant.get("model") or "", "model", OPEN))
         views[name] = view
+    function = (bundle.get("entry") or {}).get("function")
+    if function:
+        views[function["name"]] = entry_function_view(function["calls"])
     return views
 
 

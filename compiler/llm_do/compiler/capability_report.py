@@ -1,7 +1,8 @@
 """`llm-do capabilities` output: every worker's capabilities as text, JSON or Markdown.
 
 Renderers over one `CapabilityReport`; the JSON shape is specified in spec/diff.md
-("Capabilities"). Workers come entry first, then by name; a worker's capabilities side effects
+("Capabilities"). Workers come entry first (an entry function under its label, `entry.py:main`),
+then by name; a worker's capabilities side effects
 first, then by name.
 """
 
@@ -11,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .capabilities import ALLOW, Analysis, Reach, Step, analyse, is_side_effect, sorted_reaches
+from .capabilities import ALLOW, Analysis, Reach, Step, analyse, entry_name, is_side_effect, sorted_reaches
 
 REPORT_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
@@ -26,8 +27,8 @@ class CapabilityReport:
 
 def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
     analysis = analysis or analyse(bundle)
-    entry = bundle["entry"]["worker"]
-    order = sorted(bundle["workers"], key=lambda w: (w != entry, w))
+    entry = entry_name(bundle)
+    order = sorted([*bundle["workers"], *([entry] if entry not in bundle["workers"] else [])], key=lambda w: (w != entry, w))
     return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order})
 
 

@@ -93,7 +93,9 @@ RULES: dict[str, Rule] = _rules(
          "A model calls tools by name, so each name may come from one place only. Drop one of the "
          "toolsets or rename the tool."),
     Rule("N006", "unknown-entry", "error", "The entry names no worker.",
-         "`entry.worker` in project.json must be the name of a worker of the project."),
+         "`entry.worker` in project.json must be the name of a worker of the project; without "
+         "`entry.worker` (and without `entry.function`) the entry is the worker `main`. A project "
+         "whose entry is a Python function sets `entry.function` instead and needs no entry worker."),
     Rule("N007", "duplicate-reference", "warning", "The same toolset or tool listed twice in one worker.",
          "It is used once; the repetition is probably a mistake."),
     Rule("N008", "settings-not-accepted", "error", "Settings given for a toolset that takes none.",
@@ -101,6 +103,16 @@ RULES: dict[str, Rule] = _rules(
          "by name."),
     Rule("N009", "duplicate-python-name", "error", "Two Python files export the same tool or toolset name.",
          "Tool and toolset names are global to a project."),
+    Rule("N010", "entry-conflict", "error", "entry.worker and entry.function both given, or entry.calls without a function.",
+         "A project's entry is one worker or one Python function, never both. `entry.calls` declares the "
+         "workers an entry function calls; an entry worker's calls are its `toolsets`."),
+    Rule("N011", "unknown-entry-function", "error", "entry.function names no function that can be an entry.",
+         "`entry.function` is `PATH.py:NAME`: a file of the project and a function it defines, sync or "
+         "async, taking at most a context and an input. The context is the parameter annotated with "
+         "`CallContext` or named `ctx` or `runtime`; the other one is the input."),
+    Rule("N012", "unknown-called-worker", "error", "A `calls` entry that names no worker.",
+         "`entry.calls` in project.json and `calls:` in front matter list the workers that Python code "
+         "(the entry function, a worker's Python tools) calls by name. The hint names the closest worker."),
     # --- S: schemas
     Rule("S001", "invalid-ref", "error", "A schema reference that is neither `path.py:Class` nor `package.module:Class`.",
          "schema_in_ref and schema_out_ref name a class: `schemas.py:Input` for a file of the "
@@ -165,7 +177,13 @@ RULES: dict[str, Rule] = _rules(
          "deepest a worker may run. With depth(W) the shortest call path from the entry to W, an "
          "edge U -> V with depth(U) >= max_depth would always be refused."),
     Rule("G003", "unreachable-worker", "warning", "A worker the entry can never call.",
-         "No chain of calls from the entry reaches it: it is dead code, or a toolsets entry is missing."),
+         "No chain of calls from the entry reaches it: it is dead code, or a toolsets entry is missing. "
+         "A worker that only a Python tool calls is reached when the calling worker lists it under "
+         "`calls:` in its front matter."),
+    Rule("G004", "entry-calls-undeclared", "warning", "An entry function without `entry.calls`.",
+         "The compiler cannot see which workers Python code calls, so it assumes the entry function may "
+         "call every worker: the graph, depths and capabilities count every worker as called. List the "
+         "workers it calls in `entry.calls`; a call to any other worker is then refused at run time."),
     # --- M: models
     Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
          "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "

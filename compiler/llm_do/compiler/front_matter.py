@@ -85,6 +85,9 @@ class WorkerFrontMatter(BaseModel):
         default_factory=list, description="Stdlib toolsets, Python toolsets and workers this worker may call."
     )
     tools: list[str] = Field(default_factory=list, description="Python tools from the TOOLS of python_files.")
+    calls: list[str] = Field(
+        default_factory=list, description="Workers this worker's Python tools call (`ctx.deps.call_worker`): edges of the call graph."
+    )
     approvals: list[str] = Field(default_factory=list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
     recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
     attachments: AttachmentPolicy | None = None

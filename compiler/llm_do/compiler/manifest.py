@@ -18,9 +18,16 @@ class StrictModel(BaseModel):
 
 
 class Entry(StrictModel):
-    """The worker a run starts with, and its default input."""
+    """Where a run starts (a worker, or one Python function that orchestrates workers), and its
+    default input."""
 
     worker: str | None = Field(default=None, description="Name of the entry worker (default: `main`).")
+    function: str | None = Field(
+        default=None, description="`PATH.py:NAME`: a Python function as the entry, instead of a worker."
+    )
+    calls: list[str] | None = Field(
+        default=None, description="With `function`: the workers the function may call (default: every worker)."
+    )
     args: dict[str, Any] | None = Field(
         default=None, description="Default input, validated against the entry worker's input schema at build time."
     )
@@ -66,6 +73,10 @@ class ProjectManifest(StrictModel):
     defaults: Defaults = Field(default_factory=Defaults)
     vars: dict[str, Any] = Field(default_factory=dict, description="Variables every worker's template sees.")
     suppress: list[str] = Field(default_factory=list, description="Warning codes not to report, e.g. `G003`.")
+
+    @property
+    def entry_function(self) -> str | None:
+        return self.entry.function if self.entry else None
 
     @property
     def entry_worker(self) -> str:

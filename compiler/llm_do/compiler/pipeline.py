@@ -15,7 +15,7 @@ from .position_bounds import within_files
 from .sources import normalized
 from .stages.check import check
 from .stages.emit import emit
-from .stages.introspect import collect_refs, introspect
+from .stages.introspect import collect_refs, entry_function_ref, introspect
 from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
 from .stages.parse import ParsedWorker, parse_worker
@@ -56,9 +56,12 @@ def compile_project(
     unknowns = _unknowns(loaded, parsed)
     refs, found = collect_refs(parsed)
     diagnostics.extend(found)
-    entry = next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
-    facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python)
-    resolved, found = resolve(loaded, parsed, refs, facts, unknowns)
+    function_ref, found = entry_function_ref(loaded)
+    diagnostics.extend(found)
+    entry = None if function_ref else next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
+    facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python,
+                       entry_function=function_ref)
+    resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref)
     diagnostics.extend(found)
     result.resolved = resolved
     diagnostics.extend(check(resolved))

@@ -63,18 +63,18 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
             raise ExecError(f"--input-json is not valid JSON: {exc.msg} (column {exc.colno})", EXIT_USAGE) from None
         if not isinstance(data, dict):
             raise ExecError("--input-json must be a JSON object", EXIT_USAGE)
-    entry = runtime.bundle.entry["worker"]
-    fields = runtime.input_class(runtime.bundle.worker(entry)).model_fields
+    function = runtime.bundle.entry_function
+    what = f"the entry function '{function['name']}'" if function else f"the entry worker '{runtime.bundle.entry['worker']}'"
+    fields = runtime.entry_input_class().model_fields
     if not data and prompt is None and any(f.is_required() for f in fields.values()):
-        raise ExecError(f"the entry worker '{entry}' needs an input: give a PROMPT, --input-json, or entry.args in project.json",
-                        EXIT_USAGE)
+        raise ExecError(f"{what} needs an input: give a PROMPT, --input-json, or entry.args in project.json", EXIT_USAGE)
     if prompt is not None:
         if "input" not in fields:
-            raise ExecError(f"the entry worker takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
+            raise ExecError(f"{what} takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
         data["input"] = prompt
     if attach:
         if "attachments" not in fields:
-            raise ExecError("the entry worker takes no attachments", EXIT_USAGE)
+            raise ExecError(f"{what} takes no attachments", EXIT_USAGE)
         for path in attach:
             if Path(path).is_dir():
                 raise ExecError(f"--attach {path}: is a directory; attach files", EXIT_USAGE)

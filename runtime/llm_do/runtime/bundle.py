@@ -109,6 +109,11 @@ class LoadedBundle:
         return self.text.get("entry")
 
     @property
+    def entry_function(self) -> dict[str, Any] | None:
+        """The entry function's node (`bundle_ir.EntryFunctionNode`) when the entry is one."""
+        return self.entry.get("function")
+
+    @property
     def runtime(self) -> dict[str, Any]:
         return self.text.get("runtime")
 

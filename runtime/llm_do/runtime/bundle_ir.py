@@ -28,8 +28,29 @@ class SourceEntry(Node):
     kind: Literal["manifest", "worker", "python", "template", "file"]
 
 
+class EntryFunctionNode(Node):
+    """An entry that is a Python function orchestrating workers (`entry.function`)."""
+
+    hash: str
+    name: str
+    """As written in project.json (`entry.py:main`): its label in the graph and reports."""
+    source: str | None = None
+    """The project file that defines it; None for an installed module."""
+    module: str
+    qualname: str
+    calls: list[str]
+    """The workers it may call (every worker when `calls_declared` is false); any other is refused."""
+    calls_declared: bool
+    """Whether project.json listed them in `entry.calls`."""
+    input: SchemaNode
+    """Its input's WorkerArgs annotation, else PromptInput."""
+
+
 class EntryNode(Node):
-    worker: str
+    """Exactly one of `worker` and `function`."""
+
+    worker: str | None = None
+    function: EntryFunctionNode | None = None
     args: dict[str, Any] | None = None
 
 

@@ -121,6 +121,13 @@ class Runtime:
     def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]:
         return self._class(spec.input.module, spec.input.qualname)
 
+    def entry_input_class(self) -> type[WorkerArgs]:
+        """The input schema of the run's entry: the entry worker's, or the entry function's."""
+        function = self.bundle.entry_function
+        if function is not None:
+            return self._class(function["input"]["module"], function["input"]["qualname"])
+        return self.input_class(self.bundle.worker(self.bundle.entry["worker"]))
+
     # --- calls
 
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle:
@@ -236,15 +243,22 @@ class Runtime:
 
     def entry_input(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The input given, or else the bundle's entry.args when the run starts at the entry."""
-        if args or kwargs or name != self.bundle.entry["worker"]:
+        if args or kwargs or name != self.bundle.entry.get("worker"):
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
     async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args."""
-        name = worker or self.bundle.entry["worker"]
-        args, kwargs = self.entry_input(name, args, kwargs)
-        call = self._call(name, args, kwargs, None, False)
+        """Run the entry (or `worker`) with the given input, default the bundle's entry.args."""
+        function = None if worker else self.bundle.entry_function
+        if function is not None:
+            from .entry_function import run_entry_function
+
+            given = (args, kwargs) if args or kwargs else ((self.bundle.entry.get("args") or {},), {})
+            call = _no_frame(run_entry_function(self, function, *given), function["name"])
+        else:
+            name = worker or self.bundle.entry["worker"]
+            args, kwargs = self.entry_input(name, args, kwargs)
+            call = self._call(name, args, kwargs, None, False)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
@@ -292,6 +306,11 @@ class Runtime:
             self._stream = None
             if not task.done():
                 task.cancel()
+
+
+async def _no_frame(call: Any, label: str) -> tuple[Any, CallFrame]:
+    """An entry function's output, with the frame a run's result reads messages from (none)."""
+    return await call, CallFrame(label, 0)
 
 
 def usage_dict(usage: Any) -> dict[str, int]:

@@ -19,7 +19,19 @@ from typing import Any
 from llm_do.runtime import user_code
 from llm_do.runtime.args import WorkerArgs
 
-from .facts import ArgsCheck, ClassFact, ClassRequest, Facts, ModuleFact, PyError, Request, ToolFact, ToolsetFact
+from .facts import (
+    ArgsCheck,
+    ClassFact,
+    ClassRequest,
+    Facts,
+    FunctionFact,
+    FunctionRequest,
+    ModuleFact,
+    PyError,
+    Request,
+    ToolFact,
+    ToolsetFact,
+)
 
 
 def _rel(root: Path, filename: str | None) -> str | None:
@@ -179,6 +191,55 @@ def _class(root: Path, req: ClassRequest, failed: dict[str, PyError]) -> tuple[C
     return fact, cls
 
 
+def _entry_function(root: Path, req: FunctionRequest, failed: dict[str, PyError]) -> FunctionFact:
+    """Find the entry function, read its signature, and validate entry.args against its input."""
+    from llm_do.runtime.entry_signature import EntrySignatureError, entry_params
+
+    fact = FunctionFact(ref=req.ref)
+    if req.module in failed:
+        fact.error = failed[req.module]
+        return fact
+    try:
+        module = user_code.import_module(req.module)
+    except BaseException as exc:
+        fact.error = failed[req.module] = _error(root, exc)
+        return fact
+    fact.candidates = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
+    try:
+        func = user_code.resolve_attr(module, req.qualname)
+    except AttributeError:
+        return fact
+    fact.found = True
+    fact.line = _line(func)
+    try:
+        params = entry_params(func)
+    except EntrySignatureError as exc:
+        fact.problem = str(exc)
+        return fact
+    fact.is_async, fact.context_param, fact.input_param = params.is_async, params.context, params.input
+    cls = params.input_class
+    if cls is not None:
+        fact.input = ClassFact(ref=f"{cls.__module__}:{cls.__qualname__}", module=cls.__module__, qualname=cls.__qualname__,
+                               found=True, is_model=True, is_worker_args=True, abstract=inspect.isabstract(cls),
+                               line=_line(cls), file=_rel(root, getattr(sys.modules.get(cls.__module__), "__file__", None)))
+        try:
+            fact.input.json_schema = cls.model_json_schema()
+        except Exception as exc:
+            fact.input.schema_error = f"{type(exc).__name__}: {exc}"
+    if req.args is not None:
+        from pydantic import ValidationError
+
+        from llm_do.runtime.args import PromptInput
+
+        try:
+            (cls or PromptInput).model_validate(req.args)
+        except ValidationError as exc:
+            fact.args_errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors(include_url=False)]
+        except Exception as exc:
+            fact.args_errors = [{"loc": [], "msg": f"{type(exc).__name__}: {exc}", "type": "error"}]
+    return fact
+
+
 def _packages(modules: list[str]) -> dict[str, str]:
     """Distribution name -> version of the installed packages `modules` come from."""
     from importlib import metadata
@@ -248,6 +309,8 @@ def answer(request: Request) -> Facts:
     classes: dict[str, Any] = {}
     for req in request.classes:
         facts.classes[req.ref], classes[req.ref] = _class(root, req, failed)
+    if request.entry_function is not None:
+        facts.entry_function = _entry_function(root, request.entry_function, failed)
     for ref, args in request.validate_args:
         cls = classes.get(ref)
         if cls is None or not facts.classes[ref].is_model:

@@ -73,6 +73,27 @@ class ArgsCheck(BaseModel):
     """pydantic errors: loc, msg, type."""
 
 
+class FunctionFact(BaseModel):
+    """The entry function (`entry.function`), as the subprocess found it."""
+
+    ref: str
+    error: PyError | None = None
+    """Its module did not import."""
+    found: bool = False
+    candidates: list[str] = Field(default_factory=list)
+    """The module's public functions, for a did-you-mean."""
+    problem: str | None = None
+    """Why it cannot be an entry function (not a function, a signature it cannot take)."""
+    line: int | None = None
+    is_async: bool = False
+    context_param: str | None = None
+    input_param: str | None = None
+    input: ClassFact | None = None
+    """Its input's annotation when that is a WorkerArgs subclass (else it takes PromptInput)."""
+    args_errors: list[dict[str, Any]] = Field(default_factory=list)
+    """entry.args validated against that input: pydantic errors (loc, msg, type)."""
+
+
 class Facts(BaseModel):
     imported: bool
     modules: dict[str, ModuleFact] = Field(default_factory=dict)
@@ -85,6 +106,7 @@ class Facts(BaseModel):
     model_factories: dict[str, str] = Field(default_factory=dict)
     """Provider prefix -> the project file whose import registered a model factory for it
     (`llm_do.register_model_factory`)."""
+    entry_function: FunctionFact | None = None
     failure: PyError | None = None
     """The subprocess itself failed or timed out; `failure_code` says which."""
     failure_code: str | None = None
@@ -97,11 +119,21 @@ class ClassRequest(BaseModel):
     file: str | None = None
 
 
+class FunctionRequest(BaseModel):
+    ref: str
+    module: str
+    qualname: str
+    file: str | None = None
+    args: dict[str, Any] | None = None
+    """entry.args, to validate against the function's input."""
+
+
 class Request(BaseModel):
     root: str
     python_files: list[str]
     classes: list[ClassRequest]
     validate_args: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    entry_function: FunctionRequest | None = None
     agent_era: bool = False
     """The project has `.agent` files: its Python gets pydantic-ai 1.x's `FunctionToolset.tool`
     (see `llm_do.runtime.legacy_tools`)."""

@@ -9,7 +9,19 @@ from __future__ import annotations
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 
 from ..call_graph import CallGraph
-from ..capabilities import ALLOW, OPEN, Analysis, Gate, Grant, Reach, WorkerView, is_side_effect, kind_of, plain_gate
+from ..capabilities import (
+    ALLOW,
+    OPEN,
+    Analysis,
+    Gate,
+    Grant,
+    Reach,
+    WorkerView,
+    entry_function_view,
+    is_side_effect,
+    kind_of,
+    plain_gate,
+)
 from ..capability_grants import worker_grants
 from ..capability_report import via_text
 from ..diagnostics import Diagnostic, Location, diagnostic
@@ -53,11 +65,14 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
                 out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
             else:
                 out.append(grant_of(grant["capability"], grant["model"], "model", OPEN))
+    function = project.entry_function
+    if function is not None:
+        views[function.label] = entry_function_view(function.calls)
     return views
 
 
 def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
-    if project.entry not in project.workers:
+    if project.entry not in project.workers and project.entry_function is None:
         return []
     silenced = {c.upper() for c in project.manifest.suppress}
     if {"R001", "R002"} <= silenced:
@@ -86,7 +101,7 @@ def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> li
         owner, final = reach.path[-1], reach.steps[-1]
         first = reach.path[1] if len(reach.path) > 1 else None
         hint = f"add `ask {final.via}` to the approvals of '{owner}'"
-        if first is not None:
+        if first is not None and project.entry_function is None:
             hint += f", or `ask {first}` to those of '{project.entry}'"
         out.append(diagnostic(
             "R001",

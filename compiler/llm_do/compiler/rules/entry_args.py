@@ -1,4 +1,4 @@
-"""S007: entry.args validates against the entry worker's input schema."""
+"""S007: entry.args validates against the entry's input schema (a worker's, or an entry function's)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,17 @@ from ..stages.resolve import ResolvedProject
 
 def check_entry_args(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
     manifest = project.manifest
+    if manifest.entry is None or manifest.entry.args is None:
+        return []
+    function = project.entry_function
+    if function is not None:
+        fact = function.fact
+        if fact is None or not fact.found or fact.problem or fact.error:
+            return []
+        takes = fact.input.qualname if fact.input else "PromptInput (input, attachments)"
+        return _args_diagnostics(project, fact.args_errors, f"the entry function '{function.label}' takes {takes}")
     entry = project.workers.get(project.entry)
-    if entry is None or manifest.entry is None or manifest.entry.args is None:
+    if entry is None:
         return []
     args = manifest.entry.args
     if entry.input_ref is None:
@@ -27,6 +36,11 @@ def check_entry_args(project: ResolvedProject, graph: object = None) -> list[Dia
         if check is None:
             return []
         errors = check.errors
+    takes = entry.input_ref.qualname if entry.input_ref else "PromptInput (input, attachments)"
+    return _args_diagnostics(project, errors, f"the entry worker '{entry.name}' takes {takes}")
+
+
+def _args_diagnostics(project: ResolvedProject, errors: list[dict], hint: str) -> list[Diagnostic]:
     out = []
     for err in errors:
         loc = tuple(err["loc"])
@@ -35,5 +49,5 @@ def check_entry_args(project: ResolvedProject, graph: object = None) -> list[Dia
         where = ".".join(str(p) for p in loc) or "args"
         message = err["msg"]
         out.append(diagnostic("S007", f"entry.args.{where}: {message[0].lower() + message[1:]}" if loc else f"entry.args: {message}",
-                              at, hint=f"the entry worker '{entry.name}' takes {entry.input_ref.qualname if entry.input_ref else 'PromptInput (input, attachments)'}"))
+                              at, hint=hint))
     return out

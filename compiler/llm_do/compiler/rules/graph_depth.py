@@ -9,8 +9,10 @@ from ..stages.resolve import ResolvedProject
 
 def check_depth(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     max_depth = project.manifest.runtime.max_depth
-    depth = graph.depths(project.entry)
-    if any(project.workers[w].calls_unknown for w in depth):
+    function = project.entry_function
+    depth = graph.depths(project.entry, start=0 if function is not None else 1)
+    if (function is not None and function.calls_unknown) or any(
+            project.workers[w].calls_unknown for w in depth if w in project.workers):
         return []  # an edge an earlier error hid may be a shorter path: depths are not known
     out: list[Diagnostic] = []
     for caller, callee, at in graph.edges():

@@ -14,7 +14,9 @@ def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagn
     return [
         diagnostic("G003", f"worker '{name}' is not reachable from the entry '{project.entry}'",
                    project.worker_location(name),
-                   hint=f"list '{name}' in the toolsets of a worker that should call it, or remove it")
+                   hint=f"list '{name}' in the toolsets of a worker that should call it"
+                        + (" or in entry.calls" if project.entry_function else "")
+                        + " (in `calls:` when its Python tools call it), or remove it")
         for name in sorted(project.workers)
         if name not in reached
     ]
@@ -33,7 +35,13 @@ def possibly_reached(project: ResolvedProject, graph: CallGraph) -> set[str] | N
         if name in reached:
             continue
         reached.add(name)
-        worker = project.workers[name]
+        worker = project.workers.get(name)
+        if worker is None:  # the entry function
+            assert project.entry_function is not None
+            if project.entry_function.calls_unknown:
+                return None
+            todo.extend(graph.calls[name])
+            continue
         if worker.calls_unknown:
             return None
         todo.extend(graph.calls[name])

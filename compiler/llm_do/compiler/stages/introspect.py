@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..introspect.facts import ClassRequest, Facts, Request
+from ..introspect.facts import ClassRequest, Facts, FunctionRequest, Request
 from ..introspect.static_reader import read_statically
 from ..introspect.subprocess_runner import introspect as run_child
 from ..legacy import LEGACY_WORKER_SUFFIX
@@ -45,17 +45,36 @@ def collect_refs(workers: list[ParsedWorker]) -> tuple[SchemaRefs, list[Diagnost
     return refs, diagnostics
 
 
+def entry_function_ref(project: LoadedProject) -> tuple[SchemaRef | None, list[Diagnostic]]:
+    """entry.function parsed as `PATH.py:NAME` (or `package.module:NAME`)."""
+    text = project.manifest.entry_function if project.manifest else None
+    if text is None:
+        return None, []
+    try:
+        return parse_ref(text), []
+    except RefError as exc:
+        code = exc.code if exc.code == "F002" else "N011"
+        message = str(exc).replace("class reference", "function reference").replace("class name", "function name")
+        return None, [diagnostic(code, f"entry.function: {message}", project.at("entry", "function", key=False),
+                                 hint="write `PATH.py:NAME`, e.g. `entry.py:main`")]
+
+
 def introspect(
     project: LoadedProject,
     refs: SchemaRefs,
     entry_ref: SchemaRef | None,
     *,
     import_python: bool,
+    entry_function: SchemaRef | None = None,
 ) -> Facts:
+    """`entry_ref`: the entry worker's input schema; `entry_function`: the entry function, when
+    the entry is one (its file must exist and stay in the root to be imported)."""
     classes: dict[str, ClassRequest] = {}
     for ref in refs.refs.values():
         classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
-    if not project.python_files and not classes:
+    if entry_function is not None and entry_function.file is not None and not _inside(project, entry_function.file):
+        entry_function = None  # resolve reports the missing file
+    if not project.python_files and not classes and entry_function is None:
         return Facts(imported=import_python)
     requests = [c for c in classes.values() if c.file is None or _inside(project, c.file)]
     if not import_python:
@@ -63,8 +82,12 @@ def introspect(
     entry_args = project.manifest.entry.args if project.manifest and project.manifest.entry else None
     validate = [(entry_ref.text, entry_args)] if entry_ref is not None and entry_args is not None else []
     agent_era = any(f.endswith(LEGACY_WORKER_SUFFIX) for f in project.worker_files)
+    function = None
+    if entry_function is not None:
+        function = FunctionRequest(ref=entry_function.text, module=entry_function.module, qualname=entry_function.qualname,
+                                   file=entry_function.file, args=entry_args)
     request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate,
-                      agent_era=agent_era)
+                      agent_era=agent_era, entry_function=function)
     return run_child(request, project.root)
 
 

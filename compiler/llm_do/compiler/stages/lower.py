@@ -142,6 +142,26 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
     return _hashed(node)
 
 
+def _entry_node(project: ResolvedProject) -> dict[str, Any]:
+    """`entry`: the entry worker, or the entry function's node (see `bundle_ir.EntryFunctionNode`)."""
+    args = project.manifest.entry.args if project.manifest.entry else None
+    fn = project.entry_function
+    if fn is None or fn.ref is None:
+        return {"worker": project.entry, "args": args}
+    fact = fn.fact
+    node = {
+        "name": fn.label,
+        "source": fn.ref.file,
+        "module": fn.ref.module,
+        "qualname": fn.ref.qualname,
+        "calls": list(fn.calls),
+        "calls_declared": fn.calls_declared,
+        "input": _schema_node(fact.input.ref, fact.input) if fact is not None and fact.input is not None
+        else _prompt_input_schema(),
+    }
+    return {"function": _hashed(node), "args": args}
+
+
 def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[Diagnostic]]:
     """Each worker's instructions, rendered; workers whose template fails are left out."""
     ctx = TemplateContext(project.loaded.sources, project.manifest.vars)
@@ -165,6 +185,12 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
             sources.read(rel, "python")
         except (OSError, OutsideRoot, NotText, Unreadable):
             continue
+    function = project.entry_function
+    if function is not None and function.ref is not None and function.ref.file is not None:
+        try:
+            sources.read(function.ref.file, "python")  # imported at run time: verified like every Python source
+        except (OSError, OutsideRoot, NotText, Unreadable):
+            pass
     limits = manifest.runtime.usage_limits
     doc: dict[str, Any] = {
         GENERATED_KEY: GENERATED_NOTICE,
@@ -173,7 +199,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "digest": "",
         "root": Path(os.path.relpath(project.loaded.root, lock_dir)).as_posix(),
         "name": manifest.name,
-        "entry": {"worker": project.entry, "args": manifest.entry.args if manifest.entry else None},
+        "entry": _entry_node(project),
         "runtime": {
             "max_depth": manifest.runtime.max_depth,
             "approval_mode": manifest.runtime.approval_mode,
