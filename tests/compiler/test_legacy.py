@@ -173,7 +173,6 @@ MANIFEST_CASES = [
     (("runtime", "auth_mode"), "oauth_required", "environment"),
     (("runtime", "return_permission_errors"), False, "tool result"),
     (("runtime", "agent_approval_overrides"), {"main": {"calls_require_approval": True}}, "ask"),
-    (("entry", "function"), "tools.py:main", "entry.worker"),
 ]
 
 

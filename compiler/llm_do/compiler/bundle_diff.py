@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
+from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, entry_name, is_side_effect, kind_of
 from .capability_report import gate_text, via_text
 from .schema_diff import field_changes
 
@@ -97,16 +97,21 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
                               worker=name))
     for name in changed:
         changes += _worker_changes(name, ow[name], nw[name], old, new)
-    old_edges = sorted((u, v) for u, node in ow.items() for v in node.get("calls") or ())
-    new_edges = sorted((u, v) for u, node in nw.items() for v in node.get("calls") or ())
+    old_edges, new_edges = _edges(old), _edges(new)
     added = sorted(set(new_edges) - set(old_edges))
     removed = sorted(set(old_edges) - set(new_edges))
     changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u) for u, v in added]
     changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u) for u, v in removed]
     touched = set(changed) | (set(ow) ^ set(nw))
+    functions = {entry_name(old), entry_name(new)} - set(ow) - set(nw)
+    """The entry functions' labels (an entry worker's name is among the workers)."""
+    both = set(ow) & set(nw) | ({entry_name(old)} & {entry_name(new)} & functions)
+    if old["entry"].get("function") != new["entry"].get("function"):
+        touched |= functions
     if touched:
         affected = _callers_of(touched, old_edges) | _callers_of(touched, new_edges)
-        changes += _capability_changes(analyse(old), analyse(new), affected & set(ow) & set(nw), set(nw) - set(ow))
+        added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
+        changes += _capability_changes(analyse(old), analyse(new), affected & both, added_nodes)
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 
 
@@ -117,10 +122,28 @@ def _text(value: Any) -> str | None:
     return None if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every call edge: the workers' and the entry function's (from its label)."""
+    edges = [(u, v) for u, node in doc["workers"].items() for v in node.get("calls") or ()]
+    function = doc["entry"].get("function")
+    if function:
+        edges += [(function["name"], v) for v in function["calls"]]
+    return sorted(edges)
+
+
+def _entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry as compared: an entry function's calls are call edges, its hash no meaning."""
+    function = entry.get("function")
+    if not function:
+        return entry
+    kept = {k: v for k, v in function.items() if k not in ("calls", "hash", "input", "source")}
+    return {**entry, "function": {**kept, "input": function["input"].get("qualname")}}
+
+
 def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     out: list[Change] = []
-    if old["entry"] != new["entry"]:
-        out.append(Change("medium", "changed", "project", "entry", _text(old["entry"]), _text(new["entry"])))
+    if _entry(old["entry"]) != _entry(new["entry"]):
+        out.append(Change("medium", "changed", "project", "entry", _text(_entry(old["entry"])), _text(_entry(new["entry"]))))
     ort, nrt = old.get("runtime") or {}, new.get("runtime") or {}
     om, nm = ort.get("approval_mode"), nrt.get("approval_mode")
     if om != nm:

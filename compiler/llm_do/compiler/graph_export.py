@@ -1,7 +1,8 @@
 """The compiled call graph of a bundle, as data and as text, JSON, Mermaid and DOT.
 
-Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`).
-Edges: `calls` (worker to worker) and `uses` (worker to toolset or tool). A `calls` edge on a call
+Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`), and
+`function:PATH.py:NAME` for an entry function. Edges: `calls` (worker or entry function to worker,
+those of a worker's front matter `calls:` included) and `uses` (worker to toolset or tool). A `calls` edge on a call
 cycle is marked `recursive`; an edge through which some tool needs approval (or is denied), or
 has rules that decide its calls by their arguments, is marked `gated`. Each worker node carries
 its own capabilities (`call:` left out: those are the edges), with the approval of the tool that
@@ -41,10 +42,19 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     workers: dict[str, dict[str, Any]] = bundle["workers"]
     toolsets: dict[str, dict[str, Any]] = bundle["toolsets"]
     cycles = {w: i for i, group in enumerate(CallGraph.of_bundle(workers).cycles()) for w in group}
-    graph = GraphData(entry=f"worker:{bundle['entry']['worker']}")
+    function = bundle["entry"].get("function")
+    graph = GraphData(entry=f"function:{function['name']}" if function else f"worker:{bundle['entry']['worker']}")
+    if function:
+        graph.nodes[graph.entry] = "function"
+        graph.edges += [Edge(graph.entry, f"worker:{callee}", "calls") for callee in function["calls"]]
     for name, worker in workers.items():
         graph.nodes[f"worker:{name}"] = "worker"
         tools: dict[str, dict[str, Any]] = worker["tools"]
+        as_tools = {use["worker"] for use in worker["toolsets"] if use.get("worker")}
+        for callee in worker["calls"]:
+            if callee not in as_tools:  # declared in `calls:`: its Python tools call it
+                recursive = name in cycles and cycles.get(callee) == cycles[name]
+                graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive))
         for use in worker["toolsets"]:
             if use.get("worker"):
                 callee = use["worker"]
@@ -96,8 +106,8 @@ def to_text(graph: GraphData) -> str:
     by_source: dict[str, list[Edge]] = {}
     for e in graph.edges:
         by_source.setdefault(e.source, []).append(e)
-    for node, kind in sorted(graph.nodes.items()):
-        if kind != "worker":
+    for node, kind in sorted(graph.nodes.items(), key=lambda item: (item[1] != "function", item[0])):
+        if kind not in ("worker", "function"):
             continue
         lines.append(node + (" (entry)" if node == graph.entry else ""))
         for e in by_source.get(node, []):
@@ -113,7 +123,8 @@ def to_mermaid(graph: GraphData) -> str:
     lines = ["flowchart LR"]
     for node, kind in sorted(graph.nodes.items()):
         label = "<br/>".join([node.split(":", 1)[1], *graph.capabilities.get(node, [])]).replace('"', "#quot;")
-        shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])'}[kind]
+        shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])',
+                 "function": f'{{{{"{label}"}}}}'}[kind]
         lines.append(f"  {ids[node]}{shape}")
     for e in graph.edges:
         arrow = "-->" if e.kind == "calls" else "-.->"
@@ -128,7 +139,7 @@ def _dot_escape(text: str) -> str:
 
 def to_dot(graph: GraphData) -> str:
     lines = ["digraph llm_do {", "  rankdir=LR;"]
-    shapes = {"worker": "box", "toolset": "cylinder", "tool": "ellipse"}
+    shapes = {"worker": "box", "toolset": "cylinder", "tool": "ellipse", "function": "hexagon"}
     for node, kind in sorted(graph.nodes.items()):
         extra = ", penwidth=2" if node == graph.entry else ""
         label = "\\n".join(_dot_escape(t) for t in [node.split(":", 1)[1], *graph.capabilities.get(node, [])])

@@ -46,5 +46,5 @@ def failure_line(exc: BaseException) -> str:
     exc = innermost(exc)
     if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
         return "the run was interrupted"
-    text = str(exc) if isinstance(exc, LlmDoError) else f"{type(exc).__name__}: {exc}"
+    text = str(exc) if isinstance(exc, (LlmDoError, CallRefused)) else f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())[:1000]
