@@ -238,6 +238,7 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "Bundle": "## Top-level fields",
     "CompilerInfo": "## Top-level fields",
     "EntryNode": "## Top-level fields",
+    "EntryFunctionNode": "### The entry function",
     "RuntimeNode": "## Top-level fields",
     "UsageLimitsNode": "## Top-level fields",
     "DefaultsNode": "## Top-level fields",
@@ -255,7 +256,7 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "ConditionTest": "### `workers`",
     "CapabilityGrant": "### Capabilities",
 }
-TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode"}
+TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode", "EntryFunctionNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""
 
 
