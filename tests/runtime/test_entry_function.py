@@ -3,6 +3,7 @@ depth 1, refused on a worker its entry.calls does not declare, sync or async, `.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,13 +12,14 @@ from pydantic_ai import ModelResponse, TextPart
 from pydantic_ai.messages import UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from llm_do.runtime import CallRefused, RuntimeConfig, run_worker
+from llm_do.runtime import CallRefused, Runtime, RuntimeConfig, run_worker
+from llm_do.runtime.entry_function import run_entry_function
 from tests.helpers import run_cli, worker
 
 from .conftest import build_project, of_kind, one_line_error, read_events
 
 FLOW = '''
-from llm_do.runtime import CallContext, WorkerArgs
+from llm_do.runtime import CallContext, CallRefused, WorkerArgs
 
 
 class Topic(WorkerArgs):
@@ -35,6 +37,15 @@ async def main(ctx: CallContext, data: Topic) -> str:
 
 async def rogue(ctx, data):
     return await ctx.call_worker("secret", "Tell me.")
+
+
+async def with_handle(ctx, data):
+    summarize = ctx.worker("summarize")
+    first = await summarize.call_async(data)
+    try:
+        ctx.worker("secret")
+    except CallRefused as exc:
+        return f"{first}; {exc}"
 
 
 def legacy(input_data, runtime):
@@ -138,3 +149,11 @@ def test_the_entry_functions_node_records_its_input_schema_and_calls(bundles) ->
         "calls": ["summarize", "critique"], "calls_declared": True}
     assert (node["input"]["qualname"], node["input"]["json_schema"]["required"]) == ("Topic", ["topic"])
     assert doc["sources"]["flow.py"]["kind"] == "python"  # verified at run time like every Python source
+
+
+def test_ctx_worker_is_a_handle_bound_to_depth_1_and_checked_against_the_calls_too(bundles) -> None:
+    runtime = Runtime.load(bundles["main"], RuntimeConfig(model="test"))
+    node = {"name": "flow.py:with_handle", "module": "flow", "qualname": "with_handle", "calls": ["summarize"]}
+    output = asyncio.run(run_entry_function(runtime, node, ("Hi.",), {}))
+    assert output == ("success (no tool calls); the entry function 'flow.py:with_handle' called worker 'secret', "
+                      "which its entry.calls does not declare (it may call: summarize)")
