@@ -78,6 +78,14 @@ def test_an_entry_function_in_a_missing_file_is_f001(tmp_path: Path) -> None:
     lint(root).expect("F001", "project.json", "\"flw.py:main\"", mentions=("flw.py",))
 
 
+def test_an_entry_function_whose_module_fails_to_import_is_y001_at_the_raising_line(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {**_with_entry(function="flow.py:main", calls=["writer", "reader"]),
+                                          "flow.py": "import os\nraise RuntimeError('no config')\n"})
+    found = lint(root)
+    found.expect("Y001", "flow.py", line=2, mentions=("no config",))
+    found.absent("N011")
+
+
 def test_calls_naming_no_worker_is_n012_with_did_you_mean(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", _with_entry(function="flow.py:main", calls=["writer", "raeder"]))
     found = lint(root)

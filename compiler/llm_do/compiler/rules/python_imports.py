@@ -33,6 +33,12 @@ def check_python_imports(project: ResolvedProject, graph: object = None) -> list
             at = (Location(file=err.file, line=err.line or 1, column=err.column) if err.file
                   else _reference(project, cls.ref) or Location(file=cls.file or project.loaded.manifest_file, line=1))
             out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}", at))
+    function = project.entry_function
+    err = function.fact.error if function is not None and function.fact is not None else None
+    if err is not None and function.ref is not None and (err.file, err.line, err.message) not in reported:
+        at = Location(file=err.file, line=err.line or 1, column=err.column) if err.file else function.at
+        out.append(diagnostic("Y001", f"importing '{function.ref.file or function.ref.module}' (the entry function's module) "
+                                      f"failed: {err.message}", at))
     if not facts.imported and (facts.modules or facts.classes):
         out.append(diagnostic("Y006", "Python was read without importing it: schemas and entry.args are not checked",
                               project.loaded.at("python_files")))
