@@ -87,7 +87,7 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
 @input_options
 @run_options
 def exec_(positionals: tuple[str, ...], **options: Any) -> int:
-    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry worker.
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function).
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
     3 bundle refused (stale Python or tampered), 130 interrupted.
