@@ -144,7 +144,7 @@ def test_the_question_shows_what_is_approved(bundle: Path) -> None:
         (["y", "y"], ["-> approved once", "-> approved once"], 2, True),
         (["s"], ["runs without asking for the rest of this run"], 1, True),
         (["n", "n"], ["-> denied", "-> denied"], 2, False),
-        (["", "n", "yes"], ["please answer y, s or n (or v): ", "-> denied", "-> approved once"], 2, True),
+        (["", "n", "yes"], ["please answer y, s, n or r (or v): ", "-> denied", "-> approved once"], 2, True),
     ],
     ids=["once", "session", "deny", "enter-alone-asks-again"],
 )

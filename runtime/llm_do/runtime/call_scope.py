@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .bundle import LoadedBundle, WorkerSpec
     from .config import RuntimeConfig
     from .events import RuntimeEvent
+    from .references import References
+    from .services import Services
 
 
 class RunHost(Protocol):
@@ -33,6 +35,12 @@ class RunHost(Protocol):
 
     @property
     def listening(self) -> bool: ...
+
+    @property
+    def services(self) -> Services: ...
+
+    @property
+    def references(self) -> References: ...
 
     def emit(self, event: RuntimeEvent) -> None: ...
 
@@ -103,6 +111,16 @@ class CallContext:
 
     def worker(self, name: str) -> WorkerHandle:
         return self.runtime.worker(name, parent=self.frame)
+
+    @property
+    def services(self) -> Services:
+        """The host's services (`RuntimeConfig.services`), by key or attribute."""
+        return self.runtime.services
+
+    @property
+    def references(self) -> References:
+        """The run's references: `create(payload, kind=..., glimpse=...)`, `resolve(ref_or_id)`."""
+        return self.runtime.references
 
 
 class CallScope:
