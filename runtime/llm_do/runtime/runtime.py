@@ -134,7 +134,10 @@ class Runtime:
 
     def check_services(self, worker: str) -> None:
         """Before any model is called: every service the workers reachable from `worker` declare
-        was given (`ServiceProblem`, exit 2, names the first that was not)."""
+        was given (`ServiceProblem`, exit 2, names the first that was not). A bundle that names no
+        service at all (the usual case) is known from one byte search, without loading `services`."""
+        if b'"capability": "service:' not in self.bundle.text.data:
+            return
         from .services import check_services
 
         check_services(self.bundle, worker, self.config.services or {})

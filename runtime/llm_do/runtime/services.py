@@ -89,10 +89,7 @@ def _missing(name: str, items: Mapping[str, Any]) -> str:
 
 def check_services(bundle: LoadedBundle, start: str, given: Mapping[str, Any]) -> None:
     """Raise `ServiceProblem` naming the first service that a worker reachable from `start` (by the
-    bundle's call edges) needs and the run was not given. A bundle that names no service at all
-    (the usual case) is known from one byte search, without reading a worker."""
-    if b'"capability": "service:' not in bundle.text.data:
-        return
+    bundle's call edges) needs and the run was not given."""
     seen: set[str] = set()
     todo = [start]
     while todo:
