@@ -109,7 +109,8 @@ def test_decisions_take_the_seed_api_names_and_refuse_contradictions() -> None:
 # --- run_worker's keywords and a worker's input fields never collide -------------------------------
 
 KEYWORD_PROJECT = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["schemas.py"], "entry": {"worker": "main"}},
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["schemas.py", "tools.py"],
+                     "entry": {"worker": "main"}},
     "schemas.py": '''
         from llm_do.runtime import WorkerArgs
 
@@ -117,12 +118,31 @@ KEYWORD_PROJECT = {
         class Job(WorkerArgs):
             worker: str
             config: str = "none"
+            name: str = "-"
+            parent: str = "-"
 
             def prompt_messages(self):
-                return [f"worker={self.worker} config={self.config}"]
+                return [f"worker={self.worker} config={self.config} name={self.name} parent={self.parent}"]
+    ''',
+    "tools.py": '''
+        from pydantic_ai import RunContext
+
+        from llm_do.runtime import call_worker_async
+
+
+        async def delegate(ctx: RunContext) -> str:
+            """Call main three ways with fields named like the call machinery's keywords."""
+            a = await ctx.deps.call_worker("main", worker="w", name="n", parent="p")
+            b = await ctx.deps.worker("main").call_async(worker="w", name="n2", parent="p2")
+            c = await call_worker_async(ctx, "main", worker="w", name="n3")
+            return " | ".join([a, b, c])
+
+
+        TOOLS = {"delegate": delegate}
     ''',
     "main.worker": worker("schema_in_ref: schemas.py:Job", "Do the job."),
     "other.worker": worker("", "Other."),
+    "boss.worker": worker("tools: [delegate]\napprovals:\n  - allow delegate", "Delegate."),
 }
 
 
@@ -141,14 +161,33 @@ def test_run_keywords_are_never_input_fields(build) -> None:
     bundle = build(KEYWORD_PROJECT)
     config = RuntimeConfig(model=echo_prompt())
     # a field named like a run keyword travels in input_data (or a positional mapping)
-    assert run_worker(bundle, input_data={"worker": "w1", "config": "c1"}, config=config).output == "worker=w1 config=c1"
-    assert run_worker(bundle, {"worker": "w2"}, config=config).output == "worker=w2 config=none"
+    assert run_worker(bundle, input_data={"worker": "w1", "config": "c1"}, config=config).output == "worker=w1 config=c1 name=- parent=-"
+    assert run_worker(bundle, {"worker": "w2"}, config=config).output == "worker=w2 config=none name=- parent=-"
     # `worker=` is always the run's keyword: it picks the worker to run
     assert run_worker(bundle, "hi", worker="other", config=config).output == "hi"
     with pytest.raises(InputProblem, match="the bundle has no worker 'w3'"):
         run_worker(bundle, worker="w3", config=config)
     with pytest.raises(InputProblem, match="give the input once"):
         run_worker(bundle, {"worker": "w"}, input_data={"worker": "w"}, config=config)
+
+
+def test_input_fields_named_like_call_keywords_reach_the_worker(build) -> None:
+    """`name`, `parent`, `worker`: a Python call's keyword arguments are all input fields."""
+    from pydantic_ai import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    bundle = build(KEYWORD_PROJECT)
+
+    def boss(messages: list[Any], info: Any) -> ModelResponse:
+        returned = [p for m in messages for p in m.parts if p.part_kind == "tool-return"]
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart("delegate", {})])
+        return ModelResponse(parts=[TextPart(returned[0].model_response_str())])
+
+    config = RuntimeConfig(model_for=lambda w: FunctionModel(boss) if w == "boss" else echo_prompt())
+    assert run_worker(bundle, "go", worker="boss", config=config).output == (
+        "worker=w config=none name=n parent=p | worker=w config=none name=n2 parent=p2 | "
+        "worker=w config=none name=n3 parent=-")
 
 
 def test_message_callback_is_on_message(build) -> None:

@@ -176,14 +176,17 @@ def test_the_model_sees_a_reference_and_a_tool_resolves_it(bundle: Path, script:
         {"tool_calls": [{"tool": "count_words", "args": {"ref": "ref-1"}}, {"tool": "count_words", "args": {"ref": "ref-7"}}]},
         {"text": "done"},
     ]})
-    config = RuntimeConfig(model_for=player.model_for, services={"catalog": Catalog(), "warehouse": {}})
+    events: list[Any] = []
+    config = RuntimeConfig(model_for=player.model_for, services={"catalog": Catalog(), "warehouse": {}}, on_event=events.append)
     result = run_worker(bundle, "go", config=config)
     assert result.output == "done"
+    returned = [e.to_dict() for e in events if e.kind == "tool_returned"]
     results = tool_results(result.messages)
     assert results[0] == ("load_report", "success", '{"id":"ref-1","kind":"report","glimpse":"the Q3 report"}')
     assert results[1] == ("count_words", "success", "400 words")  # the tool read the whole payload
     assert results[2][:2] == ("count_words", "failed")  # a bad id is a tool error the model sees
     assert "no reference 'ref-7' in this run" in results[2][2]
+    assert json.loads(returned[0]["result"]) == {"id": "ref-1", "kind": "report", "glimpse": "the Q3 report"}
     sent = ModelMessagesTypeAdapter.dump_json(result.messages).decode()
     assert "QUARTERLY-FIGURES" not in sent  # the payload never reached the model
 
@@ -202,7 +205,7 @@ def test_references_ids_glimpses_and_unknown_ids() -> None:
     refs = References()
     first = refs.create(b"\x00" * 2048, kind="blob")
     second = refs.create("word " * 200)
-    assert (first, str(first)) == (Reference("ref-1", "blob", "2048 bytes"), "ref-1")
+    assert (first, str(first)) == (Reference(id="ref-1", kind="blob", glimpse="2048 bytes"), "ref-1")
     assert second.id == "ref-2" and second.kind == "data"
     assert second.glimpse.startswith("1000 characters: word word") and second.glimpse.endswith("…")
     assert len(second.glimpse) <= GLIMPSE_CHARS

@@ -20,7 +20,7 @@ def _runtime(bundle: str | Path | Runtime, config: RuntimeConfig | None) -> Runt
 
 
 async def run_worker_async(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
     input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
@@ -36,7 +36,7 @@ async def run_worker_async(
 
 
 def run_worker(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
     input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
@@ -64,7 +64,7 @@ def _prepare(
     return _runtime(bundle, config), args
 
 
-async def call_worker_async(ctx: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+async def call_worker_async(ctx: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
     """From a Python tool: call worker `name` one level deeper. `ctx` is the tool's RunContext
     (or its `deps`)."""
     deps = ctx if isinstance(ctx, CallContext) else ctx.deps

@@ -12,18 +12,20 @@ durable store (a database row per payload) implements the same three methods.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict
 from pydantic_ai.exceptions import ToolFailed
 
 GLIMPSE_CHARS = 120
 """The longest glimpse the model is shown; a longer one is cut at a word with an ellipsis."""
 
 
-@dataclass(frozen=True)
-class Reference:
-    """What the model sees of a stored payload (pydantic-ai serializes it as a JSON object)."""
+class Reference(BaseModel):
+    """What the model sees of a stored payload: a JSON object of these three fields (in the tool
+    result, and in events' `result`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     kind: str
@@ -79,7 +81,7 @@ class References:
         from the payload (its size, and the start of a text)."""
         ref_id = self.store.new_id()
         self.store.put(ref_id, kind, payload)
-        return Reference(ref_id, kind, shorten(glimpse if glimpse is not None else default_glimpse(payload)))
+        return Reference(id=ref_id, kind=kind, glimpse=shorten(glimpse if glimpse is not None else default_glimpse(payload)))
 
     def resolve(self, ref: Reference | str) -> Any:
         """The payload of a reference or of its id; `UnknownReference` (a tool error the model
