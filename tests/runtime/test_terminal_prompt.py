@@ -62,13 +62,13 @@ class Terminal:
     stderr unless `stderr` is given."""
 
     def __init__(self, bundle: Path, script: dict[str, Any], stderr: IO[bytes] | None = None,
-                 stdin_tty: bool = True, flags: tuple[str, ...] = ()) -> None:
+                 stdin_tty: bool = True, flags: tuple[str, ...] = (), command: list[str] | None = None) -> None:
         path = bundle.parent / "script.json"
         path.write_text(json.dumps(script), encoding="utf-8")
         self.events = bundle.parent / "events.jsonl"
         self.master, slave = os.openpty()
-        command = [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(path),
-                   "--events", str(self.events), *flags]
+        command = command or [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(path),
+                              "--events", str(self.events), *flags]
         self.proc = subprocess.Popen(
             command, cwd=bundle.parent, stdin=slave if stdin_tty else subprocess.DEVNULL, stdout=slave,
             stderr=stderr if stderr is not None else slave, start_new_session=True,
@@ -144,7 +144,7 @@ def test_the_question_shows_what_is_approved(bundle: Path) -> None:
         (["y", "y"], ["-> approved once", "-> approved once"], 2, True),
         (["s"], ["runs without asking for the rest of this run"], 1, True),
         (["n", "n"], ["-> denied", "-> denied"], 2, False),
-        (["", "n", "yes"], ["please answer y, s or n (or v): ", "-> denied", "-> approved once"], 2, True),
+        (["", "n", "yes"], ["please answer y, s, n or r (or v): ", "-> denied", "-> approved once"], 2, True),
     ],
     ids=["once", "session", "deny", "enter-alone-asks-again"],
 )
@@ -209,6 +209,62 @@ def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
     after = term.screen.split("view all: ", 1)[1]
     assert "\nllm-do: run failed: the run took longer than 3 s and was stopped" in after, after
     assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+
+
+def test_revise_sends_the_typed_feedback_instead_of_running(bundle: Path) -> None:
+    term = Terminal(bundle, two_writes())
+    term.read_until("view all: ")
+    term.type("r\n")
+    term.read_until("feedback for the model (what should it do instead?): ")
+    term.type("\n")  # no feedback: the question's choices again
+    term.read_until("view all: ")
+    term.type("r\n")
+    term.read_until("instead?): ")
+    term.type("put it in notes/b.txt\n")
+    term.read_until("-> not run; the feedback goes to the model")
+    term.read_until("view all: ")  # the script's second write is asked as usual
+    term.type("n\n")
+    assert term.finish() == 0, term.screen
+    assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
+    events = read_events(term.events)
+    assert [(d["approved"], d["feedback"]) for d in of_kind(events, "approval_decided")] == [
+        (False, "put it in notes/b.txt"), (False, None)]
+    assert [(r["outcome"], r["result"][:21]) for r in of_kind(events, "tool_returned", tool="write_file")] == [
+        ("revised", "put it in notes/b.txt"), ("denied", "the call to 'write_fi")]
+
+
+REVISE_DRIVER = """
+import sys
+from pydantic_ai import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+from llm_do.runtime import RuntimeConfig, run_worker
+
+
+def helper(messages, info):
+    returned = [p for m in messages for p in m.parts if p.part_kind == "tool-return"]
+    if not returned:
+        return ModelResponse(parts=[ToolCallPart("write_file", {"path": "a.txt", "content": "x"})])
+    return ModelResponse(parts=[TextPart("MODEL SAW: " + returned[-1].model_response_str())])
+
+
+config = RuntimeConfig(model=FunctionModel(helper), approval_mode="prompt", interactive=sys.stdin.isatty())
+print(run_worker(sys.argv[1], "write", worker="helper", config=config).output)
+"""
+
+
+def test_revise_feedback_typed_at_the_terminal_reaches_the_model(bundle: Path) -> None:
+    driver = bundle.parent / "driver.py"
+    driver.write_text(REVISE_DRIVER, encoding="utf-8")
+    term = Terminal(bundle, {}, command=[sys.executable, str(driver), str(bundle)])
+    term.read_until("[r] revise with feedback")
+    term.type("r\n")
+    term.read_until("instead?): ")
+    term.type("name it b.txt\n")
+    term.read_until("MODEL SAW: ")
+    screen = term.read_until("name it b.txt")
+    assert term.finish() == 0, screen
+    assert "revision requested: the user did not let 'write_file' run" in screen.split("MODEL SAW: ", 1)[1]
+    assert not (bundle.parent / "docs" / "a.txt").exists()
 
 
 def test_with_stderr_redirected_the_question_goes_to_the_terminal(bundle: Path, tmp_path: Path) -> None:

@@ -29,6 +29,15 @@ _EXPORTS: dict[str, str] = {
     "approve_all": "approvals",
     "reject_all": "approvals",
     "strict": "approvals",
+    "approve_all_callback": "approvals",
+    "strict_mode_callback": "approvals",
+    "Services": "services",
+    "ServiceProblem": "services",
+    "Reference": "references",
+    "References": "references",
+    "ReferenceStore": "references",
+    "InMemoryReferenceStore": "references",
+    "UnknownReference": "references",
     "run_worker": "api",
     "run_worker_async": "api",
     "call_worker_async": "api",
@@ -40,13 +49,23 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .api import call_worker_async, run_worker, run_worker_async
-    from .approvals import ApprovalDecision, ApprovalRequest, approve_all, reject_all, strict
+    from .approvals import (
+        ApprovalDecision,
+        ApprovalRequest,
+        approve_all,
+        approve_all_callback,
+        reject_all,
+        strict,
+        strict_mode_callback,
+    )
     from .args import AgentArgs, Attachment, PromptContent, PromptInput, WorkerArgs
     from .bundle import BundleRefused, load_bundle
     from .call_scope import CallContext, CallFrame, WorkerHandle
     from .config import RuntimeConfig
     from .errors import CallRefused, InputProblem, RunFailed
+    from .references import InMemoryReferenceStore, Reference, References, ReferenceStore, UnknownReference
     from .runtime import RunResult, Runtime
+    from .services import ServiceProblem, Services
 
 
 def __getattr__(name: str) -> Any:

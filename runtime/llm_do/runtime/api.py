@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .call_scope import CallContext
 from .config import RuntimeConfig
+from .errors import InputProblem
 from .runtime import RunResult, Runtime
 
 
@@ -17,21 +20,51 @@ def _runtime(bundle: str | Path | Runtime, config: RuntimeConfig | None) -> Runt
 
 
 async def run_worker_async(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None, **kwargs: Any
+    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
-    mapping or a WorkerArgs (default: the bundle's entry.args). Returns output and messages."""
-    return await _runtime(bundle, config).run_async(*args, worker=worker, **kwargs)
+    mapping or a WorkerArgs, or as `input_data=` (default: the bundle's entry.args). Returns output,
+    messages and usage.
+
+    The run's own keywords (`worker`, `config`, `input_data`, `message_callback`) are never input
+    fields: a worker whose input has a field of one of those names gets it through `input_data=`
+    (or a positional mapping). `message_callback(worker, depth, messages)` is the seed API's name
+    for `RuntimeConfig.on_message`."""
+    runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
+    return await runtime.run_async(*args, worker=worker, **kwargs)
 
 
 def run_worker(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None, **kwargs: Any
+    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
-    return _runtime(bundle, config).run(*args, worker=worker, **kwargs)
+    runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
+    return runtime.run(*args, worker=worker, **kwargs)
 
 
-async def call_worker_async(ctx: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+def _prepare(
+    bundle: str | Path | Runtime, args: tuple[Any, ...], kwargs: dict[str, Any], config: RuntimeConfig | None,
+    input_data: Any, message_callback: Callable[[str, int, list[Any]], None] | None,
+) -> tuple[Runtime, tuple[Any, ...]]:
+    """The runtime and the positional input, the seed API's keywords taken in where they say one
+    thing only."""
+    if input_data is not None:
+        if args or kwargs:
+            raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
+        args = (input_data,)
+    if message_callback is not None:
+        if isinstance(bundle, Runtime):
+            raise InputProblem("message_callback= cannot be added to a loaded Runtime; load it with "
+                               "RuntimeConfig(on_message=...)")
+        if config is not None and config.on_message is not None:
+            raise InputProblem("both message_callback= and RuntimeConfig.on_message are given; give one")
+        config = replace(config or RuntimeConfig(), on_message=message_callback)
+    return _runtime(bundle, config), args
+
+
+async def call_worker_async(ctx: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
     """From a Python tool: call worker `name` one level deeper. `ctx` is the tool's RunContext
     (or its `deps`)."""
     deps = ctx if isinstance(ctx, CallContext) else ctx.deps

@@ -118,7 +118,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if self.runtime.listening:
             from .events import ApprovalDecided
 
-            self.runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note))
+            self.runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note,
+                                              decision.feedback))
+        if decision.feedback is not None:
+            self._revise(frame, name, decision.feedback)
         if not decision.approved:
             self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
 
@@ -127,6 +130,14 @@ class ApprovalGate(WrapperToolset[CallContext]):
             from .events import ToolReturned
 
             self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, outcome, text))
+
+    def _revise(self, frame: CallFrame, name: str, feedback: str) -> None:
+        """The tool does not run; the model reads the person's feedback as the call's result,
+        marked as a revision request, so it can change the call and try again."""
+        message = (f"revision requested: the user did not let '{name}' run and asks you to change the call "
+                   f"and try again. Their feedback: {feedback}")
+        self._returned(frame, name, "revised", feedback)
+        raise ToolFailed(message)
 
     def _refuse(self, frame: CallFrame, name: str, message: str) -> None:
         """The tool does not run; the model is told why (a failed tool result) and goes on."""

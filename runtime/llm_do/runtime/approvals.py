@@ -54,12 +54,46 @@ class ApprovalRequest:
 
 @dataclass(frozen=True)
 class ApprovalDecision:
+    """An answer: approve (once or for the session), deny (with a `note`), or revise: deny with
+    `feedback`, which the model reads as a request to change the call and try again.
+
+    The seed API's `approve_for_session=True` is `remember="session"`; both spellings are kept in
+    step, and a decision that says both and disagrees is refused, as is feedback on an approval."""
+
     approved: bool
-    remember: Literal["once", "session"] = "once"
+    remember: Literal["once", "session"] | None = None
     """`session`: the same call (same worker, toolset and settings, tool and arguments) is approved
-    for the rest of the run."""
+    for the rest of the run. Default: once."""
     note: str | None = None
     """Why, when denied: the model reads it."""
+    feedback: str | None = None
+    """Revise: what the person wants done differently. The tool does not run; the model gets the
+    feedback as the tool's result, marked as a revision request."""
+    approve_for_session: bool | None = None
+    """The seed API's name for `remember="session"`."""
+
+    def __post_init__(self) -> None:
+        if self.remember is not None and self.approve_for_session is not None \
+                and (self.remember == "session") != self.approve_for_session:
+            raise ValueError(f"ApprovalDecision: remember={self.remember!r} contradicts approve_for_session={self.approve_for_session}")
+        session = self.remember == "session" or bool(self.approve_for_session)
+        object.__setattr__(self, "remember", "session" if session else "once")
+        object.__setattr__(self, "approve_for_session", session)
+        if self.feedback is not None:
+            if self.approved:
+                raise ValueError("ApprovalDecision: feedback asks for a revision, so the call cannot also be approved")
+            if not self.feedback.strip():
+                raise ValueError("ApprovalDecision: feedback is empty; deny with a note instead")
+
+    @property
+    def revised(self) -> bool:
+        """Denied with feedback for the model (a revision request), rather than plainly denied."""
+        return self.feedback is not None
+
+    @classmethod
+    def revise(cls, feedback: str) -> ApprovalDecision:
+        """Do not run the call; tell the model what to change."""
+        return cls(False, feedback=feedback)
 
 
 ApprovalCallback = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
@@ -76,6 +110,11 @@ def reject_all(request: ApprovalRequest) -> ApprovalDecision:
 
 
 strict = reject_all
+
+approve_all_callback = approve_all
+"""The seed API's name for `approve_all`."""
+strict_mode_callback = reject_all
+"""The seed API's name for `reject_all`."""
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -121,11 +160,13 @@ class Approver:
                 decision = await decision
             by = "callback"
         elif self.interactive:
-            from .terminal_prompt import ask_on_terminal
+            from .terminal_prompt import Revision, ask_on_terminal
 
             answer = await ask_on_terminal(request, shown)
             if answer in ("once", "session"):
                 decision = ApprovalDecision(True, "session" if answer == "session" else "once")
+            elif isinstance(answer, Revision):
+                decision = ApprovalDecision.revise(answer.feedback)
             else:
                 decision = ApprovalDecision(False, note="the user denied this call")
             by = "terminal"

@@ -61,6 +61,8 @@ class WorkerSpec(NamedTuple):
     recursive: bool
     attachments: dict[str, Any] | None
     server_side_tools: tuple[dict[str, Any], ...]
+    services: dict[str, str]
+    """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
 
     @classmethod
     def of(cls, node: dict[str, Any]) -> WorkerSpec:
@@ -84,7 +86,19 @@ class WorkerSpec(NamedTuple):
             recursive=node["recursive"],
             attachments=node.get("attachments"),
             server_side_tools=tuple(node.get("server_side_tools") or ()),
+            services=_services(node.get("capabilities") or ()),
         )
+
+
+def _services(capabilities: list[dict[str, Any]]) -> dict[str, str]:
+    """Service name -> what needs it (`tool 'lookup'`, `toolset 'tools.KIT'`), from a worker node's
+    `service:NAME` capability grants (see `services`)."""
+    out: dict[str, str] = {}
+    for grant in capabilities:
+        kind, _, name = grant["capability"].partition(":")
+        if kind == "service" and name not in out:
+            out[name] = f"tool '{grant['tool']}'" if grant.get("tool") else f"toolset '{grant.get('toolset')}'"
+    return out
 
 
 class LoadedBundle:

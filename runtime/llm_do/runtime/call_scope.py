@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .bundle import LoadedBundle, WorkerSpec
     from .config import RuntimeConfig
     from .events import RuntimeEvent
+    from .references import References
+    from .services import Services
 
 
 class RunHost(Protocol):
@@ -33,6 +35,12 @@ class RunHost(Protocol):
 
     @property
     def listening(self) -> bool: ...
+
+    @property
+    def services(self) -> Services: ...
+
+    @property
+    def references(self) -> References: ...
 
     def emit(self, event: RuntimeEvent) -> None: ...
 
@@ -67,6 +75,13 @@ class CallFrame:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"
 
 
+def as_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """A Python call's input as positionals only: keyword arguments become one mapping, so an input
+    field never collides with a keyword of the call machinery (`parent`, `from_model`). Both kinds
+    given stay two inputs, which `inputs.normalize_input` refuses."""
+    return (*args, kwargs) if kwargs else args
+
+
 class WorkerHandle(NamedTuple):
     """A worker as a Python callable bound to a run (and to the frame calling it, if any)."""
 
@@ -74,10 +89,10 @@ class WorkerHandle(NamedTuple):
     name: str
     parent: CallFrame | None = None
 
-    async def call_async(self, *args: Any, **kwargs: Any) -> Any:
-        return await self.runtime.call_worker_async(self.name, *args, parent=self.parent, **kwargs)
+    async def call_async(self, /, *args: Any, **kwargs: Any) -> Any:
+        return await self.runtime.call_worker_async(self.name, *as_input(args, kwargs), parent=self.parent)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -94,15 +109,25 @@ class CallContext:
         self.runtime = runtime
         self.frame = frame
 
-    async def call_worker(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    async def call_worker(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """Call another worker one level deeper, with Python-call arguments (see `inputs`)."""
-        return await self.runtime.call_worker_async(name, *args, parent=self.frame, **kwargs)
+        return await self.runtime.call_worker_async(name, *as_input(args, kwargs), parent=self.frame)
 
     call_agent = call_worker
     """The `.agent`-era name."""
 
     def worker(self, name: str) -> WorkerHandle:
         return self.runtime.worker(name, parent=self.frame)
+
+    @property
+    def services(self) -> Services:
+        """The host's services (`RuntimeConfig.services`), by key or attribute."""
+        return self.runtime.services
+
+    @property
+    def references(self) -> References:
+        """The run's references: `create(payload, kind=..., glimpse=...)`, `resolve(ref_or_id)`."""
+        return self.runtime.references
 
 
 class CallScope:

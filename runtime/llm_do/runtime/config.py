@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .approval_policy import ApprovalMode
     from .approvals import ApprovalCallback
     from .events import RuntimeEvent
+    from .references import ReferenceStore
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,7 @@ class RuntimeConfig:
     verbosity: int = 0
     cwd: Path | None = None
     """The directory `filesystem_cwd*` toolsets are rooted at (default: the process's)."""
+    services: Mapping[str, Any] | None = None
+    """Host objects for Python tools and entry code: `ctx.deps.services["name"]` (see `services`)."""
+    reference_store: ReferenceStore | None = None
+    """Where `ctx.deps.references` keeps payloads (default: in memory, for the run's `Runtime`)."""

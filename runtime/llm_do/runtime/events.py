@@ -50,7 +50,7 @@ class ToolReturned(RuntimeEvent):
     depth: int
     tool: str
     outcome: str
-    """ok, failed, denied or refused"""
+    """ok, failed, denied, revised or crashed"""
     result: str
 
 
@@ -82,6 +82,8 @@ class ApprovalDecided(RuntimeEvent):
     approved: bool
     by: str
     note: str | None
+    feedback: str | None = None
+    """Set when the answer was "revise": what the model is asked to change (the call did not run)."""
 
 
 @dataclass

@@ -23,6 +23,8 @@ from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem, failur
 if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
     from .events import RuntimeEvent
+    from .references import References
+    from .services import Services
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
@@ -54,6 +56,12 @@ class Runtime:
         self._models: dict[str, Any] = {}
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
+        self._services: Services | None = None
+        self._references: References | None = None
+        if self.config.services:  # a bad service name is the host's mistake: say so now, not mid-run
+            from .services import Services
+
+            self._services = Services(self.config.services)
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -105,6 +113,35 @@ class Runtime:
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
         return await approver.decide(request, shown)
 
+    # --- what tools and entry code reach through ctx.deps
+
+    @property
+    def services(self) -> Services:
+        if self._services is None:
+            from .services import Services
+
+            self._services = Services(self.config.services)
+        return self._services
+
+    @property
+    def references(self) -> References:
+        """Made on first use; lives as long as this Runtime (a run, or a conversation's turns)."""
+        if self._references is None:
+            from .references import References
+
+            self._references = References(self.config.reference_store)
+        return self._references
+
+    def check_services(self, worker: str) -> None:
+        """Before any model is called: every service the workers reachable from `worker` declare
+        was given (`ServiceProblem`, exit 2, names the first that was not). A bundle that names no
+        service at all (the usual case) is known from one byte search, without loading `services`."""
+        if b'"capability": "service:' not in self.bundle.text.data:
+            return
+        from .services import check_services
+
+        check_services(self.bundle, worker, self.config.services or {})
+
     # --- schemas
 
     def _class(self, module: str, qualname: str) -> Any:
@@ -151,6 +188,12 @@ class Runtime:
             raise InputProblem(f"the bundle has no worker '{name}'")
         if depth > self.max_depth:
             raise CallRefused(f"calling '{name}' would run at depth {depth}, past max_depth {self.max_depth}; it was not called")
+        if parent is None:
+            self.check_services(name)
+        elif spec.services:  # a worker a Python tool calls need not be reachable by the bundle's edges
+            from .services import check_worker_services
+
+            check_worker_services(name, spec.services, self.config.services or {})
         try:
             worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
             prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)

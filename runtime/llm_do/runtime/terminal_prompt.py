@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal, NamedTuple, Protocol
 
 
 class AskedCall(Protocol):
@@ -30,6 +30,12 @@ class AskedCall(Protocol):
     args: dict[str, Any]
 
 
+class Revision(NamedTuple):
+    """The answer `r`: do not run the call; the model gets this feedback and tries again."""
+
+    feedback: str
+
+
 Answer = Literal["once", "session", "deny", "end of input"]
 
 PREVIEW_LINES = 6
@@ -38,7 +44,7 @@ LINE_WIDTH = 120
 SHORT = 200
 """Characters of a one-line value shown before `v` is needed."""
 
-CHOICES = "[y] approve once  [s] approve for this run  [n] deny"
+CHOICES = "[y] approve once  [s] approve for this run  [n] deny  [r] revise with feedback"
 
 
 def printable(text: str) -> str:
@@ -131,8 +137,9 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer:
-    """Ask until answered: approve once, approve for the rest of the run, or deny."""
+async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer | Revision:
+    """Ask until answered: approve once, approve for the rest of the run, deny, or revise (the
+    feedback typed on the next line; an empty one asks the question again)."""
     out, release = terminal_output()
     shown = request.args if shown is None else shown
 
@@ -162,9 +169,24 @@ async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = Non
             if answer in ("n", "no"):
                 say("  -> denied\n")
                 return "deny"
+            if answer in ("r", "revise"):
+                say("  feedback for the model (what should it do instead?): ")
+                try:
+                    feedback = await read_line()
+                except asyncio.CancelledError:
+                    say("\n")
+                    raise
+                if feedback is None:
+                    say("\n  -> denied (end of input)\n")
+                    return "end of input"
+                if feedback.strip():
+                    say("  -> not run; the feedback goes to the model\n")
+                    return Revision(feedback.strip())
+                say(choices(more))
+                continue
             if answer in ("v", "view") and more:
                 say(render_question(request, shown, full=True)[0] + "\n" + choices(False))
                 continue
-            say(f"  please answer y, s or n{' (or v)' if more else ''}: ")
+            say(f"  please answer y, s, n or r{' (or v)' if more else ''}: ")
     finally:
         release()

@@ -1,0 +1,111 @@
+"""Host services: objects the host hands a run (`RuntimeConfig(services={...})`) for its Python
+tools and entry code, reached as `ctx.deps.services["catalog"]` or `ctx.deps.services.catalog`.
+
+A tool says which services it needs in its module's CAPABILITIES (`{"lookup": ["service:catalog"]}`),
+so the bundle records the need as a capability of every worker holding the tool, `capabilities`
+and `diff` show it, and a run is checked before any model is called: a service the run reaches
+but was not given is a clear error, not an AttributeError halfway through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputProblem
+
+if TYPE_CHECKING:
+    from .bundle import LoadedBundle
+
+RESERVED = frozenset({"get", "keys", "items", "values", "require", "runtime", "references", "services"})
+"""Names a service may not take: the registry's own methods (attribute access would hide them) and
+what `ctx.deps` already calls `runtime`, `references` and `services`."""
+
+
+class ServiceProblem(InputProblem):
+    """A service given with a bad name, or one the run needs and was not given (exit 2)."""
+
+
+def service_name_problem(name: object) -> str | None:
+    """Why `name` cannot name a service, or None: a Python identifier (attribute access), not
+    private, not reserved."""
+    if not isinstance(name, str) or not name.isidentifier():
+        return f"service name {name!r} is not a Python identifier"
+    if name.startswith("_"):
+        return f"service name {name!r} starts with '_'; such names are reserved"
+    if name in RESERVED:
+        return f"service name {name!r} is reserved ({', '.join(sorted(RESERVED))})"
+    return None
+
+
+class Services(Mapping[str, Any]):
+    """The host's services, read-only, by key or by attribute."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        items = dict(items or {})
+        for name in items:
+            problem = service_name_problem(name)
+            if problem is not None:
+                raise ServiceProblem(f"RuntimeConfig(services=...): {problem}")
+        object.__setattr__(self, "_items", items)
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._items[name]
+        except KeyError:
+            raise KeyError(_missing(name, self._items)) from None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._items[name]
+        except KeyError:
+            raise AttributeError(_missing(name, self._items)) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("services are given in RuntimeConfig(services=...), not set during a run")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Services({', '.join(self._items)})"
+
+    def require(self, name: str) -> Any:
+        """The service, or an error that says the run was not given it (same as `[name]`)."""
+        return self[name]
+
+
+def _missing(name: str, items: Mapping[str, Any]) -> str:
+    given = ", ".join(sorted(items)) or "none"
+    return f"this run was not given service '{name}' (given: {given}); pass it as RuntimeConfig(services={{'{name}': ...}})"
+
+
+def check_services(bundle: LoadedBundle, start: str, given: Mapping[str, Any]) -> None:
+    """Raise `ServiceProblem` naming the first service that a worker reachable from `start` (by the
+    bundle's call edges) needs and the run was not given."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        spec = bundle.worker(name)
+        if name in seen or spec is None:
+            continue
+        seen.add(name)
+        check_worker_services(name, spec.services, given)
+        todo.extend(spec.calls)
+
+
+def check_worker_services(worker: str, needs: Mapping[str, str], given: Mapping[str, Any]) -> None:
+    for service, needed_by in needs.items():
+        if service not in given:
+            have = ", ".join(sorted(given)) or "none"
+            raise ServiceProblem(
+                f"worker '{worker}' needs service '{service}' ({needed_by} declares it) and this run was not given it "
+                f"(given: {have}); pass it as RuntimeConfig(services={{'{service}': ...}})")
