@@ -14,9 +14,8 @@ def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagn
     return [
         diagnostic("G003", f"worker '{name}' is not reachable from the entry '{project.entry}'",
                    project.worker_location(name),
-                   hint=f"list '{name}' in the toolsets of a worker that should call it"
-                        + (" or in entry.calls" if project.entry_function else "")
-                        + " (in `calls:` when its Python tools call it), or remove it")
+                   hint=f"list '{name}' in {'entry.calls or ' if project.entry_function else ''}the toolsets of a worker "
+                        "that should call it, or remove it")
         for name in sorted(project.workers)
         if name not in reached
     ]
