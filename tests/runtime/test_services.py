@@ -118,6 +118,7 @@ def test_the_bundle_records_which_tool_needs_which_service(bundle: Path) -> None
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     grants = [g for g in doc["workers"]["clerk"]["capabilities"] if g["capability"].startswith("service:")]
     assert grants == [{"capability": "service:catalog", "tool": "stock"}, {"capability": "service:warehouse", "tool": "stock"}]
+    assert doc["services"] == {"catalog": ["clerk", "main"], "warehouse": ["clerk"]}
     shown = run_cli("capabilities", bundle)
     assert "service:warehouse" in shown.stdout, shown.stdout
 
