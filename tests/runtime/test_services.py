@@ -167,6 +167,9 @@ def test_services_read_by_key_and_attribute_and_say_what_is_missing() -> None:
         services.mail  # noqa: B018
     with pytest.raises(AttributeError, match="not set during a run"):
         services.mail = 2  # type: ignore[attr-defined]
+    import copy
+
+    assert dict(copy.copy(services)) == {"catalog": 1}
 
 
 # --- references -----------------------------------------------------------------------------------

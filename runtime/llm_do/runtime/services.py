@@ -42,7 +42,7 @@ class Services(Mapping[str, Any]):
             raise KeyError(_missing(name, self._items)) from None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("_"):  # no service is named so (and `_items` may not be set yet, as in copy)
             raise AttributeError(name)
         try:
             return self._items[name]
@@ -51,6 +51,9 @@ class Services(Mapping[str, Any]):
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("services are given in RuntimeConfig(services=...), not set during a run")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Services, (self._items,)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
