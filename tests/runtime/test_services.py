@@ -118,6 +118,7 @@ def test_the_bundle_records_which_tool_needs_which_service(bundle: Path) -> None
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     grants = [g for g in doc["workers"]["clerk"]["capabilities"] if g["capability"].startswith("service:")]
     assert grants == [{"capability": "service:catalog", "tool": "stock"}, {"capability": "service:warehouse", "tool": "stock"}]
+    assert doc["services"] == {"catalog": ["clerk", "main"], "warehouse": ["clerk"]}
     shown = run_cli("capabilities", bundle)
     assert "service:warehouse" in shown.stdout, shown.stdout
 
@@ -166,6 +167,9 @@ def test_services_read_by_key_and_attribute_and_say_what_is_missing() -> None:
         services.mail  # noqa: B018
     with pytest.raises(AttributeError, match="not set during a run"):
         services.mail = 2  # type: ignore[attr-defined]
+    import copy
+
+    assert dict(copy.copy(services)) == {"catalog": 1}
 
 
 # --- references -----------------------------------------------------------------------------------
@@ -222,3 +226,27 @@ def test_shorten_cuts_after_a_whole_word() -> None:
     assert shorten("alpha   beta\ngamma") == "alpha beta gamma"
     assert shorten("alpha beta gamma delta", limit=14) == "alpha beta…"
     assert shorten("x" * 30, limit=10) == "x" * 9 + "…"
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-import",)], ids=["import", "no-import"])
+def test_a_service_name_the_runtime_would_refuse_does_not_build(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    from tests.helpers import write_project
+
+    root = write_project(tmp_path / "p", {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+        "main.worker": worker("tools: [price]", "Price."),
+        "tools.py": '''
+            def price(sku: str) -> str:
+                """A price."""
+                return sku
+
+            TOOLS = [price]
+            CAPABILITIES = {
+                "price": ["service:get"],
+            }
+            ''',
+    })
+    result = run_cli("lint", root, "--format", "json", *flags)
+    found = [d for d in result.json()["diagnostics"] if d["code"] == "Y004"]
+    assert [(d["file"], d["line"]) for d in found] == [("tools.py", 7)]
+    assert found[0]["message"].startswith("CAPABILITIES: 'service:get': service name 'get' is reserved")

@@ -1,8 +1,9 @@
 """Approval decisions: the types a host uses, the ready-made callbacks, and the session cache.
 
 A tool call that needs approval becomes an `ApprovalRequest`; whoever answers it returns an
-`ApprovalDecision`. `approve_all` and `reject_all` answer without asking; `prompt` asks the
-callback, or the terminal, or (with neither) denies and says so.
+`ApprovalDecision`: approve (once or for the session), deny, or revise with feedback for the
+model. `approve_all` and `reject_all` answer without asking; `prompt` asks the callback, or the
+terminal, or (with neither) denies and says so.
 """
 
 from __future__ import annotations

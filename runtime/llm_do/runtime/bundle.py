@@ -86,11 +86,11 @@ class WorkerSpec(NamedTuple):
             recursive=node["recursive"],
             attachments=node.get("attachments"),
             server_side_tools=tuple(node.get("server_side_tools") or ()),
-            services=_services(node.get("capabilities") or ()),
+            services=_service_needs(node.get("capabilities") or ()),
         )
 
 
-def _services(capabilities: list[dict[str, Any]]) -> dict[str, str]:
+def _service_needs(capabilities: list[dict[str, Any]]) -> dict[str, str]:
     """Service name -> what needs it (`tool 'lookup'`, `toolset 'tools.KIT'`), from a worker node's
     `service:NAME` capability grants (see `services`)."""
     out: dict[str, str] = {}
@@ -114,6 +114,7 @@ class LoadedBundle:
         what the run imports (`verified_imports`), whatever the files say later."""
         self._workers: dict[str, WorkerSpec] = {}
         self._agent_era: bool | None = None
+        self._services: dict[str, list[str]] | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -143,6 +144,17 @@ class LoadedBundle:
                 return None
             spec = self._workers[name] = WorkerSpec.of(node)
         return spec
+
+    def declared_services(self) -> dict[str, list[str]]:
+        """The bundle's `services` (service -> the workers declaring it), {} when absent. Top-level
+        keys are sorted and every bundle has `sources`, so an absent `services` is known from the
+        bytes before `sources`, not from a search through every worker."""
+        if self._services is None:
+            data = self.text.data
+            end = data.find(b'\n  "sources": ')
+            present = data.find(b'\n  "services": ', 0, end if end >= 0 else len(data)) >= 0
+            self._services = (self.text.get("services") or {}) if present else {}
+        return self._services
 
     def worker_names(self) -> list[str]:
         return self.text.member_names("workers")

@@ -223,6 +223,9 @@ class Bundle(Node):
     model_factories: dict[str, str] = Field(default_factory=dict)
     """Provider prefix -> the project module whose import registers a model factory for it
     (`llm_do.register_model_factory`); left out when the project registers none."""
+    services: dict[str, list[str]] = Field(default_factory=dict)
+    """Host service name -> the workers whose tools declare it (`service:NAME` grants, sorted); left
+    out when no tool declares one. The runtime checks a run was given them without reading workers."""
     toolsets: dict[str, ToolsetNode]
     workers: dict[str, WorkerNode]
 

@@ -134,13 +134,16 @@ class Runtime:
 
     def check_services(self, worker: str) -> None:
         """Before any model is called: every service the workers reachable from `worker` declare
-        was given (`ServiceProblem`, exit 2, names the first that was not). A bundle that names no
-        service at all (the usual case) is known from one byte search, without loading `services`."""
-        if b'"capability": "service:' not in self.bundle.text.data:
+        was given (`ServiceProblem`, exit 2, names the first that was not). The bundle's top-level
+        `services` says which services any worker declares: when it is absent or every one was
+        given, no worker node is read and `services` is never imported."""
+        declared = self.bundle.declared_services()
+        given = self.config.services or {}
+        if all(name in given for name in declared):
             return
         from .services import check_services
 
-        check_services(self.bundle, worker, self.config.services or {})
+        check_services(self.bundle, worker, given)
 
     # --- schemas
 

@@ -13,29 +13,13 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputProblem
+from .service_names import service_name_problem
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle
 
-RESERVED = frozenset({"get", "keys", "items", "values", "require", "runtime", "references", "services"})
-"""Names a service may not take: the registry's own methods (attribute access would hide them) and
-what `ctx.deps` already calls `runtime`, `references` and `services`."""
-
-
 class ServiceProblem(InputProblem):
     """A service given with a bad name, or one the run needs and was not given (exit 2)."""
-
-
-def service_name_problem(name: object) -> str | None:
-    """Why `name` cannot name a service, or None: a Python identifier (attribute access), not
-    private, not reserved."""
-    if not isinstance(name, str) or not name.isidentifier():
-        return f"service name {name!r} is not a Python identifier"
-    if name.startswith("_"):
-        return f"service name {name!r} starts with '_'; such names are reserved"
-    if name in RESERVED:
-        return f"service name {name!r} is reserved ({', '.join(sorted(RESERVED))})"
-    return None
 
 
 class Services(Mapping[str, Any]):
@@ -58,7 +42,7 @@ class Services(Mapping[str, Any]):
             raise KeyError(_missing(name, self._items)) from None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("_"):  # no service is named so (and `_items` may not be set yet, as in copy)
             raise AttributeError(name)
         try:
             return self._items[name]
@@ -67,6 +51,9 @@ class Services(Mapping[str, Any]):
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("services are given in RuntimeConfig(services=...), not set during a run")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Services, (self._items,)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)

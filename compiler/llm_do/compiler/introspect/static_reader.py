@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from llm_do.runtime import user_code
+from llm_do.runtime.service_names import SERVICE_KIND, service_name_problem
 
 from ..sources import SourceMap
 from .facts import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
@@ -127,6 +128,10 @@ def declared_capabilities(tree: ast.Module) -> tuple[dict[str, list[str]], PyErr
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) or strings is None \
                     or not all(_capability_text(c) for c in strings):
                 return {}, PyError(message=CAPABILITY_SHAPE, line=getattr(key, "lineno", node.lineno))
+            for text in strings:
+                kind, _, scope = text.partition(":")
+                if kind == SERVICE_KIND and (problem := service_name_problem(scope)) is not None:
+                    return {}, PyError(message=f"CAPABILITIES: '{text}': {problem}", line=getattr(item, "lineno", node.lineno))
             out[key.value] = sorted(set(strings))
         return out, None
     return {}, None

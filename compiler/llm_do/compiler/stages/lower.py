@@ -15,6 +15,7 @@ from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.runtime.canonical import node_hash
+from llm_do.runtime.service_names import SERVICE_KIND
 from llm_do.runtime.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
@@ -211,7 +212,22 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "toolsets": _toolset_nodes(project),
         "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
     }
+    services = _services(doc["workers"])
+    if services:
+        doc["services"] = services
     if project.facts.model_factories:
         modules = project.facts.modules
         doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}
     return doc
+
+
+def _services(workers: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Service name -> the workers declaring it: the run's check needs no worker node when every
+    service is given."""
+    out: dict[str, set[str]] = {}
+    for name, node in workers.items():
+        for grant in node["capabilities"]:
+            kind, _, service = grant["capability"].partition(":")
+            if kind == SERVICE_KIND:
+                out.setdefault(service, set()).add(name)
+    return {service: sorted(names) for service, names in sorted(out.items())}
