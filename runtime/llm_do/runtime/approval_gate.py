@@ -19,6 +19,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from .approval_policy import (
+    ALLOW,
     APPROVAL_METADATA_KEY,
     ASK,
     AUTO,
@@ -56,6 +57,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == AUTO:
             settle = getattr(tool.toolset, "approval_for", None)
             approval = settle(name, tool_args) if settle else ASK
+        if approval == ALLOW and getattr(tool.toolset, "always_asks", lambda _: False)(name):
+            approval = ASK  # worker_create: no rule may let it through unasked
         return approval
 
     @staticmethod

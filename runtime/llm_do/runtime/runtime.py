@@ -51,6 +51,9 @@ class Runtime:
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
         self._agents = self.bundle.agents
+        self._created: dict[str, WorkerSpec] = {}
+        """Workers created in this run (`create_worker`), by name: only this run may call them."""
+        self._created_agents: dict[str, Any] = {}
         self._models: dict[str, Any] = {}
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
@@ -123,10 +126,54 @@ class Runtime:
 
     # --- calls
 
+    def spec(self, name: str) -> WorkerSpec | None:
+        """The bundle's worker `name`, or the one created in this run, or None."""
+        return self.bundle.worker(name) or self._created.get(name)
+
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle:
-        if self.bundle.worker(name) is None:
+        if self.spec(name) is None:
             raise InputProblem(f"the bundle has no worker '{name}'")
         return WorkerHandle(self, name, parent)
+
+    # --- workers created in this run
+
+    def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                      folder: str | None = None) -> Path:
+        """Write a new worker file (no tools, the given model or its caller's) below the project
+        root, in `folder` (default `workers/generated`), never replacing a file, and make the
+        worker callable in this run. Raises `DefinitionProblem` saying why not."""
+        from .created_workers import DEFAULT_FOLDER, DefinitionProblem, WorkerDefinition, check_definition, created_spec
+        from .created_workers import worker_file_text, write_new_file
+
+        definition = check_definition(WorkerDefinition(name, instructions, description, model), self._taken_names())
+        if definition.model is not None:
+            from .model_names import model_problem
+
+            registered = set(self.bundle.text.get("model_factories") or {})
+            if problem := model_problem(definition.model, registered):
+                raise DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
+        where = folder or DEFAULT_FOLDER
+        target = _confined(self.bundle.root, where) / f"{definition.name}.worker"
+        source = target.relative_to(self.bundle.root.resolve()).as_posix()
+        try:
+            write_new_file(target, worker_file_text(definition))
+        except FileExistsError:
+            raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
+        except OSError as exc:
+            raise DefinitionProblem(f"cannot write {source}: {exc.strerror or exc}") from None
+        self._created[definition.name] = created_spec(definition, source)
+        return target
+
+    def created(self, name: str) -> bool:
+        """Whether worker `name` was created in this run."""
+        return name in self._created
+
+    def _taken_names(self) -> set[str]:
+        from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+        toolsets = self.bundle.text.member_names("toolsets")
+        named = {(self.bundle.toolset(k) or {}).get("name") for k in toolsets}
+        return {*self.bundle.worker_names(), *toolsets, *(n for n in named if n), *STDLIB_TOOLSETS, *self._created}
 
     async def call_worker_async(
         self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
@@ -139,7 +186,7 @@ class Runtime:
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool
     ) -> tuple[Any, CallFrame]:
         depth = 1 if parent is None else parent.depth + 1
-        spec = self.bundle.worker(name)
+        spec = self.spec(name)
         if spec is None:
             raise InputProblem(f"the bundle has no worker '{name}'")
         if depth > self.max_depth:
@@ -154,10 +201,12 @@ class Runtime:
         frame = CallFrame(name, depth, parent)
         return await self._run(spec, frame, prompt), frame
 
-    def _model(self, spec: WorkerSpec) -> tuple[Any, str]:
+    def _model(self, spec: WorkerSpec, frame: CallFrame) -> tuple[Any, str]:
         override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
+        inherited = frame.parent.model if frame.parent is not None else None
         try:
-            chosen = choose_model(spec, self.bundle.defaults.get("model"), override)
+            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
+            frame.model = chosen
             label = model_label(chosen)
             if isinstance(chosen, str):
                 if chosen not in self._models:
@@ -182,7 +231,8 @@ class Runtime:
             raise ModelProblem(f"cannot use model '{model}': importing '{module}' failed: {type(exc).__name__}: {exc}") from None
 
     def _agent(self, spec: WorkerSpec) -> Any:
-        agent = self._agents.get(spec.name)
+        agents = self._created_agents if spec.name in self._created else self._agents
+        agent = agents.get(spec.name)
         if agent is None:
             from pydantic_ai import Agent
 
@@ -197,13 +247,13 @@ class Runtime:
                 defer_model_check=True,
                 capabilities=_native_tools(spec.server_side_tools) or None,
             )
-            self._agents[spec.name] = agent
+            agents[spec.name] = agent
         return agent
 
     async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
         from .toolset_builder import build_toolsets
 
-        model, label = self._model(spec)
+        model, label = self._model(spec, frame)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
             async with CallScope(self, frame, build_toolsets(self, spec)) as scope:
@@ -292,6 +342,18 @@ class Runtime:
             self._stream = None
             if not task.done():
                 task.cancel()
+
+
+def _confined(root: Path, folder: str) -> Path:
+    """`root / folder`, refused (`DefinitionProblem`) when it leads out of the project."""
+    from llm_do.stdlib.paths import PathRefused, confine
+
+    from .created_workers import DefinitionProblem
+
+    try:
+        return confine(root, folder)
+    except PathRefused as exc:
+        raise DefinitionProblem(f"the folder for created workers: {exc}") from None
 
 
 def usage_dict(usage: Any) -> dict[str, int]:
