@@ -33,7 +33,6 @@ MANIFEST_REMOVED: dict[Path, str] = {
     ("runtime", "agent_approval_overrides"): _CALL_APPROVAL_HINT,
     ("runtime", "worker_approval_overrides"): _CALL_APPROVAL_HINT,
     ("allow_cli_input",): "remove it: a run takes entry.args unless the command line gives an input",
-    ("generated_agents_dir",): "remove it: llm-do does not generate workers",
     ("entry", "function"): "an entry is a worker: write a .worker file that uses your tools and name it in entry.worker",
 }
 _NO_CALL_APPROVAL = "calling another worker needs no approval unless a rule says `ask NAME`"

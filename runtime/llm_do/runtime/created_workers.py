@@ -26,6 +26,9 @@ DEFAULT_FOLDER = "workers/generated"
 """Where created workers are written, relative to the project root, unless the toolset's `path`
 (or the `.agent` era's `generated_agents_dir`) says otherwise."""
 
+CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
+"""The stdlib toolsets that create workers during a run."""
+
 MAX_NAME = 100
 
 _TEMPLATE = re.compile(r"\{[{%#]")

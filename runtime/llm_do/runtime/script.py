@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_ai.models.function import FunctionModel
 
 from .bundle import LoadedBundle
+from .created_workers import CREATING_TOOLSETS
 from .errors import RunFailed
 
 
@@ -101,10 +102,6 @@ def load_script(path: Path) -> Script:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ScriptError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
-
-
-CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
-"""Stdlib toolsets whose workers may create workers during the run: a script may name those."""
 
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:
