@@ -121,6 +121,26 @@ def write_new_file(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
+    """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
+    its path relative to the root (`DefinitionProblem` when the folder leads out of the root, or
+    the file exists, or cannot be written)."""
+    from llm_do.stdlib.paths import PathRefused, confine
+
+    try:
+        target = confine(root, folder) / f"{definition.name}.worker"
+    except PathRefused as exc:
+        raise DefinitionProblem(f"the folder for created workers: {exc}") from None
+    source = target.relative_to(os.path.realpath(root)).as_posix()
+    try:
+        write_new_file(target, worker_file_text(definition))
+    except FileExistsError:
+        raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
+    except OSError as exc:
+        raise DefinitionProblem(f"cannot write {source}: {exc.strerror or exc}") from None
+    return target, source
+
+
 @cache
 def _prompt_input_schema() -> dict[str, Any]:
     from .args import PromptInput

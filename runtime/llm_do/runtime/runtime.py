@@ -142,26 +142,18 @@ class Runtime:
         """Write a new worker file (no tools, the given model or its caller's) below the project
         root, in `folder` (default `workers/generated`), never replacing a file, and make the
         worker callable in this run. Raises `DefinitionProblem` saying why not."""
-        from .created_workers import DEFAULT_FOLDER, DefinitionProblem, WorkerDefinition, check_definition, created_spec
-        from .created_workers import worker_file_text, write_new_file
+        from . import created_workers as created
 
-        definition = check_definition(WorkerDefinition(name, instructions, description, model), self._taken_names())
+        definition = created.check_definition(created.WorkerDefinition(name, instructions, description, model),
+                                              self._taken_names())
         if definition.model is not None:
             from .model_names import model_problem
 
             registered = set(self.bundle.text.get("model_factories") or {})
             if problem := model_problem(definition.model, registered):
-                raise DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
-        where = folder or DEFAULT_FOLDER
-        target = _confined(self.bundle.root, where) / f"{definition.name}.worker"
-        source = target.relative_to(self.bundle.root.resolve()).as_posix()
-        try:
-            write_new_file(target, worker_file_text(definition))
-        except FileExistsError:
-            raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
-        except OSError as exc:
-            raise DefinitionProblem(f"cannot write {source}: {exc.strerror or exc}") from None
-        self._created[definition.name] = created_spec(definition, source)
+                raise created.DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
+        target, source = created.save(self.bundle.root, folder or created.DEFAULT_FOLDER, definition)
+        self._created[definition.name] = created.created_spec(definition, source)
         return target
 
     def created(self, name: str) -> bool:
@@ -342,18 +334,6 @@ class Runtime:
             self._stream = None
             if not task.done():
                 task.cancel()
-
-
-def _confined(root: Path, folder: str) -> Path:
-    """`root / folder`, refused (`DefinitionProblem`) when it leads out of the project."""
-    from llm_do.stdlib.paths import PathRefused, confine
-
-    from .created_workers import DefinitionProblem
-
-    try:
-        return confine(root, folder)
-    except PathRefused as exc:
-        raise DefinitionProblem(f"the folder for created workers: {exc}") from None
 
 
 def usage_dict(usage: Any) -> dict[str, int]:
