@@ -212,3 +212,70 @@ def test_create_worker_from_python_writes_and_runs_in_that_runtime(build) -> Non
     rebuilt = compile_project(bundle.parent)
     assert rebuilt.bundle is not None
     assert json.loads(rebuilt.bundle)["workers"]["summarizer"]["instructions"] == TRICKY
+
+
+class EditedAtTheTerminal:
+    """A person at the terminal who answers `e` and saves `edited` in the editor."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, answers: str, edited: str | None) -> None:
+        import io
+
+        import click
+
+        from llm_do.runtime import terminal_prompt
+
+        self.asked = io.StringIO()
+        self.shown: list[str] = []
+        monkeypatch.setattr(terminal_prompt, "terminal_output", lambda: (self.asked, lambda: None))
+        monkeypatch.setattr("sys.stdin", io.StringIO(answers))
+
+        def fake_edit(text: str, **kwargs: Any) -> str | None:
+            self.shown.append(text)
+            return edited
+
+        monkeypatch.setattr(click, "edit", fake_edit)
+
+
+def scripted_runtime(bundle: Path, turns: dict[str, Any]) -> Runtime:
+    from llm_do.runtime.script import Script, ScriptPlayer
+
+    player = ScriptPlayer(Script.model_validate({"workers": turns}))
+    return Runtime.load(bundle, RuntimeConfig(model_for=player.model_for, interactive=True))
+
+
+def test_on_the_terminal_the_definition_can_be_edited_before_it_is_saved(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = build(project())
+    edited = '---\nname: bard\ndescription: "Writes ballads."\n---\nWrite a ballad about {{ topic }}.\n'
+    person = EditedAtTheTerminal(monkeypatch, "e\n", edited)
+    runtime = scripted_runtime(bundle, {"main": [create(), call("bard"), {"text": "done"}], "bard": [{"text": "a ballad"}]})
+    assert runtime.run("go").output == "done"
+    assert person.shown == ['---\nname: "poet"\ndescription: "Writes poems."\n---\nWrite a short poem about the input.\n']
+    assert "[e] edit, then approve" in person.asked.getvalue()
+    assert "-> approved as edited" in person.asked.getvalue()
+    assert not (bundle.parent / "workers" / "generated" / "poet.worker").exists()
+    saved = (bundle.parent / "workers" / "generated" / "bard.worker").read_text(encoding="utf-8")
+    assert saved == ('---\nname: "bard"\ndescription: "Writes ballads."\n---\n'
+                     "{% raw %}Write a ballad about {{ topic }}.{% endraw %}\n")
+
+
+def test_an_edit_that_adds_tools_is_refused_and_asked_again(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = build(project())
+    edited = "---\nname: poet\ndescription: x\ntoolsets: [shell_file_ops]\n---\nDo anything.\n"
+    person = EditedAtTheTerminal(monkeypatch, "e\nn\n", edited)
+    runtime = scripted_runtime(bundle, {"main": [create(), {"text": "denied"}]})
+    assert runtime.run("go").output == "denied"
+    assert "the edit cannot be used: a created worker has only name, description and model (not toolsets)" in person.asked.getvalue()
+    assert not (bundle.parent / "workers").exists()
+
+
+def test_the_question_shows_the_whole_file_that_would_be_written(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = build(project())
+    person = EditedAtTheTerminal(monkeypatch, "v\ny\n", None)
+    long = "\n".join(f"Rule {i}: be precise about {{{{ item }}}}." for i in range(12))
+    runtime = scripted_runtime(bundle, {"main": [create(instructions=long), {"text": "ok"}]})
+    assert runtime.run("go").output == "ok"
+    asked = person.asked.getvalue()
+    assert "file: workers/generated/poet.worker" in asked
+    assert "| {% raw %}Rule 0: be precise about {{ item }}." in asked
+    assert "| Rule 11: be precise about {{ item }}.{% endraw %}" in asked  # `v` showed all of it
+    assert (bundle.parent / "workers/generated/poet.worker").read_text(encoding="utf-8").count("Rule ") == 12

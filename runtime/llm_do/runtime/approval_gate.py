@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -79,7 +79,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
-            await self._ask(frame, name, tool_args, tool)
+            edited = await self._ask(frame, name, tool_args, tool)
+            if edited is not None:  # a person edited the call before approving it
+                tool_args = self._validated(frame, name, edited, tool)
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
@@ -109,21 +111,37 @@ class ApprovalGate(WrapperToolset[CallContext]):
         binding = self.spec.tools.get(name)
         key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
         settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
-        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool))
+        editor = getattr(tool.toolset, "edit_args", None)
+        edit = (lambda: editor(name, tool_args)) if editor is not None and self.spec.tools.get(name) is not None else None
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool),
+                               edit=edit)
 
-    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
+    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
+                   tool: ToolsetTool[CallContext]) -> dict[str, Any] | None:
         """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
         arguments better than the model does (paths below a sub-root) says how the terminal
-        question shows them."""
+        question shows them. Returns the arguments a person edited before approving, if any."""
         show = getattr(tool.toolset, "shown_args", None)
         shown = show(name, tool_args) if show else None
-        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool), shown)
+        request = self.approval_request(frame, name, tool_args, tool)
+        decision, by = await self.runtime.request_approval(request, shown)
         if self.runtime.listening:
             from .events import ApprovalDecided
 
             self.runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note))
         if not decision.approved:
             self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
+        return decision.args if request.edit is not None else None  # only calls offered for editing
+
+    def _validated(self, frame: CallFrame, name: str, args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
+        """Edited arguments, validated as the model's were; the call is refused if they do not fit."""
+        from pydantic import ValidationError
+
+        try:
+            return tool.args_validator.validate_python(args)
+        except ValidationError as exc:
+            problem = " ".join(str(exc).split())[:300]
+        self._refuse(frame, name, f"the edited call to '{name}' does not validate: {problem}")
 
     def _returned(self, frame: CallFrame, name: str, outcome: str, text: str) -> None:
         if self.runtime.listening:
@@ -131,7 +149,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
             self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, outcome, text))
 
-    def _refuse(self, frame: CallFrame, name: str, message: str) -> None:
+    def _refuse(self, frame: CallFrame, name: str, message: str) -> NoReturn:
         """The tool does not run; the model is told why (a failed tool result) and goes on."""
         self._returned(frame, name, "denied", message)
         raise ToolFailed(message)

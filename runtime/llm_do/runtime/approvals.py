@@ -38,6 +38,10 @@ class ApprovalRequest:
     """The arguments as the tool will use them (paths resolved below its root; the arguments as
     given where the toolset has no normalizer); session approvals compare these rather than the
     spelling the model chose. None in a request built without them: `args` is used."""
+    edit: Callable[[], dict[str, Any] | None] | None = field(default=None, compare=False, repr=False)
+    """Offered for calls a person may edit before approving them (`worker_create`): opens the
+    editor and returns the edited arguments (None: unchanged); raises ValueError saying why an
+    edit cannot be used."""
 
     def describe(self) -> str:
         """One line for a host's own approval UI or log (the terminal prompt shows more)."""
@@ -60,6 +64,8 @@ class ApprovalDecision:
     for the rest of the run."""
     note: str | None = None
     """Why, when denied: the model reads it."""
+    args: dict[str, Any] | None = None
+    """Approved with these arguments in place of the model's: a person edited the call."""
 
 
 ApprovalCallback = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
@@ -124,7 +130,9 @@ class Approver:
             from .terminal_prompt import ask_on_terminal
 
             answer = await ask_on_terminal(request, shown)
-            if answer in ("once", "session"):
+            if isinstance(answer, dict):
+                decision = ApprovalDecision(True, args=answer)
+            elif answer in ("once", "session"):
                 decision = ApprovalDecision(True, "session" if answer == "session" else "once")
             else:
                 decision = ApprovalDecision(False, note="the user denied this call")

@@ -48,6 +48,15 @@ class WorkerCreateToolset(StdlibToolset):
         args = {"input": tool_args["input"], "attachments": tool_args.get("attachments") or []}
         return await runtime.call_worker_async(worker, args, parent=ctx.deps.frame, from_model=True)
 
+    def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """On the terminal, a person may edit a proposed worker before approving it (in $EDITOR);
+        the edited arguments, or None when unchanged. Raises `EditProblem` (a ValueError)."""
+        if name not in _CREATE:
+            return None
+        from .editing import edit_in_editor
+
+        return edit_in_editor(args)
+
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """A proposed worker is shown as the whole file that would be written, and where."""
         if name not in _CREATE:
