@@ -193,12 +193,14 @@ class Runtime:
         frame = CallFrame(name, depth, parent)
         return await self._run(spec, frame, prompt), frame
 
-    def _model(self, spec: WorkerSpec, frame: CallFrame) -> tuple[Any, str]:
+    def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
+        """The model of a call (its `frame`, which records it: its callees inherit it)."""
         override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
-        inherited = frame.parent.model if frame.parent is not None else None
+        inherited = frame.parent.model if frame is not None and frame.parent is not None else None
         try:
             chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
-            frame.model = chosen
+            if frame is not None:
+                frame.model = chosen
             label = model_label(chosen)
             if isinstance(chosen, str):
                 if chosen not in self._models:
