@@ -279,3 +279,29 @@ def test_the_question_shows_the_whole_file_that_would_be_written(build, monkeypa
     assert "| {% raw %}Rule 0: be precise about {{ item }}." in asked
     assert "| Rule 11: be precise about {{ item }}.{% endraw %}" in asked  # `v` showed all of it
     assert (bundle.parent / "workers/generated/poet.worker").read_text(encoding="utf-8").count("Rule ") == 12
+
+
+def test_the_gate_asks_for_worker_create_even_when_a_bundle_says_allow(tmp_path: Path) -> None:
+    """The runtime does not rely on the compiler alone: an `allow` (as a bundle not made by this
+    compiler could say) is asked all the same; a deny stays a deny, and worker_call is untouched."""
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import ToolsetTool
+
+    from llm_do.runtime.approval_gate import ApprovalGate
+    from llm_do.runtime.bundle import ToolBinding
+    from llm_do.runtime.created_workers import WorkerDefinition, created_spec
+    from llm_do.stdlib.registry import STDLIB_TOOLSETS
+    from llm_do.stdlib.worker_create.descriptor import WorkerCreateSettings
+    from llm_do.stdlib.worker_create.toolset import WorkerCreateToolset
+
+    toolset = WorkerCreateToolset(STDLIB_TOOLSETS["worker_create"], WorkerCreateSettings(), tmp_path)
+    spec = created_spec(WorkerDefinition("main", "x", "x"), "main.worker")
+
+    def approval(name: str, bound: str) -> str:
+        gate = ApprovalGate(toolset, spec=spec._replace(tools={name: ToolBinding("worker_create", None, bound)}), runtime=None)
+        tool = ToolsetTool(toolset=toolset, tool_def=ToolDefinition(name=name), max_retries=1, args_validator=None)
+        return gate.approval_for(name, {}, tool)
+
+    assert approval("worker_create", "allow") == "ask"
+    assert approval("worker_create", "deny") == "deny"
+    assert approval("worker_call", "allow") == "allow"
