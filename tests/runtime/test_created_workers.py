@@ -74,6 +74,8 @@ def test_text_without_template_syntax_is_written_as_it_is() -> None:
 @pytest.mark.parametrize(("definition", "problem"), [
     (WorkerDefinition("", "x", "d"), "not a valid worker name"),
     (WorkerDefinition("a" * 101, "x", "d"), "not a valid worker name"),
+    (WorkerDefinition("poet\n", "x", "d"), "not a valid worker name"),
+    (WorkerDefinition("ok", "x" * 1_000_001, "d"), "more than the 1000000"),
     (WorkerDefinition("ok", "  \n ", "d"), "instructions are empty"),
     (WorkerDefinition("ok", "x\ud800", "d"), "lone surrogate"),
     (WorkerDefinition("ok", "x", "d", "two words"), "not a model name"),

@@ -30,6 +30,8 @@ CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
 """The stdlib toolsets that create workers during a run."""
 
 MAX_NAME = 100
+MAX_TEXT_BYTES = 1_000_000
+"""Most UTF-8 bytes of instructions and description together (well under what a build reads)."""
 
 _TEMPLATE = re.compile(r"\{[{%#]")
 _ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
@@ -52,7 +54,7 @@ def check_definition(definition: WorkerDefinition, taken: set[str]) -> WorkerDef
     `DefinitionProblem`. `taken`: names of the bundle's workers and toolsets, the stdlib's
     toolsets and the workers already created in this run."""
     name = definition.name
-    if not name or len(name) > MAX_NAME or not _NAME.match(name):
+    if not name or len(name) > MAX_NAME or not _NAME.fullmatch(name):
         raise DefinitionProblem(f"{name!r} is not a valid worker name: a letter or '_' first, then letters, digits, '_' "
                                 f"or '-' (at most {MAX_NAME} characters)")
     if name in taken:
@@ -66,6 +68,10 @@ def check_definition(definition: WorkerDefinition, taken: set[str]) -> WorkerDef
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise DefinitionProblem(f"the {field} are not valid text (they have a lone surrogate)") from None
+    size = len(instructions.encode("utf-8")) + len(definition.description.encode("utf-8"))
+    if size > MAX_TEXT_BYTES:
+        raise DefinitionProblem(f"the instructions and description are {size} bytes, more than the {MAX_TEXT_BYTES} a created "
+                                "worker may have")
     model = definition.model.strip() if definition.model else None
     if model is not None and not re.fullmatch(r"[^\s]+", model):
         raise DefinitionProblem(f"{definition.model!r} is not a model name (`provider:model-name`)")
