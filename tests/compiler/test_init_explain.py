@@ -121,3 +121,13 @@ def test_explain_names_no_file_that_is_not_installed() -> None:
     texts += [run_cli("explain", code).stdout for code in RULES]
     for text in texts:
         assert "spec/" not in text and "docs/" not in text and ".md" not in text, text
+
+
+def test_init_projects_build_the_workers_worker_create_writes(tmp_path: Path) -> None:
+    target = tmp_path / "fresh"
+    assert run_cli("init", target).exit_code == 0
+    (target / "workers" / "generated").mkdir(parents=True)
+    (target / "workers" / "generated" / "drafted.worker").write_text('---\nname: "drafted"\ndescription: "d"\n---\nDo it.\n')
+    result = run_cli("build", target)
+    assert result.exit_code == 0, result.stderr
+    assert "drafted" in json.loads((target / "bundle.lock").read_text())["workers"]

@@ -294,3 +294,16 @@ def test_agent_and_worker_files_mix(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     bundle = json.loads((root / "bundle.lock").read_text())
     assert bundle["workers"]["old_helper"]["source"] == "old_helper.agent"
+
+
+def test_generated_agents_dir_is_the_default_path_of_dynamic_agents_and_confined(tmp_path: Path) -> None:
+    from llm_do.compiler.pipeline import compile_project
+
+    files: dict[str, Any] = {
+        "project.json": {"version": 1, "generated_agents_dir": "../outside", "agent_files": ["*.agent"]},
+        "main.agent": worker("toolsets:\n  - dynamic_agents\n  - worker_create: {path: own}", "Create agents."),
+    }
+    result = compile_project(write_project(tmp_path / "p", files))
+    [f002] = [d for d in result.diagnostics if d.code == "F002"]
+    assert (f002.file, f002.line) == ("project.json", 3)  # the key, as write_project lays the JSON out
+    assert "dynamic_agents" in f002.message  # worker_create has its own path: the key does not reach it

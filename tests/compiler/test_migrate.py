@@ -149,3 +149,20 @@ def test_migrate_of_a_missing_project_exits_2(tmp_path: Path) -> None:
     result = run_cli("migrate", tmp_path / "nope")
     assert result.exit_code == 2
     assert "Traceback" not in result.stderr
+
+
+def test_a_dynamic_agents_project_migrates_and_keeps_its_generated_agents_dir(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {
+        "project.json": {"version": 1, "generated_agents_dir": "generated", "entry": {"agent": "main"},
+                         "agent_files": ["main.agent"]},
+        "main.agent": worker("name: main\ntoolsets:\n  - dynamic_agents", "Create an agent with agent_create."),
+    })
+    assert run_cli("build", root).exit_code == 0  # the .agent era's project builds as it is
+    result = run_cli("migrate", root)
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads((root / "project.json").read_text())
+    assert manifest["generated_agents_dir"] == "generated"
+    assert run_cli("build", root).exit_code == 0
+    node = json.loads((root / "bundle.lock").read_text())["workers"]["main"]
+    assert node["toolsets"] == [{"settings": {"path": "generated"}, "toolset": "dynamic_agents"}]
+    assert node["tools"]["agent_create"]["approval"] == "ask"

@@ -107,16 +107,61 @@ def test_test_and_scripted_models_skip_compatible_models(build, script, tmp_path
     assert model_used(bundle, tmp_path, env={"LLM_DO_MODEL": "test"}) == "test"
 
 
-def test_a_callee_without_a_model_fails_the_run_naming_it(build) -> None:
+def models_started(bundle: Path, tmp_path: Path, env: dict[str, str | None] | None = None) -> dict[str, str]:
+    """worker -> the model its worker_started event names, for a run that must succeed."""
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "hi", "--events", events, env=env)
+    assert result.exit_code == 0, result.stderr
+    return {e["worker"]: e["model"] for e in of_kind(read_events(events), "worker_started")}
+
+
+def test_a_callee_without_a_model_runs_on_its_callers_model(build, tmp_path: Path) -> None:
+    """Before the project default and LLM_DO_MODEL: the real default here would fail the run
+    (no key), so only the caller's `test` lets the callee answer."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                         "defaults": {"model": REAL}},
+        "main.worker": worker("model: test\ntoolsets: [helper]", "Lead."),
+        "helper.worker": worker("", "Help."),
+    })
+    assert models_started(bundle, tmp_path, env={"LLM_DO_MODEL": REAL}) == {"main": "test", "helper": "test"}
+
+
+def test_the_inherited_model_passes_down_a_chain(build, tmp_path: Path) -> None:
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+        "main.worker": worker("model: test\ntoolsets: [middle]", "Lead."),
+        "middle.worker": worker("toolsets: [leaf]", "Pass on."),
+        "leaf.worker": worker("", "Answer."),
+    })
+    assert models_started(bundle, tmp_path) == {"main": "test", "middle": "test", "leaf": "test"}
+
+
+def test_a_callers_model_outside_compatible_models_is_passed_over_for_the_default(build, tmp_path: Path) -> None:
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+        "main.worker": worker(f"model: {REAL}\ntoolsets: [helper]", "Lead."),
+        "helper.worker": worker("compatible_models: ['anthropic:*']", "Help."),
+    })
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.models import choose_model
+
+    helper = load_bundle(bundle).worker("helper")
+    assert choose_model(helper, "anthropic:claude-x", None, REAL) == "anthropic:claude-x"
+    assert choose_model(helper, None, None, "anthropic:claude-y") == "anthropic:claude-y"
+
+
+def test_a_worker_with_no_model_run_on_its_own_fails_naming_it(build) -> None:
+    """At the top of a run there is no caller to inherit from."""
+    from llm_do.runtime import RunFailed, Runtime
+
     bundle = build({
         "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
         "main.worker": worker("model: test\ntoolsets: [helper]", "Lead."),
         "helper.worker": worker("", "Help."),
     })
-    result = run_cli("exec", bundle, "hi")  # TestModel calls every tool: helper runs, and has no model
-    assert result.exit_code == 1
-    line = one_line_error(result)
-    assert "'helper'" in line and "no model" in line, line
+    with pytest.raises(RunFailed, match="worker 'helper' has no model"):
+        Runtime.load(bundle).run("hi", worker="helper")
 
 
 def test_an_unknown_model_name_is_one_clear_line(build) -> None:

@@ -55,7 +55,9 @@ def test_toolset_listed_with_root_and_capabilities(name: str) -> None:
 @pytest.mark.parametrize("name", list(STDLIB_TOOLSETS))
 def test_settings_and_tools(name: str) -> None:
     descriptor = STDLIB_TOOLSETS[name]
-    family = section("Filesystem toolsets" if name.startswith("filesystem") else "Shell toolsets")
+    families = {"filesystem": "Filesystem toolsets", "shell": "Shell toolsets", "worker": "Worker creation toolsets",
+                "dynamic": "Worker creation toolsets"}
+    family = section(families[name.split("_")[0]])
     check_fields(family, descriptor.settings_model)  # the settings table comes first in the family
     for tool in descriptor.tools:
         tool_text = section(f"`{tool.name}`")

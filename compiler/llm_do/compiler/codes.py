@@ -191,7 +191,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("M002", "model-and-compatible-models", "error", "A worker sets both `model` and `compatible_models`.",
          "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one."),
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
-         "A worker without `model` runs on the project default, which must then match one of its patterns."),
+         "A worker without `model` runs on its caller's model when that matches its patterns, and on the "
+         "project default otherwise (and whenever it runs first, as the entry or from the command line), "
+         "so the default must match one of its patterns."),
     # --- A: approvals
     Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
          "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "
@@ -227,6 +229,10 @@ RULES: dict[str, Rule] = _rules(
          "The tools of an opaque toolset are found when a run starts, so the build cannot check a "
          "condition on them and the runtime could not apply it as written. A restriction that cannot be "
          "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole."),
+    Rule("A010", "rule-cannot-allow", "warning", "An allow rule for a tool that is always asked.",
+         "Some tools are asked on every call whatever the rules say: `worker_create` (and `agent_create`) "
+         "write a new worker into the project, so a person (or the run's approval mode) must answer each "
+         "one. An allow rule naming it does not apply to it; ask and deny rules do."),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "

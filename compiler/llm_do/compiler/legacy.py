@@ -33,7 +33,6 @@ MANIFEST_REMOVED: dict[Path, str] = {
     ("runtime", "agent_approval_overrides"): _CALL_APPROVAL_HINT,
     ("runtime", "worker_approval_overrides"): _CALL_APPROVAL_HINT,
     ("allow_cli_input",): "remove it: a run takes entry.args unless the command line gives an input",
-    ("generated_agents_dir",): "remove it: llm-do does not generate workers",
 }
 _NO_CALL_APPROVAL = "calling another worker needs no approval unless a rule says `ask NAME`"
 _NO_ATTACHMENT_APPROVAL = "attachments need no approval; a called worker may set an `attachments` policy"

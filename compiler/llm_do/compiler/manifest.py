@@ -73,6 +73,10 @@ class ProjectManifest(StrictModel):
     defaults: Defaults = Field(default_factory=Defaults)
     vars: dict[str, Any] = Field(default_factory=dict, description="Variables every worker's template sees.")
     suppress: list[str] = Field(default_factory=list, description="Warning codes not to report, e.g. `G003`.")
+    generated_agents_dir: str | None = Field(
+        default=None, description="The .agent era's folder for created agents: the default `path` of the "
+        "worker_create and dynamic_agents toolsets (relative to the project root)."
+    )
 
     @property
     def entry_function(self) -> str | None:

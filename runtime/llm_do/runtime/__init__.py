@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "run_worker": "api",
     "run_worker_async": "api",
     "call_worker_async": "api",
+    "create_worker": "api",
+    "DefinitionProblem": "created_workers",
     "load_bundle": "bundle",
     "BundleRefused": "bundle",
 }
@@ -48,7 +50,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .api import call_worker_async, run_worker, run_worker_async
+    from .api import call_worker_async, create_worker, run_worker, run_worker_async
     from .approvals import (
         ApprovalDecision,
         ApprovalRequest,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from .bundle import BundleRefused, load_bundle
     from .call_scope import CallContext, CallFrame, WorkerHandle
     from .config import RuntimeConfig
+    from .created_workers import DefinitionProblem
     from .errors import CallRefused, InputProblem, RunFailed
     from .references import InMemoryReferenceStore, Reference, References, ReferenceStore, UnknownReference
     from .runtime import RunResult, Runtime

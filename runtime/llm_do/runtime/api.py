@@ -69,3 +69,15 @@ async def call_worker_async(ctx: Any, name: str, /, *args: Any, **kwargs: Any) -
     (or its `deps`)."""
     deps = ctx if isinstance(ctx, CallContext) else ctx.deps
     return await deps.call_worker(name, *args, **kwargs)
+
+
+def create_worker(
+    bundle: str | Path | Runtime, name: str, instructions: str, description: str, model: str | None = None, *,
+    folder: str | None = None,
+) -> Path:
+    """What an approved `worker_create` does, for host code: write `NAME.worker` (no tools; the
+    given model, else its caller's) in `folder` below the project root (default
+    `workers/generated`), never replacing a file, and, given a Runtime, make the worker callable in
+    that run (`runtime.run(..., worker=name)`, `worker_call`). Returns the file's path; raises
+    `DefinitionProblem` (a ValueError) saying why not."""
+    return _runtime(bundle, None).create_worker(name, instructions, description, model, folder=folder)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from .approval_policy import (
+    ALLOW,
     APPROVAL_METADATA_KEY,
     ASK,
     AUTO,
@@ -56,6 +57,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == AUTO:
             settle = getattr(tool.toolset, "approval_for", None)
             approval = settle(name, tool_args) if settle else ASK
+        if approval == ALLOW and getattr(tool.toolset, "always_asks", lambda _: False)(name):
+            approval = ASK  # worker_create: no rule may let it through unasked
         return approval
 
     @staticmethod
@@ -76,7 +79,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
-            await self._ask(frame, name, tool_args, tool)
+            edited = await self._ask(frame, name, tool_args, tool)
+            if edited is not None:  # a person edited the call before approving it
+                tool_args = self._validated(frame, name, edited, tool)
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
@@ -106,15 +111,20 @@ class ApprovalGate(WrapperToolset[CallContext]):
         binding = self.spec.tools.get(name)
         key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
         settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
-        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool))
+        editor = getattr(tool.toolset, "edit_args", None)
+        edit = (lambda: editor(name, tool_args)) if editor is not None and self.spec.tools.get(name) is not None else None
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool),
+                               edit=edit)
 
-    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> None:
+    async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
+                   tool: ToolsetTool[CallContext]) -> dict[str, Any] | None:
         """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
         arguments better than the model does (paths below a sub-root) says how the terminal
-        question shows them."""
+        question shows them. Returns the arguments a person edited before approving, if any."""
         show = getattr(tool.toolset, "shown_args", None)
         shown = show(name, tool_args) if show else None
-        decision, by = await self.runtime.request_approval(self.approval_request(frame, name, tool_args, tool), shown)
+        request = self.approval_request(frame, name, tool_args, tool)
+        decision, by = await self.runtime.request_approval(request, shown)
         if self.runtime.listening:
             from .events import ApprovalDecided
 
@@ -124,6 +134,17 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._revise(frame, name, decision.feedback)
         if not decision.approved:
             self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
+        return decision.args if request.edit is not None else None  # only calls offered for editing
+
+    def _validated(self, frame: CallFrame, name: str, args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
+        """Edited arguments, validated as the model's were; the call is refused if they do not fit."""
+        from pydantic import ValidationError
+
+        try:
+            return tool.args_validator.validate_python(args)
+        except ValidationError as exc:
+            problem = " ".join(str(exc).split())[:300]
+        self._refuse(frame, name, f"the edited call to '{name}' does not validate: {problem}")
 
     def _returned(self, frame: CallFrame, name: str, outcome: str, text: str) -> None:
         if self.runtime.listening:
@@ -131,7 +152,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
             self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, outcome, text))
 
-    def _revise(self, frame: CallFrame, name: str, feedback: str) -> None:
+    def _revise(self, frame: CallFrame, name: str, feedback: str) -> NoReturn:
         """The tool does not run; the model reads the person's feedback as the call's result,
         marked as a revision request, so it can change the call and try again."""
         message = (f"revision requested: the user did not let '{name}' run and asks you to change the call "
@@ -139,7 +160,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         self._returned(frame, name, "revised", feedback)
         raise ToolFailed(message)
 
-    def _refuse(self, frame: CallFrame, name: str, message: str) -> None:
+    def _refuse(self, frame: CallFrame, name: str, message: str) -> NoReturn:
         """The tool does not run; the model is told why (a failed tool result) and goes on."""
         self._returned(frame, name, "denied", message)
         raise ToolFailed(message)

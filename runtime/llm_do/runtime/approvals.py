@@ -39,6 +39,10 @@ class ApprovalRequest:
     """The arguments as the tool will use them (paths resolved below its root; the arguments as
     given where the toolset has no normalizer); session approvals compare these rather than the
     spelling the model chose. None in a request built without them: `args` is used."""
+    edit: Callable[[], dict[str, Any] | None] | None = field(default=None, compare=False, repr=False)
+    """Offered for calls a person may edit before approving them (`worker_create`): opens the
+    editor and returns the edited arguments (None: unchanged); raises ValueError saying why an
+    edit cannot be used."""
 
     def describe(self) -> str:
         """One line for a host's own approval UI or log (the terminal prompt shows more)."""
@@ -72,6 +76,8 @@ class ApprovalDecision:
     feedback as the tool's result, marked as a revision request."""
     approve_for_session: bool | None = None
     """The seed API's name for `remember="session"`."""
+    args: dict[str, Any] | None = None
+    """Approved with these arguments in place of the model's: a person edited the call."""
 
     def __post_init__(self) -> None:
         if self.remember is not None and self.approve_for_session is not None \
@@ -164,7 +170,9 @@ class Approver:
             from .terminal_prompt import Revision, ask_on_terminal
 
             answer = await ask_on_terminal(request, shown)
-            if answer in ("once", "session"):
+            if isinstance(answer, dict):
+                decision = ApprovalDecision(True, args=answer)
+            elif answer in ("once", "session"):
                 decision = ApprovalDecision(True, "session" if answer == "session" else "once")
             elif isinstance(answer, Revision):
                 decision = ApprovalDecision.revise(answer.feedback)

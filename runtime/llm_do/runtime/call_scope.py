@@ -16,6 +16,8 @@ import asyncio
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pydantic_ai.toolsets import AbstractToolset
 
     from .approvals import ApprovalDecision, ApprovalRequest
@@ -56,12 +58,17 @@ class RunHost(Protocol):
 
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle: ...
 
+    def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                      folder: str | None = None) -> Path: ...
+
+    def created(self, name: str) -> bool: ...
+
 
 class CallFrame:
     """One call's place in the run. (Plain classes here and in `runtime`: each dataclass costs
     about a millisecond at every `llm-do exec` start.)"""
 
-    __slots__ = ("worker", "depth", "parent", "messages")
+    __slots__ = ("worker", "depth", "parent", "messages", "model")
 
     def __init__(self, worker: str, depth: int, parent: CallFrame | None = None) -> None:
         self.worker = worker
@@ -70,6 +77,9 @@ class CallFrame:
         self.parent = parent
         self.messages: list[Any] = []
         """The call's message history, once it has finished."""
+        self.model: Any = None
+        """The model the call runs on (a name, or a Model object), once chosen: a callee without a
+        model of its own inherits it."""
 
     def __repr__(self) -> str:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"

@@ -1,8 +1,9 @@
 """Which model a worker runs on, and building it only when the worker runs.
 
-Precedence: the run's override (`--model`, `--script`) > the worker's `model` > the project
-default > `LLM_DO_MODEL`. A resolved model must match the worker's `compatible_models`, except
-test and scripted models. Model names stay strings until a worker runs, because building one
+Precedence: the run's override (`--model`, `--script`) > the worker's `model` > its caller's model
+> the project default > `LLM_DO_MODEL`. A resolved model must match the worker's
+`compatible_models`, except test and scripted models; a caller's model that does not match is
+passed over for the next in line. Model names stay strings until a worker runs, because building one
 imports its provider (seconds) and may need its API key.
 """
 
@@ -22,21 +23,32 @@ class ModelProblem(Exception):
     """No model, or one the worker declares it cannot run on."""
 
 
-def choose_model(spec: WorkerSpec, default: str | None, override: Any | None) -> Any:
-    """The model name (or Model object) the worker runs on."""
+def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, inherited: Any | None = None) -> Any:
+    """The model name (or Model object) the worker runs on. `inherited`: the model its caller
+    runs on (None at the top of a run)."""
     if override is not None:
         if isinstance(override, str) and override not in OFFLINE_MODELS:
             _check_compatible(spec, override)
         return override
+    if spec.model is None and inherited is not None and _inheritable(spec, inherited):
+        return inherited
     name = spec.model or default or os.environ.get(ENV_VAR)
     if not name:
         raise ModelProblem(
-            f"worker '{spec.name}' has no model: set `model` in {spec.source}, a project default, "
+            f"worker '{spec.name}' has no model (nor a caller's to inherit): set `model` in {spec.source}, a project default, "
             f"{ENV_VAR}, or pass --model"
         )
     if name not in OFFLINE_MODELS:
         _check_compatible(spec, name)
     return name
+
+
+def _inheritable(spec: WorkerSpec, model: Any) -> bool:
+    """A caller's model fits the worker: a Model object or an offline model always does, a name
+    when it matches the worker's compatible_models (or it has none)."""
+    if not isinstance(model, str) or model in OFFLINE_MODELS or not spec.compatible_models:
+        return True
+    return any(fnmatch.fnmatchcase(model, p) for p in spec.compatible_models)
 
 
 def _check_compatible(spec: WorkerSpec, name: str) -> None:

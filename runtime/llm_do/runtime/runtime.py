@@ -53,6 +53,9 @@ class Runtime:
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
         self._agents = self.bundle.agents
+        self._created: dict[str, WorkerSpec] = {}
+        """Workers created in this run (`create_worker`), by name: only this run may call them."""
+        self._created_agents: dict[str, Any] = {}
         self._models: dict[str, Any] = {}
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
@@ -170,10 +173,46 @@ class Runtime:
 
     # --- calls
 
+    def spec(self, name: str) -> WorkerSpec | None:
+        """The bundle's worker `name`, or the one created in this run, or None."""
+        return self.bundle.worker(name) or self._created.get(name)
+
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle:
-        if self.bundle.worker(name) is None:
+        if self.spec(name) is None:
             raise InputProblem(f"the bundle has no worker '{name}'")
         return WorkerHandle(self, name, parent)
+
+    # --- workers created in this run
+
+    def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                      folder: str | None = None) -> Path:
+        """Write a new worker file (no tools, the given model or its caller's) below the project
+        root, in `folder` (default `workers/generated`), never replacing a file, and make the
+        worker callable in this run. Raises `DefinitionProblem` saying why not."""
+        from . import created_workers as created
+
+        definition = created.check_definition(created.WorkerDefinition(name, instructions, description, model),
+                                              self._taken_names())
+        if definition.model is not None:
+            from .model_names import model_problem
+
+            registered = set(self.bundle.text.get("model_factories") or {})
+            if problem := model_problem(definition.model, registered):
+                raise created.DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
+        target, source = created.save(self.bundle.root, folder or created.DEFAULT_FOLDER, definition)
+        self._created[definition.name] = created.created_spec(definition, source)
+        return target
+
+    def created(self, name: str) -> bool:
+        """Whether worker `name` was created in this run."""
+        return name in self._created
+
+    def _taken_names(self) -> set[str]:
+        from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+        toolsets = self.bundle.text.member_names("toolsets")
+        named = {(self.bundle.toolset(k) or {}).get("name") for k in toolsets}
+        return {*self.bundle.worker_names(), *toolsets, *(n for n in named if n), *STDLIB_TOOLSETS, *self._created}
 
     async def call_worker_async(
         self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
@@ -186,7 +225,7 @@ class Runtime:
         self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool
     ) -> tuple[Any, CallFrame]:
         depth = 1 if parent is None else parent.depth + 1
-        spec = self.bundle.worker(name)
+        spec = self.spec(name)
         if spec is None:
             raise InputProblem(f"the bundle has no worker '{name}'")
         if depth > self.max_depth:
@@ -207,10 +246,14 @@ class Runtime:
         frame = CallFrame(name, depth, parent)
         return await self._run(spec, frame, prompt), frame
 
-    def _model(self, spec: WorkerSpec) -> tuple[Any, str]:
+    def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
+        """The model of a call (its `frame`, which records it: its callees inherit it)."""
         override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
+        inherited = frame.parent.model if frame is not None and frame.parent is not None else None
         try:
-            chosen = choose_model(spec, self.bundle.defaults.get("model"), override)
+            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
+            if frame is not None:
+                frame.model = chosen
             label = model_label(chosen)
             if isinstance(chosen, str):
                 if chosen not in self._models:
@@ -235,7 +278,8 @@ class Runtime:
             raise ModelProblem(f"cannot use model '{model}': importing '{module}' failed: {type(exc).__name__}: {exc}") from None
 
     def _agent(self, spec: WorkerSpec) -> Any:
-        agent = self._agents.get(spec.name)
+        agents = self._created_agents if spec.name in self._created else self._agents
+        agent = agents.get(spec.name)
         if agent is None:
             from pydantic_ai import Agent
 
@@ -250,13 +294,13 @@ class Runtime:
                 defer_model_check=True,
                 capabilities=_native_tools(spec.server_side_tools) or None,
             )
-            self._agents[spec.name] = agent
+            agents[spec.name] = agent
         return agent
 
     async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
         from .toolset_builder import build_toolsets
 
-        model, label = self._model(spec)
+        model, label = self._model(spec, frame)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
             async with CallScope(self, frame, build_toolsets(self, spec)) as scope:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_ai.models.function import FunctionModel
 
 from .bundle import LoadedBundle
+from .created_workers import CREATING_TOOLSETS
 from .errors import RunFailed
 
 
@@ -105,9 +106,18 @@ def load_script(path: Path) -> Script:
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:
     """Refuse a script that names a worker or tool the bundle does not have, or gives text to a
-    worker whose output is structured."""
+    worker whose output is structured. When a worker of the bundle can create workers, the script
+    may name others: they must be created in the run to play (else their turns are unused), and
+    have no tools to call."""
     known = set(bundle.worker_names())
+    creating = any(bundle.toolset(name) is not None for name in CREATING_TOOLSETS)
     for worker, turns in script.workers.items():
+        if worker not in known and creating:
+            for i, turn in enumerate(turns):
+                if turn.tool_calls:
+                    raise ScriptError(f"turn {i + 1} of worker '{worker}' calls tools, but '{worker}' is not in the "
+                                      "bundle, and a worker created in the run has none")
+            continue
         if worker not in known:
             raise ScriptError(f"the script names worker '{worker}', which the bundle does not have ({', '.join(sorted(known))})")
         spec = bundle.worker(worker)

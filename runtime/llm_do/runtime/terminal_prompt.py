@@ -88,8 +88,8 @@ def render_question(request: AskedCall, shown: dict[str, Any], full: bool = Fals
     return "\n".join(lines), more
 
 
-def choices(more: bool) -> str:
-    return f"{CHOICES}{'  [v] view all' if more else ''}: "
+def choices(more: bool, editable: bool = False) -> str:
+    return f"{CHOICES}{'  [e] edit, then approve' if editable else ''}{'  [v] view all' if more else ''}: "
 
 
 def terminal_output() -> tuple[IO[str], Callable[[], None]]:
@@ -137,11 +137,13 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer | Revision:
+async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer | Revision | dict[str, Any]:
     """Ask until answered: approve once, approve for the rest of the run, deny, or revise (the
-    feedback typed on the next line; an empty one asks the question again)."""
+    feedback typed on the next line; an empty one asks the question again); for a call the request
+    offers to edit (`edit`), also edit and approve: the edited arguments are returned."""
     out, release = terminal_output()
     shown = request.args if shown is None else shown
+    edit = getattr(request, "edit", None)
 
     def say(text: str) -> None:
         out.write(text)
@@ -149,7 +151,7 @@ async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = Non
 
     try:
         question, more = render_question(request, shown)
-        say(f"\n{question}\n{choices(more)}")
+        say(f"\n{question}\n{choices(more, edit is not None)}")
         while True:
             try:
                 line = await read_line()
@@ -182,11 +184,22 @@ async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = Non
                 if feedback.strip():
                     say("  -> not run; the feedback goes to the model\n")
                     return Revision(feedback.strip())
-                say(choices(more))
+                say(choices(more, edit is not None))
                 continue
             if answer in ("v", "view") and more:
-                say(render_question(request, shown, full=True)[0] + "\n" + choices(False))
+                say(render_question(request, shown, full=True)[0] + "\n" + choices(False, edit is not None))
                 continue
-            say(f"  please answer y, s, n or r{' (or v)' if more else ''}: ")
+            if answer in ("e", "edit") and edit is not None:
+                try:
+                    edited = edit()
+                except ValueError as exc:
+                    say(f"  the edit cannot be used: {printable(str(exc))}\n{choices(more, True)}")
+                    continue
+                if edited is None:
+                    say(f"  unchanged\n{choices(more, True)}")
+                    continue
+                say("  -> approved as edited\n")
+                return edited
+            say(f"  please answer y, s, n or r{' (or v)' if more else ''}{' (or e)' if edit is not None else ''}: ")
     finally:
         release()

@@ -80,6 +80,11 @@ class StdlibToolset(AbstractToolset[Any]):
         approval = descriptor.approval if descriptor else ASK
         return ASK if approval == AUTO else approval
 
+    def always_asks(self, name: str) -> bool:
+        """Whether every call of the tool is asked, whatever the rules say (`worker_create`)."""
+        descriptor = self.descriptor.tool(name)
+        return descriptor is not None and descriptor.always_ask
+
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The call's arguments as the person approving it knows them: each path parameter
         relative to the project (or the working directory), the toolset's sub-directory included;

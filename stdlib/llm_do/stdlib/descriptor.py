@@ -23,6 +23,9 @@ class ToolDescriptor(BaseModel):
     path_params: tuple[str, ...] = ()
     """Parameters naming a path below the toolset's root: approval rules see them normalized
     (`..`, `.` and symlinks resolved, relative to the root), as the tool will touch them."""
+    always_ask: bool = False
+    """Every call is asked, whatever the approval rules say (a deny still denies): the run's
+    approval mode or a person answers (`worker_create`)."""
     derived_schema: Callable[[], dict[str, Any]] | None = None
     """JSON Schemas of the fields the toolset derives from the arguments for approval rules
     (shell: the parsed `argv`); a function, so the tables behind them load only when asked."""
@@ -67,7 +70,9 @@ class ToolsetDescriptor(BaseModel):
 
         The scope is what the settings confine the tool to, so a reviewer sees a change of `path`
         or `allowed_suffixes` as a change of what the worker can touch."""
-        files = _file_scope(self.root, settings)
+        defaults = {k: f.get_default(call_default_factory=True) for k, f in self.settings_model.model_fields.items()
+                    if not f.is_required()}
+        files = _file_scope(self.root, {**defaults, **settings})
         scopes = {"fs.read": files, "fs.write": files, "proc.exec": ",".join(sorted(self.commands))}
         return {t.name: tuple(f"{c}:{scopes[c]}" if c in scopes else c for c in t.capabilities) for t in self.tools}
 

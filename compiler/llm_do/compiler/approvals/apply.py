@@ -71,7 +71,8 @@ class RulePlaces:
 
 
 def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[RuledTool], ToolParams | None],
-                diagnostics: list[Diagnostic]) -> None:
+                diagnostics: list[Diagnostic], always_asked: Callable[[RuledTool], bool] = lambda tool: False) -> None:
+    """`always_asked`: tools no allow rule applies to (A010 where a rule names one)."""
     places = RulePlaces(worker, source)
     groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
     opaque = [u.name for u in worker.toolsets if u.opaque_approval is not None]
@@ -111,6 +112,8 @@ def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[Ru
                 diagnostics.append(diagnostic(f.code, f.message, places.at(i, f.column), hint=f.hint))
             if any(f.code in ("A003", "A004", "A005") for f in findings):
                 continue
+        if rule.action == "allow":
+            names = _askable(rule, names, worker, always_asked, places, diagnostics)
         by_rule[i] = names
         for name in names:
             applying[name].append(rule)
@@ -124,6 +127,22 @@ def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[Ru
             rules = [r for r in worker.rules if r.condition is None and (r.target == use.name or fnmatch.fnmatchcase("", r.target))]
             use.opaque_approval = unconditional_approval(rules, use.opaque_approval)
     _report_overruled(worker, applying, by_rule, places, diagnostics)
+
+
+def _askable(rule: ApprovalRule, names: list[str], worker: RuledWorker, always_asked: Callable[[RuledTool], bool],
+             places: RulePlaces, diagnostics: list[Diagnostic]) -> list[str]:
+    """The tools an allow rule applies to: not those always asked (A010 when the rule names one of
+    them or its toolset; a glob passes over them quietly)."""
+    kept = []
+    for name in names:
+        tool = worker.tools[name]
+        if not always_asked(tool):
+            kept.append(name)
+        elif rule.target in (tool.name, tool.group):
+            diagnostics.append(diagnostic("A010", f"'{rule.text}' does not apply to '{name}': it is asked on every call",
+                                          places.at(rule.index, rule.target_column),
+                                          hint=f"remove the rule; the run's approval mode (--approve-all) answers {name}"))
+    return kept
 
 
 def _report_overruled(worker: RuledWorker, applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],

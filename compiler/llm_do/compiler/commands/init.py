@@ -34,7 +34,7 @@ def _manifest(name: str) -> dict:
     return {
         "version": 1,
         "name": name,
-        "worker_files": ["*.worker"],
+        "worker_files": ["**/*.worker"],
         "entry": {"worker": "main", "args": {"input": "What is in this project?"}},
         "defaults": {"model": "openai:gpt-4o-mini"},
     }

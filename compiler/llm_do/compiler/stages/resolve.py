@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.runtime.args import PromptInput
+from llm_do.runtime.created_workers import CREATING_TOOLSETS
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.apply import apply_rules
@@ -219,7 +220,8 @@ def resolve(
         _resolve_schemas(project, worker, refs, diagnostics)
     for worker in workers.values():  # after every worker's schemas: a rule may test a callee's input
         source = loaded.sources.files.get(worker.parsed.file)
-        apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics)
+        apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics,
+                    always_asked=_always_asked)
     if manifest.entry_function is not None:
         _resolve_entry_function(project, function_ref, unknowns, diagnostics)
         return project, diagnostics
@@ -340,6 +342,8 @@ def _resolve_toolsets(
         seen.add(ref.name)
         settings = ref.settings or {}
         descriptor = STDLIB_TOOLSETS.get(ref.name)
+        if ref.name in CREATING_TOOLSETS and "path" not in settings and project.manifest.generated_agents_dir is not None:
+            settings = {**settings, "path": project.manifest.generated_agents_dir}  # the .agent era's folder
         if descriptor is not None:
             checked, found = validate(descriptor.settings_model, settings, parsed.file,
                                       _sub_positions(parsed.positions, ("toolsets", i, ref.name)),
@@ -354,7 +358,10 @@ def _resolve_toolsets(
             try:
                 lexically_confined(sub_root)
             except OutsideRoot as exc:
-                diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", parsed.at("toolsets", i, ref.name, "path")))
+                where = parsed.at("toolsets", i, ref.name, "path")
+                if "path" not in (ref.settings or {}):  # the .agent era's generated_agents_dir
+                    where = project.loaded.at("generated_agents_dir", key=False)
+                diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", where))
                 worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
             use = ToolsetUse("stdlib", ref.name, checked.model_dump(exclude_defaults=True), at)
@@ -473,6 +480,14 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             diagnostics.append(diagnostic("S006", f"'{ref.qualname}' is not a pydantic model", at))
         elif fact.schema_error:
             diagnostics.append(diagnostic("S006", f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
+
+
+def _always_asked(tool: ResolvedTool) -> bool:
+    """A stdlib tool asked on every call, whatever the rules say (`worker_create`)."""
+    if tool.kind != "stdlib":
+        return False
+    descriptor = STDLIB_TOOLSETS[tool.group].tool(tool.name)
+    return descriptor is not None and descriptor.always_ask
 
 
 def _tool_params(project: ResolvedProject, tool: ResolvedTool) -> ToolParams | None:

@@ -1,0 +1,72 @@
+"""`worker_create` / `worker_call` (and `agent_create` / `agent_call`) at run time.
+
+Creating writes the file through the run (`RunHost.create_worker`), which checks the name against
+every worker and toolset, writes atomically without replacing anything, and makes the worker
+callable in this run only. The person approving sees the file as it will be written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.toolsets import ToolsetTool
+
+from llm_do.runtime.created_workers import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
+
+from ..base import StdlibToolset, filesystem_lock
+from ..paths import relative
+from .descriptor import WorkerCreateSettings
+
+_CREATE = ("worker_create", "agent_create")
+_CALL = ("worker_call", "agent_call")
+
+
+class WorkerCreateToolset(StdlibToolset):
+    settings: WorkerCreateSettings
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+        if self.descriptor.tool(name) is None:
+            raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
+        runtime = ctx.deps.runtime
+        if name in _CREATE:
+            if tool_args.get("tools") or tool_args.get("toolsets"):
+                raise ToolFailed("created workers get no tools or toolsets (least privilege); create it without them, "
+                                 "and a person can add tools to its file later")
+            async with filesystem_lock():
+                try:
+                    path = runtime.create_worker(tool_args["name"], tool_args["instructions"], tool_args["description"],
+                                                 tool_args.get("model"), folder=self.settings.path)
+                except DefinitionProblem as exc:
+                    raise ToolFailed(str(exc)) from None
+            call = _CALL[_CREATE.index(name)]
+            return f"created worker '{tool_args['name']}' in {relative(self.base, path)}; call it with {call}"
+        worker = tool_args.get("worker", tool_args.get("agent", ""))
+        if not runtime.created(worker):
+            raise ToolFailed(f"'{worker}' is not a worker created in this run; {name} calls only those")
+        args = {"input": tool_args["input"], "attachments": tool_args.get("attachments") or []}
+        return await runtime.call_worker_async(worker, args, parent=ctx.deps.frame, from_model=True)
+
+    def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """On the terminal, a person may edit a proposed worker before approving it (in $EDITOR);
+        the edited arguments, or None when unchanged. Raises `EditProblem` (a ValueError)."""
+        if name not in _CREATE:
+            return None
+        from .editing import edit_in_editor
+
+        return edit_in_editor(args)
+
+    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A proposed worker is shown as the whole file that would be written, and where."""
+        if name not in _CREATE:
+            return dict(args)
+        try:
+            definition = check_definition(
+                WorkerDefinition(args["name"], args["instructions"], args["description"], args.get("model")), set())
+        except (DefinitionProblem, KeyError):
+            return dict(args)  # refused when the tool runs; show what the model wrote
+        shown = {"file": f"{relative(self.base, self.root)}/{definition.name}.worker",
+                 "definition": worker_file_text(definition)}
+        extra = {k: v for k, v in args.items() if k in ("tools", "toolsets") and v}
+        return {**shown, **extra}
