@@ -175,4 +175,5 @@ def created_spec(definition: WorkerDefinition, source: str) -> Any:
         recursive=False,
         attachments=None,
         server_side_tools=(),
+        services={},
     )
