@@ -17,18 +17,22 @@ def _runtime(bundle: str | Path | Runtime, config: RuntimeConfig | None) -> Runt
 
 
 async def run_worker_async(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None, **kwargs: Any
+    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
-    mapping or a WorkerArgs (default: the bundle's entry.args). Returns output and messages."""
-    return await _runtime(bundle, config).run_async(*args, worker=worker, **kwargs)
+    mapping or a WorkerArgs (default: the bundle's entry.args). Returns output and messages;
+    `message_history` (an earlier result's `messages`) continues that conversation. `worker`,
+    `config` and `message_history` are run keywords, never input fields."""
+    return await _runtime(bundle, config).run_async(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 def run_worker(
-    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None, **kwargs: Any
+    bundle: str | Path | Runtime, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
+    message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
-    return _runtime(bundle, config).run(*args, worker=worker, **kwargs)
+    return _runtime(bundle, config).run(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 async def call_worker_async(ctx: Any, name: str, *args: Any, **kwargs: Any) -> Any:

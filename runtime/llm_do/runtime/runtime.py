@@ -23,6 +23,7 @@ from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem, failur
 if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
     from .events import RuntimeEvent
+    from .session import Conversation
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
@@ -136,7 +137,8 @@ class Runtime:
         return output
 
     async def _call(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool,
+        message_history: list[Any] | None = None,
     ) -> tuple[Any, CallFrame]:
         depth = 1 if parent is None else parent.depth + 1
         spec = self.bundle.worker(name)
@@ -152,7 +154,7 @@ class Runtime:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
-        return await self._run(spec, frame, prompt), frame
+        return await self._run(spec, frame, prompt, message_history), frame
 
     def _model(self, spec: WorkerSpec) -> tuple[Any, str]:
         override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
@@ -200,7 +202,7 @@ class Runtime:
             self._agents[spec.name] = agent
         return agent
 
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
         from .toolset_builder import build_toolsets
 
         model, label = self._model(spec)
@@ -220,6 +222,8 @@ class Runtime:
                         usage=self.usage,
                         usage_limits=self.usage_limits,
                         model_settings=settings,
+                        message_history=message_history,
+                        event_stream_handler=self._stream_handler(frame) if self.config.stream and self.listening else None,
                     )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
@@ -232,6 +236,25 @@ class Runtime:
             self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
         return result.output
 
+    def _stream_handler(self, frame: CallFrame) -> Any:
+        """Hands the text of a streamed response to the listeners as `OutputDelta` events."""
+        from pydantic_ai import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+
+        from .events import OutputDelta
+
+        async def handle(ctx: Any, events: Any) -> None:
+            async for event in events:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    text = event.part.content
+                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                    text = event.delta.content_delta
+                else:
+                    continue
+                if text:
+                    self.emit(OutputDelta(frame.worker, frame.depth, text))
+
+        return handle
+
     # --- whole runs
 
     def entry_input(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -240,11 +263,14 @@ class Runtime:
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
-    async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args."""
+    async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
+                        **kwargs: Any) -> RunResult:
+        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args.
+        `message_history`: pydantic-ai messages of earlier turns, which the worker's model sees
+        before this input (`RunResult.messages` holds them too, followed by this turn's)."""
         name = worker or self.bundle.entry["worker"]
         args, kwargs = self.entry_input(name, args, kwargs)
-        call = self._call(name, args, kwargs, None, False)
+        call = self._call(name, args, kwargs, None, False, message_history)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
@@ -272,8 +298,17 @@ class Runtime:
             except Exception:  # a listener that fails now (a closed pipe) must not hide why the run ended
                 pass
 
-    def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        return asyncio.run(self.run_async(*args, worker=worker, **kwargs))
+    def run(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
+            **kwargs: Any) -> RunResult:
+        return asyncio.run(self.run_async(*args, worker=worker, message_history=message_history, **kwargs))
+
+    def chat(self, thread: str | None = None, *, worker: str | None = None) -> Conversation:
+        """A conversation with the entry worker (or `worker`) on this runtime: `send(message)` runs
+        one turn with the history so far. `thread` (an id) keeps it in the bundle directory's
+        `.llm-do/threads/ID.json` and continues it from there."""
+        from .session import Conversation
+
+        return Conversation(self, thread=thread, worker=worker)
 
     async def events(self, *args: Any, worker: str | None = None, **kwargs: Any) -> AsyncIterator[RuntimeEvent]:
         """Run while yielding every event; in `prompt` mode without a callback, the host answers each
