@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +281,15 @@ def test_chat_with_no_bundle_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("chat", "--model", "test", input="", cwd_to=tmp_path)
     assert result.exit_code == 2
     assert "no such bundle" in one_line_error(result)
+
+
+def test_a_worker_file_edited_since_the_build_is_noted_once_the_chat_ends(build, script) -> None:
+    bundle = build(PROJECT)
+    edited = bundle.parent / "main.worker"
+    edited.write_text(edited.read_text() + "Edited.\n")
+    stamp = bundle.stat().st_mtime + 10
+    os.utime(edited, (stamp, stamp))
+    result = run_cli("chat", bundle, "--script", script(two_turns()), input="a\nb\n")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == ["first reply", "second reply"]
+    assert "main.worker" in one_line_error(result)

@@ -162,3 +162,25 @@ def test_chat_on_a_terminal_streams_replies_and_keeps_the_conversation(build, sc
 
     thread: Any = json.loads((bundle.parent / ".llm-do" / "threads" / "tty.json").read_text())
     assert len(thread["messages"]) == 4
+
+
+def test_ctrl_c_in_a_chat_cancels_the_reply_and_the_conversation_goes_on(py_bundle: Path, script) -> None:
+    import json
+    import signal
+
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 60}}]},
+                                     {"text": "after the cancel"}]}})
+    term = Pty(py_bundle.parent, "chat", "--thread", "c", "--script", str(s), stdout_on_pty=True)
+    term.read_until("> ")
+    term.send("take your time\r")
+    term.read_until("→ nap")
+    term.proc.send_signal(signal.SIGINT)  # what Ctrl-C on the terminal sends
+    term.read_until("reply cancelled")
+    term.send("never mind\r")
+    term.read_until("after the cancel\r\n> ")
+    term.proc.send_signal(signal.SIGINT)  # at the prompt: the chat ends
+    code, _ = term.finish()
+    assert code == 0, term.screen
+    thread: Any = json.loads((py_bundle.parent / ".llm-do" / "threads" / "c.json").read_text())
+    prompts = [p["content"] for m in thread["messages"] for p in m["parts"] if p["part_kind"] == "user-prompt"]
+    assert prompts == ["never mind"]

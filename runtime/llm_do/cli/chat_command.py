@@ -44,7 +44,14 @@ def chat(bundle: Path | None, thread: str | None, **options: Any) -> int:
         loaded = load_bundle(path)
     except BundleRefused as exc:
         raise ExecError(str(exc), EXIT_REFUSED) from None
-    return run_chat(loaded, thread, **options)
+    from llm_do.runtime.stale_sources import stale_check
+
+    stale_note = stale_check(loaded)  # worker files edited since the build: said once the chat ends
+    try:
+        return run_chat(loaded, thread, **options)
+    finally:
+        if note := stale_note():
+            click.echo(f"llm-do: {note}", err=True)
 
 
 def run_chat(bundle: Any, thread: str | None, *, verbose: int, **options: Any) -> int:
