@@ -58,7 +58,7 @@ def run_chat(bundle: Any, thread: str | None, *, verbose: int, **options: Any) -
     """The conversation loop, on a terminal or over stdin."""
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(verbose, options.get("events_to")) if on_terminal else None
-    printer = ReplyPrinter() if on_terminal and progress is None else None
+    printer = ReplyPrinter() if on_terminal and progress is None and options.get("events_to") != "-" else None
     sinks = [s for s in (progress, printer) if s is not None]
     setup = prepare_run(bundle, verbose=verbose, extra_sinks=sinks, stream=bool(sinks), **options)
     from llm_do.runtime.errors import InputProblem

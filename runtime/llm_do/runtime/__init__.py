@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "AgentArgs": "args",
     "Runtime": "runtime",
     "RunResult": "runtime",
+    "Conversation": "session",
     "RunFailed": "errors",
     "InputProblem": "errors",
     "CallRefused": "errors",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from .config import RuntimeConfig
     from .errors import CallRefused, InputProblem, RunFailed
     from .runtime import RunResult, Runtime
+    from .session import Conversation
 
 
 def __getattr__(name: str) -> Any:
