@@ -99,3 +99,20 @@ def test_split_text_gives_the_text_back_in_at_most_the_pieces_asked(text: str) -
     assert "".join(chunks) == text
     assert 1 <= len(chunks)
     assert all(chunks) or chunks == [""]
+
+
+def test_a_scripted_model_serves_pydantic_ais_run_stream_too() -> None:
+    import asyncio
+
+    from pydantic_ai import Agent
+
+    player = ScriptPlayer(Script.model_validate({"workers": {"main": [{"text": "streamed by run_stream, chunk by chunk"}]}}))
+    agent = Agent(player.model_for("main"))
+
+    async def collect() -> list[str]:
+        async with agent.run_stream("go") as result:
+            return [text async for text in result.stream_text(delta=True, debounce_by=None)]
+
+    chunks = asyncio.run(collect())
+    assert len(chunks) > 1
+    assert "".join(chunks) == "streamed by run_stream, chunk by chunk"
