@@ -116,3 +116,14 @@ def test_a_scripted_model_serves_pydantic_ais_run_stream_too() -> None:
     chunks = asyncio.run(collect())
     assert len(chunks) > 1
     assert "".join(chunks) == "streamed by run_stream, chunk by chunk"
+
+
+def test_a_model_that_cannot_stream_answers_whole_in_a_streaming_run(build) -> None:
+    from pydantic_ai import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    events: list[Any] = []
+    model = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("whole")]))
+    result = Runtime.load(build(PROJECT), RuntimeConfig(model=model, stream=True, on_event=events.append)).run("go")
+    assert result.output == "whole"
+    assert deltas(events) == []

@@ -223,7 +223,7 @@ class Runtime:
                         usage_limits=self.usage_limits,
                         model_settings=settings,
                         message_history=message_history,
-                        event_stream_handler=self._stream_handler(frame) if self.config.stream and self.listening else None,
+                        event_stream_handler=self._stream_handler(frame) if self._streams(model) else None,
                     )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
@@ -235,6 +235,11 @@ class Runtime:
 
             self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
         return result.output
+
+    def _streams(self, model: Any) -> bool:
+        """Whether this call streams: the run asks for it, someone listens, and the model can (a
+        host's FunctionModel without a stream function cannot; it answers whole)."""
+        return self.config.stream and self.listening and getattr(model, "stream_function", True) is not None
 
     def _stream_handler(self, frame: CallFrame) -> Any:
         """Hands the text of a streamed response to the listeners as `OutputDelta` events."""
