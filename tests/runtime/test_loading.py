@@ -177,6 +177,7 @@ heavy = sorted(
     m for m in sys.modules
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
         or m in ("llm_do.runtime.services", "llm_do.runtime.references")
+        or m in ("llm_do.runtime.session", "llm_do.runtime.threads", "llm_do.cli.progress", "llm_do.cli.chat_command")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich"))
     and m not in PYDANTIC_AI_BRINGS
 )

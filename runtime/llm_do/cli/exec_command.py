@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +122,15 @@ def _note(text: str | None) -> None:
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...],
                verbose: int, **options: Any) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
-    setup = prepare_run(bundle, verbose=verbose, **options)
+    progress = terminal_progress(verbose, options.get("events_to"))
+    live: dict[str, Any] = {"extra_sinks": [progress], "stream": True} if progress is not None else {}
+    setup = prepare_run(bundle, verbose=verbose, **options, **live)
     from llm_do.runtime.runtime import Runtime
 
     runtime = Runtime(bundle, setup.config)
+    if progress is not None:
+        progress.watch(runtime)
+        progress.start()
     from llm_do.runtime.child_processes import children, kill_new_descendants
 
     before = children(os.getpid())
@@ -138,8 +144,20 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
     except Exception as exc:
         raise run_failure(exc, verbose) from None
     finally:
+        if progress is not None:
+            progress.stop()
         setup.close()
     setup.check_script_used()
     if not setup.events_to_stdout:
         print_output(result.output)
     return 0
+
+
+def terminal_progress(verbose: int, events_to: str | None) -> Any:
+    """The live progress display (cli/progress.py) when stderr is a terminal that nothing else
+    writes to (no -v trace, no event stream on stdout); None otherwise, and rich stays unloaded."""
+    if verbose or events_to == "-" or not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+        return None
+    from .progress import Progress
+
+    return Progress()

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "AgentArgs": "args",
     "Runtime": "runtime",
     "RunResult": "runtime",
+    "Conversation": "session",
     "RunFailed": "errors",
     "InputProblem": "errors",
     "CallRefused": "errors",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from .references import InMemoryReferenceStore, Reference, References, ReferenceStore, UnknownReference
     from .runtime import RunResult, Runtime
     from .services import ServiceProblem, Services
+    from .session import Conversation
 
 
 def __getattr__(name: str) -> Any:

@@ -21,27 +21,30 @@ def _runtime(bundle: str | Path | Runtime, config: RuntimeConfig | None) -> Runt
 
 async def run_worker_async(
     bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
-    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
+    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None,
+    message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
     mapping or a WorkerArgs, or as `input_data=` (default: the bundle's entry.args). Returns output,
-    messages and usage.
+    messages and usage; `message_history` (an earlier result's `messages`) continues that
+    conversation.
 
-    The run's own keywords (`worker`, `config`, `input_data`, `message_callback`) are never input
+    The run's own keywords (`worker`, `config`, `input_data`, `message_callback`, `message_history`) are never input
     fields: a worker whose input has a field of one of those names gets it through `input_data=`
     (or a positional mapping). `message_callback(worker, depth, messages)` is the seed API's name
     for `RuntimeConfig.on_message`."""
     runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
-    return await runtime.run_async(*args, worker=worker, **kwargs)
+    return await runtime.run_async(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 def run_worker(
     bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
-    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None, **kwargs: Any
+    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None,
+    message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
     runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
-    return runtime.run(*args, worker=worker, **kwargs)
+    return runtime.run(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 def _prepare(

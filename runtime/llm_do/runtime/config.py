@@ -33,6 +33,8 @@ class RuntimeConfig:
     model_for: Callable[[str], Any] | None = None
     """Per-worker model override (scripted runs); takes precedence over `model`."""
     on_event: Callable[[RuntimeEvent], None] | None = None
+    stream: bool = False
+    """Stream model responses and send their text as `OutputDelta` events (with a listener only)."""
     on_message: Callable[[str, int, list[Any]], None] | None = None
     """Called with (worker, depth, messages) when a worker call finishes."""
     verbosity: int = 0

@@ -34,6 +34,18 @@ class WorkerFinished(RuntimeEvent):
 
 
 @dataclass
+class OutputDelta(RuntimeEvent):
+    """A piece of a worker's text as the model streams it. Sent only in runs that stream
+    (`RuntimeConfig.stream`: chat and the progress display); the whole text still arrives in
+    `WorkerFinished`."""
+
+    kind = "output_delta"
+    worker: str
+    depth: int
+    text: str
+
+
+@dataclass
 class ToolCalled(RuntimeEvent):
     kind = "tool_called"
     worker: str

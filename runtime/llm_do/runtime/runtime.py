@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
+    from .session import Conversation
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
@@ -222,7 +223,8 @@ class Runtime:
         return output
 
     async def _call(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool,
+        message_history: list[Any] | None = None,
     ) -> tuple[Any, CallFrame]:
         depth = 1 if parent is None else parent.depth + 1
         spec = self.spec(name)
@@ -244,7 +246,7 @@ class Runtime:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
-        return await self._run(spec, frame, prompt), frame
+        return await self._run(spec, frame, prompt, message_history), frame
 
     def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
         """The model of a call (its `frame`, which records it: its callees inherit it)."""
@@ -297,7 +299,7 @@ class Runtime:
             agents[spec.name] = agent
         return agent
 
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
         from .toolset_builder import build_toolsets
 
         model, label = self._model(spec, frame)
@@ -317,6 +319,8 @@ class Runtime:
                         usage=self.usage,
                         usage_limits=self.usage_limits,
                         model_settings=settings,
+                        message_history=message_history,
+                        event_stream_handler=self._stream_handler(frame) if self._streams(model) else None,
                     )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
@@ -329,6 +333,30 @@ class Runtime:
             self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
         return result.output
 
+    def _streams(self, model: Any) -> bool:
+        """Whether this call streams: the run asks for it, someone listens, and the model can (a
+        host's FunctionModel without a stream function cannot; it answers whole)."""
+        return self.config.stream and self.listening and getattr(model, "stream_function", True) is not None
+
+    def _stream_handler(self, frame: CallFrame) -> Any:
+        """Hands the text of a streamed response to the listeners as `OutputDelta` events."""
+        from pydantic_ai import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+
+        from .events import OutputDelta
+
+        async def handle(ctx: Any, events: Any) -> None:
+            async for event in events:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    text = event.part.content
+                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                    text = event.delta.content_delta
+                else:
+                    continue
+                if text:
+                    self.emit(OutputDelta(frame.worker, frame.depth, text))
+
+        return handle
+
     # --- whole runs
 
     def entry_input(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -337,10 +365,17 @@ class Runtime:
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
-    async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        """Run the entry (or `worker`) with the given input, default the bundle's entry.args."""
+    async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
+                        **kwargs: Any) -> RunResult:
+        """Run the entry (or `worker`) with the given input, default the bundle's entry.args.
+        `message_history`: pydantic-ai messages of earlier turns, which the worker's model sees
+        before this input (`RunResult.messages` holds them too, followed by this turn's); not for
+        an entry function, which has no model."""
         function = None if worker else self.bundle.entry_function
         if function is not None:
+            if message_history:
+                raise InputProblem("the entry is a Python function, which has no conversation: give message_history "
+                                   "with worker=NAME")
             from .entry_function import run_entry_function
 
             given = (args, kwargs) if args or kwargs else ((self.bundle.entry.get("args") or {},), {})
@@ -348,7 +383,7 @@ class Runtime:
         else:
             name = worker or self.bundle.entry["worker"]
             args, kwargs = self.entry_input(name, args, kwargs)
-            call = self._call(name, args, kwargs, None, False)
+            call = self._call(name, args, kwargs, None, False, message_history)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
@@ -376,8 +411,17 @@ class Runtime:
             except Exception:  # a listener that fails now (a closed pipe) must not hide why the run ended
                 pass
 
-    def run(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        return asyncio.run(self.run_async(*args, worker=worker, **kwargs))
+    def run(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
+            **kwargs: Any) -> RunResult:
+        return asyncio.run(self.run_async(*args, worker=worker, message_history=message_history, **kwargs))
+
+    def chat(self, thread: str | None = None, *, worker: str | None = None) -> Conversation:
+        """A conversation with the entry worker (or `worker`) on this runtime: `send(message)` runs
+        one turn with the history so far. `thread` (an id) keeps it in the bundle directory's
+        `.llm-do/threads/ID.json` and continues it from there."""
+        from .session import Conversation
+
+        return Conversation(self, thread=thread, worker=worker)
 
     async def events(self, *args: Any, worker: str | None = None, **kwargs: Any) -> AsyncIterator[RuntimeEvent]:
         """Run while yielding every event; in `prompt` mode without a callback, the host answers each

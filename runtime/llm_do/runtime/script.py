@@ -14,6 +14,8 @@ worker, the turn and the error, where a real model would only be asked to try ag
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,9 +145,20 @@ class ScriptedModel(FunctionModel):
 
     runs_tool_calls_in_order = True
 
-    def __init__(self, function: Any, *, worker: str) -> None:
-        super().__init__(function, model_name=f"script:{worker}")
+    def __init__(self, function: Any, *, worker: str, stream_function: Any = None) -> None:
+        super().__init__(function, stream_function=stream_function, model_name=f"script:{worker}")
         self.worker = worker
+        self.streamed_turn: int | None = None
+        """The turn the stream function is playing (it starts before the response is handed out)."""
+
+    @asynccontextmanager
+    async def request_stream(self, messages: list[Any], model_settings: Any, model_request_parameters: Any,
+                             run_context: Any = None) -> AsyncIterator[Any]:
+        """A streamed turn records its number as a whole response does, so a rejected streamed turn
+        is named too."""
+        async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as response:
+            response.provider_details = {TURN_KEY: self.streamed_turn}
+            yield response
 
     def prepare_messages(self, messages: list[Any], model_request_parameters: Any = None) -> list[Any]:
         outputs = {t.name for t in model_request_parameters.output_tools} if model_request_parameters else set()
@@ -178,31 +191,32 @@ class ScriptPlayer:
     _positions: dict[str, int] = field(default_factory=dict)
 
     def model_for(self, worker: str) -> Any:
-        from pydantic_ai import ModelResponse, TextPart, ToolCallPart
+        """The worker's model: its next turn for every request, whether the run asks for the whole
+        response (`respond`) or streams it (`stream`: text in a few chunks, tool calls as deltas)."""
+        from pydantic_ai import ModelResponse
 
-        async def respond(messages: list[Any], info: Any) -> Any:
+        model: ScriptedModel
+
+        def next_turn(info: Any) -> tuple[int, list[Any]]:
             turns = self.script.workers.get(worker, [])
             index = self._positions.get(worker, 0)
             if index >= len(turns):
                 raise ScriptExhausted(worker)
             self._positions[worker] = index + 1
-            turn = turns[index]
-            number = index + 1
-            parts: list[Any]
-            if turn.tool_calls is not None:
-                parts = [
-                    ToolCallPart(call.tool, call.args, tool_call_id=f"{worker}-{number}-{n + 1}")
-                    for n, call in enumerate(turn.tool_calls)
-                ]
-            elif "output" in turn.model_fields_set and info.output_tools:
-                parts = [ToolCallPart(info.output_tools[0].name, turn.output, tool_call_id=f"{worker}-{number}-output")]
-            elif "output" in turn.model_fields_set:
-                parts = [TextPart(turn.output if isinstance(turn.output, str) else json.dumps(turn.output))]
-            else:
-                parts = [TextPart(turn.text or "")]
+            return index + 1, turn_parts(worker, index + 1, turns[index], info)
+
+        async def respond(messages: list[Any], info: Any) -> Any:
+            number, parts = next_turn(info)
             return ModelResponse(parts=parts, provider_details={TURN_KEY: number})
 
-        return ScriptedModel(respond, worker=worker)
+        async def stream(messages: list[Any], info: Any) -> Any:
+            number, parts = next_turn(info)
+            model.streamed_turn = number
+            for chunk in stream_chunks(parts):
+                yield chunk
+
+        model = ScriptedModel(respond, worker=worker, stream_function=stream)
+        return model
 
     def unplayed(self) -> dict[str, tuple[int, int]]:
         """Turns left over per worker after a run: (unused, of all its turns)."""
@@ -250,3 +264,55 @@ def _errors(content: Any) -> str:
             shown.append(f"{loc}: {error.get('msg', '')}" if loc else str(error.get("msg", "")))
         return "; ".join(shown)
     return " ".join(str(content).split())
+
+
+def turn_parts(worker: str, number: int, turn: ScriptTurn, info: Any) -> list[Any]:
+    """A turn as the parts of a model response: tool calls, an output (through the output tool
+    when the worker has one), or text."""
+    from pydantic_ai import TextPart, ToolCallPart
+
+    if turn.tool_calls is not None:
+        return [ToolCallPart(call.tool, call.args, tool_call_id=f"{worker}-{number}-{n + 1}")
+                for n, call in enumerate(turn.tool_calls)]
+    if "output" in turn.model_fields_set and info.output_tools:
+        return [ToolCallPart(info.output_tools[0].name, turn.output, tool_call_id=f"{worker}-{number}-output")]
+    if "output" in turn.model_fields_set:
+        return [TextPart(turn.output if isinstance(turn.output, str) else json.dumps(turn.output))]
+    return [TextPart(turn.text or "")]
+
+
+TEXT_CHUNKS = 3
+"""A streamed text turn arrives in this many pieces (fewer for very short text), so whatever
+consumes a stream sees it grow as it would from a real model."""
+
+
+def stream_chunks(parts: list[Any]) -> Iterator[Any]:
+    """The parts of a turn as a stream function yields them: text in a few chunks split at word
+    boundaries; tool calls as `DeltaToolCalls`, name and id first, then the arguments' JSON."""
+    from pydantic_ai import TextPart
+    from pydantic_ai.models.function import DeltaToolCall
+
+    if all(isinstance(p, TextPart) for p in parts):
+        text = "".join(p.content for p in parts)
+        yield from split_text(text, TEXT_CHUNKS)
+        return
+    for index, part in enumerate(parts):
+        yield {index: DeltaToolCall(name=part.tool_name, tool_call_id=part.tool_call_id)}
+        yield {index: DeltaToolCall(json_args=part.args_as_json_str())}
+
+
+def split_text(text: str, pieces: int) -> list[str]:
+    """`text` in at most `pieces` consecutive chunks, cut after whitespace where there is some;
+    at least one chunk (a stream must yield something), joined they give `text` back."""
+    if pieces <= 1 or len(text) < pieces:
+        return [text]
+    size = -(-len(text) // pieces)
+    chunks, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        space = text.rfind(" ", start + 1, end)
+        if end < len(text) and space > start:
+            end = space + 1
+        chunks.append(text[start:end])
+        start = end
+    return chunks

@@ -1,0 +1,202 @@
+"""`llm-do chat [BUNDLE] [--thread ID] [run options]`: a conversation with the entry worker.
+
+On a terminal: a prompt with line editing and history (readline), the reply streamed as it
+arrives (in the live display when stderr is a terminal too), Ctrl-C cancels the reply being made
+(at the prompt it exits), `/exit`, `/usage`, `/reset`. Off a terminal: one message per line from
+stdin, each reply on stdout, exit 0 at the end of input, so a conversation can be scripted; a turn
+that fails ends the chat as a failed run (exit 1).
+
+One Runtime and one run setup serve the whole conversation (runtime/session.py): approvals for
+the session last, and a script's turns are consumed in order across the chat's turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .exec_command import DEFAULT_BUNDLE, EXIT_REFUSED, EXIT_USAGE, ExecError, bundle_path, terminal_progress
+from .run_setup import prepare_run, print_output, run_failure, run_options
+
+COMMANDS_HELP = "/exit ends the chat, /usage shows what it used, /reset forgets the conversation"
+PROMPT = "> "
+
+
+@click.command(name="chat")
+@click.argument("bundle", required=False, type=click.Path(path_type=Path))
+@click.option("--thread", help="Keep the conversation in .llm-do/threads/ID.json beside the bundle and continue it "
+                               "there (ID: letters, digits, '-', '_').")
+@run_options
+def chat(bundle: Path | None, thread: str | None, **options: Any) -> int:
+    """Talk with BUNDLE's entry worker (default ./bundle.lock; a directory stands for its bundle.lock).
+
+    Exit codes: 0 the conversation ended, 1 a turn failed (off a terminal), 2 usage error,
+    3 bundle refused, 130 interrupted.
+    """
+    from llm_do.runtime.bundle import BundleRefused, load_bundle
+
+    path = bundle_path(bundle or Path(DEFAULT_BUNDLE))
+    try:
+        loaded = load_bundle(path)
+    except BundleRefused as exc:
+        raise ExecError(str(exc), EXIT_REFUSED) from None
+    from llm_do.runtime.stale_sources import stale_check
+
+    stale_note = stale_check(loaded)  # worker files edited since the build: said once the chat ends
+    try:
+        return run_chat(loaded, thread, **options)
+    finally:
+        if note := stale_note():
+            click.echo(f"llm-do: {note}", err=True)
+
+
+def run_chat(bundle: Any, thread: str | None, *, verbose: int, **options: Any) -> int:
+    """The conversation loop, on a terminal or over stdin."""
+    on_terminal = sys.stdin.isatty()
+    progress = terminal_progress(verbose, options.get("events_to")) if on_terminal else None
+    printer = ReplyPrinter() if on_terminal and progress is None and options.get("events_to") != "-" else None
+    sinks = [s for s in (progress, printer) if s is not None]
+    setup = prepare_run(bundle, verbose=verbose, extra_sinks=sinks, stream=bool(sinks), **options)
+    from llm_do.runtime.errors import InputProblem
+    from llm_do.runtime.runtime import Runtime
+
+    runtime = Runtime(bundle, setup.config)
+    try:
+        try:
+            conversation = runtime.chat(thread=thread)
+        except InputProblem as exc:
+            raise ExecError(str(exc), EXIT_USAGE) from None
+        fields = runtime.input_class(bundle.worker(conversation.worker)).model_fields
+        if "input" not in fields:
+            raise ExecError(f"the entry worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
+                            "chat needs a worker whose input is a prompt", EXIT_USAGE)
+        if conversation.note:
+            click.echo(f"llm-do: {conversation.note}", err=True)
+        if printer is not None:
+            printer.worker = conversation.worker
+        if progress is not None:
+            progress.watch(runtime)
+        show = not setup.events_to_stdout
+        with asyncio.Runner() as runner:
+            if on_terminal:
+                terminal_loop(runner, conversation, progress, printer, show, verbose)
+            else:
+                piped_loop(runner, conversation, show, verbose)
+    finally:
+        setup.close()
+    setup.check_script_used()
+    return 0
+
+
+def piped_loop(runner: asyncio.Runner, conversation: Any, show: bool, verbose: int) -> None:
+    """One message a line from stdin, one reply on stdout; the first failure ends the chat."""
+    for line in sys.stdin:
+        message = line.rstrip("\r\n")
+        if not message.strip():
+            continue
+        if message.startswith("/"):
+            if command(message, conversation) == "exit":
+                return
+            continue
+        try:
+            output = runner.run(conversation.send_async(message))
+        except Exception as exc:
+            raise run_failure(exc, verbose) from None
+        if show:
+            print_output(output)
+            sys.stdout.flush()
+
+
+def terminal_loop(runner: asyncio.Runner, conversation: Any, progress: Any, printer: Any, show: bool,
+                  verbose: int) -> None:
+    """The prompt: a failed turn is reported and the conversation goes on."""
+    try:
+        import readline  # noqa: F401 - input() gets line editing and history
+    except ImportError:  # not on every platform; the prompt still works
+        pass
+    click.echo(f"llm-do: chatting with '{conversation.worker}'; {COMMANDS_HELP}", err=True)
+    while True:
+        try:
+            message = input(PROMPT)
+        except EOFError:
+            click.echo("", err=True)
+            return
+        except KeyboardInterrupt:
+            click.echo("", err=True)
+            return
+        if not message.strip():
+            continue
+        if message.startswith("/"):
+            if command(message, conversation) == "exit":
+                return
+            continue
+        if progress is not None:
+            progress.start()
+        try:
+            output = runner.run(conversation.send_async(message))
+        except KeyboardInterrupt:
+            stop(progress, printer)
+            click.echo("llm-do: reply cancelled (Ctrl-C again at the prompt exits)", err=True)
+            continue
+        except Exception as exc:
+            stop(progress, printer)
+            run_failure(exc, verbose).show()
+            continue
+        streamed = stop(progress, printer)
+        if show and not streamed:
+            print_output(output)
+
+
+def stop(progress: Any, printer: Any) -> bool:
+    """End a turn's display; whether the reply is on the screen already (streamed by the printer)."""
+    if progress is not None:
+        progress.stop()
+    return printer.finish() if printer is not None else False
+
+
+def command(text: str, conversation: Any) -> str | None:
+    """A `/` command; returns "exit" to end the chat."""
+    name = text.strip().split()[0].lower()
+    if name in ("/exit", "/quit"):
+        return "exit"
+    if name == "/usage":
+        u = conversation.usage
+        click.echo(f"{conversation.turns} turn{'s' if conversation.turns != 1 else ''} · {u.requests} requests · "
+                   f"{u.tool_calls} tool calls · {u.input_tokens} input tokens · {u.output_tokens} output tokens")
+    elif name == "/reset":
+        conversation.reset()
+        click.echo("llm-do: conversation forgotten; the next message starts anew", err=True)
+    else:
+        click.echo(f"llm-do: unknown command {name}; {COMMANDS_HELP}", err=True)
+    return None
+
+
+class ReplyPrinter:
+    """Streams the conversing worker's text to stdout as it arrives (a terminal without the live
+    display); the other workers' text is theirs."""
+
+    def __init__(self) -> None:
+        self.worker: str | None = None
+        self._open = False
+
+    def __call__(self, event: Any) -> None:
+        if event.kind == "output_delta" and event.depth == 1 and event.worker == self.worker:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self._open = True
+        elif event.kind == "tool_called" and event.depth == 1 and self._open:
+            sys.stdout.write("\n")  # text before a tool call is the model thinking aloud, not the reply
+            self._open = False
+
+    def finish(self) -> bool:
+        """End the reply's line; whether any text was streamed this turn."""
+        streamed = self._open
+        if self._open:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._open = False
+        return streamed

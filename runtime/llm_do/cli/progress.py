@@ -1,0 +1,147 @@
+"""Live progress on a terminal (rich, on stderr): the call tree as it unfolds (worker, depth, the
+tool it is calling), usage so far, elapsed time, and the entry worker's text as it streams.
+
+Used by `exec`, `run` and `chat` only when stderr is a terminal, and imported only then: off a
+terminal a run prints its output and one-line errors, nothing else. The display is an event sink;
+it steps aside (stops drawing) while the terminal asks for an approval, and is erased when the
+run ends, so what stays on screen is the question, the answers and the output.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
+from rich.tree import Tree
+
+TEXT_LINES = 12
+"""Lines of the streamed text shown under the tree (the tail, as it grows)."""
+REFRESH_GAP = 0.05
+"""Seconds between redraws asked for by streamed text (events that change the tree redraw at once)."""
+
+
+class Call:
+    """One worker call on screen."""
+
+    __slots__ = ("worker", "depth", "model", "tool", "tools", "done", "children")
+
+    def __init__(self, worker: str, depth: int, model: str) -> None:
+        self.worker, self.depth, self.model = worker, depth, model
+        self.tool: str | None = None
+        self.tools = 0
+        self.done = False
+        self.children: list[Call] = []
+
+
+class Progress:
+    """The live display: give it every event of the run (it is an `on_event` sink)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.roots: list[Call] = []
+        self._open: dict[int, Call] = {}
+        self.text = ""
+        self.usage: Any = None
+        """Where usage so far is read (a pydantic-ai RunUsage, the runtime's); set by `watch`."""
+        self.started = time.monotonic()
+        self._drawn = 0.0
+        self._asking = False
+        self.console = console or Console(stderr=True)
+        self.live = Live(console=self.console, transient=True, auto_refresh=True, refresh_per_second=8,
+                         redirect_stdout=False, redirect_stderr=False, get_renderable=self.render)
+
+    def watch(self, runtime: Any) -> None:
+        self.usage = runtime
+
+    def start(self) -> None:
+        import pydantic_ai
+
+        pydantic_ai.BANNER_ENABLED = False  # the display owns stderr: no first-run banner drawn into it
+        self.started = time.monotonic()
+        self.roots, self._open, self.text = [], {}, ""
+        self.live.start(refresh=True)
+
+    def stop(self) -> None:
+        self.live.stop()
+
+    def __call__(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "worker_started":
+            call = Call(event.worker, event.depth, event.model)
+            parent = self._open.get(event.depth - 1)
+            (parent.children if parent is not None else self.roots).append(call)
+            self._open[event.depth] = call
+            if event.depth == 1:
+                self.text = ""
+        elif kind == "tool_called":
+            call = self._open.get(event.depth)
+            if call is not None:
+                call.tool = event.tool
+            if event.depth == 1:
+                self.text = ""
+        elif kind == "tool_returned":
+            call = self._open.get(event.depth)
+            if call is not None:
+                call.tool, call.tools = None, call.tools + 1
+        elif kind == "worker_finished":
+            call = self._open.pop(event.depth, None)
+            if call is not None:
+                call.done, call.tool = True, None
+        elif kind == "output_delta":
+            if event.depth == 1:
+                self.text += event.text
+            self._redraw(throttled=True)
+            return
+        elif kind == "approval_requested":
+            self._asking = True
+            self.live.stop()  # the terminal question must not be drawn over
+            return
+        elif kind == "approval_decided":
+            if self._asking:
+                self._asking = False
+                self.live.start()
+        self._redraw()
+
+    def _redraw(self, throttled: bool = False) -> None:
+        now = time.monotonic()
+        if self._asking or (throttled and now - self._drawn < REFRESH_GAP):
+            return
+        self._drawn = now
+        self.live.refresh()
+
+    def render(self) -> Any:
+        parts: list[Any] = [Text(self.status(), style="bold")]
+        for root in self.roots:
+            tree = Tree(self.label(root))
+            self._grow(tree, root)
+            parts.append(tree)
+        if self.text:
+            tail = "\n".join(self.text.splitlines()[-TEXT_LINES:])
+            parts.append(Text(tail))
+        return Group(*parts)
+
+    def status(self) -> str:
+        elapsed = time.monotonic() - self.started
+        line = f"llm-do: {elapsed:.1f}s"
+        usage = getattr(self.usage, "usage", None)
+        if usage is not None:
+            line += (f" · {usage.requests} request{'s' if usage.requests != 1 else ''}"
+                     f" · {usage.input_tokens + usage.output_tokens} tokens"
+                     f" ({usage.input_tokens} in, {usage.output_tokens} out)")
+        return line
+
+    def label(self, call: Call) -> Text:
+        mark = "✓" if call.done else "…"
+        label = Text(f"{mark} {call.worker}", style="green" if call.done else "cyan")
+        label.append(f" (depth {call.depth}, {call.model})", style="dim")
+        if call.tool:
+            label.append(f" → {call.tool}", style="yellow")
+        elif call.tools:
+            label.append(f" · {call.tools} tool call{'s' if call.tools != 1 else ''}", style="dim")
+        return label
+
+    def _grow(self, tree: Tree, call: Call) -> None:
+        for child in call.children:
+            self._grow(tree.add(self.label(child)), child)

@@ -1,0 +1,93 @@
+"""A conversation with one worker: many turns on one `Runtime`, the worker's history carried from
+each turn into the next.
+
+One Runtime serves the whole conversation, so what the person approved "for this run" stays
+approved for every later turn, and a scripted model's turns are consumed in order across turns.
+The conversing worker's messages are passed to its next call (`message_history`); the workers it
+calls still start fresh on every call.
+
+Usage limits and the timeout apply per turn: each turn is a run of its own against the runtime's
+limits (a long conversation is not cut off by `request_limit`), while `usage` adds up the whole
+conversation for `/usage`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from .threads import Thread, changed_bundle_note, read_thread, thread_path, write_thread
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+
+class Conversation:
+    """Turns with one worker (default: the entry); made by `Runtime.chat(thread=...)`.
+
+    With a `thread` id the messages are read from, and after every turn written to, the bundle
+    directory's `.llm-do/threads/ID.json`; `note` then says whether the thread was made with
+    another bundle."""
+
+    def __init__(self, runtime: Runtime, thread: str | None = None, worker: str | None = None) -> None:
+        from pydantic_ai.usage import RunUsage
+
+        from .errors import InputProblem
+
+        self.runtime = runtime
+        self.worker = worker or runtime.bundle.entry["worker"]
+        if runtime.bundle.worker(self.worker) is None:
+            raise InputProblem(f"the bundle has no worker '{self.worker}'")
+        self.messages: list[Any] = []
+        """The conversation so far, as pydantic-ai messages."""
+        self.usage = RunUsage()
+        """Usage of every turn so far (each turn's limits are checked on its own)."""
+        self.turns = 0
+        """Turns sent through this object (not those read from the thread)."""
+        self.thread = thread
+        self.note: str | None = None
+        """Set when the thread was made with another bundle: the person should know."""
+        self._path = thread_path(runtime.bundle.path, thread) if thread is not None else None
+        if self._path is not None:
+            stored = read_thread(self._path, thread)  # type: ignore[arg-type]
+            if stored is not None:
+                if stored.worker != self.worker:
+                    from .threads import ThreadProblem
+
+                    raise ThreadProblem(f"thread '{thread}' is a conversation with worker '{stored.worker}', "
+                                        f"not '{self.worker}'")
+                self.messages = stored.messages
+                self.note = changed_bundle_note(stored, self.digest)
+
+    @property
+    def digest(self) -> str | None:
+        return self.runtime.bundle.text.get("digest")
+
+    async def send_async(self, *args: Any, **kwargs: Any) -> Any:
+        """One turn: the message (a string, or the worker's input fields) with the history so far;
+        returns the worker's output. A turn that fails or is cancelled leaves the history as it was."""
+        from pydantic_ai.usage import RunUsage
+
+        turn_usage = RunUsage()
+        self.runtime.usage = turn_usage  # the turn's limits count this turn only
+        try:
+            result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
+        finally:
+            self.usage.incr(turn_usage)
+        self.messages = list(result.messages)
+        self.turns += 1
+        self._save()
+        return result.output
+
+    def send(self, *args: Any, **kwargs: Any) -> Any:
+        """`send_async` for code that is not async."""
+        return asyncio.run(self.send_async(*args, **kwargs))
+
+    def reset(self) -> None:
+        """Forget the history (and empty the thread): the next turn starts the conversation anew."""
+        self.messages = []
+        self._save()
+
+    def _save(self) -> None:
+        if self._path is not None:
+            write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages))  # type: ignore[arg-type]
