@@ -200,13 +200,17 @@ class Runtime:
             self._agents[spec.name] = agent
         return agent
 
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
+    def _toolsets(self, spec: WorkerSpec) -> Any:
+        """A call's toolsets behind the gate (a durable run wraps the gated tools in steps)."""
         from .toolset_builder import build_toolsets
 
+        return build_toolsets(self, spec)
+
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
         model, label = self._model(spec)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
-            async with CallScope(self, frame, build_toolsets(self, spec)) as scope:
+            async with CallScope(self, frame, self._toolsets(spec)) as scope:
                 if self.listening:
                     from .events import WorkerStarted
 
