@@ -168,7 +168,7 @@ def test_a_killed_run_resumes_and_no_completed_tool_runs_again(project: Path, tm
 
 
 def normalized(text: str, rid: str, root: Path) -> str:
-    text = text.replace(rid, "RUN-ID").replace(str(root), "ROOT")
+    text = text.replace(rid, "00000000-0000-0000-0000-000000000000").replace(str(root), "ROOT")
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD HH:MM:SS", text)
 
 

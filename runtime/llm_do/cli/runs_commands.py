@@ -30,6 +30,14 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
+def _shown(path: str) -> str:
+    """A bundle path relative to the current directory when it is below it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
 def _problem(exc: Exception) -> ExecError:
     return ExecError(str(exc), EXIT_USAGE)
 
@@ -51,7 +59,7 @@ def runs(db: str | None) -> int:
         click.echo("no runs recorded")
         return 0
     rows = [["ID", "BUNDLE", "STATE", "STARTED", "WAITING ON"]]
-    rows += [[r.id, r.bundle, r.state, r.started, r.waiting] for r in sorted(found, key=lambda r: (r.started, r.id))]
+    rows += [[r.id, _shown(r.bundle), r.state, r.started, r.waiting] for r in sorted(found, key=lambda r: (r.started, r.id))]
     click.echo(_table(rows))
     return 0
 
