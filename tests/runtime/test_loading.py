@@ -176,7 +176,8 @@ for argv in runs:
 heavy = sorted(
     m for m in sys.modules
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
-        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich"))
+        or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
+        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy"))
     and m not in PYDANTIC_AI_BRINGS
 )
 providers = sorted(m for m in sys.modules if m.startswith(("pydantic_ai.models.openai", "pydantic_ai.models.anthropic")))

@@ -41,6 +41,8 @@ class DurableAwareCommand(click.Command):
     `exec --durable BUNDLE` stay durable runs of that prompt or bundle."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--durable" not in args:
+            return super().parse_args(ctx, args)
         from llm_do.runtime.durable.db_url import has_scheme
 
         fixed: list[str] = []
