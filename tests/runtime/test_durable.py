@@ -153,7 +153,7 @@ def test_a_killed_run_resumes_and_no_completed_tool_runs_again(project: Path, tm
 
     listed = run_cli("runs", cwd_to=root)
     assert listed.exit_code == 0, listed.stderr
-    assert re.search(rf"^{rid}\s+\S+bundle.lock\s+pending\s", listed.stdout, re.M), listed.stdout
+    assert re.search(rf"^{rid}\s+bundle.lock\s+pending\s", listed.stdout, re.M), listed.stdout
 
     resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log)
     assert resumed.returncode == 0, resumed.stderr
@@ -291,3 +291,17 @@ def test_durable_takes_a_db_url_only_with_a_scheme(project: Path, tmp_path: Path
     assert listed.exit_code == 0 and " done " in listed.stdout
     missing = run_cli("runs", cwd_to=tmp_path)
     assert missing.exit_code == 2 and "no runs recorded there" in missing.stderr
+
+
+def test_db_urls() -> None:
+    from llm_do.runtime.durable.db_url import DbUrlProblem, has_scheme, resolve_db_url
+
+    assert has_scheme("sqlite:///x.sqlite") and has_scheme("postgresql://u@h/db")
+    assert not has_scheme("summarize this: http is a protocol") and not has_scheme("bundle.lock")
+    base = Path("/tmp/llm-do-db-url-test")
+    assert resolve_db_url(None, base) == f"sqlite:///{base}/.llm-do/runs.sqlite"
+    assert resolve_db_url("sqlite:////abs/r.sqlite", base) == "sqlite:////abs/r.sqlite"
+    assert resolve_db_url("postgresql://u@h:5432/db", base) == "postgresql://u@h:5432/db"
+    for bad in ("sqlite://", "sqlite:///:memory:", "mysql://h/db"):
+        with pytest.raises(DbUrlProblem):
+            resolve_db_url(bad, base)
