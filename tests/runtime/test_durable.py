@@ -293,12 +293,12 @@ def test_durable_takes_a_db_url_only_with_a_scheme(project: Path, tmp_path: Path
     assert missing.exit_code == 2 and "no runs recorded there" in missing.stderr
 
 
-def test_db_urls() -> None:
+def test_db_urls(tmp_path: Path) -> None:
     from llm_do.runtime.durable.db_url import DbUrlProblem, has_scheme, resolve_db_url
 
     assert has_scheme("sqlite:///x.sqlite") and has_scheme("postgresql://u@h/db")
     assert not has_scheme("summarize this: http is a protocol") and not has_scheme("bundle.lock")
-    base = Path("/tmp/llm-do-db-url-test")
+    base = tmp_path
     assert resolve_db_url(None, base) == f"sqlite:///{base}/.llm-do/runs.sqlite"
     assert resolve_db_url("sqlite:////abs/r.sqlite", base) == "sqlite:////abs/r.sqlite"
     assert resolve_db_url("postgresql://u@h:5432/db", base) == "postgresql://u@h:5432/db"
