@@ -179,7 +179,7 @@ def test_a_detached_approval_is_answered_from_another_process(project: Path, tmp
     first = llm_do("exec", project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
-    assert f"waits for approval 1: publish of worker 'main'" in first.stderr
+    assert "waits for approval 1: publish of worker 'main'" in first.stderr
     assert marks(log) == ["mark 1"]
 
     pending = run_cli("approvals", cwd_to=root)

@@ -16,8 +16,15 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_cli
-from tests.runtime.test_durable import APPROVAL_SCRIPT, PROJECT, llm_do, marks, run_id, write  # noqa: F401
-from tests.runtime.test_durable import _template, project  # noqa: F401  (fixtures)
+from tests.runtime.test_durable import (  # noqa: F401  (_template and project are fixtures)
+    APPROVAL_SCRIPT,
+    _template,
+    llm_do,
+    marks,
+    project,
+    run_id,
+    write,
+)
 
 pytest.importorskip("dbos")
 

@@ -19,48 +19,6 @@ from .run_setup import EXIT_USAGE, ExecError, prepare_run, print_output, run_fai
 EXIT_SUSPENDED = 4
 
 
-def durable_option(command: Any) -> Any:
-    """`--durable [DB_URL]`: a value only when it has a scheme (see `DurableAwareCommand`)."""
-    return click.option("--durable", "durable", is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
-                        help="Run durably, recorded in DB_URL (sqlite:///PATH, postgresql://...; default "
-                             "sqlite:///.llm-do/runs.sqlite beside the bundle).")(command)
-
-
-def detach_option(command: Any) -> Any:
-    return click.option("--detach-approvals", is_flag=True,
-                        help="Durable runs: record an approval request and stop (exit 4) instead of waiting.")(command)
-
-
-def db_option(command: Any) -> Any:
-    return click.option("--db", "db", metavar="DB_URL",
-                        help="The run database (default sqlite:///.llm-do/runs.sqlite in the current directory).")(command)
-
-
-class DurableAwareCommand(click.Command):
-    """`--durable` takes the next word only when it is a DB URL: `exec --durable "a prompt"` and
-    `exec --durable BUNDLE` stay durable runs of that prompt or bundle."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--durable" not in args:
-            return super().parse_args(ctx, args)
-        from llm_do.runtime.durable.db_url import has_scheme
-
-        fixed: list[str] = []
-        i = 0
-        while i < len(args):
-            arg = args[i]
-            if arg == "--":
-                fixed.extend(args[i:])
-                break
-            if arg == "--durable" and i + 1 < len(args) and has_scheme(args[i + 1]):
-                fixed.append(f"--durable={args[i + 1]}")
-                i += 2
-                continue
-            fixed.append("--durable=" if arg == "--durable" else arg)
-            i += 1
-        return super().parse_args(ctx, fixed)
-
-
 def db_url(given: str | None, base: Path) -> str:
     from llm_do.runtime.durable.db_url import DbUrlProblem, resolve_db_url
 
@@ -71,10 +29,9 @@ def db_url(given: str | None, base: Path) -> str:
 
 
 def exec_durable(bundle: Any, prompt: str | None, *, durable: str, detach_approvals: bool, input_json: str | None,
-                 attach: tuple[str, ...], verbose: int, **options: Any) -> int:
-    """`exec --durable`: start a new durable run of the bundle's entry."""
-    from llm_do.cli.exec_command import run_input
-
+                 attach: tuple[str, ...], verbose: int, run_input: Any, **options: Any) -> int:
+    """`exec --durable`: start a new durable run of the bundle's entry (`run_input`: exec's
+    reading of PROMPT, --input-json and --attach)."""
     url = db_url(durable, bundle.path.resolve().parent)
     setup = prepare_run(bundle, verbose=verbose, **options)
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from .durable_run import DurableAwareCommand, detach_option, durable_option
+from .durable_options import DurableAwareCommand, detach_option, durable_option
 from .run_setup import (
     EXIT_FAILED,
     EXIT_REFUSED,
@@ -111,7 +111,8 @@ def exec_(positionals: tuple[str, ...], durable: str | None, detach_approvals: b
         if durable is not None:
             from .durable_run import exec_durable
 
-            code = exec_durable(bundle, prompt, durable=durable, detach_approvals=detach_approvals, **options)
+            code = exec_durable(bundle, prompt, durable=durable, detach_approvals=detach_approvals, run_input=run_input,
+                                    **options)
         else:
             code = run_bundle(bundle, prompt, **options)
     except KeyboardInterrupt:

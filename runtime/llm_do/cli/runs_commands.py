@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from .durable_run import db_option, db_url, detach_option, resume_run
+from .durable_options import db_option, detach_option
+from .durable_run import db_url, resume_run
 from .run_setup import EXIT_USAGE, ExecError, run_options
 
 
