@@ -89,7 +89,7 @@ def main() -> None:
     t0 = time.perf_counter()
     runtime.prepare()
     workflow = durable.register_run_workflow(runtime)
-    durable.launch(db, run_id=str(uuid.uuid4()), digest=digest)
+    durable.launch(db, executor=f"llm-do-bench-{uuid.uuid4()}", digest=digest)
     launched = time.perf_counter() - t0
 
     plain_times, durable_times = [], []

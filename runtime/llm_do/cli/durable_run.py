@@ -99,12 +99,13 @@ def _runtime(bundle: Any, setup: Any, detach_approvals: bool) -> Any:
 def drive(runtime: Any, setup: Any, url: str, run_id: str, record: dict[str, Any] | None, verbose: int) -> int:
     """Launch DBOS for the run, start it (or let it recover), and end as `exec` does."""
     from llm_do.runtime.durable import dbos as durable
+    from llm_do.runtime.durable.names import executor_id
 
     try:
         try:
             runtime.prepare()
             workflow = durable.register_run_workflow(runtime)
-            durable.launch(url, run_id=run_id, digest=runtime.digest, verbose=verbose)
+            durable.launch(url, executor=executor_id(run_id), digest=runtime.digest, verbose=verbose)
             outcome, value = asyncio.run(durable.start_or_resume(workflow, run_id, record, runtime))
         finally:
             durable.shutdown()

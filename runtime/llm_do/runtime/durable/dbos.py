@@ -36,21 +36,23 @@ from ..config import RuntimeConfig
 from ..errors import RunFailed
 from ..runtime import Runtime, _native_tools
 from ..script import TURN_KEY
-from .names import APPROVAL_PREFIX, executor_id, short_digest, step_prefix, workflow_name
+from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
 
 APP_NAME = "llm-do"
 APPROVAL_WAIT_SECONDS = 365 * 24 * 3600.0
 """How long a run waits for an approval before giving up: in practice, until someone answers."""
 
 
-def launch(db_url: str, *, run_id: str, digest: str, verbose: int = 0) -> None:
-    """Start DBOS on `db_url` for one run. DBOS logs to stderr only with -v."""
+def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None:
+    """Start DBOS on `db_url` as `executor` (`executor_id(run_id)` for one run; a batch process
+    would take one of its own), recovering that executor's pending workflows of this bundle.
+    DBOS logs to stderr only with -v."""
     level = "DEBUG" if verbose > 1 else "INFO" if verbose else "CRITICAL"
     DBOS(config={
         "name": APP_NAME,
         "system_database_url": db_url,
         "run_admin_server": False,
-        "executor_id": executor_id(run_id),
+        "executor_id": executor,
         "application_version": short_digest(digest),
         "log_level": level,
     })
@@ -134,14 +136,6 @@ class ScriptReplay(AbstractCapability[Any]):
         if isinstance(turn, int):
             self.player.replayed(self.worker, turn)
         return response
-
-
-class Suspended(Exception):
-    """The run waits for an approval and the process leaves it waiting (`--detach-approvals`)."""
-
-    def __init__(self, info: dict[str, Any]) -> None:
-        super().__init__(f"waiting for approval {info['id']}: {info['tool']} of worker '{info['worker']}'")
-        self.info = info
 
 
 class DurableRuntime(Runtime):
