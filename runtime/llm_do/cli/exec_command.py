@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from .durable_options import DurableAwareCommand, detach_option, durable_option
 from .run_setup import (
     EXIT_FAILED,
     EXIT_REFUSED,
@@ -83,15 +84,17 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
     return data
 
 
-@click.command(name="exec")
+@click.command(name="exec", cls=DurableAwareCommand)
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
 @input_options
 @run_options
-def exec_(positionals: tuple[str, ...], **options: Any) -> int:
+@durable_option
+@detach_option
+def exec_(positionals: tuple[str, ...], durable: str | None, detach_approvals: bool, **options: Any) -> int:
     """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function).
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
-    3 bundle refused (stale Python or tampered), 130 interrupted.
+    3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
     """
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
@@ -103,8 +106,16 @@ def exec_(positionals: tuple[str, ...], **options: Any) -> int:
     from llm_do.runtime.stale_sources import stale_check
 
     stale_note = stale_check(bundle)
+    if detach_approvals and durable is None:
+        raise click.UsageError("--detach-approvals needs --durable")
     try:
-        code = run_bundle(bundle, prompt, **options)
+        if durable is not None:
+            from .durable_run import exec_durable
+
+            code = exec_durable(bundle, prompt, durable=durable, detach_approvals=detach_approvals, run_input=run_input,
+                                    **options)
+        else:
+            code = run_bundle(bundle, prompt, **options)
     except KeyboardInterrupt:
         raise  # quietly
     except BaseException:

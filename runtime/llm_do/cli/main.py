@@ -24,6 +24,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
     "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
     "chat": ("llm_do.cli.chat_command:chat", "Talk with a bundle's entry worker, turn by turn."),
+    "runs": ("llm_do.cli.runs_commands:runs", "List durable runs."),
+    "resume": ("llm_do.cli.runs_commands:resume", "Continue a durable run whose process died."),
+    "approvals": ("llm_do.cli.runs_commands:approvals", "List the approvals durable runs wait for."),
+    "approve": ("llm_do.cli.runs_commands:approve", "Approve a call a durable run waits for."),
+    "deny": ("llm_do.cli.runs_commands:deny", "Deny a call a durable run waits for."),
 }
 
 

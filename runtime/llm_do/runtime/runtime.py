@@ -299,13 +299,17 @@ class Runtime:
             agents[spec.name] = agent
         return agent
 
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
+    def _toolsets(self, spec: WorkerSpec) -> Any:
+        """A call's toolsets behind the gate (a durable run wraps the gated tools in steps)."""
         from .toolset_builder import build_toolsets
 
+        return build_toolsets(self, spec)
+
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
         model, label = self._model(spec, frame)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
-            async with CallScope(self, frame, build_toolsets(self, spec)) as scope:
+            async with CallScope(self, frame, self._toolsets(spec)) as scope:
                 if self.listening:
                     from .events import WorkerStarted
 

@@ -218,6 +218,12 @@ class ScriptPlayer:
         model = ScriptedModel(respond, worker=worker, stream_function=stream)
         return model
 
+    def replayed(self, worker: str, turn: int) -> None:
+        """A durable run replayed `worker`'s recorded turn `turn` instead of asking for it: the
+        next turn asked for is the one after it, wherever the process that recorded it stopped."""
+        if turn > self._positions.get(worker, 0):
+            self._positions[worker] = turn
+
     def unplayed(self) -> dict[str, tuple[int, int]]:
         """Turns left over per worker after a run: (unused, of all its turns)."""
         out = {}

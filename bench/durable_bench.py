@@ -1,0 +1,127 @@
+"""What `--durable` costs per step: one run of a scripted worker that calls a Python tool STEPS
+times, plain against durable (DBOS on SQLite in a temporary folder), in one process, alternating.
+
+A step is a model request or a tool call: the run makes STEPS tool calls and STEPS + 1 requests.
+DBOS's launch and shutdown (paid once per `exec --durable` process) are timed apart.
+
+    python bench/durable_bench.py [--steps 50] [--runs 7] [--out DIR] [--db postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table, versions  # noqa: E402
+
+TOOLS = '''
+def tick(n: int) -> str:
+    """Count."""
+    return f"tick {n}"
+
+
+TOOLS = {"tick": tick}
+'''
+
+WORKER = """---
+tools: [tick]
+approvals:
+  - allow tick
+---
+Tick.
+"""
+
+
+def make_project(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "project.json").write_text(json.dumps({"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                                                   "entry": {"worker": "main", "args": {"input": "go"}}}))
+    (root / "tools.py").write_text(TOOLS)
+    (root / "main.worker").write_text(WORKER)
+    subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], check=True, capture_output=True)
+    return root / "bundle.lock"
+
+
+def script(steps: int, runs: int) -> dict:
+    turns = []
+    for _ in range(runs):
+        turns += [{"tool_calls": [{"tool": "tick", "args": {"n": i}}]} for i in range(steps)] + [{"text": "done"}]
+    return {"workers": {"main": turns}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / ".work" / "durable")
+    parser.add_argument("--db", help="a database URL (default: SQLite in a temporary folder)")
+    args = parser.parse_args()
+
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.config import RuntimeConfig
+    from llm_do.runtime.durable import dbos as durable
+    from llm_do.runtime.runtime import Runtime
+    from llm_do.runtime.script import Script, ScriptPlayer
+
+    bundle_path = make_project(args.out / "tick")
+    bundle = load_bundle(bundle_path)
+    digest = str(bundle.text.get("digest"))
+    data = {"input": "go"}
+    total = args.runs + 1  # one warm-up each
+    plain_player = ScriptPlayer(Script.model_validate(script(args.steps, total)))
+    durable_player = ScriptPlayer(Script.model_validate(script(args.steps, total)))
+
+    db = args.db or f"sqlite:///{tempfile.mkdtemp(prefix='llm-do-bench-')}/runs.sqlite"
+    from pydantic_ai.usage import RunUsage, UsageLimits
+
+    limits = UsageLimits(request_limit=None, tool_calls_limit=None)
+    runtime = durable.DurableRuntime(bundle, RuntimeConfig(model_for=durable_player.model_for, usage_limits=limits), digest=digest,
+                                     player=durable_player)
+    t0 = time.perf_counter()
+    runtime.prepare()
+    workflow = durable.register_run_workflow(runtime)
+    durable.launch(db, executor=f"llm-do-bench-{uuid.uuid4()}", digest=digest)
+    launched = time.perf_counter() - t0
+
+    plain_times, durable_times = [], []
+    for i in range(total):
+        t = time.perf_counter()
+        Runtime(bundle, RuntimeConfig(model_for=plain_player.model_for, usage_limits=limits)).run(data)
+        plain = time.perf_counter() - t
+        runtime.usage = RunUsage()
+        t = time.perf_counter()
+        outcome, _ = asyncio.run(durable.start_or_resume(workflow, str(uuid.uuid4()), {"worker": "main", "input": data},
+                                                         runtime))
+        assert outcome == "done"
+        took = time.perf_counter() - t
+        if i:  # the first of each is a warm-up
+            plain_times.append(plain)
+            durable_times.append(took)
+    t = time.perf_counter()
+    durable.shutdown()
+    shut = time.perf_counter() - t
+
+    steps = 2 * args.steps + 1
+    p, d = statistics.median(plain_times), statistics.median(durable_times)
+    print(f"durable_bench: {args.steps} tool calls + {args.steps + 1} model requests = {steps} steps per run, "
+          f"{args.runs} runs each ({'Postgres' if db.startswith('postgres') else 'SQLite'})")
+    print(f"machine: {machine()}; {versions()}")
+    print(table(["", "median run", "per step"], [
+        ["plain", f"{p * 1000:.1f} ms", f"{p / steps * 1000:.2f} ms"],
+        ["--durable", f"{d * 1000:.1f} ms", f"{d / steps * 1000:.2f} ms"],
+        ["overhead", f"{(d - p) * 1000:.1f} ms", f"{(d - p) / steps * 1000:.2f} ms"],
+    ]))
+    print(f"once per durable process: DBOS launch (with agents prepared) {launched * 1000:.0f} ms, shutdown {shut * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

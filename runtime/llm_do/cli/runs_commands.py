@@ -1,0 +1,138 @@
+"""`llm-do runs`, `resume`, `approvals`, `approve`, `deny`: durable runs recorded in a database.
+
+All but `resume` only read or answer what is recorded (through a DBOS client): they never launch
+DBOS, so they never recover another process's runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .durable_options import db_option, detach_option
+from .durable_run import db_url, resume_run
+from .run_setup import EXIT_USAGE, ExecError, run_options
+
+
+def _records(db: str | None) -> Any:
+    from llm_do.runtime.durable.records import RecordProblem, Records
+
+    try:
+        return Records(db_url(db, Path.cwd()))
+    except RecordProblem as exc:
+        raise ExecError(str(exc), EXIT_USAGE) from None
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def _shown(path: str) -> str:
+    """A bundle path relative to the current directory when it is below it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
+def _problem(exc: Exception) -> ExecError:
+    return ExecError(str(exc), EXIT_USAGE)
+
+
+@click.command(name="runs")
+@db_option
+def runs(db: str | None) -> int:
+    """List the durable runs recorded in the database: id, bundle, state, started (UTC), what it waits on."""
+    from llm_do.runtime.durable.records import RecordProblem
+
+    records = _records(db)
+    try:
+        found = records.runs()
+    except RecordProblem as exc:
+        raise _problem(exc) from None
+    finally:
+        records.close()
+    if not found:
+        click.echo("no runs recorded")
+        return 0
+    rows = [["ID", "BUNDLE", "STATE", "STARTED", "WAITING ON"]]
+    rows += [[r.id, _shown(r.bundle), r.state, r.started, r.waiting] for r in sorted(found, key=lambda r: (r.started, r.id))]
+    click.echo(_table(rows))
+    return 0
+
+
+@click.command(name="resume")
+@click.argument("run_id")
+@db_option
+@detach_option
+@run_options
+def resume(run_id: str, **options: Any) -> int:
+    """Continue durable run RUN_ID whose process died, on the bundle recorded for it.
+
+    Exit codes: 0 done, 1 failed, 2 usage, 3 bundle refused (changed since the run started),
+    4 waiting for an approval.
+    """
+    return resume_run(run_id, **options)
+
+
+@click.command(name="approvals")
+@click.argument("run_id", required=False)
+@db_option
+def approvals(run_id: str | None, db: str | None) -> int:
+    """List the approvals durable runs wait for (all runs, or RUN_ID's)."""
+    from llm_do.runtime.durable.records import RecordProblem
+
+    records = _records(db)
+    try:
+        ids = [records.run(run_id).id] if run_id else [r.id for r in records.runs() if r.state == "waiting"]
+        pending = [p for i in ids for p in records.pending(i)]
+    except RecordProblem as exc:
+        raise _problem(exc) from None
+    finally:
+        records.close()
+    if not pending:
+        click.echo("no approvals pending")
+        return 0
+    rows = [["RUN", "ID", "WORKER", "TOOL", "ARGUMENTS"]]
+    rows += [[p.run, p.id, p.worker, p.tool, json.dumps(p.args, ensure_ascii=False, sort_keys=True)] for p in pending]
+    click.echo(_table(rows))
+    return 0
+
+
+def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note: str | None) -> int:
+    from llm_do.runtime.durable.records import RecordProblem
+
+    records = _records(db)
+    try:
+        answered = records.answer(run_id, approval_id, approved, note)
+    except RecordProblem as exc:
+        raise _problem(exc) from None
+    finally:
+        records.close()
+    verb = "approved" if approved else "denied"
+    click.echo(f"llm-do: {verb} approval {answered.id} of run {run_id} ({answered.tool} of worker '{answered.worker}'); "
+               f"a process still waiting continues now, otherwise run `llm-do resume {run_id}`", err=True)
+    return 0
+
+
+@click.command(name="approve")
+@click.argument("run_id")
+@click.argument("approval_id")
+@db_option
+def approve(run_id: str, approval_id: str, db: str | None) -> int:
+    """Approve the call durable run RUN_ID waits for (APPROVAL_ID from `llm-do approvals`)."""
+    return _answer(run_id, approval_id, db, True, None)
+
+
+@click.command(name="deny")
+@click.argument("run_id")
+@click.argument("approval_id")
+@db_option
+@click.option("--feedback", help="Why: the worker's model reads it in the denied call's result.")
+def deny(run_id: str, approval_id: str, db: str | None, feedback: str | None) -> int:
+    """Deny the call durable run RUN_ID waits for; the tool does not run."""
+    return _answer(run_id, approval_id, db, False, feedback)

@@ -1,0 +1,136 @@
+"""Reading and answering recorded runs from outside them (`runs`, `approvals`, `approve`, `deny`,
+and `resume` before it launches): a `DBOSClient` talks to the system database only, so these
+commands never launch DBOS and never recover another process's runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .names import APPROVAL_PREFIX, WORKFLOW_PREFIX
+
+STATES = {"SUCCESS": "done", "ERROR": "failed", "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed", "CANCELLED": "cancelled",
+          "PENDING": "pending", "ENQUEUED": "pending", "DELAYED": "pending"}
+
+
+class RecordProblem(Exception):
+    """The database or the run cannot answer (usage error: exit 2)."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    bundle: str
+    digest: str
+    worker: str
+    state: str
+    """done, failed, cancelled, pending (running, or its process died: `resume` it), waiting (an approval)."""
+    started: str
+    waiting: str
+    """What a waiting run waits on: `approval 1: write_file (main)`."""
+    record: dict[str, Any]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    run: str
+    id: str
+    worker: str
+    tool: str
+    args: dict[str, Any]
+
+
+class Records:
+    """The runs recorded in one database."""
+
+    def __init__(self, db_url: str) -> None:
+        from dbos import DBOSClient
+
+        if db_url.lower().startswith("sqlite:///"):
+            from pathlib import Path
+
+            if not Path(db_url[len("sqlite:///"):]).is_file():
+                raise RecordProblem(f"{db_url}: no runs recorded there (no such database)")
+        try:
+            self.client = DBOSClient(system_database_url=db_url, retry_connection_errors=False)
+        except Exception as exc:
+            raise RecordProblem(f"{db_url}: cannot open the run database: {' '.join(str(exc).split())[:200]}") from None
+
+    def close(self) -> None:
+        self.client.destroy()
+
+    def _statuses(self, run_id: str | None = None) -> list[Any]:
+        try:
+            found = self.client.list_workflows(workflow_ids=[run_id] if run_id else None, has_parent=False, load_output=False)
+        except Exception as exc:  # a database DBOS never set up
+            raise RecordProblem(f"cannot read runs: {' '.join(str(exc).split())[:200]}") from None
+        return [s for s in found if (s.name or "").startswith(WORKFLOW_PREFIX)]
+
+    def runs(self) -> list[RunRecord]:
+        return [self._record(s) for s in self._statuses()]
+
+    def run(self, run_id: str) -> RunRecord:
+        found = self._statuses(run_id)
+        if not found:
+            raise RecordProblem(f"no run '{run_id}' in this database (see `llm-do runs`)")
+        return self._record(found[0])
+
+    def _record(self, status: Any) -> RunRecord:
+        args = (status.input or {}).get("args") if isinstance(status.input, dict) else getattr(status.input, "args", None)
+        record = dict(args[0]) if args else {}
+        pending = self.pending(status.workflow_id) if status.status == "PENDING" else []
+        state = STATES.get(status.status, status.status.lower())
+        waiting = ""
+        if pending:
+            state = "waiting"
+            waiting = "; ".join(f"approval {p.id}: {p.tool} ({p.worker})" for p in pending)
+        started = datetime.fromtimestamp((status.created_at or 0) / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        error = None
+        if status.error is not None:
+            error = " ".join(str(status.error).split())
+        return RunRecord(status.workflow_id, record.get("bundle", "?"), record.get("digest", ""), record.get("worker", ""),
+                         state, started, waiting, record, error)
+
+    def events(self, run_id: str) -> dict[str, Any]:
+        return self.client._sys_db.get_all_events(run_id)
+
+    def answered(self, run_id: str, topic: str) -> bool:
+        import sqlalchemy as sa
+
+        table = self.client._sys_db.tables.notifications
+        with self.client._sys_db.engine.connect() as conn:
+            row = conn.execute(sa.select(table.c.topic).where(table.c.destination_uuid == run_id, table.c.topic == topic)
+                               .limit(1)).first()
+        return row is not None
+
+    def pending(self, run_id: str) -> list[PendingApproval]:
+        """Approvals the run asked for that nobody has answered yet."""
+        out = []
+        for key, info in sorted(self.events(run_id).items(), key=lambda kv: _approval_number(kv[0])):
+            if not key.startswith(APPROVAL_PREFIX) or not isinstance(info, dict) or info.get("state") != "pending":
+                continue
+            if self.answered(run_id, key):
+                continue
+            out.append(PendingApproval(run_id, str(info["id"]), info["worker"], info["tool"], info.get("args") or {}))
+        return out
+
+    def answer(self, run_id: str, approval_id: str, approved: bool, note: str | None) -> PendingApproval:
+        """Send the run its answer; it continues at once in a process still waiting, else on `resume`."""
+        run = self.run(run_id)
+        topic = f"{APPROVAL_PREFIX}{approval_id}"
+        info = self.events(run_id).get(topic)
+        if not isinstance(info, dict):
+            raise RecordProblem(f"run '{run_id}' has no approval '{approval_id}' (see `llm-do approvals {run_id}`)")
+        if info.get("state") != "pending" or self.answered(run_id, topic):
+            raise RecordProblem(f"approval {approval_id} of run '{run_id}' is already answered")
+        if run.state not in ("waiting", "pending"):
+            raise RecordProblem(f"run '{run_id}' is {run.state}; it waits for nothing")
+        self.client.send(run_id, {"approved": approved, "note": note}, topic=topic, idempotency_key=f"{run_id}-{topic}")
+        return PendingApproval(run_id, approval_id, info["worker"], info["tool"], info.get("args") or {})
+
+
+def _approval_number(key: str) -> int:
+    tail = key.removeprefix(APPROVAL_PREFIX)
+    return int(tail) if tail.isdigit() else 0
