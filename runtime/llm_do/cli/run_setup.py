@@ -4,7 +4,6 @@ exit code). One home, so a new command behaves like `exec` without copying it.""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -37,7 +36,7 @@ def run_options(command: Any) -> Any:
         click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
         click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
-        click.option("-v", "--verbose", count=True, help="Print what happens to stderr."),
+        click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -53,17 +52,6 @@ def input_options(command: Any) -> Any:
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def describe(event: Any) -> str:
-    """-v: an event as one readable line."""
-    d = event.to_dict()
-    who = f"[{d.get('worker', '')}@{d.get('depth', '')}] " if "worker" in d else ""
-    kind = d.pop("event")
-    for key in ("worker", "depth"):
-        d.pop(key, None)
-    detail = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)[:200]}" for k, v in d.items())
-    return f"llm-do: {who}{kind} {detail}".rstrip()
 
 
 class RunSetup:
@@ -140,8 +128,13 @@ def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_
         except OSError as exc:
             raise ExecError(f"cannot write events to {events_to}: {exc.strerror}", EXIT_USAGE) from None
         sinks.append(JsonLinesSink(events_file))
-    if verbose:
-        sinks.append(lambda e: click.echo(describe(e), err=True))
+    if verbose:  # -v: the trace; -vv: and each call's model messages
+        from .trace import Trace
+
+        trace = Trace(lambda line: click.echo(line, err=True), verbose)
+        sinks.append(trace.event)
+        if verbose >= 2 and "on_message" not in config:
+            config["on_message"] = trace.messages
     runtime_config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
         interactive=sys.stdin.isatty() if interactive is None else interactive,
