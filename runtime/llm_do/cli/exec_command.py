@@ -53,9 +53,12 @@ def bundle_path(given: Path) -> Path:
     return given
 
 
-def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...]) -> dict[str, Any]:
-    """entry.args, replaced by --input-json; PROMPT sets `input`, --attach adds attachments."""
-    data = dict(runtime.bundle.entry.get("args") or {})
+def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...],
+              worker: str | None = None) -> dict[str, Any]:
+    """entry.args, replaced by --input-json; PROMPT sets `input`, --attach adds attachments.
+    With `worker` (exec --worker) the input is that worker's: entry.args are the entry's, not used."""
+    entry = worker or runtime.bundle.entry["worker"]
+    data = dict(runtime.bundle.entry.get("args") or {}) if worker is None else {}
     if input_json is not None:
         try:
             data = json.loads(input_json)
@@ -63,18 +66,18 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
             raise ExecError(f"--input-json is not valid JSON: {exc.msg} (column {exc.colno})", EXIT_USAGE) from None
         if not isinstance(data, dict):
             raise ExecError("--input-json must be a JSON object", EXIT_USAGE)
-    entry = runtime.bundle.entry["worker"]
     fields = runtime.input_class(runtime.bundle.worker(entry)).model_fields
+    which = f"the {'worker' if worker else 'entry worker'} '{entry}'"
     if not data and prompt is None and any(f.is_required() for f in fields.values()):
-        raise ExecError(f"the entry worker '{entry}' needs an input: give a PROMPT, --input-json, or entry.args in project.json",
-                        EXIT_USAGE)
+        where = "" if worker else ", or entry.args in project.json"
+        raise ExecError(f"{which} needs an input: give a PROMPT or --input-json{where}", EXIT_USAGE)
     if prompt is not None:
         if "input" not in fields:
-            raise ExecError(f"the entry worker takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
+            raise ExecError(f"{which} takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
         data["input"] = prompt
     if attach:
         if "attachments" not in fields:
-            raise ExecError("the entry worker takes no attachments", EXIT_USAGE)
+            raise ExecError(f"{which} takes no attachments", EXIT_USAGE)
         for path in attach:
             if Path(path).is_dir():
                 raise ExecError(f"--attach {path}: is a directory; attach files", EXIT_USAGE)
@@ -84,10 +87,12 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
 
 @click.command(name="exec")
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
+@click.option("--worker", "worker", metavar="NAME", help="Run this worker of the bundle instead of the entry, with its own input schema.")
 @input_options
 @run_options
 def exec_(positionals: tuple[str, ...], **options: Any) -> int:
-    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry worker.
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry worker
+    (or from --worker NAME).
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
     3 bundle refused (stale Python or tampered), 130 interrupted.
@@ -119,8 +124,11 @@ def _note(text: str | None) -> None:
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...],
-               verbose: int, **options: Any) -> int:
+               verbose: int, worker: str | None = None, **options: Any) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
+    if worker is not None and bundle.worker(worker) is None:
+        names = ", ".join(sorted(bundle.worker_names()))
+        raise ExecError(f"--worker {worker}: the bundle has no such worker (it has: {names})", EXIT_USAGE)
     setup = prepare_run(bundle, verbose=verbose, **options)
     from llm_do.runtime.runtime import Runtime
 
@@ -129,9 +137,9 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
 
     before = children(os.getpid())
     try:
-        data = run_input(runtime, prompt, input_json, attach)
+        data = run_input(runtime, prompt, input_json, attach, worker)
         try:
-            result = runtime.run(data)
+            result = runtime.run(data, worker=worker)
         except BaseException:  # stopped or failed: what its abandoned tools started goes too
             kill_new_descendants(before)
             raise
