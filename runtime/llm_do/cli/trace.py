@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 ELLIPSIS = "…"
@@ -21,6 +22,9 @@ WIDTH = 72
 """Characters for one value at `-v`."""
 MESSAGE_WIDTH = 400
 """Characters for one message part at `-vv`."""
+LABEL: ContextVar[str] = ContextVar("llm_do_trace_label", default="")
+"""Put before each line of the run under way: `llm-do batch` sets `#LINE ` per input, since the
+traces of concurrent inputs interleave."""
 
 
 def elide(value: Any, width: int = WIDTH) -> str:
@@ -172,9 +176,11 @@ class Trace:
         self.verbosity = verbosity
 
     def event(self, event: Any) -> None:
+        label = LABEL.get()
         for line in event_lines(event.to_dict()):
-            self.write(line)
+            self.write(label + line)
 
     def messages(self, worker: str, depth: int, messages: list[Any]) -> None:
+        label = LABEL.get()
         for line in message_lines(worker, depth, messages):
-            self.write(line)
+            self.write(label + line)

@@ -51,7 +51,7 @@ class Runtime:
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
         self._agents = self.bundle.agents
-        self._models: dict[str, Any] = {}
+        self._models = self.bundle.models
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
 
