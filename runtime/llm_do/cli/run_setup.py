@@ -37,6 +37,7 @@ def run_options(command: Any) -> Any:
         click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
         click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
+        click.option("--otel", is_flag=True, help="Send OpenTelemetry spans over OTLP (also LLM_DO_OTEL=1; needs llm-do[otel])."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -66,11 +67,15 @@ class RunSetup:
         self.strict_script = strict_script
         self._events_file = events_file
         self.events_to_stdout = events_to == "-"
+        self.on_close: list[Callable[[], None]] = []
+        """What must end with the runs (the OpenTelemetry exporter, flushed)."""
 
     def close(self) -> None:
         if self._events_file is not None:
             self._events_file.close()
             self._events_file = None
+        while self.on_close:
+            self.on_close.pop()()
 
     def check_script_used(self) -> None:
         """Unused scripted turns: a note on stderr, or a failure with --strict-script."""
@@ -86,7 +91,7 @@ class RunSetup:
 
 def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_all: bool, reject_all: bool,
                 events_to: str | None, timeout: float | None, verbose: int, strict_script: bool = False,
-                interactive: bool | None = None, extra_sinks: list[Callable[[Any], None]] | None = None,
+                otel: bool = False, interactive: bool | None = None, extra_sinks: list[Callable[[Any], None]] | None = None,
                 **config: Any) -> RunSetup:
     """Check the run options against each other and the bundle, and make the run's configuration.
     `config` passes further `RuntimeConfig` fields (services, a callback) from the command."""
@@ -145,7 +150,16 @@ def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_
         verbosity=verbose,
         **config,
     )
-    return RunSetup(runtime_config, player, strict_script, events_file, events_to)
+    setup = RunSetup(runtime_config, player, strict_script, events_file, events_to)
+    if otel or os.environ.get("LLM_DO_OTEL", "") not in ("", "0"):
+        from llm_do.runtime.telemetry import TelemetryProblem, instrument_cli
+
+        try:
+            setup.on_close.append(instrument_cli())
+        except TelemetryProblem as exc:
+            setup.close()
+            raise ExecError(str(exc), EXIT_USAGE) from None
+    return setup
 
 
 def run_failure(exc: BaseException, verbose: int = 0) -> click.ClickException:
