@@ -214,3 +214,29 @@ def test_the_progress_bar_counts_done_failed_and_tokens() -> None:
         progress.advance(BatchResult(3, None, "failed", {"input_tokens": 3, "output_tokens": 0}))
     shown = console.file.getvalue()
     assert "3/5" in shown and "1 failed" in shown and "18 tokens" in shown and "/s" in shown
+
+
+def test_on_a_terminal_the_batch_shows_a_progress_bar(bundle: Path, tmp_path: Path) -> None:
+    import pty
+
+    inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b", "boom"])
+    out = tmp_path / "out.jsonl"
+    controller, terminal = pty.openpty()
+    command = [sys.executable, "-m", "llm_do.cli.main", "batch", str(bundle), str(inputs), "-o", str(out), "--model", "test"]
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
+                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the process closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert proc.wait(timeout=60) == 1
+    text = shown.decode("utf-8", "replace")
+    assert "3/3" in text and "1 failed" in text and "tokens" in text and "ETA" in text
+    assert text.rstrip().endswith("1 of 3 inputs failed; their lines in " + str(out) + " say why")
