@@ -131,6 +131,17 @@ def test_a_bad_inputs_line_is_a_usage_error_before_anything_runs(bundle: Path, t
     assert not out.exists()
 
 
+def test_usage_errors_write_no_results_file(bundle: Path, tmp_path: Path, script) -> None:
+    inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
+    out = tmp_path / "out.jsonl"
+    both = run_cli("batch", bundle, inputs, "-o", out, "--model", "test", "--script", script({"workers": {}}))
+    assert both.exit_code == 2 and not out.exists()
+    missing = run_cli("batch", bundle, tmp_path / "none.jsonl", "-o", out, "--model", "test")
+    assert missing.exit_code == 2 and "none.jsonl: cannot read it" in one_line_error(missing)
+    nowhere = run_cli("batch", bundle, inputs, "-o", tmp_path / "no" / "dir" / "out.jsonl", "--model", "test")
+    assert nowhere.exit_code == 2 and "cannot write it" in one_line_error(nowhere)
+
+
 def test_script_turns_are_consumed_in_order_across_the_runs(bundle: Path, tmp_path: Path, script) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b", "c"])
     out = tmp_path / "out.jsonl"

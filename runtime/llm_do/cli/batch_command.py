@@ -50,24 +50,27 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
     try:
         raw = inputs.read_bytes()
         items = parse_inputs(raw.decode("utf-8-sig"), str(inputs))
-        identity = BatchIdentity.of(loaded.text.get("digest"), raw, path.name, inputs.name)
-        store = ResultsFile(results, identity, retry_failed)
     except OSError as exc:
         raise ExecError(f"{inputs}: cannot read it ({exc.strerror})", EXIT_USAGE) from None
     except UnicodeDecodeError:
         raise ExecError(f"{inputs}: not UTF-8 text", EXIT_USAGE) from None
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
+    verbose = options["verbose"]
+    setup = prepare_run(loaded, interactive=False, **options)  # before the results file: a usage error writes nothing
     try:
-        todo = [item for item in items if item.line not in store.done]
-        verbose = options["verbose"]
-        setup = prepare_run(loaded, interactive=False, **options)
+        identity = BatchIdentity.of(loaded.text.get("digest"), raw, path.name, inputs.name)
         try:
+            store = ResultsFile(results, identity, retry_failed)
+        except InputProblem as exc:
+            raise ExecError(str(exc), EXIT_USAGE) from None
+        try:
+            todo = [item for item in items if item.line not in store.done]
             _run(loaded, setup.config, todo, store, concurrency, len(items), verbose)
         finally:
-            setup.close()
+            store.close()
     finally:
-        store.close()
+        setup.close()
     setup.check_script_used()
     failed = len(store.failed & {item.line for item in items})
     if failed:
