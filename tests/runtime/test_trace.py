@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from llm_do.cli.trace import ELLIPSIS, elide, event_lines
@@ -56,6 +56,8 @@ def test_an_unknown_event_is_still_shown() -> None:
 
 
 @given(st.text(), st.integers(min_value=8, max_value=200))
+@example("\x1b0", 8)  # one character whose escape alone is wider than the room
+@example("\x1b" * 10, 8)
 def test_a_string_is_never_cut_mid_string(text: str, width: int) -> None:
     shown = elide(text, width)
     value = json.loads(shown)  # still one whole JSON string, quotes and escapes intact

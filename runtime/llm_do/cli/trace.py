@@ -49,9 +49,13 @@ def _json(value: Any) -> str:
 def _cut_string(value: str, width: int) -> str:
     """A quoted prefix of `value` with the ellipsis inside the quotes; at a space near the end
     when there is one, so words stay whole."""
-    keep = max(width - 3, 1)
-    while keep > 1 and len(_json(value[:keep])) + 1 > width:  # escapes (\n, \") take two characters
-        keep -= max(1, (len(_json(value[:keep])) + 1 - width) // 2)
+    room = width - 3  # the quotes and the ellipsis
+    keep = used = 0
+    for char in value:  # whole characters, each as wide as its JSON escape (\n, \", \u001b)
+        used += len(_json(char)) - 2
+        if used > room:
+            break
+        keep += 1
     space = value.rfind(" ", max(keep - 12, 1), keep)
     if space > 0:
         keep = space
