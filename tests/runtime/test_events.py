@@ -133,9 +133,9 @@ def test_an_unwritable_events_path_is_a_usage_error(bundle: Path, script, tmp_pa
     assert not (bundle.parent / "out.txt").exists()
 
 
-def test_verbose_describes_the_run_on_stderr(bundle: Path, script) -> None:
+def test_verbose_traces_the_run_on_stderr(bundle: Path, script) -> None:
     result = run_cli("exec", bundle, "go", "--script", script(FLOW), "-v")
     assert result.exit_code == 0
     assert result.stdout.strip() == "all done"
-    assert "[helper@2]" in result.stderr and "read_file" in result.stderr
+    assert "  ▸ helper (script:helper)" in result.stderr and "    → read_file(" in result.stderr
     assert "Traceback" not in result.stderr

@@ -29,16 +29,21 @@ def db_url(given: str | None, base: Path) -> str:
 
 
 def exec_durable(bundle: Any, prompt: str | None, *, durable: str, detach_approvals: bool, input_json: str | None,
-                 attach: tuple[str, ...], verbose: int, run_input: Any, **options: Any) -> int:
-    """`exec --durable`: start a new durable run of the bundle's entry (`run_input`: exec's
-    reading of PROMPT, --input-json and --attach)."""
+                 attach: tuple[str, ...], verbose: int, run_input: Any, worker: str | None = None, **options: Any) -> int:
+    """`exec --durable`: start a new durable run of the bundle's entry, or of `worker` (`run_input`:
+    exec's reading of PROMPT, --input-json and --attach)."""
+    if worker is None and bundle.entry_function is not None:
+        raise ExecError("the entry is a Python function: a durable run starts at a worker; give --worker NAME", EXIT_USAGE)
+    if worker is not None and bundle.worker(worker) is None:
+        raise ExecError(f"--worker {worker}: the bundle has no such worker", EXIT_USAGE)
+    name = worker or bundle.entry["worker"]
     url = db_url(durable, bundle.path.resolve().parent)
     setup = prepare_run(bundle, verbose=verbose, **options)
     try:
         runtime = _runtime(bundle, setup, detach_approvals)
-        data = run_input(runtime, prompt, input_json, attach)
+        data = run_input(runtime, prompt, input_json, attach, worker)
         run_id = str(uuid.uuid4())
-        record = {"bundle": str(bundle.path.resolve()), "digest": runtime.digest, "worker": bundle.entry["worker"],
+        record = {"bundle": str(bundle.path.resolve()), "digest": runtime.digest, "worker": name,
                   "input": data, "detach": detach_approvals}
         click.echo(f"llm-do: run id: {run_id}", err=True)
         return drive(runtime, setup, url, run_id, record, verbose)
@@ -118,13 +123,13 @@ def drive(runtime: Any, setup: Any, url: str, run_id: str, record: dict[str, Any
         return EXIT_SUSPENDED
     setup.check_script_used()
     if not setup.events_to_stdout:
-        print_output(_output(runtime, value))
+        print_output(_output(runtime, value, (record or {}).get("worker")))
     return 0
 
 
-def _output(runtime: Any, value: Any) -> Any:
-    """The entry's output as the worker's output class again (it crossed the workflow as JSON)."""
-    spec = runtime.bundle.worker(runtime.bundle.entry["worker"])
+def _output(runtime: Any, value: Any, worker: str | None) -> Any:
+    """The run's output as its worker's output class again (it crossed the workflow as JSON)."""
+    spec = runtime.bundle.worker(worker or runtime.bundle.entry.get("worker"))
     if spec is None or spec.output is None or not isinstance(value, dict):
         return value
     try:

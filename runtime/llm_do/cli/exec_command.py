@@ -55,9 +55,11 @@ def bundle_path(given: Path) -> Path:
     return given
 
 
-def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...]) -> dict[str, Any]:
-    """entry.args, replaced by --input-json; PROMPT sets `input`, --attach adds attachments."""
-    data = dict(runtime.bundle.entry.get("args") or {})
+def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: tuple[str, ...],
+              worker: str | None = None) -> dict[str, Any]:
+    """entry.args, replaced by --input-json; PROMPT sets `input`, --attach adds attachments.
+    With `worker` (exec --worker) the input is that worker's: entry.args are the entry's, not used."""
+    data = dict(runtime.bundle.entry.get("args") or {}) if worker is None else {}
     if input_json is not None:
         try:
             data = json.loads(input_json)
@@ -65,11 +67,16 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
             raise ExecError(f"--input-json is not valid JSON: {exc.msg} (column {exc.colno})", EXIT_USAGE) from None
         if not isinstance(data, dict):
             raise ExecError("--input-json must be a JSON object", EXIT_USAGE)
-    function = runtime.bundle.entry_function
-    what = f"the entry function '{function['name']}'" if function else f"the entry worker '{runtime.bundle.entry['worker']}'"
-    fields = runtime.entry_input_class().model_fields
+    if worker is not None:
+        fields = runtime.input_class(runtime.bundle.worker(worker)).model_fields
+        what, where = f"the worker '{worker}'", "give a PROMPT or --input-json"
+    else:
+        function = runtime.bundle.entry_function
+        what = f"the entry function '{function['name']}'" if function else f"the entry worker '{runtime.bundle.entry['worker']}'"
+        fields = runtime.entry_input_class().model_fields
+        where = "give a PROMPT, --input-json, or entry.args in project.json"
     if not data and prompt is None and any(f.is_required() for f in fields.values()):
-        raise ExecError(f"{what} needs an input: give a PROMPT, --input-json, or entry.args in project.json", EXIT_USAGE)
+        raise ExecError(f"{what} needs an input: {where}", EXIT_USAGE)
     if prompt is not None:
         if "input" not in fields:
             raise ExecError(f"{what} takes {', '.join(fields)}, not a prompt; pass --input-json", EXIT_USAGE)
@@ -86,12 +93,14 @@ def run_input(runtime: Any, prompt: str | None, input_json: str | None, attach: 
 
 @click.command(name="exec", cls=DurableAwareCommand)
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
+@click.option("--worker", "worker", metavar="NAME", help="Run this worker of the bundle instead of the entry, with its own input schema.")
 @input_options
 @run_options
 @durable_option
 @detach_option
 def exec_(positionals: tuple[str, ...], durable: str | None, detach_approvals: bool, **options: Any) -> int:
-    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function).
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function),
+    or from --worker NAME.
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
     3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
@@ -131,8 +140,11 @@ def _note(text: str | None) -> None:
 
 
 def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attach: tuple[str, ...],
-               verbose: int, **options: Any) -> int:
+               verbose: int, worker: str | None = None, **options: Any) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out."""
+    if worker is not None and bundle.worker(worker) is None:
+        names = ", ".join(sorted(bundle.worker_names()))
+        raise ExecError(f"--worker {worker}: the bundle has no such worker (it has: {names})", EXIT_USAGE)
     progress = terminal_progress(verbose, options.get("events_to"))
     live: dict[str, Any] = {"extra_sinks": [progress], "stream": True} if progress is not None else {}
     setup = prepare_run(bundle, verbose=verbose, **options, **live)
@@ -146,9 +158,9 @@ def run_bundle(bundle: Any, prompt: str | None, *, input_json: str | None, attac
 
     before = children(os.getpid())
     try:
-        data = run_input(runtime, prompt, input_json, attach)
+        data = run_input(runtime, prompt, input_json, attach, worker)
         try:
-            result = runtime.run(data)
+            result = runtime.run(data, worker=worker)
         except BaseException:  # stopped or failed: what its abandoned tools started goes too
             kill_new_descendants(before)
             raise

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("llm_do.compiler.commands.init:init", "Start a new project."),
     "migrate": ("llm_do.compiler.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
     "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
+    "batch": ("llm_do.cli.batch_command:batch", "Run a bundle's entry once per line of a JSON-lines file."),
     "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
     "chat": ("llm_do.cli.chat_command:chat", "Talk with a bundle's entry worker, turn by turn."),
     "runs": ("llm_do.cli.runs_commands:runs", "List durable runs."),

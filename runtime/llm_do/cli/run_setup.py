@@ -4,7 +4,6 @@ exit code). One home, so a new command behaves like `exec` without copying it.""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -37,7 +36,8 @@ def run_options(command: Any) -> Any:
         click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
         click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
-        click.option("-v", "--verbose", count=True, help="Print what happens to stderr."),
+        click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
+        click.option("--otel", is_flag=True, help="Send OpenTelemetry spans over OTLP (also LLM_DO_OTEL=1; needs llm-do[otel])."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -55,17 +55,6 @@ def input_options(command: Any) -> Any:
     return command
 
 
-def describe(event: Any) -> str:
-    """-v: an event as one readable line."""
-    d = event.to_dict()
-    who = f"[{d.get('worker', '')}@{d.get('depth', '')}] " if "worker" in d else ""
-    kind = d.pop("event")
-    for key in ("worker", "depth"):
-        d.pop(key, None)
-    detail = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)[:200]}" for k, v in d.items())
-    return f"llm-do: {who}{kind} {detail}".rstrip()
-
-
 class RunSetup:
     """The configuration the run options make, and what must happen when the runs are over.
 
@@ -78,11 +67,15 @@ class RunSetup:
         self.strict_script = strict_script
         self._events_file = events_file
         self.events_to_stdout = events_to == "-"
+        self.on_close: list[Callable[[], None]] = []
+        """What must end with the runs (the OpenTelemetry exporter, flushed)."""
 
     def close(self) -> None:
         if self._events_file is not None:
             self._events_file.close()
             self._events_file = None
+        while self.on_close:
+            self.on_close.pop()()
 
     def check_script_used(self) -> None:
         """Unused scripted turns: a note on stderr, or a failure with --strict-script."""
@@ -98,7 +91,7 @@ class RunSetup:
 
 def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_all: bool, reject_all: bool,
                 events_to: str | None, timeout: float | None, verbose: int, strict_script: bool = False,
-                interactive: bool | None = None, extra_sinks: list[Callable[[Any], None]] | None = None,
+                otel: bool = False, interactive: bool | None = None, extra_sinks: list[Callable[[Any], None]] | None = None,
                 **config: Any) -> RunSetup:
     """Check the run options against each other and the bundle, and make the run's configuration.
     `config` passes further `RuntimeConfig` fields (services, a callback) from the command."""
@@ -140,8 +133,13 @@ def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_
         except OSError as exc:
             raise ExecError(f"cannot write events to {events_to}: {exc.strerror}", EXIT_USAGE) from None
         sinks.append(JsonLinesSink(events_file))
-    if verbose:
-        sinks.append(lambda e: click.echo(describe(e), err=True))
+    if verbose:  # -v: the trace; -vv: and each call's model messages
+        from .trace import Trace
+
+        trace = Trace(lambda line: click.echo(line, err=True), verbose)
+        sinks.append(trace.event)
+        if verbose >= 2 and "on_message" not in config:
+            config["on_message"] = trace.messages
     runtime_config = RuntimeConfig(
         approval_mode=approval_mode,  # type: ignore[arg-type]
         interactive=sys.stdin.isatty() if interactive is None else interactive,
@@ -152,7 +150,16 @@ def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_
         verbosity=verbose,
         **config,
     )
-    return RunSetup(runtime_config, player, strict_script, events_file, events_to)
+    setup = RunSetup(runtime_config, player, strict_script, events_file, events_to)
+    if otel or os.environ.get("LLM_DO_OTEL", "") not in ("", "0"):
+        from llm_do.runtime.telemetry import TelemetryProblem, instrument_cli
+
+        try:
+            setup.on_close.append(instrument_cli())
+        except TelemetryProblem as exc:
+            setup.close()
+            raise ExecError(str(exc), EXIT_USAGE) from None
+    return setup
 
 
 def run_failure(exc: BaseException, verbose: int = 0) -> click.ClickException:

@@ -118,6 +118,9 @@ class LoadedBundle:
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
+        self.models: dict[str, Any] = {}
+        """Models built from model names, shared by every Runtime of this bundle like the agents
+        (a batch makes one Runtime per input)."""
 
     @property
     def entry(self) -> dict[str, Any]:

@@ -57,7 +57,7 @@ class Runtime:
         self._created: dict[str, WorkerSpec] = {}
         """Workers created in this run (`create_worker`), by name: only this run may call them."""
         self._created_agents: dict[str, Any] = {}
-        self._models: dict[str, Any] = {}
+        self._models = self.bundle.models
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
         self._services: Services | None = None

@@ -1,0 +1,49 @@
+"""`llm-do exec --worker NAME`: another worker of the bundle run directly, with its own input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import run_cli
+
+from .conftest import one_line_error, read_events
+
+VERDICT = {"workers": {"judge": [{"output": {"score": 7, "reason": "clear"}}]}}
+
+
+def test_a_worker_runs_with_its_own_input_schema(schema_bundle: Path, script, tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", schema_bundle, "--worker", "judge", "--input-json", '{"text": "tides"}',
+                     "--script", script(VERDICT), "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"score": 7, "reason": "clear"}
+    started = [(e["worker"], e["depth"]) for e in read_events(events) if e["event"] == "worker_started"]
+    assert started == [("judge", 1)]
+
+
+def test_a_prompt_goes_to_the_named_worker_not_the_entry(schema_bundle: Path, script) -> None:
+    # The entry (judge) takes Topic(text) and no prompt; boss takes a prompt.
+    boss = {"workers": {"boss": [{"text": "delegated nothing"}]}}
+    result = run_cli("exec", schema_bundle, "write it up", "--worker", "boss", "--script", script(boss))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "delegated nothing"
+
+
+def test_the_entry_args_are_not_given_to_another_worker(py_bundle: Path, script) -> None:
+    # entry.args {"input": ...} belong to main; judge needs its own `text`.
+    result = run_cli("exec", py_bundle, "--worker", "judge", "--script", script(VERDICT))
+    assert result.exit_code == 2
+    assert one_line_error(result) == "llm-do: the worker 'judge' needs an input: give a PROMPT or --input-json"
+
+
+def test_a_prompt_for_a_worker_without_input_field_is_a_usage_error(py_bundle: Path, script) -> None:
+    result = run_cli("exec", py_bundle, "tides", "--worker", "judge", "--script", script(VERDICT))
+    assert result.exit_code == 2
+    assert one_line_error(result) == "llm-do: the worker 'judge' takes text, not a prompt; pass --input-json"
+
+
+def test_an_unknown_worker_is_a_usage_error(py_bundle: Path) -> None:
+    result = run_cli("exec", py_bundle, "hi", "--worker", "nobody", "--model", "test")
+    assert result.exit_code == 2
+    assert one_line_error(result) == "llm-do: --worker nobody: the bundle has no such worker (it has: judge, main)"
