@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("llm_do.compiler.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
     "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
     "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
+    "serve": ("llm_do.cli.serve_command:serve", "Serve a bundle's workers as an MCP server."),
 }
 
 

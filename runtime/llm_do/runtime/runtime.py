@@ -240,11 +240,14 @@ class Runtime:
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
-    async def run_async(self, *args: Any, worker: str | None = None, **kwargs: Any) -> RunResult:
-        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args."""
+    async def run_async(self, *args: Any, worker: str | None = None, confine_attachments: bool = False,
+                        **kwargs: Any) -> RunResult:
+        """Run the entry worker (or `worker`) with the given input, default the bundle's entry.args.
+        `confine_attachments`: the input comes from someone other than the user (an MCP client),
+        so its attachments must lie inside the project, as a model's must."""
         name = worker or self.bundle.entry["worker"]
         args, kwargs = self.entry_input(name, args, kwargs)
-        call = self._call(name, args, kwargs, None, False)
+        call = self._call(name, args, kwargs, None, confine_attachments)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
