@@ -22,6 +22,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from llm_do.runtime.approvals import ApprovalDecision
+from llm_do.runtime.mcp_approvals import DECLINED, decision_of
 from tests.helpers import run_cli, worker
 
 from .conftest import of_kind, one_line_error, read_events
@@ -68,20 +70,16 @@ def alive(pid: int) -> bool:
 
 
 def test_tools_are_the_workers_with_their_locked_schemas(py_bundle: Path, script, tmp_path: Path) -> None:
-    async def scenario() -> tuple[list[types.Tool], list[str]]:
+    async def scenario() -> list[types.Tool]:
         async with stdio_session(py_bundle, "--all-workers", "--script", script({"workers": {}}),
-                                 errlog=tmp_path / "all.err") as session:
-            every = (await session.list_tools()).tools
-        async with stdio_session(py_bundle, "--script", script({"workers": {}}), errlog=tmp_path / "entry.err") as session:
-            entry = [t.name for t in (await session.list_tools()).tools]
-        return every, entry
+                                 errlog=tmp_path / "err") as session:
+            return (await session.list_tools()).tools
 
-    every, entry = run(scenario())
-    tools = {t.name: t for t in every}
+    tools = {t.name: t for t in run(scenario())}
     assert sorted(tools) == ["judge", "main"]
-    assert entry == ["main"]  # without --workers, the entry worker only
     assert tools["main"].input_schema == locked(py_bundle, "main", "input")
     assert tools["main"].output_schema is None
+    assert tools["main"].description == "Use your tools."  # no description: its instructions
     assert tools["judge"].input_schema == locked(py_bundle, "judge", "input")
     assert tools["judge"].output_schema == locked(py_bundle, "judge", "output")
     assert tools["judge"].description == "Scores a topic."
@@ -95,13 +93,15 @@ def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(py_bun
     async def note(value: float, total: float | None, message: str | None) -> None:
         progress.append(message or "")
 
-    async def scenario() -> list[types.CallToolResult]:
+    async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
         async with stdio_session(py_bundle, "--script", turns, "--strict-script", errlog=tmp_path / "err") as session:
+            names = [t.name for t in (await session.list_tools()).tools]
             one = await session.call_tool("main", {"input": "hi"}, progress_callback=note)
             two = await session.call_tool("main", {"input": "again"})
-            return [one, two]
+            return names, one, two
 
-    one, two = run(scenario())
+    names, one, two = run(scenario())
+    assert names == ["main"]  # without --workers, the entry worker only
     assert (text_of(one), one.is_error, one.structured_content) == ("first", False, None)
     assert text_of(two) == "second"  # one script for the server's lifetime: the next turn
     assert progress[0] == "main@1: started on script:main"
@@ -109,44 +109,25 @@ def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(py_bun
     assert (tmp_path / "err").read_text() == ""  # a clean run says nothing; the script was used up
 
 
-def test_a_worker_with_an_output_schema_returns_structured_content(py_bundle: Path, script, tmp_path: Path) -> None:
-    turns = script({"workers": {"judge": [{"output": {"score": 7, "reason": "clear"}}]}})
-
-    async def scenario() -> types.CallToolResult:
-        async with stdio_session(py_bundle, "--workers", "judge", "--script", turns, errlog=tmp_path / "err") as session:
-            return await session.call_tool("judge", {"text": "tests"})
-
-    result = run(scenario())
-    assert result.structured_content == {"score": 7, "reason": "clear"}
-    assert json.loads(text_of(result)) == {"score": 7, "reason": "clear"}
-
-
-def test_bad_input_and_a_failed_run_are_tool_errors_and_the_server_goes_on(py_bundle: Path, script,
-                                                                           tmp_path: Path) -> None:
-    turns = script({"workers": {"main": [{"tool_calls": [{"tool": "boom", "args": {}}]}, {"text": "after"}]}})
+def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(py_bundle: Path, script,
+                                                                          tmp_path: Path) -> None:
+    turns = script({"workers": {"main": [{"tool_calls": [{"tool": "boom", "args": {}}]}]}})
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not for the model")
 
     async def scenario() -> list[types.CallToolResult]:
         async with stdio_session(py_bundle, "--script", turns, errlog=tmp_path / "err") as session:
             return [await session.call_tool("main", {"inputs": "misspelt"}),
+                    await session.call_tool("main", {"input": "read it", "attachments": [str(outside)]}),
                     await session.call_tool("main", {"input": "go"})]
 
-    bad, crashed = run(scenario())
+    bad, confined, crashed = run(scenario())
     assert bad.is_error and "invalid input for worker 'main'" in text_of(bad)
+    # a client's attachment paths are confined to the project, as a model's are
+    assert confined.is_error and text_of(confined) == f"attachment '{outside}' is outside the project"
     assert crashed.is_error and text_of(crashed).startswith("run failed: ") and "kaboom" in text_of(crashed)
-    assert "Traceback" not in (tmp_path / "err").read_text()
-
-
-def test_attachment_paths_from_the_client_are_confined_to_the_project(py_bundle: Path, script, tmp_path: Path) -> None:
-    outside = tmp_path / "secret.txt"
-    outside.write_text("not for the model")
-
-    async def scenario() -> types.CallToolResult:
-        async with stdio_session(py_bundle, "--script", script({"workers": {}}), errlog=tmp_path / "err") as session:
-            return await session.call_tool("main", {"input": "read it", "attachments": [str(outside)]})
-
-    result = run(scenario())
-    assert result.is_error
-    assert text_of(result) == f"attachment '{outside}' is outside the project"
+    err = (tmp_path / "err").read_text()
+    assert "Traceback" not in err and "llm-do: main: run failed: " in err  # the server's operator is told too
 
 
 # --- approvals -----------------------------------------------------------------------------------
@@ -168,20 +149,6 @@ def test_an_asked_tool_is_refused_under_the_default_policy(py_bundle: Path, scri
     assert denied["outcome"] == "denied"
     assert "approval was not given" in denied["result"]
     assert "llm-do: denied add (main@1): approval was not given" in (tmp_path / "err").read_text()
-
-
-def test_approve_all_runs_an_asked_tool(py_bundle: Path, script, tmp_path: Path) -> None:
-    turns = script({"workers": {"main": [ADD, {"text": "added"}]}})
-    events = tmp_path / "events.jsonl"
-
-    async def scenario() -> types.CallToolResult:
-        async with stdio_session(py_bundle, "--approve-all", "--script", turns, "--events", events,
-                                 errlog=tmp_path / "err") as session:
-            return await session.call_tool("main", {"input": "add"})
-
-    run(scenario())
-    [ran] = of_kind(read_events(events), "tool_returned", tool="add")
-    assert (ran["outcome"], ran["result"]) == ("ok", "3")
 
 
 def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, tmp_path: Path) -> None:
@@ -209,6 +176,22 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
     assert denied["outcome"] == "denied" and "not with those numbers" in denied["result"]
     decided = of_kind(read_events(events), "approval_decided", tool="add")
     assert [(d["approved"], d["by"]) for d in decided] == [(True, "callback"), (False, "callback")]
+
+
+@pytest.mark.parametrize(
+    "action, content, expected",
+    [
+        ("accept", {"approve": True}, ApprovalDecision(True, "once")),
+        ("accept", {"approve": True, "remember": True}, ApprovalDecision(True, "session")),
+        ("accept", {"approve": False}, ApprovalDecision(False, note=DECLINED)),
+        ("accept", {"approve": False, "note": "use b=3"}, ApprovalDecision(False, note="use b=3")),
+        ("accept", {"approve": "yes"}, ApprovalDecision(False, note=DECLINED)),
+        ("decline", None, ApprovalDecision(False, note=DECLINED)),
+        ("cancel", None, ApprovalDecision(False, note=DECLINED)),
+    ],
+)
+def test_only_an_accepted_form_that_approves_approves(action: str, content: Any, expected: ApprovalDecision) -> None:
+    assert decision_of(action, content) == expected
 
 
 def test_approvals_via_client_denies_when_the_client_cannot_be_asked(py_bundle: Path, script, tmp_path: Path) -> None:
@@ -342,9 +325,10 @@ def start_http(*args: str | Path, err: Path) -> tuple[subprocess.Popen[bytes], s
 @pytest.mark.parametrize("stop, code", [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["sigterm", "ctrl-c"])
 def test_http_on_loopback_lists_calls_and_stops_cleanly(py_bundle: Path, script, tmp_path: Path,
                                                         stop: int, code: int) -> None:
-    turns = script({"workers": {"main": [{"text": "over http"}], "judge": [{"output": {"score": 3, "reason": "ok"}}]}})
-    err = tmp_path / "err"
-    proc, url = start_http(py_bundle, "--workers", "main,judge", "--script", turns, err=err)
+    turns = script({"workers": {"main": [ADD, {"text": "over http"}], "judge": [{"output": {"score": 3, "reason": "ok"}}]}})
+    err, events = tmp_path / "err", tmp_path / "events.jsonl"
+    proc, url = start_http(py_bundle, "--workers", "main,judge", "--approve-all", "--script", turns, "--events", events,
+                           err=err)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
     async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
@@ -362,7 +346,10 @@ def test_http_on_loopback_lists_calls_and_stops_cleanly(py_bundle: Path, script,
         out, _ = proc.communicate(timeout=30)
     assert names == ["main", "judge"]
     assert text_of(text) == "over http"
-    assert structured.structured_content == {"score": 3, "reason": "ok"}
+    assert structured.structured_content == {"score": 3, "reason": "ok"}  # an output schema: structured content
+    assert json.loads(text_of(structured)) == {"score": 3, "reason": "ok"}  # and the same as text
+    [ran] = of_kind(read_events(events), "tool_returned", tool="add")  # --approve-all ran the asked tool
+    assert (ran["outcome"], ran["result"]) == ("ok", "3")
     assert proc.returncode == code, err.read_text()
     assert out == b""  # nothing on stdout
     assert "Traceback" not in err.read_text()

@@ -107,6 +107,10 @@ def serve(bundle: Path | None, http: str | None, allow_remote: bool, workers: st
     except ImportError:
         raise ExecError("llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'", 1) from None
     setup = prepare_run(loaded, interactive=False, **options)
+    from llm_do.runtime.stale_sources import stale_check
+
+    if note := stale_check(loaded)():  # said once, at the start: the server runs the lock as built
+        click.echo(f"llm-do: {note}", err=True)
     from llm_do.runtime.child_processes import children, kill_new_descendants
     from llm_do.runtime.mcp_server import BundleServer
 

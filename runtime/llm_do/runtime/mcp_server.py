@@ -29,12 +29,18 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
 
 ApprovalsFrom = Literal["nobody", "client"]
+DESCRIPTION_LIMIT = 300
+"""Characters of a worker's instructions a tool shows when the worker has no description (as a
+worker called by another worker is described to its model)."""
 
 
 def worker_tool(spec: WorkerSpec) -> types.Tool:
-    """The MCP tool for a worker: its name, description, and the input and output schemas the
-    bundle locked."""
-    description = spec.description or spec.instructions
+    """The MCP tool for a worker: its name, its description (else the start of its instructions),
+    and the input and output schemas the bundle locked."""
+    description = spec.description
+    if not description:  # instructions are a prompt, not a description: their start only
+        text = spec.instructions
+        description = text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
     return types.Tool(
         name=spec.name,
         description=description,
