@@ -322,18 +322,25 @@ def start_http(*args: str | Path, err: Path) -> tuple[subprocess.Popen[bytes], s
     raise AssertionError(f"the server did not start: {err.read_text()}")
 
 
-@pytest.mark.parametrize("stop, code", [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["sigterm", "ctrl-c"])
+@pytest.mark.parametrize(
+    "approvals, stop, code",
+    [("--approve-all", signal.SIGTERM, 0), ("--approvals-via-client", signal.SIGINT, 130)],
+    ids=["approve-all-sigterm", "elicitation-ctrl-c"],
+)
 def test_http_on_loopback_lists_calls_and_stops_cleanly(py_bundle: Path, script, tmp_path: Path,
-                                                        stop: int, code: int) -> None:
+                                                        approvals: str, stop: int, code: int) -> None:
     turns = script({"workers": {"main": [ADD, {"text": "over http"}], "judge": [{"output": {"score": 3, "reason": "ok"}}]}})
     err, events = tmp_path / "err", tmp_path / "events.jsonl"
-    proc, url = start_http(py_bundle, "--workers", "main,judge", "--approve-all", "--script", turns, "--events", events,
+    proc, url = start_http(py_bundle, "--workers", "main,judge", approvals, "--script", turns, "--events", events,
                            err=err)
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
+    async def approve(context: Any, params: Any) -> types.ElicitResult:  # asked on the call's own stream
+        return types.ElicitResult(action="accept", content={"approve": True})
+
     async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
         async with streamable_http_client(url) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
+            async with ClientSession(streams[0], streams[1], elicitation_callback=approve) as session:
                 await session.initialize()
                 names = [t.name for t in (await session.list_tools()).tools]
                 return (names, await session.call_tool("main", {"input": "hi"}),
@@ -348,8 +355,10 @@ def test_http_on_loopback_lists_calls_and_stops_cleanly(py_bundle: Path, script,
     assert text_of(text) == "over http"
     assert structured.structured_content == {"score": 3, "reason": "ok"}  # an output schema: structured content
     assert json.loads(text_of(structured)) == {"score": 3, "reason": "ok"}  # and the same as text
-    [ran] = of_kind(read_events(events), "tool_returned", tool="add")  # --approve-all ran the asked tool
+    [ran] = of_kind(read_events(events), "tool_returned", tool="add")  # the asked tool was approved and ran
     assert (ran["outcome"], ran["result"]) == ("ok", "3")
+    [decided] = of_kind(read_events(events), "approval_decided", tool="add")
+    assert decided["by"] == ("mode" if approvals == "--approve-all" else "callback")
     assert proc.returncode == code, err.read_text()
     assert out == b""  # nothing on stdout
     assert "Traceback" not in err.read_text()
@@ -397,3 +406,10 @@ def test_a_directory_without_a_bundle_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("serve", tmp_path)
     assert result.exit_code == 2
     assert "has no bundle.lock" in one_line_error(result)
+
+
+def test_without_the_mcp_package_serve_says_which_extra_to_install(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # what `import mcp` finds when it is not installed
+    result = run_cli("serve", build(SIMPLE))
+    assert result.exit_code == 1
+    assert one_line_error(result) == "llm-do: llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'"
