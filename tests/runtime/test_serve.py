@@ -254,9 +254,17 @@ def test_a_call_past_the_timeout_is_a_tool_error(py_bundle: Path, script, tmp_pa
 
 
 SPAWN_TOOLS = '''
+    import os
     import subprocess
     import time
     from pathlib import Path
+
+
+    def shout() -> str:
+        """Print to stdout, as careless tools do."""
+        print("noise from print", flush=True)
+        os.write(1, b"noise on fd 1\\n")
+        return "shouted"
 
 
     def spawn() -> str:
@@ -267,24 +275,28 @@ SPAWN_TOOLS = '''
         return "slept"
 
 
-    TOOLS = {"spawn": spawn}
+    TOOLS = {"shout": shout, "spawn": spawn}
 '''
 
 SPAWN_PROJECT = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
                      "entry": {"worker": "main"}},
     "tools.py": SPAWN_TOOLS,
-    "main.worker": worker("tools: [spawn]\napprovals:\n  - allow spawn", "Spawn."),
+    "main.worker": worker("tools: [shout, spawn]\napprovals:\n  - allow shout\n  - allow spawn", "Spawn."),
 }
 
 
-def test_no_process_outlives_a_client_that_disconnects_mid_call(build, script, tmp_path: Path) -> None:
+def test_stdout_is_the_protocol_and_no_process_outlives_a_client_that_disconnects(build, script,
+                                                                                  tmp_path: Path) -> None:
     bundle = build(SPAWN_PROJECT)
     pid_file = bundle.parent / "child.pid"
-    turns = script({"workers": {"main": [{"tool_calls": [{"tool": "spawn", "args": {}}]}, {"text": "done"}]}})
+    turns = script({"workers": {"main": [{"tool_calls": [{"tool": "shout", "args": {}}]}, {"text": "after the noise"},
+                                         {"tool_calls": [{"tool": "spawn", "args": {}}]}, {"text": "done"}]}})
+    printed: list[types.CallToolResult] = []
 
     async def scenario() -> None:
         async with stdio_session(bundle, "--script", turns, errlog=tmp_path / "err") as session:
+            printed.append(await session.call_tool("main", {"input": "shout"}))
             call = asyncio.ensure_future(session.call_tool("main", {"input": "go"}))
             while not pid_file.exists():
                 await asyncio.sleep(0.05)
@@ -294,6 +306,8 @@ def test_no_process_outlives_a_client_that_disconnects_mid_call(build, script, t
         # leaving the block closed the server's stdin: the server ends
 
     run(scenario())
+    assert text_of(printed[0]) == "after the noise"  # a tool that prints does not break the protocol
+    assert "noise from print\nnoise on fd 1\n" in (tmp_path / "err").read_text()  # its output goes to stderr
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 10
     while alive(child) and time.monotonic() < deadline:
