@@ -18,7 +18,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -117,6 +117,8 @@ def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(py_bundl
 
     async def scenario() -> list[types.CallToolResult]:
         async with stdio_session(py_bundle, "--script", turns, errlog=tmp_path / "err") as session:
+            forged = await session.call_tool("main", {"input": "x"}, request_state="forged", input_responses={})
+            assert forged.is_error and "request_state is unknown or has expired" in text_of(forged)
             return [await session.call_tool("main", {"inputs": "misspelt"}),
                     await session.call_tool("main", {"input": "read it", "attachments": [str(outside)]}),
                     await session.call_tool("main", {"input": "go"})]
@@ -192,6 +194,34 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
 )
 def test_only_an_accepted_form_that_approves_approves(action: str, content: Any, expected: ApprovalDecision) -> None:
     assert decision_of(action, content) == expected
+
+
+def test_a_client_of_the_2026_era_answers_in_its_next_call(py_bundle: Path, script, tmp_path: Path) -> None:
+    """`mcp.Client` speaks the 2026-07-28 protocol: no server-to-client requests, so the question
+    comes back as an InputRequiredResult and the client calls again with the answer (SEP-2322)."""
+    turns = script({"workers": {"main": [ADD, {"text": "one"}, ADD, {"text": "two"}]}})
+    events = tmp_path / "events.jsonl"
+    answers = [types.ElicitResult(action="accept", content={"approve": True}), types.ElicitResult(action="decline")]
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return answers[len(asked) - 1]
+
+    async def scenario() -> list[types.CallToolResult]:
+        params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], str(py_bundle), "--approvals-via-client",
+                                                               "--script", str(turns), "--events", str(events)])
+        with (tmp_path / "err").open("w") as err:
+            async with Client(stdio_client(params, errlog=err), elicitation_callback=elicit) as client:
+                return [await client.call_tool("main", {"input": "add"}),
+                        await client.call_tool("main", {"input": "add again"})]
+
+    one, two = run(scenario())
+    assert (text_of(one), text_of(two)) == ("one", "two")
+    assert len(asked) == 2
+    approved, declined = of_kind(read_events(events), "tool_returned", tool="add")
+    assert (approved["outcome"], approved["result"]) == ("ok", "3")
+    assert declined["outcome"] == "denied" and DECLINED in declined["result"]
 
 
 def test_approvals_via_client_denies_when_the_client_cannot_be_asked(py_bundle: Path, script, tmp_path: Path) -> None:

@@ -56,25 +56,29 @@ def decision_of(action: str, content: dict[str, Any] | None) -> ApprovalDecision
 
 
 class ClientApprover:
-    """`--approvals-via-client`: asks the client that made the tool call, through its session,
-    tied to that request (so over HTTP the question travels on the call's own stream)."""
+    """`--approvals-via-client`: asks the client that made the tool call. A client of the
+    handshake era is asked on the call's own request (so over HTTP the question travels on its
+    stream); one of the 2026-07-28 era in the call's result, answering in its next call
+    (`ServedRun.ask`)."""
 
-    def __init__(self, request_context: Any) -> None:
-        self.ctx = request_context
-
-    def can_ask(self) -> bool:
-        capabilities = self.ctx.session.client_capabilities
-        return (capabilities is not None and capabilities.elicitation is not None
-                and self.ctx.session.can_send_request)
+    def __init__(self, run: Any) -> None:
+        self.run = run
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        if not self.can_ask():
+        session = self.run.ctx.session
+        capabilities = session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None:
             return _told(request, NO_ELICITATION)
+        import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
+        message = f"Approve? {request.describe()}"
         try:
-            answer = await self.ctx.session.elicit_form(
-                f"Approve? {request.describe()}", ELICITATION_SCHEMA, related_request_id=self.ctx.request_id)
+            if session.can_send_request:
+                answer = await session.elicit_form(message, ELICITATION_SCHEMA, related_request_id=self.run.ctx.request_id)
+            else:
+                answer = await self.run.ask(types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(message=message, requested_schema=ELICITATION_SCHEMA)))
         except MCPError as exc:
             return _told(request, f"approval was not given: asking the client failed ({exc})")
         return decision_of(answer.action, answer.content)

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import secrets
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,6 +22,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from .child_processes import children, kill_new_descendants
+from .mcp_served_run import ServedRun
 from .version import VERSION
 
 if TYPE_CHECKING:
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
 
 ApprovalsFrom = Literal["nobody", "client"]
+ANSWER_WAIT = 600.0
+"""Seconds a run waits for a client to come back with an answer (2026-07-28 era) before it is stopped."""
 DESCRIPTION_LIMIT = 300
 """Characters of a worker's instructions a tool shows when the worker has no description (as a
 worker called by another worker is described to its model)."""
@@ -131,6 +135,8 @@ class BundleServer:
         self.approvals_from = approvals_from
         self._tools = [worker_tool(bundle.worker(name)) for name in workers]  # type: ignore[arg-type]
         self._active = 0
+        self._waiting: dict[str, ServedRun] = {}
+        """Runs waiting for a client's answer, by the `request_state` the client was given."""
 
     def server(self) -> Server[Any]:
         return Server("llm-do", version=VERSION, on_list_tools=self.list_tools, on_call_tool=self.call_tool,
@@ -139,36 +145,73 @@ class BundleServer:
     async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._tools)
 
-    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+        """A new call starts a run; a call carrying a `request_state` brings the answers to the
+        question its run asked and follows it on."""
         if params.name not in self.workers:
             return error_result(f"no tool '{params.name}': this server offers {', '.join(self.workers)}")
-        progress = Progress(lambda n, message: ctx.session.report_progress(n, None, message))
-        runtime = self._runtime(ctx, progress)
+        if params.request_state is not None:
+            run = self._waiting.pop(params.request_state, None)
+            if run is None or run.worker != params.name:
+                return error_result("this call's request_state is unknown or has expired; call the tool again")
+            run.answer(dict(params.input_responses or {}))
+        else:
+            arguments = dict(params.arguments or {})
+            run = ServedRun(params.name, lambda r: self._execute(r, params.name, arguments))
+        return await self._follow(run, ctx)
+
+    async def _follow(self, run: ServedRun, ctx: Any) -> types.CallToolResult | types.InputRequiredResult:
+        """This request follows the run until it ends or asks the client a question; a request
+        the client cancels stops the run."""
+        run.ctx = ctx
+        try:
+            step = await run.next()
+        except asyncio.CancelledError:  # the client cancelled or went away
+            await run.stop()
+            raise
+        if isinstance(step, types.CallToolResult):
+            return step
+        key, question = step
+        state = secrets.token_urlsafe(16)
+        self._waiting[state] = run
+        asyncio.get_running_loop().call_later(ANSWER_WAIT, self._expire, state)
+        return types.InputRequiredResult(input_requests={key: question}, request_state=state)
+
+    def _expire(self, state: str) -> None:
+        """A question nobody answered in time: its run is stopped."""
+        run = self._waiting.pop(state, None)
+        if run is not None:
+            run.task.cancel()
+
+    async def _execute(self, run: ServedRun, worker: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """The run of one call, in its own task (it may outlive the request that started it)."""
+        progress = Progress(lambda n, message: run.ctx.session.report_progress(n, None, message))
+        runtime = self._runtime(run, progress)
         before = children(os.getpid())
         self._active += 1
         try:
-            result = await runtime.run_async(dict(params.arguments or {}), worker=params.name, confine_attachments=True)
-        except asyncio.CancelledError:  # the client cancelled or went away: what the run started goes too
+            result = await runtime.run_async(arguments, worker=worker, confine_attachments=True)
+        except asyncio.CancelledError:  # what the run started goes too
             progress.cancel()
             self._stopped(before)
             raise
         except Exception as exc:
             self._stopped(before)
             await progress.close()
-            return error_result(self._failure(params.name, exc))
+            return error_result(self._failure(worker, exc))
         finally:
             self._active -= 1
         await progress.close()
         return output_result(result.output)
 
-    def _runtime(self, ctx: Any, progress: Progress) -> Any:
-        """A run of its own for this call: the shared configuration, plus this request's progress
-        and, with `--approvals-via-client`, this request's client to ask."""
+    def _runtime(self, run: ServedRun, progress: Progress) -> Any:
+        """A run of its own for this call: the shared configuration, plus this call's progress
+        and, with `--approvals-via-client`, its client to ask."""
         from .mcp_approvals import ClientApprover, refuse_unasked
         from .runtime import Runtime
 
         listeners = [f for f in (self.config.on_event, progress.emit) if f is not None]
-        callback = ClientApprover(ctx) if self.approvals_from == "client" else refuse_unasked
+        callback = ClientApprover(run) if self.approvals_from == "client" else refuse_unasked
         config = dataclasses.replace(self.config, on_event=lambda e: [f(e) for f in listeners],
                                      approval_callback=callback, interactive=False)
         return Runtime(self.bundle, config)
