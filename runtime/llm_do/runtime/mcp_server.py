@@ -4,7 +4,9 @@ Each tool is named after its worker, takes the worker's input schema (as the bun
 returns the worker's output as text, and as structured content too when the worker has an output
 schema. Each call is its own `Runtime` run on one shared configuration, so a script's turns are
 consumed in order across the server's lifetime. While a call runs, its runtime events become
-progress notifications; a client's cancellation stops the run. Imported only by `llm-do serve`.
+progress notifications; a client's cancellation stops the run. A run asking a client of the
+2026-07-28 protocol for approval outlives the request that started it (`mcp_served_run`).
+Imported only by `llm-do serve`.
 """
 
 from __future__ import annotations
@@ -151,9 +153,10 @@ class BundleServer:
         if params.name not in self.workers:
             return error_result(f"no tool '{params.name}': this server offers {', '.join(self.workers)}")
         if params.request_state is not None:
-            run = self._waiting.pop(params.request_state, None)
+            run = self._waiting.get(params.request_state)
             if run is None or run.worker != params.name:
                 return error_result("this call's request_state is unknown or has expired; call the tool again")
+            del self._waiting[params.request_state]
             run.answer(dict(params.input_responses or {}))
         else:
             arguments = dict(params.arguments or {})
