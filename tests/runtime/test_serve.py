@@ -457,3 +457,23 @@ def test_without_the_mcp_package_serve_says_which_extra_to_install(build, monkey
     result = run_cli("serve", build(SIMPLE))
     assert result.exit_code == 1
     assert one_line_error(result) == "llm-do: llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'"
+
+
+def test_calls_run_concurrently_each_its_own_run(py_bundle: Path, script, tmp_path: Path) -> None:
+    turns = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 3}}]}, {"text": "rested"}],
+                                "judge": [{"output": {"score": 1, "reason": "quick"}}]}})
+    finished: list[str] = []
+
+    async def scenario() -> None:
+        async with stdio_session(py_bundle, "--all-workers", "--script", turns, errlog=tmp_path / "err") as session:
+
+            async def call(name: str, args: dict[str, Any]) -> None:
+                finished.append(text_of(await session.call_tool(name, args)))
+
+            slow = asyncio.ensure_future(call("main", {"input": "nap"}))
+            await asyncio.sleep(0.5)
+            await asyncio.gather(slow, call("judge", {"text": "t"}))
+
+    run(scenario())
+    assert json.loads(finished[0]) == {"score": 1, "reason": "quick"}  # not behind the napping call
+    assert finished[1] == "rested"
