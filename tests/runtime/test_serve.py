@@ -477,3 +477,40 @@ def test_calls_run_concurrently_each_its_own_run(py_bundle: Path, script, tmp_pa
     run(scenario())
     assert json.loads(finished[0]) == {"score": 1, "reason": "quick"}  # not behind the napping call
     assert finished[1] == "rested"
+
+
+def test_a_question_nobody_answers_in_time_stops_its_run(py_bundle: Path, script, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process (the wait is shortened): a 2026-era client that never comes back with an answer."""
+    from llm_do.cli.run_setup import prepare_run
+    from llm_do.runtime import mcp_server
+    from llm_do.runtime.bundle import load_bundle
+
+    monkeypatch.setattr(mcp_server, "ANSWER_WAIT", 0.5)
+    events = tmp_path / "events.jsonl"
+    bundle = load_bundle(py_bundle)
+    setup = prepare_run(bundle, model=None, script=script({"workers": {"main": [ADD, {"text": "never"}]}}),
+                        approve_all=False, reject_all=False, events_to=str(events), timeout=None, verbose=0,
+                        interactive=False)
+    served = mcp_server.BundleServer(bundle, setup.config, ["main"], "client")
+
+    async def never_asked(context: Any, params: Any) -> types.ElicitResult:
+        raise AssertionError("the question goes back in the result")
+
+    async def scenario() -> tuple[Any, types.CallToolResult]:
+        async with Client(served.server(), elicitation_callback=never_asked) as client:
+            first = await client.session.call_tool("main", {"input": "add"}, allow_input_required=True)
+            await asyncio.sleep(1.5)
+            late = await client.session.call_tool("main", {"input": "add"}, request_state=first.request_state,
+                                                  input_responses={}, allow_input_required=True)
+            return first, late
+
+    try:
+        first, late = run(scenario())
+    finally:
+        setup.close()
+    assert isinstance(first, types.InputRequiredResult)
+    [(key, question)] = first.input_requests.items()
+    assert question.params.message == "Approve? main wants to call add(a=1, b=2) [tools.TOOLS]"
+    assert late.is_error and "request_state is unknown or has expired" in text_of(late)
+    assert [e["error"] for e in of_kind(read_events(events), "run_failed")] == ["the run was interrupted"]
