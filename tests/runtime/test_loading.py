@@ -179,9 +179,10 @@ heavy = sorted(
         or m in ("llm_do.runtime.services", "llm_do.runtime.references")
         or m in ("llm_do.runtime.session", "llm_do.runtime.threads", "llm_do.cli.progress", "llm_do.cli.chat_command")
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
-        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy")
+        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",
+                               "uvicorn", "starlette")
         or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
-                         "llm_do.cli.trace", "llm_do.cli.batch")))
+                         "llm_do.cli.trace", "llm_do.cli.batch", "llm_do.runtime.mcp_")))
     and m not in PYDANTIC_AI_BRINGS
 )
 providers = sorted(m for m in sys.modules if m.startswith(("pydantic_ai.models.openai", "pydantic_ai.models.anthropic")))

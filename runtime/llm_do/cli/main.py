@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "approvals": ("llm_do.cli.runs_commands:approvals", "List the approvals durable runs wait for."),
     "approve": ("llm_do.cli.runs_commands:approve", "Approve a call a durable run waits for."),
     "deny": ("llm_do.cli.runs_commands:deny", "Deny a call a durable run waits for."),
+    "serve": ("llm_do.cli.serve_command:serve", "Serve a bundle's workers as an MCP server."),
 }
 
 

@@ -370,11 +370,13 @@ class Runtime:
         return (self.bundle.entry.get("args") or {},), {}
 
     async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
-                        **kwargs: Any) -> RunResult:
+                        confine_attachments: bool = False, **kwargs: Any) -> RunResult:
         """Run the entry (or `worker`) with the given input, default the bundle's entry.args.
         `message_history`: pydantic-ai messages of earlier turns, which the worker's model sees
         before this input (`RunResult.messages` holds them too, followed by this turn's); not for
-        an entry function, which has no model."""
+        an entry function, which has no model. `confine_attachments`: the input comes from someone
+        other than the user (an MCP client), so its attachments must lie inside the project, as a
+        model's must."""
         function = None if worker else self.bundle.entry_function
         if function is not None:
             if message_history:
@@ -387,7 +389,7 @@ class Runtime:
         else:
             name = worker or self.bundle.entry["worker"]
             args, kwargs = self.entry_input(name, args, kwargs)
-            call = self._call(name, args, kwargs, None, False, message_history)
+            call = self._call(name, args, kwargs, None, confine_attachments, message_history)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
