@@ -53,6 +53,9 @@ def chosen_workers(bundle: Any, workers: str | None, all_workers: bool) -> list[
     if all_workers:
         return sorted(names)
     if workers is None:
+        if bundle.entry.get("worker") is None:
+            raise ExecError("the entry is a Python function, which is not served: name the workers to serve with "
+                            "--workers A,B or --all-workers", EXIT_USAGE)
         return [bundle.entry["worker"]]
     chosen = [w.strip() for w in workers.split(",") if w.strip()]
     if not chosen:

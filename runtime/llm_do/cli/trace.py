@@ -109,9 +109,13 @@ def event_lines(d: dict[str, Any]) -> list[str]:
     if kind == "approval_requested":
         return [f"{at}  ? {d['tool']} waits for approval"]
     if kind == "approval_decided":
+        if d.get("feedback"):
+            return [f"{at}  revision asked by {d.get('by')}: {elide(d['feedback'])}"]
         verdict = "approved" if d.get("approved") else "denied"
         note = f": {d['note']}" if d.get("note") else ""
         return [f"{at}  {verdict} by {d.get('by')}{note}"]
+    if kind == "output_delta":
+        return []  # the streamed text: the output and worker_finished show it whole
     if kind == "tool_returned":
         return [f"{at}  ← {d['tool']} {d.get('outcome')}: {elide(d.get('result'))}"]
     if kind == "worker_finished":

@@ -14,12 +14,22 @@ conversation for `/usage`.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .threads import Thread, changed_bundle_note, read_thread, thread_path, write_thread
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .bundle import LoadedBundle
+
+
+class TurnRunner(Protocol):
+    """What a conversation needs of the run (implemented by `Runtime`)."""
+
+    bundle: LoadedBundle
+    usage: Any
+
+    async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
+                        **kwargs: Any) -> Any: ...
 
 
 class Conversation:
@@ -29,13 +39,17 @@ class Conversation:
     directory's `.llm-do/threads/ID.json`; `note` then says whether the thread was made with
     another bundle."""
 
-    def __init__(self, runtime: Runtime, thread: str | None = None, worker: str | None = None) -> None:
+    def __init__(self, runtime: TurnRunner, thread: str | None = None, worker: str | None = None) -> None:
         from pydantic_ai.usage import RunUsage
 
         from .errors import InputProblem
 
         self.runtime = runtime
-        self.worker = worker or runtime.bundle.entry["worker"]
+        named = worker or runtime.bundle.entry.get("worker")
+        if named is None:
+            raise InputProblem("the entry is a Python function, which takes no conversation: chat with a worker "
+                               "(`runtime.chat(worker=NAME)`)")
+        self.worker: str = named
         if runtime.bundle.worker(self.worker) is None:
             raise InputProblem(f"the bundle has no worker '{self.worker}'")
         self.messages: list[Any] = []

@@ -204,7 +204,9 @@ def resolve(
         apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics,
                     always_asked=_always_asked)
     if manifest.entry_function is not None:
-        resolve_entry_function(project, function_ref, unknowns, diagnostics)
+        fn = resolve_entry_function(loaded, function_ref, facts.entry_function, project.workers, unknowns.workers,
+                                    unknowns.any_worker, diagnostics)
+        project.entry_function, project.entry = fn, fn.label
         return project, diagnostics
     if manifest.entry is not None and manifest.entry.calls is not None:
         diagnostics.append(diagnostic("N010", "entry.calls is given without entry.function; an entry worker's calls are its toolsets",

@@ -7,16 +7,14 @@ with an edge to each worker of `entry.calls` (every worker without it, with a wa
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..introspect.facts import FunctionFact
 from ..schema_refs import SchemaRef
 from ..suggest import did_you_mean
-
-if TYPE_CHECKING:
-    from .resolve import ResolvedProject, Unknowns
+from .load import LoadedProject
 
 
 @dataclass
@@ -40,43 +38,43 @@ class ResolvedEntryFunction:
 
 
 def resolve_entry_function(
-    project: ResolvedProject, ref: SchemaRef | None, unknowns: Unknowns, diagnostics: list[Diagnostic]
-) -> None:
+    loaded: LoadedProject, ref: SchemaRef | None, fact: FunctionFact | None, workers: Collection[str],
+    unknown_workers: Collection[str], any_worker_unknown: bool, diagnostics: list[Diagnostic]
+) -> ResolvedEntryFunction:
     """entry.function: never with entry.worker; its file exists; the name is a function that can
     take a context and an input; entry.calls names workers (without it, every worker)."""
-    loaded, manifest = project.loaded, project.manifest
-    assert manifest.entry is not None and manifest.entry.function is not None
+    manifest = loaded.manifest
+    assert manifest is not None and manifest.entry is not None and manifest.entry.function is not None
     at = loaded.at("entry", "function", key=False)
     fn = ResolvedEntryFunction(ref.text if ref else manifest.entry.function.strip(), ref, at)
-    project.entry_function = fn
-    project.entry = fn.label
     if manifest.entry.worker is not None:
         diagnostics.append(diagnostic("N010", "the entry is a worker or a function, never both: entry.worker and entry.function are given",
                                       loaded.at("entry", "worker"), hint="remove entry.worker, or entry.function"))
-    if ref is not None and ref.file is not None and not os.path.isfile(os.path.join(project.loaded.root, ref.file)):
+    if ref is not None and ref.file is not None and not os.path.isfile(os.path.join(loaded.root, ref.file)):
         diagnostics.append(diagnostic("F001", f"entry.function: file '{ref.file}' not found", at))
     elif ref is not None:
-        fn.fact = project.facts.entry_function
+        fn.fact = fact
         _check_function_fact(fn, at, diagnostics)
     names = manifest.entry.calls
     if names is None:
         fn.calls_declared = False
-        fn.calls = dict.fromkeys(sorted(project.workers))
+        fn.calls = dict.fromkeys(sorted(workers))
         diagnostics.append(diagnostic("G004", f"entry function '{fn.label}' declares no calls, so the compiler cannot see which workers "
                                               "it calls; it may call every worker", at,
                                       hint='list them: "calls": ["worker", ...] in entry'))
-        return
+        return fn
     for i, name in enumerate(names):
         item = loaded.at("entry", "calls", i, key=False)
         if name in fn.calls:
             diagnostics.append(diagnostic("N007", f"'{name}' is listed twice in entry.calls", item))
-        elif name in project.workers:
+        elif name in workers:
             fn.calls[name] = item
-        elif name in unknowns.workers or unknowns.any_worker:
+        elif name in unknown_workers or any_worker_unknown:
             fn.calls_unknown = True
         else:
             diagnostics.append(diagnostic("N012", f"entry.calls names '{name}', which is not a worker", item,
-                                          hint=did_you_mean(name, project.workers)))
+                                          hint=did_you_mean(name, workers)))
+    return fn
 
 
 def _check_function_fact(fn: ResolvedEntryFunction, at: Location, diagnostics: list[Diagnostic]) -> None:
