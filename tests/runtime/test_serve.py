@@ -316,6 +316,7 @@ SPAWN_PROJECT = {
 }
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")
 def test_stdout_is_the_protocol_and_no_process_outlives_a_client_that_disconnects(build, script,
                                                                                   tmp_path: Path) -> None:
     bundle = build(SPAWN_PROJECT)
