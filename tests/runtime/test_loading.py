@@ -176,7 +176,8 @@ for argv in runs:
 heavy = sorted(
     m for m in sys.modules
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
-        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich"))
+        or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "mcp", "fastmcp")
+        or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp"))
     and m not in PYDANTIC_AI_BRINGS
 )
 providers = sorted(m for m in sys.modules if m.startswith(("pydantic_ai.models.openai", "pydantic_ai.models.anthropic")))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .bundle import LoadedBundle, WorkerSpec
     from .config import RuntimeConfig
     from .events import RuntimeEvent
+    from .toolsets.mcp import McpServers
 
 
 class RunHost(Protocol):
@@ -30,6 +31,8 @@ class RunHost(Protocol):
 
     bundle: LoadedBundle
     config: RuntimeConfig
+    mcp_servers: McpServers | None
+    """The run's MCP servers while a run of a bundle with MCP servers is under way."""
 
     @property
     def listening(self) -> bool: ...

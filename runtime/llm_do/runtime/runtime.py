@@ -54,6 +54,8 @@ class Runtime:
         self._models: dict[str, Any] = {}
         self._classes: dict[tuple[str, str], Any] = {}
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
+        self.mcp_servers: Any = None
+        """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -152,7 +154,21 @@ class Runtime:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
+        if self.mcp_servers is None and self.bundle.mcp_server_keys():
+            return await self._run_with_mcp_servers(spec, frame, prompt), frame
         return await self._run(spec, frame, prompt), frame
+
+    async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any) -> Any:
+        """The outermost call of a bundle with MCP servers: they are started (the required ones
+        now, before any model call), shared by every call below, and stopped when it ends."""
+        from .toolsets.mcp import McpServers
+
+        async with McpServers(self.bundle) as servers:
+            self.mcp_servers = servers
+            try:
+                return await self._run(spec, frame, prompt)
+            finally:
+                self.mcp_servers = None
 
     def _model(self, spec: WorkerSpec) -> tuple[Any, str]:
         override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
