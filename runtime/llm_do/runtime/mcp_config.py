@@ -18,6 +18,9 @@ from typing import Any
 CONNECTION_KEYS = ("command", "args", "env", "url", "headers")
 """The keys that say how to reach a server (hashed; what `diff` compares)."""
 
+MISSING_CLIENT = "MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'"
+"""What a build or run says when the MCP client (pydantic-ai's `mcp` extra) is not installed."""
+
 _VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
 
 

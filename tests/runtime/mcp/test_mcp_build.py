@@ -131,3 +131,14 @@ def test_approval_conditions_are_checked_against_the_locked_schema(tmp_path: Pat
                         front="toolsets: [echo]\napprovals: [\"allow echo(txt == 'hi')\", \"allow add(a ~ 'x')\"]")
     codes = sorted(d["code"] for d in _lint(tmp_path, files))
     assert codes == ["A003", "A005"]
+
+
+def test_without_the_mcp_extra_the_build_says_what_to_install(tmp_path: Path, server_env, monkeypatch) -> None:
+    shadow = tmp_path / "shadow" / "fastmcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('fastmcp is not installed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
+    [d] = _lint(tmp_path, mcp_project(STDIO_SERVER))
+    assert d["code"] == "X001"
+    assert d["message"] == ("MCP server 'echo' could not be listed: "
+                            "MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'")

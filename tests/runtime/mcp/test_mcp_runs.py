@@ -4,6 +4,7 @@ failures in one line, and no server process left behind however the run ends."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -173,3 +174,15 @@ def test_the_http_server_is_called_through_the_gate(mcp_build, http_server: str,
     result, events = _exec(bundle, tmp_path, ("add", {"a": 2, "b": 3}))
     [returned] = of_kind(events, "tool_returned", tool="add")
     assert returned["outcome"] == "denied"
+
+
+def test_without_the_mcp_extra_a_run_says_what_to_install(bundle: Path, tmp_path: Path, server_env) -> None:
+    shadow = tmp_path / "shadow" / "fastmcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('fastmcp is not installed')\n")
+    script = call_script(tmp_path, ("echo", {"text": "hi"}))
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    proc = subprocess.run([sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(script)],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "llm-do: run failed: MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'"

@@ -40,6 +40,12 @@ async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -
 async def _list_all(request: McpRequest) -> McpFacts:
     root = Path(request.root)
     facts = McpFacts()
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        from llm_do.runtime.mcp_config import MISSING_CLIENT
+
+        return McpFacts(failure=MISSING_CLIENT)
     for name, config in request.servers.items():
         facts.servers[name] = await _list(name, config, root, request.start_timeout)
     return facts

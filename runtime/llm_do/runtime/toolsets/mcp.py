@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from ..approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from ..bundle import ToolsetUse, WorkerSpec
 from ..errors import RunFailed
-from ..mcp_config import UnsetVariable, describe, expanded
+from ..mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
 from ..refused import REBUILD, BundleRefused
 
 if TYPE_CHECKING:
@@ -112,7 +112,10 @@ class McpServers:
         found = self._servers.get(key)
         if found is not None:
             return found
-        from pydantic_ai.mcp import MCPToolset
+        try:
+            from pydantic_ai.mcp import MCPToolset
+        except ImportError:
+            raise RunFailed(MISSING_CLIENT) from None
 
         name = node["name"]
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
