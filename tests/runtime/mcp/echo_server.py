@@ -4,6 +4,7 @@ Tools: `echo(text)` returns the text, `add(a, b)` the sum, `wait(seconds)` sleep
 fixed string. The
 environment shapes it, so one file serves every case:
 - ECHO_PID_FILE: write this process's pid there at start (orphan checks);
+- ECHO_CWD_FILE: write the directory it was started in there;
 - ECHO_CHANGED=1: `echo` takes `message` instead of `text` (a schema changed after the build);
 - ECHO_FAIL=1: exit at once with a message on stderr (a server that fails to start);
 - ECHO_CALLS_FILE: append each call's tool name there (so a test sees what ran).
@@ -24,6 +25,9 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 if os.environ.get("ECHO_PID_FILE"):
     with open(os.environ["ECHO_PID_FILE"], "w") as f:
         f.write(str(os.getpid()))
+if os.environ.get("ECHO_CWD_FILE"):
+    with open(os.environ["ECHO_CWD_FILE"], "w") as f:
+        f.write(os.getcwd())
 
 server = MCPServer("echo")
 

@@ -20,7 +20,8 @@ from tests.runtime.conftest import of_kind, one_line_error, read_events
 from .conftest import SERVER, STDIO_SERVER, alive, call_script, mcp_project
 
 RULES = "approvals: [\"deny echo(text == 'forbidden')\"]"
-LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}"},
+LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}",
+                                       "ECHO_CWD_FILE": "${LAZY_CWD_FILE:-}"},
                "allowed_tools": ["echo"], "prefix": "lazy", "required": False}
 
 
@@ -62,8 +63,9 @@ def test_an_asked_tool_is_denied_without_a_terminal(bundle: Path, tmp_path: Path
 
 
 def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
-    lazy_pid = tmp_path / "lazy.pid"
+    lazy_pid, lazy_cwd = tmp_path / "lazy.pid", tmp_path / "lazy.cwd"
     monkeypatch.setenv("LAZY_PID_FILE", str(lazy_pid))
+    monkeypatch.setenv("LAZY_CWD_FILE", str(lazy_cwd))
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == "finished"
@@ -74,6 +76,7 @@ def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Pa
     assert _calls(server_env) == ["echo"]
     assert not alive(int(server_env["pid"].read_text()))
     assert not alive(int(lazy_pid.read_text()))  # started when main listed its tools, stopped at the end
+    assert lazy_cwd.read_text() == str(bundle.parent)  # a stdio server starts in the project root
 
 
 def test_a_server_not_required_starts_when_first_used(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
