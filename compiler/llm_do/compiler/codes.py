@@ -162,6 +162,12 @@ RULES: dict[str, Rule] = _rules(
     Rule("X006", "mcp-not-started", "info", "MCP servers were not started (--no-import).",
          "With --no-import nothing of the project runs, MCP servers included: the tools of the "
          "servers are unknown, so conflicts and approval rules involving them are not checked."),
+    Rule("X007", "mcp-literal-secret", "warning", "A credential written literally in an MCP server's `env` or `headers`.",
+         "The bundle keeps a server's configuration as written, so a token written into project.json "
+         "is copied into bundle.lock (and into version control with it). Write `${VAR}` instead: it "
+         "is read from the environment when the server starts and never written into the bundle. "
+         "Keys whose name says credential (key, token, secret, password, auth, cookie, credential) "
+         "are checked."),
     # --- T: templates
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
          "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "

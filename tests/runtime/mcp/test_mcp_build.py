@@ -142,3 +142,11 @@ def test_without_the_mcp_extra_the_build_says_what_to_install(tmp_path: Path, se
     assert d["code"] == "X001"
     assert d["message"] == ("MCP server 'echo' could not be listed: "
                             "MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'")
+
+
+def test_a_credential_written_literally_warns_at_its_value(tmp_path: Path, server_env) -> None:
+    server = {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer sk-1", "X-Trace": "on",
+                                                           "X-Api-Key": "${KEY}"}}
+    found = [d for d in _lint(tmp_path, mcp_project(server), "--no-import") if d["code"] != "X006"]
+    assert _codes(found) == [("X007", "warning", 13, 26)]
+    assert found[0]["message"] == "MCP server 'echo': `headers.Authorization` is written literally, so bundle.lock would hold it"

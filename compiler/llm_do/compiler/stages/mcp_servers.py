@@ -8,6 +8,7 @@ each server's exposed tools and diagnostics out.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from llm_do.runtime.mcp_config import connection
@@ -18,6 +19,9 @@ from ..introspect.subprocess_runner import list_mcp_servers
 from ..manifest import McpServer
 from ..suggest import did_you_mean
 from .load import LoadedProject
+
+CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)
+"""Names of `env` and `headers` entries whose values are credentials, to be given as `${VAR}`."""
 
 
 @dataclass
@@ -84,6 +88,13 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
                                                   f"{'stdio' if settings.url else 'URL'} server takes",
                                           project.at("mcp_servers", name, misplaced[0])))
             continue
+        for where in ("env", "headers"):
+            for key, value in getattr(settings, where).items():
+                if CREDENTIAL_KEY.search(key) and value and "${" not in value:
+                    diagnostics.append(diagnostic(
+                        "X007", f"MCP server '{name}': `{where}.{key}` is written literally, so bundle.lock would hold it",
+                        project.at("mcp_servers", name, where, key, key=False),
+                        hint="write the secret part as ${VAR} and set VAR in the environment"))
         info = out[name] = McpServerInfo(name, settings)
         if settings.opaque:
             diagnostics.append(diagnostic("X003", f"MCP server '{name}' is opaque: its tools are not listed or locked, "
