@@ -51,7 +51,7 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         "--deselect=tests/stdlib/test_shell_toolset.py::test_run_argv_cancelled_kills",
     ),
     "runtime/llm_do/runtime/approvals.py": ("tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py"),
-    "runtime/llm_do/runtime/approval_gate.py": (
+    "runtime/llm_do/runtime/toolsets/gate.py": (
         "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_events.py",
         "tests/runtime/test_scripts.py",
     ),

@@ -29,6 +29,7 @@ CATEGORIES: dict[str, str] = {
     "N": "Names and references",
     "S": "Schemas",
     "Y": "User Python",
+    "X": "MCP servers",
     "T": "Templates",
     "G": "The call graph",
     "M": "Models",

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from llm_do.compiler import legacy
 from llm_do.compiler.codes import RULES
 from llm_do.compiler.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
-from llm_do.compiler.manifest import Defaults, Entry, ProjectManifest, RuntimeSettings
+from llm_do.compiler.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 from llm_do.compiler.stages.parse import split_front_matter
 from llm_do.runtime import bundle_ir
 from llm_do.runtime.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
@@ -137,6 +137,7 @@ SECTIONS: dict[type[BaseModel], tuple[str, str]] = {
     Entry: ("language.md", "### `entry`"),
     RuntimeSettings: ("language.md", "### `runtime`"),
     Defaults: ("language.md", "### `defaults`"),
+    McpServer: ("language.md", "### `mcp_servers`"),
     WorkerFrontMatter: ("language.md", "### Front matter keys"),
     AttachmentPolicy: ("language.md", "### `attachments`"),
     ServerSideTool: ("language.md", "### `server_side_tools`"),
@@ -244,6 +245,7 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "DefaultsNode": "## Top-level fields",
     "SourceEntry": "### `sources`",
     "ToolsetNode": "### `toolsets`",
+    "McpConnection": "### `toolsets`",
     "ToolNode": "### Tool nodes",
     "WorkerNode": "### `workers`",
     "WorkerToolset": "### `workers`",

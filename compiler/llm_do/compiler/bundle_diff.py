@@ -25,7 +25,7 @@ from .schema_diff import field_changes
 
 Severity = Literal["high", "medium", "low"]
 Verb = Literal["added", "widened", "narrowed", "removed", "changed"]
-Area = Literal["capability", "approval", "project", "call", "worker", "model", "schema", "instructions", "setting"]
+Area = Literal["capability", "approval", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
 """Areas in the order changes are listed within one severity."""
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 AREAS: tuple[Area, ...] = get_args(Area)
@@ -87,6 +87,7 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
         raise Incomparable(f"bundle format {old.get('bundle_format')} and {new.get('bundle_format')} differ; rebuild both")
     changes: list[Change] = []
     changes += _project_changes(old, new)
+    changes += _mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
     ow, nw = old["workers"], new["workers"]
     changed = sorted(n for n in set(ow) & set(nw) if ow[n].get("hash") != nw[n].get("hash"))
     for name in sorted(set(nw) - set(ow)):
@@ -169,6 +170,48 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 verb = "added" if pkg not in op else "removed" if pkg not in np_ else "changed"
                 out.append(Change("low", verb, "project", f"package {pkg}", op.get(pkg), np_.get(pkg)))
     return out
+
+
+def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """MCP servers added or removed, their connection (command, args, env, url, headers as
+    written) changed, their locked tools added, removed or given another schema."""
+    om = {k: n for k, n in old.items() if n.get("kind") == "mcp"}
+    nm = {k: n for k, n in new.items() if n.get("kind") == "mcp"}
+    out: list[Change] = []
+    for name in sorted(set(nm) - set(om)):
+        out.append(Change("medium", "added", "mcp", f"MCP server {name}", None, _connection_text(nm[name])))
+    for name in sorted(set(om) - set(nm)):
+        out.append(Change("low", "removed", "mcp", f"MCP server {name}", _connection_text(om[name]), None))
+    for name in sorted(set(om) & set(nm)):
+        before, after = om[name], nm[name]
+        if before.get("hash") == after.get("hash"):
+            continue
+        bs, as_ = before.get("server") or {}, after.get("server") or {}
+        for key in ("command", "args", "env", "url", "headers"):
+            if bs.get(key) != as_.get(key):
+                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", _text(bs.get(key)), _text(as_.get(key))))
+        for key in ("prefix", "required", "opaque"):
+            if before.get(key) != after.get(key):
+                out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", _text(before.get(key)),
+                                  _text(after.get(key))))
+        bt, at = before.get("tools") or {}, after.get("tools") or {}
+        for tool in sorted(set(at) - set(bt)):
+            out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description")))
+        for tool in sorted(set(bt) - set(at)):
+            out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None))
+        for tool in sorted(set(bt) & set(at)):
+            if bt[tool].get("parameters") != at[tool].get("parameters"):
+                fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
+                breaking = any(f.breaking for f in fields)
+                out.append(Change("medium" if breaking else "low", "changed", "mcp",
+                                  f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
+                                  detail=[f.text() for f in fields] or ["descriptions or titles"]))
+    return out
+
+
+def _connection_text(node: dict[str, Any]) -> str:
+    server = node.get("server") or {}
+    return server.get("url") or " ".join([server.get("command") or "", *(server.get("args") or ())])
 
 
 def _limit_change(name: str, before: Any, after: Any) -> Change:

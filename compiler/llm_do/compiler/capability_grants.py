@@ -3,7 +3,7 @@
 Each grant is one capability `KIND:SCOPE` and what gives it: a tool of the worker, an opaque
 toolset, or (for `env:`) the worker's model. Stdlib scopes come from the toolset's settings
 (`ToolsetDescriptor.grants`), so they are per worker; a Python tool is `custom:NAME` plus what its
-module's CAPABILITIES declares; an opaque toolset is `custom:*`; a call to a worker `call:NAME`.
+module's CAPABILITIES declares; an opaque toolset is `custom:*`; a call to a worker `call:NAME`; an MCP tool `mcp:SERVER:TOOL` (an opaque server `custom:*`).
 Only a worker's own grants are stored: what it reaches through its callees is computed from the
 call edges (`capabilities.py`), so the bundle grows with the number of workers, not with paths.
 """
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 CUSTOM = "custom"
 CALL = "call"
+MCP = "mcp"
 ENV = "env"
 OPAQUE = "custom:*"
 
@@ -29,6 +30,11 @@ OPAQUE = "custom:*"
 def python_tool_capabilities(name: str, declared: list[str] | None) -> list[str]:
     """`custom:NAME` first, then what the module declares for the tool, sorted and deduplicated."""
     return [f"{CUSTOM}:{name}", *sorted(set(declared or ()) - {f"{CUSTOM}:{name}"})]
+
+
+def mcp_capability(server: str, tool: str) -> str:
+    """`mcp:SERVER:TOOL`, with the server's own name of the tool (not the prefixed one)."""
+    return f"{MCP}:{server}:{tool}"
 
 
 def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
@@ -60,12 +66,17 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
             caps: Iterable[str] = (f"{CALL}:{tool.worker}",)
         elif tool.kind == "stdlib":
             caps = scoped[tool.group].get(name, ())
+        elif tool.kind == "mcp":
+            caps = (mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name)),)
         else:
             caps = python_tool_capabilities(name, _declared(project, tool.toolset, name))
         for c in caps:
             if (key := (c, name, "", "")) not in grants:
                 grants[key] = {"capability": c, "tool": name}
     for use in worker.toolsets:
+        if use.kind == "mcp" and use.opaque_approval is not None:
+            if (key := (OPAQUE, "", use.name, "")) not in grants:
+                grants[key] = {"capability": OPAQUE, "toolset": use.name}
         if use.kind == "python" and use.opaque_approval is not None:
             for c in [OPAQUE, *_declared_toolset(project, use.name)]:
                 if (key := (c, "", use.name, "")) not in grants:

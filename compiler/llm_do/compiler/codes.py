@@ -151,6 +151,35 @@ RULES: dict[str, Rule] = _rules(
     Rule("Y006", "not-imported", "info", "Python was checked statically (--no-import).",
          "With --no-import the compiler reads Python files with the ast module instead of importing "
          "them: class and function names are checked, schemas and entry.args are not."),
+    # --- X: MCP servers
+    Rule("X001", "mcp-server-unlistable", "error", "An MCP server whose tools could not be listed at build time.",
+         "Build and lint start each MCP server of project.json `mcp_servers` (in a time-limited "
+         "subprocess, as they import Python) and lock the tools it lists. A server that does not "
+         "start, does not answer, or needs an unset `${VAR}` is an error: the same project must "
+         "build to the same bytes. Mark it `\"opaque\": true` to build without its tool list, or "
+         "run `lint --no-import` to start nothing."),
+    Rule("X002", "mcp-unknown-tool", "error", "`allowed_tools` names a tool the MCP server does not have.",
+         "Only the tools in `allowed_tools` are exposed; a name the server does not list is a "
+         "misspelling or a tool the server dropped. The hint names the closest tool it has."),
+    Rule("X003", "opaque-mcp-server", "warning", "An MCP server whose tools are not listed at build time.",
+         "A server marked `\"opaque\": true` is not started at build: the bundle cannot say which "
+         "tools it exposes (its capability is `custom:*`), tool-name conflicts and approval rules "
+         "cannot be checked for it, and every tool it lists at run time is asked."),
+    Rule("X004", "mcp-server-name", "error", "An MCP server named like a stdlib or Python toolset.",
+         "Server names share the toolset namespace with the stdlib's and the project's Python "
+         "toolsets and with workers: a worker lists a server by its name in `toolsets`."),
+    Rule("X005", "mcp-server-config", "error", "An MCP server without exactly one of `command` and `url`.",
+         "A server is either a program started over stdio (`command`, `args`, `env`) or a URL "
+         "(`url`, `headers`), as in `.mcp.json`; `args`/`env` go with `command`, `headers` with `url`."),
+    Rule("X006", "mcp-not-started", "info", "MCP servers were not started (--no-import).",
+         "With --no-import nothing of the project runs, MCP servers included: the tools of the "
+         "servers are unknown, so conflicts and approval rules involving them are not checked."),
+    Rule("X007", "mcp-literal-secret", "warning", "A credential written literally in an MCP server's `env` or `headers`.",
+         "The bundle keeps a server's configuration as written, so a token written into project.json "
+         "is copied into bundle.lock (and into version control with it). Write `${VAR}` instead: it "
+         "is read from the environment when the server starts and never written into the bundle. "
+         "Keys whose name says credential (key, token, secret, password, auth, cookie, credential) "
+         "are checked."),
     # --- T: templates
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
          "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "
@@ -259,7 +288,7 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
-CAUSE_ORDER = "PFYLNSTMAGRC"
+CAUSE_ORDER = "PFYXLNSTMAGRC"
 """Code groups in the order one's errors can cause another's: syntax, then files, then Python
 imports, ..., the call graph last. Text output lists root causes first by this order."""
 
@@ -269,6 +298,7 @@ GROUPS = {
     "N": "names and references",
     "S": "schemas",
     "Y": "user Python",
+    "X": "MCP servers",
     "T": "templates",
     "G": "the call graph",
     "M": "models",

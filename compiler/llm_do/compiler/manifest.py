@@ -59,6 +59,24 @@ class Defaults(StrictModel):
     model_settings: dict[str, Any] | None = Field(default=None, description="pydantic-ai ModelSettings.")
 
 
+class McpServer(StrictModel):
+    """One MCP server, in the shape of `.mcp.json` (`command`/`args`/`env` for a stdio server,
+    `url`/`headers` for streamable HTTP), plus what llm-do locks and exposes of it. `${VAR}` and
+    `${VAR:-default}` in strings are expanded from the environment when the server is started,
+    never written into the bundle expanded."""
+
+    command: str | None = Field(default=None, description="Program of a stdio server, started in the project root.")
+    args: list[str] = Field(default_factory=list, description="Its arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables for it (use `${VAR}` for secrets).")
+    url: str | None = Field(default=None, description="URL of a streamable HTTP server (SSE when the path ends in `/sse`).")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (use `${VAR}` for secrets).")
+    allowed_tools: list[str] | None = Field(default=None, description="The only tools exposed (default: all the server lists).")
+    prefix: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$",
+                               description="Exposed tool names become `PREFIX_NAME` (default: as the server names them).")
+    required: bool = Field(default=True, description="Started and checked when a run starts; `false`: when first used.")
+    opaque: bool = Field(default=False, description="Its tools are not listed at build (a warning; `custom:*` capabilities).")
+
+
 class ProjectManifest(StrictModel):
     """project.json: which files make the project, where a run starts, and how it runs."""
 
@@ -76,6 +94,9 @@ class ProjectManifest(StrictModel):
     generated_agents_dir: str | None = Field(
         default=None, description="The .agent era's folder for created agents: the default `path` of the "
         "worker_create and dynamic_agents toolsets (relative to the project root)."
+    )
+    mcp_servers: dict[str, McpServer] = Field(
+        default_factory=dict, description="MCP servers as toolsets, by the name workers list them under in `toolsets`."
     )
 
     @property

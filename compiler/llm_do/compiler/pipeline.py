@@ -18,6 +18,7 @@ from .stages.emit import emit
 from .stages.introspect import collect_refs, entry_function_ref, introspect
 from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
+from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
 from .stages.resolve import ResolvedProject, Unknowns, resolve
 
@@ -61,7 +62,8 @@ def compile_project(
     entry = None if function_ref else next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
     facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python,
                        entry_function=function_ref)
-    resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref)
+    mcp_facts = list_servers(loaded, import_python=import_python)
+    resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)
     result.resolved = resolved
     diagnostics.extend(check(resolved))

@@ -34,6 +34,9 @@ compiler cannot see what they do."""
 WORKER_CALL_DEFAULT: Final[Action] = ALLOW
 """Calling another worker is allowed: what the callee may do is gated at its own tools."""
 
+MCP_TOOL_DEFAULT: Final[Action] = ASK
+"""MCP tools are asked unless a rule says otherwise: a server's tool does what its server does."""
+
 APPROVAL_METADATA_KEY: Final = "llm_do_approval"
 """Tool metadata carrying the approval of a tool the bundle could not list (opaque toolsets)."""
 

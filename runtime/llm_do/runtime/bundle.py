@@ -165,6 +165,13 @@ class LoadedBundle:
     def toolset(self, key: str) -> dict[str, Any] | None:
         return self.text.member("toolsets", key)
 
+    def mcp_server_keys(self) -> list[str]:
+        """The keys of the bundle's MCP server toolsets (none without reading any node when the
+        bundle has no MCP server, the common case)."""
+        if b'"kind": "mcp"' not in self.text.section_bytes("toolsets"):
+            return []
+        return [k for k in self.text.member_names("toolsets") if (self.toolset(k) or {}).get("kind") == "mcp"]
+
     @property
     def agent_era(self) -> bool:
         """Built from `.agent` files (spec/legacy.md): the project's Python is of pydantic-ai 1.x."""

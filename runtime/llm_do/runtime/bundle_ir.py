@@ -86,10 +86,21 @@ class ToolNode(Node):
     capabilities: list[str] = Field(default_factory=list)
 
 
+class McpConnection(Node):
+    """An MCP server's connection, in the shape of `.mcp.json`: `command`/`args`/`env` (stdio,
+    started in the project root) or `url`/`headers` (streamable HTTP; SSE for a path ending `/sse`)."""
+
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+    url: str | None = None
+    headers: dict[str, str] | None = None
+
+
 class ToolsetNode(Node):
     hash: str
     name: str
-    kind: Literal["stdlib", "python"]
+    kind: Literal["stdlib", "python", "mcp"]
     module: str | None = None
     """Python: the module to import (with the project root first on sys.path)."""
     export: str | None = None
@@ -98,7 +109,17 @@ class ToolsetNode(Node):
     """Python toolsets: the name in TOOLSETS (a dict key, or a toolset id)."""
     opaque: bool = False
     """Its tools could not be listed at build time; they are found when a run starts."""
+    server: McpConnection | None = None
+    """MCP: how to reach the server, as written in project.json (`${VAR}`s unexpanded)."""
+    config_hash: str | None = None
+    """MCP: sha256 of `server` in canonical JSON (`mcp_config.config_hash`)."""
+    prefix: str | None = None
+    """MCP: exposed tool names are `PREFIX_NAME` (the server's name of a tool is the rest)."""
+    required: bool | None = None
+    """MCP: started and checked when a run starts (`false`: when a worker first lists its tools)."""
     tools: dict[str, ToolNode] = Field(default_factory=dict)
+    """MCP: the exposed tools as listed at build, by exposed name; a run refuses a server whose
+    live input schema of one differs, or that no longer has one."""
     capabilities: list[str] = Field(default_factory=list)
 
 

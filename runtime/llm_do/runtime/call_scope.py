@@ -29,11 +29,19 @@ if TYPE_CHECKING:
     from .services import Services
 
 
+class ServerPool(Protocol):
+    """The run's open MCP servers (`toolsets.mcp.McpServers`): a toolset asks for its server."""
+
+    async def server(self, key: str, node: dict[str, Any]) -> Any: ...
+
+
 class RunHost(Protocol):
     """What a run offers the toolsets of its calls (implemented by `Runtime`)."""
 
     bundle: LoadedBundle
     config: RuntimeConfig
+    mcp_servers: ServerPool | None
+    """The run's MCP servers while a run of a bundle with MCP servers is under way."""
 
     @property
     def listening(self) -> bool: ...

@@ -66,6 +66,8 @@ class Runtime:
             from .services import Services
 
             self._services = Services(self.config.services)
+        self.mcp_servers: Any = None
+        """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -246,7 +248,22 @@ class Runtime:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
+        if self.mcp_servers is None and self.bundle.mcp_server_keys():
+            return await self._run_with_mcp_servers(spec, frame, prompt, message_history), frame
         return await self._run(spec, frame, prompt, message_history), frame
+
+    async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any,
+                                    message_history: list[Any] | None) -> Any:
+        """The outermost call of a bundle with MCP servers: they are started (the required ones
+        now, before any model call), shared by every call below, and stopped when it ends."""
+        from .toolsets.mcp import McpServers
+
+        async with McpServers(self.bundle) as servers:
+            self.mcp_servers = servers
+            try:
+                return await self._run(spec, frame, prompt, message_history)
+            finally:
+                self.mcp_servers = None
 
     def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
         """The model of a call (its `frame`, which records it: its callees inherit it)."""

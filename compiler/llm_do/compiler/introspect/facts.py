@@ -137,3 +137,30 @@ class Request(BaseModel):
     agent_era: bool = False
     """The project has `.agent` files: its Python gets pydantic-ai 1.x's `FunctionToolset.tool`
     (see `llm_do.runtime.legacy_tools`)."""
+
+
+class McpToolFact(BaseModel):
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+class McpServerFact(BaseModel):
+    """What listing one MCP server at build found: its tools, or why it could not be listed."""
+
+    name: str
+    tools: list[McpToolFact] | None = None
+    error: str | None = None
+
+
+class McpRequest(BaseModel):
+    root: str
+    servers: dict[str, dict[str, Any]]
+    """Name -> the connection as written (`mcp_config.CONNECTION_KEYS`), `${VAR}`s unexpanded."""
+    start_timeout: float
+
+
+class McpFacts(BaseModel):
+    servers: dict[str, McpServerFact] = Field(default_factory=dict)
+    failure: str | None = None
+    """The listing subprocess itself failed or timed out."""

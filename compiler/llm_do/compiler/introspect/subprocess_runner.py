@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .facts import Facts, PyError, Request
+from .facts import Facts, McpFacts, McpRequest, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -47,3 +47,21 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     except ValidationError:
         tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
         return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
+
+
+def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = None) -> McpFacts:
+    """Start and list the project's MCP servers in a child process, within the import time limit."""
+    timeout = import_timeout() if timeout is None else timeout
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "llm_do.compiler.introspect.mcp_child"],
+            input=request.model_dump_json(), capture_output=True, text=True, encoding="utf-8", errors="replace",
+            cwd=root, timeout=timeout, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+    except subprocess.TimeoutExpired:
+        return McpFacts(failure=f"listing the MCP servers took longer than {timeout:g} s")
+    try:
+        return McpFacts.model_validate_json(proc.stdout)
+    except ValidationError:
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return McpFacts(failure=tail[0][:500])

@@ -11,20 +11,22 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
+from llm_do.runtime.approval_policy import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.runtime.canonical import node_hash
+from llm_do.runtime.mcp_config import config_hash, connection
 from llm_do.runtime.service_names import SERVICE_KIND
 from llm_do.runtime.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry
-from ..capability_grants import OPAQUE, python_tool_capabilities, worker_grants
+from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
 from ..sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
+from .mcp_servers import McpServerInfo
 from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 
@@ -59,6 +61,20 @@ def _python_tool_node(name: str, description: str | None, parameters: dict | Non
                     "approval": PYTHON_TOOL_DEFAULT, "capabilities": python_tool_capabilities(name, declared)})
 
 
+def _mcp_node(server: McpServerInfo) -> dict[str, Any]:
+    """An MCP server's node: its connection as written (`${VAR}`s unexpanded), the hash of it,
+    and the tools it exposes as listed at build (the schema the model sees and the run checks)."""
+    settings = server.settings
+    written = connection(settings.model_dump())
+    tools = {name: _hashed({"name": name, "description": t.description, "parameters": t.input_schema,
+                            "approval": MCP_TOOL_DEFAULT, "capabilities": [mcp_capability(server.name, t.name)]})
+             for name, t in (server.tools or {}).items()}
+    node = {"name": server.name, "kind": "mcp", "server": written, "config_hash": config_hash(written),
+            "prefix": settings.prefix, "required": settings.required, "opaque": settings.opaque, "tools": tools,
+            "capabilities": _union(tools) if not settings.opaque else [OPAQUE]}
+    return _hashed(node)
+
+
 def _union(tools: dict[str, dict[str, Any]]) -> list[str]:
     return sorted({c for t in tools.values() for c in t["capabilities"]})
 
@@ -70,6 +86,8 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
         for use in worker.toolsets:
             if use.kind == "stdlib":
                 nodes[use.name] = _stdlib_node(use.name)
+            elif use.kind == "mcp" and use.name not in nodes:
+                nodes[use.name] = _mcp_node(project.mcp_servers[use.name])
             elif use.kind == "python" and use.name not in nodes:
                 ts = project.python_toolsets[use.name]
                 declared = ts.module.capabilities

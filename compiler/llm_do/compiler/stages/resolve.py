@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.runtime.approval_policy import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.created_workers import CREATING_TOOLSETS
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
@@ -16,7 +16,7 @@ from ..approvals.apply import apply_rules
 from ..approvals.nodes import ApprovalRule
 from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
-from ..introspect.facts import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFact
+from ..introspect.facts import ClassFact, Facts, McpFacts, ModuleFact, ToolFact, ToolsetFact
 from ..manifest import ProjectManifest
 from ..positions import PositionTable
 from ..schema_refs import SchemaRef
@@ -25,10 +25,11 @@ from ..suggest import closest_name, did_you_mean
 from ..validation import validate
 from .introspect import SchemaRefs
 from .load import LoadedProject
+from .mcp_servers import McpServerInfo, check_servers
 from .parse import ParsedWorker
 from .resolve_entry import ResolvedEntryFunction, resolve_entry_function
 
-ToolsetKind = Literal["stdlib", "python", "worker"]
+ToolsetKind = Literal["stdlib", "python", "worker", "mcp"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class ToolsetUse:
 @dataclass
 class ResolvedTool:
     name: str
-    kind: Literal["stdlib", "python_toolset", "python_tool", "worker"]
+    kind: Literal["stdlib", "python_toolset", "python_tool", "worker", "mcp"]
     toolset: str | None
     """Bundle key of the toolset node providing it (None for a worker call)."""
     group: str
@@ -133,6 +134,7 @@ class ResolvedProject:
     entry: str
     """The entry worker's name, or the entry function's label."""
     entry_function: ResolvedEntryFunction | None = None
+    mcp_servers: dict[str, McpServerInfo] = field(default_factory=dict)
 
     def worker_location(self, name: str) -> Location:
         return self.workers[name].parsed.name_location
@@ -163,11 +165,15 @@ def _python_symbols(facts: Facts, diagnostics: list[Diagnostic]) -> tuple[dict[s
 def resolve(
     loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts, unknowns: Unknowns = Unknowns(),
     function_ref: SchemaRef | None = None,
+    mcp_facts: McpFacts | None = None, *, import_python: bool = True,
 ) -> tuple[ResolvedProject, list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     manifest = loaded.manifest
     assert manifest is not None
     python_toolsets, python_tools = _python_symbols(facts, diagnostics)
+    reserved = {**{n: "a Python toolset" for n in python_toolsets}, **{n: "a stdlib toolset" for n in STDLIB_TOOLSETS}}
+    mcp_servers, found = check_servers(loaded, mcp_facts, import_python=import_python, reserved=reserved)
+    diagnostics.extend(found)
     python_known = (all(m.error is None and m.complete for m in facts.modules.values()) and facts.failure is None
                     and not unknowns.python)
 
@@ -181,16 +187,18 @@ def resolve(
                 related=[Related(**first.parsed.name_location.model_dump(), message="first defined here")],
             ))
             continue
-        if worker.name in STDLIB_TOOLSETS or worker.name in python_toolsets:
-            kind = "stdlib" if worker.name in STDLIB_TOOLSETS else "Python"
-            diagnostics.append(diagnostic("N002", f"worker '{worker.name}' has the name of a {kind} toolset",
+        if worker.name in STDLIB_TOOLSETS or worker.name in python_toolsets or worker.name in manifest.mcp_servers:
+            kind = ("a stdlib toolset" if worker.name in STDLIB_TOOLSETS else "a Python toolset" if worker.name in python_toolsets
+                    else "an MCP server")
+            diagnostics.append(diagnostic("N002", f"worker '{worker.name}' has the name of {kind}",
                                           worker.name_location, hint="rename the worker"))
             continue
         workers[worker.name] = ResolvedWorker(worker)
 
-    project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker)
+    project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker,
+                              mcp_servers)
     # What a toolsets entry may name, in order of preference for a did-you-mean.
-    names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(workers)]
+    names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(mcp_servers), *sorted(workers)]
     for worker in workers.values():
         incomplete = worker.parsed.incomplete
         worker.tools_unknown = bool({"toolsets", "tools"} & incomplete)
@@ -294,7 +302,7 @@ def _resolve_toolsets(
             for tool in descriptor.tools:
                 _add_tool(worker, ResolvedTool(tool.name, "stdlib", ref.name, ref.name, tool.approval, at), diagnostics)
             continue
-        known = ref.name in project.workers or ref.name in project.python_toolsets
+        known = ref.name in project.workers or ref.name in project.python_toolsets or ref.name in project.mcp_servers
         if settings and known:
             diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
                                           parsed.at("toolsets", i, ref.name)))
@@ -303,6 +311,14 @@ def _resolve_toolsets(
             worker.calls[ref.name] = at
             _add_tool(worker, ResolvedTool(ref.name, "worker", None, ref.name, WORKER_CALL_DEFAULT, at, worker=ref.name),
                       diagnostics)
+            continue
+        server = project.mcp_servers.get(ref.name)
+        if server is not None:
+            _use_mcp_server(worker, server, at, diagnostics)
+            continue
+        if ref.name in project.manifest.mcp_servers:  # a server whose settings are in error (reported)
+            worker.unknown_names.add(ref.name)
+            worker.tools_unknown = True
             continue
         python = project.python_toolsets.get(ref.name)
         if python is not None:
@@ -329,6 +345,19 @@ def _resolve_toolsets(
         if ref.name in project.python_tools:
             hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
         diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
+
+
+def _use_mcp_server(worker: ResolvedWorker, server: McpServerInfo, at: Location, diagnostics: list[Diagnostic]) -> None:
+    use = ToolsetUse("mcp", server.name, {}, at)
+    worker.toolsets.append(use)
+    if server.opaque:
+        use.opaque_approval = MCP_TOOL_DEFAULT
+    elif server.tools is None:  # not started (--no-import) or not listable (reported): its tools are unknown
+        worker.unknown_names.add(server.name)
+        worker.tools_unknown = True
+    else:
+        for name in server.tools:
+            _add_tool(worker, ResolvedTool(name, "mcp", server.name, server.name, MCP_TOOL_DEFAULT, at), diagnostics)
 
 
 def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
@@ -426,6 +455,10 @@ def _tool_params(project: ResolvedProject, tool: ResolvedTool) -> ToolParams | N
             return None
         schema = callee.input_class.json_schema if callee.input_class else PromptInput.model_json_schema()
         return ToolParams(schema=schema or {}, derived={}, normalized=False)
+    if tool.kind == "mcp":
+        server = project.mcp_servers[tool.group]
+        listed = (server.tools or {}).get(tool.name)
+        return ToolParams(schema=listed.input_schema, derived={}, normalized=False) if listed else None
     if tool.kind == "python_tool":
         fact = project.python_tools[tool.name].fact
         return ToolParams(schema=fact.parameters or {}, derived={}, normalized=False)

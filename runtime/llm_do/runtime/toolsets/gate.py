@@ -18,7 +18,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from .approval_policy import (
+from ..approval_policy import (
     ALLOW,
     APPROVAL_METADATA_KEY,
     ASK,
@@ -29,12 +29,12 @@ from .approval_policy import (
     Action,
     decide,
 )
-from .bundle import BundleRefused, WorkerSpec
-from .call_scope import CallContext, CallFrame, RunHost
-from .errors import LlmDoError, RunFailed
+from ..bundle import BundleRefused, WorkerSpec
+from ..call_scope import CallContext, CallFrame, RunHost
+from ..errors import LlmDoError, RunFailed
 
 if TYPE_CHECKING:
-    from .approvals import ApprovalRequest
+    from ..approvals import ApprovalRequest
 
 RESULT_PREVIEW = 2000
 
@@ -73,7 +73,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         frame = ctx.deps.frame
         approval = self.approval_for(name, tool_args, tool)
         if self.runtime.listening:
-            from .events import ToolCalled
+            from ..events import ToolCalled
 
             self.runtime.emit(ToolCalled(frame.worker, frame.depth, name, tool_args, approval))
         if approval == DENY:
@@ -90,14 +90,14 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
-            from .tool_errors import tool_crashed
+            from ..tool_errors import tool_crashed
 
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
-            from .events import jsonable
+            from ..events import jsonable
 
             preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
@@ -106,7 +106,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
     def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
         """The request naming exactly what would run: the worker, the toolset (its bundle key and
         this worker's settings for it), the tool, and the arguments as the toolset normalizes them."""
-        from .approvals import ApprovalRequest
+        from ..approvals import ApprovalRequest
 
         binding = self.spec.tools.get(name)
         key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
@@ -126,7 +126,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         request = self.approval_request(frame, name, tool_args, tool)
         decision, by = await self.runtime.request_approval(request, shown)
         if self.runtime.listening:
-            from .events import ApprovalDecided
+            from ..events import ApprovalDecided
 
             self.runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note,
                                               decision.feedback))
@@ -148,7 +148,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
     def _returned(self, frame: CallFrame, name: str, outcome: str, text: str) -> None:
         if self.runtime.listening:
-            from .events import ToolReturned
+            from ..events import ToolReturned
 
             self.runtime.emit(ToolReturned(frame.worker, frame.depth, name, outcome, text))
 

@@ -13,8 +13,8 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from .call_scope import CallContext, RunHost
-from .tool_args import ModelArgsValidator
+from ..call_scope import CallContext, RunHost
+from ..tool_args import ModelArgsValidator
 
 DESCRIPTION_LIMIT = 300
 

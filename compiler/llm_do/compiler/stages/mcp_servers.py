@@ -1,0 +1,122 @@
+"""Stage 3b, MCP servers: list each server of project.json `mcp_servers` and decide which of its
+tools the project exposes (and so locks).
+
+Listing starts the servers, so it happens in the time-limited subprocess
+(`introspect.mcp_child`), and not at all with --no-import. The checks are pure: listing facts in,
+each server's exposed tools and diagnostics out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from llm_do.runtime.mcp_config import connection
+
+from ..diagnostics import Diagnostic, diagnostic
+from ..introspect.facts import McpFacts, McpRequest, McpToolFact
+from ..introspect.subprocess_runner import list_mcp_servers
+from ..manifest import McpServer
+from ..suggest import did_you_mean
+from .load import LoadedProject
+
+CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)
+"""Names of `env` and `headers` entries whose values are credentials, to be given as `${VAR}`."""
+
+
+@dataclass
+class McpServerInfo:
+    """One server as the later stages see it."""
+
+    name: str
+    settings: McpServer
+    tools: dict[str, McpToolFact] | None = None
+    """Exposed name (with the prefix) -> the tool as listed; None when not known (opaque, not
+    listed with --no-import, or listing failed, which is reported)."""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def opaque(self) -> bool:
+        return self.settings.opaque
+
+    def server_tool(self, exposed: str) -> str:
+        """The server's own name of an exposed tool."""
+        prefix = self.settings.prefix
+        return exposed[len(prefix) + 1 :] if prefix else exposed
+
+
+def list_servers(project: LoadedProject, *, import_python: bool) -> McpFacts | None:
+    """Start and list the servers that are to be listed; None when there is nothing to start."""
+    manifest = project.manifest
+    if manifest is None or not import_python:
+        return None
+    from llm_do.runtime.toolsets.mcp import start_timeout
+
+    servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
+               if not s.opaque and bool(s.command) != bool(s.url)}
+    if not servers:
+        return None
+    return list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()), project.root)
+
+
+def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_python: bool,
+                  reserved: dict[str, str]) -> tuple[dict[str, McpServerInfo], list[Diagnostic]]:
+    """Each server with its exposed tools; `reserved` maps toolset names a server may not take to
+    what they are (`a stdlib toolset`)."""
+    diagnostics: list[Diagnostic] = []
+    manifest = project.manifest
+    out: dict[str, McpServerInfo] = {}
+    if manifest is None or not manifest.mcp_servers:
+        return out, diagnostics
+    if not import_python and any(not s.opaque for s in manifest.mcp_servers.values()):
+        diagnostics.append(diagnostic("X006", "MCP servers were not started (--no-import): their tools are not checked",
+                                      project.at("mcp_servers")))
+    for name, settings in manifest.mcp_servers.items():
+        at = project.at("mcp_servers", name)
+        if name in reserved:
+            diagnostics.append(diagnostic("X004", f"MCP server '{name}' has the name of {reserved[name]}", at,
+                                          hint="rename the server"))
+            continue
+        if bool(settings.command) == bool(settings.url):
+            which = "both `command` and `url`" if settings.command else "neither `command` nor `url`"
+            diagnostics.append(diagnostic("X005", f"MCP server '{name}' has {which}", at,
+                                          hint="a stdio server has `command` (and `args`, `env`); an HTTP server has `url`"))
+            continue
+        misplaced = [k for k in (("args", "env") if settings.url else ("headers",)) if getattr(settings, k)]
+        if misplaced:
+            diagnostics.append(diagnostic("X005", f"MCP server '{name}' has `{misplaced[0]}`, which only a "
+                                                  f"{'stdio' if settings.url else 'URL'} server takes",
+                                          project.at("mcp_servers", name, misplaced[0])))
+            continue
+        for where in ("env", "headers"):
+            for key, value in getattr(settings, where).items():
+                if CREDENTIAL_KEY.search(key) and value and "${" not in value:
+                    diagnostics.append(diagnostic(
+                        "X007", f"MCP server '{name}': `{where}.{key}` is written literally, so bundle.lock would hold it",
+                        project.at("mcp_servers", name, where, key, key=False),
+                        hint="write the secret part as ${VAR} and set VAR in the environment"))
+        info = out[name] = McpServerInfo(name, settings)
+        if settings.opaque:
+            diagnostics.append(diagnostic("X003", f"MCP server '{name}' is opaque: its tools are not listed or locked, "
+                                                  "and each is asked at run time", at))
+            continue
+        if facts is None:
+            continue
+        fact = facts.servers.get(name)
+        if fact is None or fact.tools is None:
+            why = facts.failure or (fact.error if fact is not None else "it was not listed")
+            diagnostics.append(diagnostic("X001", f"MCP server '{name}' could not be listed: {why}", at,
+                                          hint='fix the server, or mark it "opaque": true'))
+            continue
+        listed = {t.name: t for t in fact.tools}
+        wanted = listed if settings.allowed_tools is None else {}
+        for i, tool in enumerate(settings.allowed_tools or ()):
+            if tool in listed:
+                wanted[tool] = listed[tool]
+            else:
+                diagnostics.append(diagnostic("X002", f"MCP server '{name}' has no tool '{tool}'",
+                                              project.at("mcp_servers", name, "allowed_tools", i, key=False),
+                                              hint=did_you_mean(tool, listed)))
+        prefix = settings.prefix
+        info.tools = {(f"{prefix}_{n}" if prefix else n): t for n, t in sorted(wanted.items())}
+    return out, diagnostics

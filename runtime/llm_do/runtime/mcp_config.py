@@ -1,0 +1,70 @@
+"""An MCP server's configuration as the bundle keeps it, and as a started server needs it.
+
+The bundle holds the configuration as written in project.json: `${VAR}` and `${VAR:-default}`
+unexpanded, so no secret the environment supplies is ever written into it, and the same project
+builds to the same bytes anywhere. `expanded` fills them in from the environment when a server is
+started (at build, to list its tools; at run). Standard library only: both the compiler and the
+runtime use it, and neither should load an MCP client to read a configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+CONNECTION_KEYS = ("command", "args", "env", "url", "headers")
+"""The keys that say how to reach a server (hashed; what `diff` compares)."""
+
+MISSING_CLIENT = "MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'"
+"""What a build or run says when the MCP client (pydantic-ai's `mcp` extra) is not installed."""
+
+_VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
+
+
+class UnsetVariable(ValueError):
+    """A `${VAR}` without a default whose variable the environment does not set."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the environment variable {name} is not set (it is used as ${{{name}}})")
+        self.name = name
+
+
+def connection(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The connection part of a server's configuration, as written (empty values left out)."""
+    return {k: config[k] for k in CONNECTION_KEYS if config.get(k)}
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 of the connection as written, over canonical JSON: unexpanded strings only."""
+    text = json.dumps(connection(config), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def expanded(value: Any, environ: Mapping[str, str]) -> Any:
+    """`value` (a string, list or dict of them) with `${VAR}` / `${VAR:-default}` filled in.
+    Raises `UnsetVariable` for a variable without a default that `environ` does not set."""
+    if isinstance(value, str):
+        def fill(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in environ:
+                return environ[name]
+            if default is None:
+                raise UnsetVariable(name)
+            return default
+
+        return _VAR.sub(fill, value)
+    if isinstance(value, list):
+        return [expanded(v, environ) for v in value]
+    if isinstance(value, dict):
+        return {k: expanded(v, environ) for k, v in value.items()}
+    return value
+
+
+def describe(config: Mapping[str, Any]) -> str:
+    """How a message names the server's connection: its command line, or its URL (as written)."""
+    if config.get("url"):
+        return str(config["url"])
+    return " ".join([str(config.get("command", "")), *(str(a) for a in config.get("args") or ())])

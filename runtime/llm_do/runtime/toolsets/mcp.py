@@ -1,0 +1,205 @@
+"""MCP servers as toolsets: started for a run, checked against the lock, stopped with the run.
+
+A server lives as long as the run (`McpServers`, opened by the runtime around the outermost call):
+required servers are started and their tools checked when the run starts, before any model call;
+a `required: false` one when a worker first lists its tools. Each worker call gets a
+`LockedMcpToolset` over the run's server that exposes only the tools the bundle locked, with the
+locked schemas (what the model sees is what the build recorded, and what the rules were checked
+against); a server whose live tools differ from the lock refuses the run (exit 3).
+Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import AsyncExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+
+from ..approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
+from ..bundle import ToolsetUse, WorkerSpec
+from ..errors import RunFailed
+from ..mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
+from ..refused import REBUILD, BundleRefused
+
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset
+
+    from ..bundle import LoadedBundle
+    from ..call_scope import CallContext, RunHost
+
+START_TIMEOUT = 30.0
+"""Seconds a server has to start and answer `initialize` (LLM_DO_MCP_START_TIMEOUT overrides)."""
+
+
+def start_timeout() -> float:
+    try:
+        return float(os.environ.get("LLM_DO_MCP_START_TIMEOUT", START_TIMEOUT))
+    except ValueError:
+        return START_TIMEOUT
+
+
+def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None) -> Any:
+    """The FastMCP transport for a server's configuration as written, `${VAR}`s filled from
+    `environ`: stdio started in the project root (not kept alive past its session, so nothing
+    outlives the run), or streamable HTTP (SSE for a URL ending in `/sse`)."""
+    from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+
+    if config.get("url"):
+        url = expanded(config["url"], environ)
+        headers = expanded(config.get("headers") or {}, environ) or None
+        if url.rstrip("/").endswith("/sse"):
+            return SSETransport(url, headers=headers)
+        return StreamableHttpTransport(url, headers=headers)
+    return StdioTransport(command=expanded(config["command"], environ), args=expanded(list(config.get("args") or []), environ),
+                          env=expanded(config.get("env") or {}, environ) or None, cwd=str(root), keep_alive=False,
+                          log_file=log_file)
+
+
+def _plain(value: Any) -> Any:
+    """A schema as JSON reads it back: the lock's copy and the live one compare equal when equal."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def locked_differences(node: dict[str, Any], live: dict[str, dict[str, Any]]) -> str | None:
+    """Why the live tools (server name -> input schema) do not match the lock, or None."""
+    server = node["name"]
+    prefix = node.get("prefix")
+    for exposed, tool in sorted(node.get("tools", {}).items()):
+        name = exposed[len(prefix) + 1 :] if prefix else exposed
+        if name not in live:
+            return f"MCP server '{server}' no longer has the tool '{name}' locked in the bundle; {REBUILD}"
+        if _plain(live[name]) != _plain(tool["parameters"]):
+            return (f"the input schema of tool '{name}' of MCP server '{server}' changed since the build; "
+                    f"review the change and {REBUILD}")
+    return None
+
+
+class McpServers:
+    """The run's MCP servers: started when needed, kept for the run, stopped when it ends
+    (normally, on Ctrl-C, on a timeout: the exit stack closes whatever was started)."""
+
+    def __init__(self, bundle: LoadedBundle, environ: dict[str, str] | None = None) -> None:
+        self.bundle = bundle
+        self.environ = dict(os.environ if environ is None else environ)
+        self._servers: dict[str, MCPToolset[Any]] = {}
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> McpServers:
+        try:
+            for key in self.bundle.mcp_server_keys():
+                node = self.bundle.toolset(key)
+                if node is not None and node.get("required", True):
+                    await self.server(key, node)
+        except BaseException:  # the servers started before the one that failed are stopped too
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._servers.clear()
+        await self._stack.aclose()
+
+    async def server(self, key: str, node: dict[str, Any]) -> MCPToolset[Any]:
+        """The started server of toolset `key`, started (and checked against the lock) if not yet."""
+        found = self._servers.get(key)
+        if found is not None:
+            return found
+        try:
+            from pydantic_ai.mcp import MCPToolset
+        except ImportError:
+            raise RunFailed(MISSING_CLIENT) from None
+
+        name = node["name"]
+        log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+        try:
+            server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log),
+                                                 id=f"mcp:{name}", tool_error_behavior="failed",
+                                                 init_timeout=start_timeout())
+            await self._stack.enter_async_context(server)
+            live = {t.name: t.input_schema for t in await server.list_tools()}
+        except UnsetVariable as exc:
+            raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
+        except Exception as exc:  # a server that will not start or answer: one line, exit 1
+            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: "
+                            f"{failure_text(exc, log)}") from None
+        if not node.get("opaque"):
+            problem = locked_differences(node, live)
+            if problem is not None:
+                raise BundleRefused(problem)
+        self._servers[key] = server
+        return server
+
+
+def failure_text(exc: BaseException, log: Any) -> str:
+    """The failure in one line: the server's last word on stderr when it said something."""
+    from ..errors import innermost
+
+    exc = innermost(exc)
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    try:
+        log.seek(0)
+        said = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        said = []
+    if said:
+        text += f" (the server said: {said[-1][:300]})"
+    return " ".join(text.split())[:1000]
+
+
+class LockedMcpToolset(AbstractToolset["CallContext"]):
+    """One worker call's view of a run's MCP server: only the locked tools, as locked (an opaque
+    server: every tool it lists, with the worker's approval for the toolset)."""
+
+    def __init__(self, runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> None:
+        self.runtime = runtime
+        self.node = node
+        self.use = use
+        self.key = use.toolset or node["name"]
+
+    @property
+    def id(self) -> str | None:
+        return f"mcp:{self.node['name']}"
+
+    async def _server(self) -> MCPToolset[Any]:
+        servers = self.runtime.mcp_servers
+        if servers is None:
+            raise RunFailed(f"MCP server '{self.node['name']}' is used outside a run")
+        return await servers.server(self.key, self.node)
+
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
+        server = await self._server()
+        if self.node.get("opaque"):
+            live = await server.get_tools(ctx)
+            approval = {APPROVAL_METADATA_KEY: self.use.opaque_approval} if self.use.opaque_approval else {}
+            metadata = {TOOLSET_METADATA_KEY: self.key, **approval}
+            return {self._exposed(name): replace(tool, toolset=self, tool_def=replace(
+                        tool.tool_def, name=self._exposed(name), metadata={**(tool.tool_def.metadata or {}), **metadata}))
+                    for name, tool in live.items()}
+        tools = {}
+        for name, locked in self.node.get("tools", {}).items():
+            tool_def = ToolDefinition(name=name, description=locked.get("description"),
+                                      parameters_json_schema=locked["parameters"], metadata={TOOLSET_METADATA_KEY: self.key})
+            tools[name] = replace(server.tool_for_tool_def(tool_def, ctx=ctx), toolset=self)
+        return tools
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> Any:
+        server = await self._server()
+        prefix = self.node.get("prefix")
+        return await server.direct_call_tool(name[len(prefix) + 1 :] if prefix else name, tool_args)
+
+    def _exposed(self, name: str) -> str:
+        prefix = self.node.get("prefix")
+        return f"{prefix}_{name}" if prefix else name
+
+
+def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+    return LockedMcpToolset(runtime, node, use)

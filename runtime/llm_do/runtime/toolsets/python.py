@@ -1,0 +1,82 @@
+"""Builders for the toolsets the runtime imports: the stdlib's, and the project's Python (a
+module's TOOLS, or one of its TOOLSETS), each with a stable id from its bundle key."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.toolsets import AbstractToolset
+
+from .. import user_code
+from ..bundle import BundleRefused, ToolsetUse, WorkerSpec
+from ..errors import ToolsetProblem
+
+if TYPE_CHECKING:
+    from ..call_scope import RunHost
+
+
+def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+    from llm_do.stdlib.registry import stdlib_toolset as descriptor_of
+
+    name = node["name"]
+    descriptor = descriptor_of(name)
+    if descriptor is None:
+        raise ToolsetProblem(f"this llm-do has no stdlib toolset '{name}'")
+    module, _, cls_name = descriptor.implementation.partition(":")
+    cls = getattr(importlib.import_module(module), cls_name)
+    settings = descriptor.settings_model.model_validate(use.settings)
+    base = runtime.bundle.root if descriptor.root == "project" else Path(runtime.config.cwd or Path.cwd()).resolve()
+    try:
+        return cls(descriptor, settings, base)
+    except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
+        raise ToolsetProblem(f"{name}: {exc}") from None
+
+
+def python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+    """A module's TOOLS (the worker's tools of it only), or one of its TOOLSETS."""
+    if node.get("export") == "TOOLSETS":
+        return _exported_toolset(runtime, node, use)
+    names = [n for n, b in spec.tools.items() if b.toolset == use.toolset]
+    return _python_tools(runtime, node, names, use.toolset or node["name"])
+
+
+def _module(runtime: RunHost, name: str) -> Any:
+    try:
+        return runtime.bundle.import_module(name)
+    except BundleRefused:
+        raise
+    except Exception as exc:  # user code: report, do not crash the runtime with a traceback
+        raise ToolsetProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
+
+
+def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key: str) -> AbstractToolset[Any]:
+    from pydantic_ai import FunctionToolset, Tool
+
+    module = _module(runtime, node["module"])
+    _, exported = user_code.exported_tools(module)
+    by_name = dict(exported)
+    tools = []
+    for name in names:
+        value = by_name.get(name)
+        if value is None:
+            raise ToolsetProblem(f"'{node['module']}' no longer exports the tool '{name}'")
+        tools.append(value if isinstance(value, Tool) else Tool(value, name=name))
+    return FunctionToolset(tools, id=key)
+
+
+def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> AbstractToolset[Any]:
+    from pydantic_ai.toolsets import DynamicToolset
+
+    module = _module(runtime, node["module"])
+    value = dict(user_code.exported_toolsets(module)).get(node["key"])
+    if value is None:
+        raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
+    if use.opaque_approval is None:
+        return value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False, id=node["name"])
+    from ..toolset_approvals import factory_with_approvals, with_approvals
+
+    if isinstance(value, AbstractToolset):
+        return with_approvals(value, use.opaque_approval, node["name"])
+    return DynamicToolset(factory_with_approvals(value, use.opaque_approval, node["name"]), per_run_step=False, id=node["name"])

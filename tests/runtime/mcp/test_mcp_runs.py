@@ -1,0 +1,191 @@
+"""Runs with MCP servers: scripted calls through the gate, the lock checked before any model call,
+failures in one line, and no server process left behind however the run ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from llm_do.runtime.toolsets.mcp import locked_differences
+from tests.helpers import run_cli, write_project
+from tests.runtime.conftest import of_kind, one_line_error, read_events
+
+from .conftest import SERVER, STDIO_SERVER, alive, call_script, mcp_project
+
+RULES = "approvals: [\"deny echo(text == 'forbidden')\"]"
+LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}",
+                                       "ECHO_CWD_FILE": "${LAZY_CWD_FILE:-}"},
+               "allowed_tools": ["echo"], "prefix": "lazy", "required": False}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One project for every run here (built once: listing starts the servers): `echo` asked by
+    default and denied by a rule for one argument, `wait` asked; and a second server, `lazy`
+    (`required: false`), giving `lazy_echo`."""
+    root = tmp_path_factory.mktemp("mcp-runs") / "proj"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LLM_DO_TEST_PYTHON", sys.executable)
+        mp.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
+        files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo", "wait"]}, front=f"toolsets: [echo, lazy]\n{RULES}")
+        files["project.json"]["mcp_servers"]["lazy"] = LAZY_SERVER
+        write_project(root, files)
+        result = run_cli("build", root)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return root / "bundle.lock"
+
+
+def _exec(bundle: Path, tmp_path: Path, *calls: tuple[str, dict], flags: tuple[str, ...] = ()) -> tuple[object, list[dict]]:
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", call_script(tmp_path, *calls), "--events", events, *flags)
+    return result, read_events(events) if events.exists() else []
+
+
+def _calls(server_env: dict[str, Path]) -> list[str]:
+    path = server_env["calls"]
+    return path.read_text().split() if path.exists() else []
+
+
+def test_an_asked_tool_is_denied_without_a_terminal(bundle: Path, tmp_path: Path, server_env) -> None:
+    result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}))
+    assert result.exit_code == 0, result.stderr
+    [returned] = of_kind(events, "tool_returned", tool="echo")
+    assert returned["outcome"] == "denied"
+    assert _calls(server_env) == []  # the server never saw the call
+    assert not alive(int(server_env["pid"].read_text()))  # started at the run's start, stopped at its end
+
+
+def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
+    lazy_pid, lazy_cwd = tmp_path / "lazy.pid", tmp_path / "lazy.cwd"
+    monkeypatch.setenv("LAZY_PID_FILE", str(lazy_pid))
+    monkeypatch.setenv("LAZY_CWD_FILE", str(lazy_cwd))
+    result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "finished"
+    [called] = of_kind(events, "tool_called", tool="echo")
+    assert called["approval"] == "ask"
+    [returned] = of_kind(events, "tool_returned", tool="echo")
+    assert (returned["outcome"], returned["result"]) == ("ok", "echo: hi")
+    assert _calls(server_env) == ["echo"]
+    assert not alive(int(server_env["pid"].read_text()))
+    assert not alive(int(lazy_pid.read_text()))  # started when main listed its tools, stopped at the end
+    assert lazy_cwd.read_text() == str(bundle.parent)  # a stdio server starts in the project root
+
+
+def test_a_server_not_required_starts_when_first_used(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
+    monkeypatch.setenv("LAZY_FAIL", "1")
+    result, events = _exec(bundle, tmp_path, ("lazy_echo", {"text": "hi"}), flags=("--approve-all",))
+    assert result.exit_code == 1
+    assert "MCP server 'lazy'" in one_line_error(result)
+    assert of_kind(events, "worker_started", worker="main")  # the run had started: the server was not needed before
+    assert not alive(int(server_env["pid"].read_text()))  # the required one, started first, is stopped too
+
+
+def test_a_rule_denies_even_with_approve_all(bundle: Path, tmp_path: Path, server_env) -> None:
+    result, events = _exec(bundle, tmp_path, ("echo", {"text": "forbidden"}), flags=("--approve-all",))
+    assert result.exit_code == 0, result.stderr
+    [returned] = of_kind(events, "tool_returned", tool="echo")
+    assert returned["outcome"] == "denied"
+    assert "denied by the project's approval rules" in returned["result"]
+    assert _calls(server_env) == []
+
+
+def test_a_changed_schema_is_refused_before_any_model_call(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
+    monkeypatch.setenv("ECHO_CHANGED", "1")
+    result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
+    assert result.exit_code == 3
+    assert one_line_error(result) == ("llm-do: the input schema of tool 'echo' of MCP server 'echo' changed since the build; "
+                                      "review the change and run `llm-do build`")
+    assert not of_kind(events, "worker_started")  # refused before the entry worker started
+    assert _calls(server_env) == []
+    assert not alive(int(server_env["pid"].read_text()))
+
+
+def test_a_server_that_fails_to_start_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
+    monkeypatch.setenv("ECHO_FAIL", "1")
+    result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
+    assert result.exit_code == 1
+    line = one_line_error(result)
+    # the command as written: what the environment fills in (a secret, perhaps) is not repeated
+    assert line.startswith("llm-do: run failed: MCP server 'echo' (${LLM_DO_TEST_PYTHON} ${LLM_DO_TEST_MCP_SERVER}) "
+                           "failed to start: ")
+    assert line.endswith("(the server said: echo server: refusing to start (ECHO_FAIL is set))")
+    assert not of_kind(events, "worker_started")
+
+
+def test_an_unset_variable_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
+    monkeypatch.delenv("LLM_DO_TEST_PYTHON")
+    result, _ = _exec(bundle, tmp_path, ("echo", {"text": "hi"}))
+    assert result.exit_code == 1
+    assert one_line_error(result) == ("llm-do: run failed: MCP server 'echo' cannot be started: the environment variable "
+                                      "LLM_DO_TEST_PYTHON is not set (it is used as ${LLM_DO_TEST_PYTHON})")
+
+
+def test_locked_differences_names_a_missing_tool() -> None:
+    node = {"name": "s", "prefix": "p", "tools": {"p_a": {"parameters": {"type": "object"}}}}
+    assert locked_differences(node, {"a": {"type": "object"}}) is None
+    assert locked_differences(node, {"b": {"type": "object"}}) == (
+        "MCP server 's' no longer has the tool 'a' locked in the bundle; run `llm-do build`")
+
+
+def _start(bundle: Path, tmp_path: Path, *flags: str) -> subprocess.Popen[bytes]:
+    script = call_script(tmp_path, ("wait", {"seconds": 60}))
+    command = [sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(script), "--approve-all",
+               *flags]
+    return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for(predicate, what: str, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} did not happen"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
+def test_no_server_outlives_a_stopped_run(bundle: Path, tmp_path: Path, server_env, how: str) -> None:
+    proc = _start(bundle, tmp_path, *(["--timeout", "30"] if how == "timeout" else []))
+    try:
+        _wait_for(lambda: "wait" in _calls(server_env), "the call to `wait`")
+        if how == "ctrl-c":
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    pid = int(server_env["pid"].read_text())
+    if how == "timeout":
+        assert proc.returncode == 1
+        assert err.decode().strip() == "llm-do: run failed: the run took longer than 30 s and was stopped"
+    else:
+        assert proc.returncode == 130
+    _wait_for(lambda: not alive(pid), f"the end of the server (pid {pid})", seconds=10)
+
+
+def test_the_http_server_is_called_through_the_gate(mcp_build, http_server: str, tmp_path: Path, server_env) -> None:
+    bundle = mcp_build(mcp_project({"url": http_server, "allowed_tools": ["echo", "add"]}))
+    result, events = _exec(bundle, tmp_path, ("add", {"a": 2, "b": 3}), flags=("--approve-all",))
+    assert result.exit_code == 0, result.stderr
+    [returned] = of_kind(events, "tool_returned", tool="add")
+    assert (returned["outcome"], json.loads(returned["result"])) == ("ok", 5)
+    result, events = _exec(bundle, tmp_path, ("add", {"a": 2, "b": 3}))
+    [returned] = of_kind(events, "tool_returned", tool="add")
+    assert returned["outcome"] == "denied"
+
+
+def test_without_the_mcp_extra_a_run_says_what_to_install(bundle: Path, tmp_path: Path, server_env) -> None:
+    shadow = tmp_path / "shadow" / "fastmcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('fastmcp is not installed')\n")
+    script = call_script(tmp_path, ("echo", {"text": "hi"}))
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    proc = subprocess.run([sys.executable, "-m", "llm_do.cli.main", "exec", str(bundle), "go", "--script", str(script)],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "llm-do: run failed: MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'"
