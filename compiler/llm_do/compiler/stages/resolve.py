@@ -196,7 +196,7 @@ def resolve(
         workers[worker.name] = ResolvedWorker(worker)
 
     project = ResolvedProject(loaded, manifest, workers, facts, python_toolsets, python_tools, manifest.entry_worker,
-                              mcp_servers)
+                              mcp_servers=mcp_servers)
     # What a toolsets entry may name, in order of preference for a did-you-mean.
     names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(mcp_servers), *sorted(workers)]
     for worker in workers.values():
