@@ -32,16 +32,11 @@ BUILD_ONLY: dict[str, str] = {
     "web_searcher": "it uses server-side web_search, which TestModel does not support",
 }
 
-# Projects whose build needs what the conversations issue adds: (code, file, key or name) of every
-# error their build reports today.
-CONVERSATIONS: dict[str, list[tuple[str, str, str]]] = {
-}
-
 SCRIPTED: dict[str, str] = {
     "bootstrapping": "the test model would call agent_call before agent_create; a script plays the flow its main.agent describes",
 }
 
-PLAYED = [p for p in PROJECTS if p not in BUILD_ONLY and p not in CONVERSATIONS and p not in SCRIPTED]
+PLAYED = [p for p in PROJECTS if p not in BUILD_ONLY and p not in SCRIPTED]
 
 
 def copy_project(name: str, dest: Path) -> Path:
@@ -51,8 +46,8 @@ def copy_project(name: str, dest: Path) -> Path:
 
 def test_the_anchor_has_22_projects_each_classified_once() -> None:
     assert len(PROJECTS) == 22
-    assert set(BUILD_ONLY) <= set(PROJECTS) and set(CONVERSATIONS) <= set(PROJECTS) and set(SCRIPTED) <= set(PROJECTS)
-    assert not set(BUILD_ONLY) & set(CONVERSATIONS) and not set(SCRIPTED) & (set(BUILD_ONLY) | set(CONVERSATIONS))
+    assert set(BUILD_ONLY) <= set(PROJECTS) and set(SCRIPTED) <= set(PROJECTS)
+    assert not set(SCRIPTED) & set(BUILD_ONLY)
     assert len(PLAYED) == 15
 
 
@@ -82,7 +77,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
         return dict(pool.map(build, PROJECTS))
 
 
-@pytest.mark.parametrize("name", [p for p in PROJECTS if p not in CONVERSATIONS])
+@pytest.mark.parametrize("name", PROJECTS)
 def test_builds_unchanged_and_byte_identically(built, name: str) -> None:
     project = built[name]
     assert project.result.bundle is not None, [str(d) for d in project.result.diagnostics]
@@ -91,16 +86,6 @@ def test_builds_unchanged_and_byte_identically(built, name: str) -> None:
     result = run_cli("build", project.root, "--check")
     assert result.exit_code == 0, result.stderr
     assert "is up to date" in result.stderr
-
-
-@pytest.mark.parametrize("name", sorted(CONVERSATIONS))
-def test_needs_the_conversations_issue(built, name: str) -> None:
-    project = built[name]
-    assert project.result.bundle is None and project.again is None
-    errors = [d for d in project.result.diagnostics if d.severity == "error"]
-    assert sorted((d.code, d.file) for d in errors) == sorted((c, f) for c, f, _ in CONVERSATIONS[name])
-    for code, _, word in CONVERSATIONS[name]:
-        assert any(d.code == code and word in d.message for d in errors), (code, word)
 
 
 @pytest.mark.parametrize("name", PLAYED)

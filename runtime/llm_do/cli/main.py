@@ -22,15 +22,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("llm_do.compiler.commands.init:init", "Start a new project."),
     "migrate": ("llm_do.compiler.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
     "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
-    "batch": ("llm_do.cli.batch_command:batch", "Run a bundle's entry once per line of a JSON-lines file."),
     "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
     "chat": ("llm_do.cli.chat_command:chat", "Talk with a bundle's entry worker, turn by turn."),
+    "batch": ("llm_do.cli.batch_command:batch", "Run a bundle's entry once per line of a JSON-lines file."),
+    "serve": ("llm_do.cli.serve_command:serve", "Serve a bundle's workers as an MCP server."),
     "runs": ("llm_do.cli.runs_commands:runs", "List durable runs."),
     "resume": ("llm_do.cli.runs_commands:resume", "Continue a durable run whose process died."),
     "approvals": ("llm_do.cli.runs_commands:approvals", "List the approvals durable runs wait for."),
     "approve": ("llm_do.cli.runs_commands:approve", "Approve a call a durable run waits for."),
     "deny": ("llm_do.cli.runs_commands:deny", "Deny a call a durable run waits for."),
-    "serve": ("llm_do.cli.serve_command:serve", "Serve a bundle's workers as an MCP server."),
 }
 
 
