@@ -149,9 +149,8 @@ def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, con
     known = recorded(prefix, DBOS.list_workflows(workflow_id_prefix=prefix, load_input=False, load_output=True))
     stale = dead_local_executors(r.executor for r in known.values() if r.status == "PENDING")
     if stale:
-        from dbos._recovery import recover_pending_workflows
-
         from dbos._dbos import _get_dbos_instance
+        from dbos._recovery import recover_pending_workflows
 
         recover_pending_workflows(_get_dbos_instance(), stale)
     waiting: dict[str, BatchInput] = {}
