@@ -184,6 +184,20 @@ def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) ->
     release_results(again)
 
 
+def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -> None:
+    """Without a terminal, in `prompt` mode, an asked call is denied as in a batch without
+    --durable; no input of a batch waits for an approval."""
+    asking = build_project(tmp_path / "asking", {**PROJECT, "main.worker": worker("tools: [work]", "Work.")})
+    inputs = inputs_file(tmp_path / "in.jsonl", ["alpha", "beta"])
+    out = tmp_path / "out.jsonl"
+    log = tmp_path / "work.log"
+    result = llm_do("batch", asking, inputs, "-o", out, "--model", "test", "--durable", log=log)
+    assert result.returncode == 0, result.stderr
+    assert "llm-do: denied work (main@1): approval needed and no terminal to ask" in result.stderr
+    assert sorted(r["line"] for r in results_of(out)) == [1, 2]
+    assert not log.exists()  # the tool never ran
+
+
 # --- a killed process ----------------------------------------------------------------------------
 
 
