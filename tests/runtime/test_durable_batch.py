@@ -160,6 +160,22 @@ def test_a_durable_batch_completes_and_a_rerun_runs_nothing_again(bundle: Path, 
     assert sorted(r["line"] for r in results_of(out)) == [1, 2, 3, 4, 5, 6]
 
 
+def test_script_turns_go_to_the_runs_that_run_not_to_inputs_read_back(bundle: Path, tmp_path: Path, script) -> None:
+    inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b", "c"])
+    out = tmp_path / "out.jsonl"
+    turns = script({"workers": {"main": [{"text": "one"}, {"text": "two"}, {"text": "three"}, {"text": "left"}]}})
+    args = ("batch", bundle, inputs, "-o", out, "--script", turns, "--concurrency", "1", "--durable")
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.stderr
+    assert sorted(r["output"] for r in results_of(out)) == ["one", "three", "two"]
+    assert "script turns not used: 'main' 1 of 4" in result.stderr
+    out.unlink()
+    again = run_cli(*args)  # every input is recorded: its output is read back, no turn is asked for
+    assert again.exit_code == 0, again.stderr
+    assert sorted(r["output"] for r in results_of(out)) == ["one", "three", "two"]
+    assert "script turns not used: 'main' 4 of 4" in again.stderr
+
+
 def test_a_database_url_llm_do_cannot_use_is_a_usage_error(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
     out = tmp_path / "out.jsonl"
