@@ -240,6 +240,32 @@ def test_a_killed_durable_batch_is_finished_by_a_rerun_without_running_an_input_
     assert notes(log, "done") == Counter(prompts)  # each tool call that completed ran once
 
 
+def test_ctrl_c_stops_a_durable_batch_and_a_rerun_finishes_it(bundle: Path, tmp_path: Path) -> None:
+    prompts = [f"input {n}" for n in range(1, 21)]
+    inputs = inputs_file(tmp_path / "in.jsonl", prompts)
+    out = tmp_path / "out.jsonl"
+    log = tmp_path / "work.log"
+    args = ("batch", bundle, inputs, "-o", out, "--model", "test", "--concurrency", "4", "--durable")
+    proc = llm_do(*args, log=log, wait=False, BATCH_TOOL_SECONDS="0.4")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and len(out.read_text().splitlines()) > 4:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    cut = results_of(out)
+    assert 4 <= len(cut) < 20 and all(r["error"] is None for r in cut)
+    assert not (tmp_path / ".out.jsonl.lock").exists()
+    rerun = llm_do(*args, log=log)
+    assert rerun.returncode == 0, rerun.stderr
+    lines = [r["line"] for r in results_of(out)]
+    assert sorted(lines) == list(range(1, 21))
+    assert lines[: len(cut)] == [r["line"] for r in cut]
+
+
 # --- two processes on one Postgres queue ---------------------------------------------------------
 
 
