@@ -185,6 +185,15 @@ def test_a_database_url_llm_do_cannot_use_is_a_usage_error(bundle: Path, tmp_pat
     assert not out.exists()
 
 
+def test_without_dbos_durable_says_how_to_get_it(bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
+    monkeypatch.setitem(sys.modules, "dbos", None)  # as if not installed
+    result = run_cli("batch", bundle, inputs, "-o", tmp_path / "out.jsonl", "--model", "test", "--durable")
+    assert result.exit_code == 1
+    assert one_line_error(result) == "llm-do: --durable needs DBOS, which is not installed: pip install 'llm-do[durable]'"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) -> None:
     from llm_do.cli.durable_batch import hold_results, release_results
 

@@ -64,9 +64,11 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
     verbose = options["verbose"]
     url = None
     if durable is not None:
+        from .durable_batch import require_dbos
         from .durable_run import db_url
 
         url = db_url(durable, path.resolve().parent)
+        require_dbos()
     setup = prepare_run(loaded, interactive=False, **options)  # before the results file: a usage error writes nothing
     try:
         identity = BatchIdentity.of(loaded.text.get("digest"), raw, path.name, inputs.name)

@@ -140,7 +140,7 @@ def register_batch_workflow(template: DurableRuntime,
 
 
 def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, concurrency: int, retry_failed: bool,
-         on_result: Callable[[BatchResult], None], stopped: Callable[[], bool] = lambda: False) -> None:
+         on_result: Callable[[BatchResult], None]) -> None:
     """Enqueue the inputs to do (those not recorded yet), hand back the inputs of dead local
     processes, and report each input's result as it is recorded, whichever process ran it. Runs
     in the main thread after `launch`; DBOS runs the workflows in its own threads."""
@@ -159,7 +159,7 @@ def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, con
             with SetWorkflowID(workflow_id):
                 queue.enqueue(workflow, {"digest": digest, "line": item.line, "input": item.data})
         waiting[workflow_id] = item
-    while waiting and not stopped():
+    while waiting:
         for status in DBOS.list_workflows(workflow_ids=list(waiting), status=list(FINISHED), load_input=False,
                                           load_output=True):
             item = waiting.pop(status.workflow_id)
