@@ -11,6 +11,9 @@ answer): two model requests and one waiting tool per input.
     runs), a fresh Runtime per input, one shared LoadedBundle. Median of `--rounds`.
 (b) Whole `llm-do batch` processes with `--model test` (TestModel calls `wait` once, then
     answers), results written to a file as the command does: start-up included.
+(c) The same with `--durable` (each input a DBOS workflow on the batch's queue, SQLite in a fresh
+    file per level; `--durable-levels`, empty to skip; needs the `durable` extra): start-up, DBOS's
+    launch and the queue's polling (0.1 s) included.
 
 Goal: near-linear while the tools wait, i.e. speed-up close to the concurrency as long as the
 waits dominate (at 16, 64 inputs are 4 rounds of 50 ms: the run's own CPU time starts to show).
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=0.05)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--levels", default="1,4,16")
+    parser.add_argument("--durable-levels", default="1,4,16")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / ".work")
     parser.add_argument("--llm-do")
     args = parser.parse_args(argv)
@@ -139,6 +143,23 @@ def main(argv: list[str] | None = None) -> int:
         base = base or elapsed
         floor = args.inputs / c * args.wait
         rows.append([f"(b) llm-do batch process, concurrency {c}", f"{elapsed:.3f} s", f"{args.inputs / elapsed:.1f}/s",
+                     f"{base / elapsed:.2f}x", f"{floor:.3f} s", f"{floor / elapsed:.0%}"])
+    base = None
+    for c in [int(c) for c in args.durable_levels.split(",") if c]:
+        results = args.out / f"batch-durable-results-{c}.jsonl"
+        results.unlink(missing_ok=True)
+        db = args.out / f"batch-durable-{c}.sqlite"
+        db.unlink(missing_ok=True)
+        start = time.perf_counter()
+        proc = subprocess.run(llm_do + ["batch", str(bundle), str(inputs_file), "-o", str(results), "--model", "test",
+                                        "--concurrency", str(c), "--durable", f"sqlite:///{db.resolve()}"],
+                              capture_output=True, text=True, env=env)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"bench: llm-do batch --durable exited {proc.returncode}: {proc.stderr[-2000:]}")
+        base = base or elapsed
+        floor = args.inputs / c * args.wait
+        rows.append([f"(c) llm-do batch --durable, concurrency {c}", f"{elapsed:.3f} s", f"{args.inputs / elapsed:.1f}/s",
                      f"{base / elapsed:.2f}x", f"{floor:.3f} s", f"{floor / elapsed:.0%}"])
     print(table(["what", "time", "rate", "speed-up", "waiting alone", "of ideal"], rows))
     return 0

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from .durable_options import DurableAwareCommand, durable_option
 from .exec_command import bundle_path
 from .run_setup import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, ExecError, prepare_run, run_failure, run_options
 
 
-@click.command(name="batch")
+@click.command(name="batch", cls=DurableAwareCommand)
 @click.argument("bundle", type=click.Path(path_type=Path))
 @click.argument("inputs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "results", required=True, type=click.Path(path_type=Path),
@@ -28,10 +28,15 @@ from .run_setup import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, ExecError, prepare
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
               help="Inputs run at the same time.")
 @click.option("--retry-failed", is_flag=True, help="Run the inputs whose results are failures again.")
+@durable_option
 @run_options
-def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_failed: bool, **options: Any) -> int:
+def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
+          **options: Any) -> int:
     """Run BUNDLE's entry once per line of INPUTS (a JSON object of its arguments, or a JSON string
     for `input`), writing one result per line to RESULTS: {"line", "output", "error", "usage"}.
+
+    With --durable, each input is a durable run taken from a queue in DB_URL: several processes
+    (on machines sharing Postgres) started on the same batch share its inputs, none run twice.
 
     Exit codes: 0 every input succeeded, 1 some failed (their lines say why), 2 usage error
     (a bad inputs line, a results file of another batch), 3 bundle refused, 130 interrupted
@@ -57,18 +62,40 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
     except InputProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
     verbose = options["verbose"]
+    url = None
+    if durable is not None:
+        from .durable_batch import require_dbos
+        from .durable_run import db_url
+
+        url = db_url(durable, path.resolve().parent)
+        require_dbos()
     setup = prepare_run(loaded, interactive=False, **options)  # before the results file: a usage error writes nothing
     try:
         identity = BatchIdentity.of(loaded.text.get("digest"), raw, path.name, inputs.name)
+        held = None
+        if url is not None:
+            from .durable_batch import hold_results, release_results
+
+            held = hold_results(results)
         try:
             store = ResultsFile(results, identity, retry_failed)
         except InputProblem as exc:
+            if held is not None:
+                release_results(held)
             raise ExecError(str(exc), EXIT_USAGE) from None
         try:
             todo = [item for item in items if item.line not in store.done]
-            _run(loaded, setup.config, todo, store, concurrency, len(items), verbose)
+            if url is None:
+                _run(loaded, setup.config, todo, store, concurrency, len(items), verbose)
+            else:
+                from .durable_batch import run_durable_batch
+
+                run_durable_batch(loaded, setup, todo, store, concurrency=concurrency, total=len(items), verbose=verbose,
+                                  url=url, inputs_sha256=identity.inputs_sha256, retry_failed=retry_failed)
         finally:
             store.close()
+            if held is not None:
+                release_results(held)
     finally:
         setup.close()
     setup.check_script_used()
@@ -88,17 +115,9 @@ def _run(bundle: Any, config: Any, todo: list[Any], store: Any, concurrency: int
         LABEL.set(f"#{item.line} ")
         return await run_one(bundle, config, item)
 
-    progress = None
-    if sys.stderr.isatty() and not verbose:
-        from .batch_progress import BatchProgress
+    from .batch_progress import reporter
 
-        progress = BatchProgress(total, total - len(todo))
-
-    def on_result(result: Any) -> None:
-        store.append(result)
-        if progress is not None:
-            progress.advance(result)
-
+    progress, on_result = reporter(store, total, len(todo), verbose)
     before = children(os.getpid())
     try:
         if progress is not None:
@@ -112,3 +131,4 @@ def _run(bundle: Any, config: Any, todo: list[Any], store: Any, concurrency: int
     except Exception as exc:  # a refused bundle: every input's problem
         kill_new_descendants(before)
         raise run_failure(exc, verbose) from None
+

@@ -3,6 +3,7 @@ failed, rate, tokens and time left. Off a terminal a batch prints nothing while 
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -46,3 +47,18 @@ class BatchProgress:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         self.progress.update(self.task, advance=1, failed=self.failed, tokens=self.tokens,
                              rate=f"{self.finished / elapsed:.1f}/s")
+
+
+def reporter(store: Any, total: int, todo: int, verbose: int) -> tuple[Any, Any]:
+    """The progress bar (on a terminal, without -v) and what each finished input does: its line
+    appended to the results, the bar advanced."""
+    progress = None
+    if sys.stderr.isatty() and not verbose:
+        progress = BatchProgress(total, total - todo)
+
+    def on_result(result: Any) -> None:
+        store.append(result)
+        if progress is not None:
+            progress.advance(result)
+
+    return progress, on_result

@@ -19,11 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .bundle import BundleRefused, LoadedBundle
 from .config import RuntimeConfig
 from .errors import InputProblem, failure_line
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 
 class InputsProblem(InputProblem):
@@ -70,12 +73,14 @@ def parse_inputs(text: str, name: str) -> list[BatchInput]:
     return items
 
 
-async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput, worker: str | None = None) -> BatchResult:
-    """One input's run. A bundle refused mid-run (unverified Python) is every input's problem, so
-    it ends the batch; every other failure is this input's."""
+async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput, worker: str | None = None,
+                  runtime: Runtime | None = None) -> BatchResult:
+    """One input's run (on `runtime`, a durable batch's, else a fresh `Runtime`). A bundle refused
+    mid-run (unverified Python) is every input's problem, so it ends the batch; every other failure
+    is this input's."""
     from .runtime import Runtime, usage_dict
 
-    runtime = Runtime(bundle, config)
+    runtime = runtime or Runtime(bundle, config)
     try:
         result = await runtime.run_async(item.data, worker=worker)
     except BundleRefused:

@@ -154,6 +154,19 @@ class DurableRuntime(Runtime):
         self._approval_lock = threading.Lock()
         self.on_suspend: Callable[[dict[str, Any]], None] | None = None
         """Called (from DBOS's thread) when the run waits for an approval nobody has answered yet."""
+        self.answer_here = False
+        """Approvals are decided in the run (mode, callback, terminal or denied), never left waiting:
+        a batch's inputs do not stop to ask."""
+
+    def sibling(self, *, answer_here: bool = False) -> DurableRuntime:
+        """A runtime for another run of this process (a batch's next input): its own usage,
+        approvals and references, the same durable Agents (registered once, before `launch`)."""
+        other = DurableRuntime(self.bundle, self.config, digest=self.digest, player=self.player,
+                               detach_approvals=self.detach_approvals)
+        other._agents = self._agents
+        other._chosen = self._chosen
+        other.answer_here = answer_here
+        return other
 
     def prefix(self, worker: str) -> str:
         return step_prefix(self.digest, worker)
@@ -231,7 +244,8 @@ class DurableRuntime(Runtime):
     async def request_approval(self, request: Any, shown: dict[str, Any] | None = None) -> tuple[Any, str]:
         from ..approvals import ApprovalDecision
 
-        if self.approval_mode != "prompt" or (not self.detach_approvals and (self.config.interactive or self.config.approval_callback)):
+        if self.approval_mode != "prompt" or self.answer_here or (
+                not self.detach_approvals and (self.config.interactive or self.config.approval_callback)):
             # Answered here and now (a mode, a callback, the terminal): the answer is a step, so a
             # resumed run does not ask again.
             async def decide() -> tuple[Any, str]:
