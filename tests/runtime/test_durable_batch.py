@@ -190,8 +190,20 @@ def test_without_dbos_durable_says_how_to_get_it(bundle: Path, tmp_path: Path, m
     monkeypatch.setitem(sys.modules, "dbos", None)  # as if not installed
     result = run_cli("batch", bundle, inputs, "-o", tmp_path / "out.jsonl", "--model", "test", "--durable")
     assert result.exit_code == 1
-    assert one_line_error(result) == "llm-do: --durable needs DBOS, which is not installed: pip install 'llm-do[durable]'"
+    assert one_line_error(result) == "llm-do: durable runs need DBOS, which is not installed: pip install 'llm-do[durable]'"
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", [["exec", "BUNDLE", "hi", "--model", "test", "--durable"], ["runs"], ["resume", "r-1"],
+                                     ["approvals"]])
+def test_every_durable_command_without_dbos_says_how_to_get_it(command: list[str], bundle: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "dbos", None)  # as if not installed
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*[bundle if part == "BUNDLE" else part for part in command])
+    assert result.exit_code == 1
+    assert one_line_error(result) == "llm-do: durable runs need DBOS, which is not installed: pip install 'llm-do[durable]'"
+    assert not (tmp_path / ".llm-do").exists()
 
 
 def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) -> None:

@@ -16,15 +16,7 @@ from typing import IO, Any
 
 import click
 
-from .run_setup import EXIT_FAILED, EXIT_USAGE, ExecError, run_failure
-
-
-def require_dbos() -> None:
-    """DBOS comes with the `durable` extra; without it, one line saying how to get it."""
-    try:
-        import dbos  # noqa: F401
-    except ImportError:
-        raise ExecError("--durable needs DBOS, which is not installed: pip install 'llm-do[durable]'", EXIT_FAILED) from None
+from .run_setup import EXIT_USAGE, ExecError, run_failure
 
 
 def hold_results(path: Path) -> IO[str]:

@@ -14,9 +14,17 @@ from typing import Any
 
 import click
 
-from .run_setup import EXIT_USAGE, ExecError, prepare_run, print_output, run_failure
+from .run_setup import EXIT_FAILED, EXIT_USAGE, ExecError, prepare_run, print_output, run_failure
 
 EXIT_SUSPENDED = 4
+
+
+def require_dbos() -> None:
+    """DBOS comes with the `durable` extra; without it, one line saying how to get it."""
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        raise ExecError("durable runs need DBOS, which is not installed: pip install 'llm-do[durable]'", EXIT_FAILED) from None
 
 
 def db_url(given: str | None, base: Path) -> str:
@@ -32,6 +40,7 @@ def exec_durable(bundle: Any, prompt: str | None, *, durable: str, detach_approv
                  attach: tuple[str, ...], verbose: int, run_input: Any, worker: str | None = None, **options: Any) -> int:
     """`exec --durable`: start a new durable run of the bundle's entry, or of `worker` (`run_input`:
     exec's reading of PROMPT, --input-json and --attach)."""
+    require_dbos()
     if worker is None and bundle.entry_function is not None:
         raise ExecError("the entry is a Python function: a durable run starts at a worker; give --worker NAME", EXIT_USAGE)
     if worker is not None and bundle.worker(worker) is None:
@@ -53,6 +62,7 @@ def exec_durable(bundle: Any, prompt: str | None, *, durable: str, detach_approv
 
 def resume_run(run_id: str, *, db: str | None, detach_approvals: bool, verbose: int, **options: Any) -> int:
     """`resume RUN_ID`: continue a run whose process died, on the bundle it started with."""
+    require_dbos()
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
     url = db_url(db, Path.cwd())

@@ -13,11 +13,12 @@ from typing import Any
 import click
 
 from .durable_options import db_option, detach_option
-from .durable_run import db_url, resume_run
+from .durable_run import db_url, require_dbos, resume_run
 from .run_setup import EXIT_USAGE, ExecError, run_options
 
 
 def _records(db: str | None) -> Any:
+    require_dbos()
     from llm_do.runtime.durable.records import RecordProblem, Records
 
     try:
