@@ -54,6 +54,19 @@ def one_line_error(result: CliResult) -> str:
     return lines[0]
 
 
+def inputs_file(path: Path, lines: list[Any]) -> Path:
+    """A batch's INPUTS.jsonl: one JSON value per line."""
+    path.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
+    return path
+
+
+def results_of(path: Path) -> list[dict[str, Any]]:
+    """A batch's RESULTS.jsonl without its header line (checked to be there)."""
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert "llm_do_batch" in lines[0]
+    return lines[1:]
+
+
 @pytest.fixture
 def build(tmp_path: Path) -> Callable[..., Path]:
     """`build(files, name="proj") -> Path of bundle.lock`, in this test's tmp_path."""

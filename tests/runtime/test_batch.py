@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,7 +18,7 @@ from llm_do.runtime.batch import BatchResult, parse_inputs
 from llm_do.runtime.batch_results import BatchIdentity, ResultsProblem, read_results
 from tests.helpers import run_cli, worker
 
-from .conftest import one_line_error
+from .conftest import inputs_file, one_line_error, results_of
 
 TOOLS = '''
     import asyncio
@@ -59,17 +58,6 @@ def bundle(_template: Path, tmp_path: Path) -> Path:
     from .conftest import copy_project
 
     return copy_project(_template, tmp_path / "proj")
-
-
-def inputs_file(path: Path, lines: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
-    return path
-
-
-def results_of(path: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert "llm_do_batch" in lines[0]
-    return lines[1:]
 
 
 def test_one_result_per_input_with_the_failures_saying_why(bundle: Path, tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ Inputs are counted by the tool itself (`start`/`done` lines in BATCH_LOG, with t
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from llm_do.runtime.batch import BatchInput
 from tests.helpers import run_cli, worker
 from tests.runtime.postgres_cluster import postgres_server  # noqa: F401  (a fixture)
 
-from .conftest import build_project, copy_project, one_line_error
+from .conftest import build_project, copy_project, inputs_file, one_line_error, results_of
 
 pytest.importorskip("dbos")
 
@@ -84,17 +83,6 @@ def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def bundle(_template: Path, tmp_path: Path) -> Path:
     return copy_project(_template, tmp_path / "proj")
-
-
-def inputs_file(path: Path, lines: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
-    return path
-
-
-def results_of(path: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert "llm_do_batch" in lines[0]
-    return lines[1:]
 
 
 def notes(log: Path, kind: str) -> Counter[str]:
