@@ -293,3 +293,22 @@ def test_a_worker_file_edited_since_the_build_is_noted_once_the_chat_ends(build,
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["first reply", "second reply"]
     assert "main.worker" in one_line_error(result)
+
+
+FUNCTION_ENTRY = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"function": "flow.py:main", "calls": ["helper"]}},
+    "helper.worker": worker("", "Help."),
+    "flow.py": "async def main(ctx, input):\n    return await ctx.call_worker('helper', input)\n",
+}
+
+
+def test_a_project_whose_entry_is_a_function_chats_with_a_worker_it_names(build, script) -> None:
+    bundle = build(FUNCTION_ENTRY)
+    refused = run_cli("chat", bundle, "--script", script({"workers": {"helper": [{"text": "x"}]}}), input="hi\n")
+    assert refused.exit_code == 2
+    assert one_line_error(refused) == ("llm-do: the entry is a Python function, which takes no conversation: chat with one "
+                                       "of its workers (`llm-do chat --worker NAME`, `runtime.chat(worker=NAME)`)")
+    result = run_cli("chat", bundle, "--worker", "helper", "--script", script({"workers": {"helper": [{"text": "one"}, {"text": "two"}]}}),
+                     input="hi\nagain\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == ["one", "two"]

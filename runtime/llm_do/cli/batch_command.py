@@ -64,8 +64,7 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
     verbose = options["verbose"]
     url = None
     if durable is not None:
-        from .durable_run import require_dbos
-        from .durable_run import db_url
+        from .durable_run import db_url, require_dbos
 
         url = db_url(durable, path.resolve().parent)
         require_dbos()

@@ -30,9 +30,11 @@ PROMPT = "> "
 @click.argument("bundle", required=False, type=click.Path(path_type=Path))
 @click.option("--thread", help="Keep the conversation in .llm-do/threads/ID.json beside the bundle and continue it "
                                "there (ID: letters, digits, '-', '_').")
+@click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
 @run_options
-def chat(bundle: Path | None, thread: str | None, **options: Any) -> int:
-    """Talk with BUNDLE's entry worker (default ./bundle.lock; a directory stands for its bundle.lock).
+def chat(bundle: Path | None, thread: str | None, worker: str | None, **options: Any) -> int:
+    """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
+    its bundle.lock).
 
     Exit codes: 0 the conversation ended, 1 a turn failed (off a terminal), 2 usage error,
     3 bundle refused, 130 interrupted.
@@ -48,13 +50,13 @@ def chat(bundle: Path | None, thread: str | None, **options: Any) -> int:
 
     stale_note = stale_check(loaded)  # worker files edited since the build: said once the chat ends
     try:
-        return run_chat(loaded, thread, **options)
+        return run_chat(loaded, thread, worker=worker, **options)
     finally:
         if note := stale_note():
             click.echo(f"llm-do: {note}", err=True)
 
 
-def run_chat(bundle: Any, thread: str | None, *, verbose: int, **options: Any) -> int:
+def run_chat(bundle: Any, thread: str | None, *, verbose: int, worker: str | None = None, **options: Any) -> int:
     """The conversation loop, on a terminal or over stdin."""
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(verbose, options.get("events_to")) if on_terminal else None
@@ -67,12 +69,12 @@ def run_chat(bundle: Any, thread: str | None, *, verbose: int, **options: Any) -
     runtime = Runtime(bundle, setup.config)
     try:
         try:
-            conversation = runtime.chat(thread=thread)
+            conversation = runtime.chat(thread=thread, worker=worker)
         except InputProblem as exc:
             raise ExecError(str(exc), EXIT_USAGE) from None
         fields = runtime.input_class(bundle.worker(conversation.worker)).model_fields
         if "input" not in fields:
-            raise ExecError(f"the entry worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
+            raise ExecError(f"the worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
                             "chat needs a worker whose input is a prompt", EXIT_USAGE)
         if conversation.note:
             click.echo(f"llm-do: {conversation.note}", err=True)

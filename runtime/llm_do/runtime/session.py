@@ -47,8 +47,8 @@ class Conversation:
         self.runtime = runtime
         named = worker or runtime.bundle.entry.get("worker")
         if named is None:
-            raise InputProblem("the entry is a Python function, which takes no conversation: chat with a worker "
-                               "(`runtime.chat(worker=NAME)`)")
+            raise InputProblem("the entry is a Python function, which takes no conversation: chat with one of its "
+                               "workers (`llm-do chat --worker NAME`, `runtime.chat(worker=NAME)`)")
         self.worker: str = named
         if runtime.bundle.worker(self.worker) is None:
             raise InputProblem(f"the bundle has no worker '{self.worker}'")
