@@ -8,13 +8,14 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.processes import free_port
 
 
 def _unavailable(why: str) -> None:
@@ -41,11 +42,6 @@ def _as_server_user(argv: list[str]) -> list[str]:
     return [runuser, "-u", "nobody", "--", *argv]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
@@ -57,7 +53,7 @@ def postgres_server() -> Iterator[str]:
     data = base / "data"
     if os.geteuid() == 0:
         shutil.chown(base, "nobody")
-    port = _free_port()
+    port = free_port()
     init = subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                                            "--no-sync"]), capture_output=True, text=True)
     if init.returncode != 0:

@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from llm_do.runtime.approvals import ApprovalDecision
 from llm_do.runtime.mcp_approvals import DECLINED, decision_of
 from tests.helpers import run_cli, worker
+from tests.processes import alive
 
 from .conftest import of_kind, one_line_error, read_events
 
@@ -56,14 +57,6 @@ def text_of(result: types.CallToolResult) -> str:
 def locked(bundle: Path, worker_name: str, side: str) -> dict[str, Any]:
     return json.loads(bundle.read_text(encoding="utf-8"))["workers"][worker_name][side]["json_schema"]
 
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie waiting to be reaped does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 # --- listing and calling -------------------------------------------------------------------------

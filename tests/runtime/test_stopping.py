@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import worker
+from tests.processes import alive
 
 from .conftest import build_project, copy_project
 
@@ -101,14 +102,6 @@ def interrupt_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool]) -> 
     proc.send_signal(signal.SIGINT)
     return finish(proc)
 
-
-def alive(pid: int) -> bool:
-    """Whether `pid` is a running process (a zombie is dead)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def test_a_timeout_abandons_a_blocking_sync_tool(bundle: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import run_cli, write_project
+from tests.processes import free_port
 
 SERVER = Path(__file__).with_name("echo_server.py")
 
@@ -66,11 +67,6 @@ def mcp_build(tmp_path: Path, server_env: dict[str, Path]) -> Callable[..., Path
     return _build
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
@@ -104,12 +100,3 @@ def call_script(tmp_path: Path, *calls: tuple[str, dict[str, Any]], name: str = 
     turns: list[dict[str, Any]] = [{"tool_calls": [{"tool": t, "args": a}]} for t, a in calls]
     path.write_text(json.dumps({"workers": {"main": [*turns, {"text": "finished"}]}}), encoding="utf-8")
     return path
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` is a running process (a zombie is dead)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"

@@ -15,9 +15,10 @@ import pytest
 
 from llm_do.runtime.toolsets.mcp import locked_differences
 from tests.helpers import run_cli, write_project
+from tests.processes import alive
 from tests.runtime.conftest import of_kind, one_line_error, read_events
 
-from .conftest import SERVER, STDIO_SERVER, alive, call_script, mcp_project
+from .conftest import SERVER, STDIO_SERVER, call_script, mcp_project
 
 RULES = "approvals: [\"deny echo(text == 'forbidden')\"]"
 LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}",
