@@ -98,11 +98,10 @@ def piped_loop(runner: asyncio.Runner, conversation: Any, show: bool, verbose: i
     """One message a line from stdin, one reply on stdout; the first failure ends the chat."""
     for line in sys.stdin:
         message = line.rstrip("\r\n")
-        if not message.strip():
-            continue
-        if message.startswith("/"):
-            if command(message, conversation) == "exit":
-                return
+        aside = not_a_turn(message, conversation)
+        if aside == "exit":
+            return
+        if aside:
             continue
         try:
             output = runner.run(conversation.send_async(message))
@@ -130,11 +129,10 @@ def terminal_loop(runner: asyncio.Runner, conversation: Any, progress: Any, prin
         except KeyboardInterrupt:
             click.echo("", err=True)
             return
-        if not message.strip():
-            continue
-        if message.startswith("/"):
-            if command(message, conversation) == "exit":
-                return
+        aside = not_a_turn(message, conversation)
+        if aside == "exit":
+            return
+        if aside:
             continue
         if progress is not None:
             progress.start()
@@ -158,6 +156,16 @@ def stop(progress: Any, printer: Any) -> bool:
     if progress is not None:
         progress.stop()
     return printer.finish() if printer is not None else False
+
+
+def not_a_turn(message: str, conversation: Any) -> str | None:
+    """Blank lines and `/` commands are not turns: "skip" (done with) or "exit"; None for a message
+    to send."""
+    if not message.strip():
+        return "skip"
+    if message.startswith("/"):
+        return "exit" if command(message, conversation) == "exit" else "skip"
+    return None
 
 
 def command(text: str, conversation: Any) -> str | None:

@@ -7,6 +7,8 @@ DBOS, so they never recover another process's runs.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +19,23 @@ from .durable_run import db_url, require_dbos, resume_run
 from .run_setup import EXIT_USAGE, ExecError, run_options
 
 
-def _records(db: str | None) -> Any:
+@contextmanager
+def _records(db: str | None) -> Iterator[Any]:
+    """The runs database, open for one command and closed after it; what it cannot do (no such
+    run, an approval already answered) is one line and exit 2."""
     require_dbos()
     from llm_do.runtime.durable.records import RecordProblem, Records
 
     try:
-        return Records(db_url(db, Path.cwd()))
+        records = Records(db_url(db, Path.cwd()))
     except RecordProblem as exc:
         raise ExecError(str(exc), EXIT_USAGE) from None
+    try:
+        yield records
+    except RecordProblem as exc:
+        raise ExecError(str(exc), EXIT_USAGE) from None
+    finally:
+        records.close()
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -40,23 +51,12 @@ def _shown(path: str) -> str:
         return path
 
 
-def _problem(exc: Exception) -> ExecError:
-    return ExecError(str(exc), EXIT_USAGE)
-
-
 @click.command(name="runs")
 @db_option
 def runs(db: str | None) -> int:
     """List the durable runs recorded in the database: id, bundle, state, started (UTC), what it waits on."""
-    from llm_do.runtime.durable.records import RecordProblem
-
-    records = _records(db)
-    try:
+    with _records(db) as records:
         found = records.runs()
-    except RecordProblem as exc:
-        raise _problem(exc) from None
-    finally:
-        records.close()
     if not found:
         click.echo("no runs recorded")
         return 0
@@ -85,16 +85,9 @@ def resume(run_id: str, **options: Any) -> int:
 @db_option
 def approvals(run_id: str | None, db: str | None) -> int:
     """List the approvals durable runs wait for (all runs, or RUN_ID's)."""
-    from llm_do.runtime.durable.records import RecordProblem
-
-    records = _records(db)
-    try:
+    with _records(db) as records:
         ids = [records.run(run_id).id] if run_id else [r.id for r in records.runs() if r.state == "waiting"]
         pending = [p for i in ids for p in records.pending(i)]
-    except RecordProblem as exc:
-        raise _problem(exc) from None
-    finally:
-        records.close()
     if not pending:
         click.echo("no approvals pending")
         return 0
@@ -105,15 +98,8 @@ def approvals(run_id: str | None, db: str | None) -> int:
 
 
 def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note: str | None) -> int:
-    from llm_do.runtime.durable.records import RecordProblem
-
-    records = _records(db)
-    try:
+    with _records(db) as records:
         answered = records.answer(run_id, approval_id, approved, note)
-    except RecordProblem as exc:
-        raise _problem(exc) from None
-    finally:
-        records.close()
     verb = "approved" if approved else "denied"
     click.echo(f"llm-do: {verb} approval {answered.id} of run {run_id} ({answered.tool} of worker '{answered.worker}'); "
                f"a process still waiting continues now, otherwise run `llm-do resume {run_id}`", err=True)
