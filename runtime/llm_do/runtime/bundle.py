@@ -115,6 +115,7 @@ class LoadedBundle:
         self._workers: dict[str, WorkerSpec] = {}
         self._agent_era: bool | None = None
         self._services: dict[str, list[str]] | None = None
+        self._mcp_server_keys: list[str] | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -167,10 +168,11 @@ class LoadedBundle:
 
     def mcp_server_keys(self) -> list[str]:
         """The keys of the bundle's MCP server toolsets (none without reading any node when the
-        bundle has no MCP server, the common case)."""
-        if b'"kind": "mcp"' not in self.text.section_bytes("toolsets"):
-            return []
-        return [k for k in self.text.member_names("toolsets") if (self.toolset(k) or {}).get("kind") == "mcp"]
+        bundle has no MCP server, the common case); found once, asked at every top-level call."""
+        if self._mcp_server_keys is None:
+            self._mcp_server_keys = [] if b'"kind": "mcp"' not in self.text.section_bytes("toolsets") else [
+                k for k in self.text.member_names("toolsets") if (self.toolset(k) or {}).get("kind") == "mcp"]
+        return self._mcp_server_keys
 
     @property
     def agent_era(self) -> bool:
