@@ -216,7 +216,6 @@ def _entry_function(root: Path, req: FunctionRequest, failed: dict[str, PyError]
     except EntrySignatureError as exc:
         fact.problem = str(exc)
         return fact
-    fact.is_async, fact.context_param, fact.input_param = params.is_async, params.context, params.input
     cls = params.input_class
     if cls is not None:
         fact.input = ClassFact(ref=f"{cls.__module__}:{cls.__qualname__}", module=cls.__module__, qualname=cls.__qualname__,

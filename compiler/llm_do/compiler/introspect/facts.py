@@ -85,9 +85,6 @@ class FunctionFact(BaseModel):
     problem: str | None = None
     """Why it cannot be an entry function (not a function, a signature it cannot take)."""
     line: int | None = None
-    is_async: bool = False
-    context_param: str | None = None
-    input_param: str | None = None
     input: ClassFact | None = None
     """Its input's annotation when that is a WorkerArgs subclass (else it takes PromptInput)."""
     args_errors: list[dict[str, Any]] = Field(default_factory=list)

@@ -46,7 +46,3 @@ def resolve_db_url(given: str | None, base: Path) -> str:
     except OSError as exc:
         raise DbUrlProblem(f"{url}: cannot create {path.parent} ({exc.strerror})") from None
     return f"sqlite:///{path}"
-
-
-def is_sqlite(url: str) -> bool:
-    return url.lower().startswith("sqlite:")
