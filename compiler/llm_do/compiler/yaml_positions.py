@@ -96,7 +96,22 @@ def _nesting_overflow(text: str) -> Any:
     bound = sum(text.count(c) for c in "\n-?[{") + 1
     if bound <= MAX_NESTING:
         return None
-    loader = _Loader(text)
+    try:
+        return _first_too_deep(_Loader, text)
+    except yaml.YAMLError:
+        if _Loader is yaml.SafeLoader:
+            return None  # the composer meets the same error, no deeper than this
+    # The libyaml in PyYAML 6.0.4's wheels refuses flow collections nested 1,000 deep while it
+    # scans ahead, before it hands out the events that would show ours: the pure-Python
+    # scanner has no such limit, and stops at ours (or at the same syntax error) just as soon.
+    try:
+        return _first_too_deep(yaml.SafeLoader, text)
+    except yaml.YAMLError:
+        return None
+
+
+def _first_too_deep(loader_class: Any, text: str) -> Any:
+    loader = loader_class(text)
     depth = 0
     try:
         while loader.check_event():
@@ -107,8 +122,6 @@ def _nesting_overflow(text: str) -> Any:
                     return event.start_mark
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-    except yaml.YAMLError:
-        return None  # the composer meets the same error, no deeper than this
     finally:
         loader.dispose()
     return None
