@@ -4,13 +4,21 @@ LF, templates that recurse. Each is a diagnostic at a valid position, never an i
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
+from llm_do.compiler import yaml_positions
 from llm_do.compiler.diagnostics import Diagnostic, Related, Severity
-from llm_do.compiler.limits import MAX_NESTING, json_nesting_overflow
+from llm_do.compiler.limits import (
+    MAX_NESTING,
+    MAX_TEMPLATE_BLOCKS,
+    MAX_TEMPLATE_EXPRESSION_DEPTH,
+    json_nesting_overflow,
+)
 from llm_do.compiler.position_bounds import within_files
 from llm_do.compiler.sources import SourceFile
 from tests.compiler.test_checks_support import ANY, lint
@@ -87,6 +95,21 @@ def test_a_surrogate_in_a_key_or_path_is_printable_in_every_format(
 # --- front matter
 
 
+@pytest.fixture(params=["libyaml", "pure-python"])
+def yaml_loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Front matter read with each loader PyYAML may give: its libyaml binding (whose own limits,
+    in PyYAML 6.0.4, fire earlier than ours unless ours are checked first) and its pure-Python one."""
+    if request.param == "libyaml":
+        if not yaml.__with_libyaml__:
+            if os.environ.get("CI") == "1":
+                pytest.fail("CI (CI=1) must test the libyaml loader: this PyYAML was built without it")
+            pytest.skip("this PyYAML was built without libyaml: only the pure-Python loader exists here")
+        monkeypatch.setattr(yaml_positions, "_Loader", yaml.CSafeLoader)
+    else:
+        monkeypatch.setattr(yaml_positions, "_Loader", yaml.SafeLoader)
+
+
+@pytest.mark.usefixtures("yaml_loader")
 def test_yaml_nested_deeper_than_the_limit_is_refused_before_composing(tmp_path: Path) -> None:
     deep = 200_000  # the C composer recurses without a guard: this many levels crash the process
     root = _project(tmp_path, **{
@@ -102,6 +125,7 @@ def test_yaml_nested_deeper_than_the_limit_is_refused_before_composing(tmp_path:
     result.absent("P011", "ok.worker")
 
 
+@pytest.mark.usefixtures("yaml_loader")
 def test_an_alias_inside_itself_and_an_alias_bomb_are_diagnostics(tmp_path: Path) -> None:
     bomb = "\n".join(
         [f"  l0: &l0 [{', '.join(['x'] * 10)}]"]
@@ -119,12 +143,14 @@ def test_an_alias_inside_itself_and_an_alias_bomb_are_diagnostics(tmp_path: Path
     assert "100000 values" in d["message"] and d["line"] >= 3, d
 
 
+@pytest.mark.usefixtures("yaml_loader")
 @pytest.mark.parametrize(("value", "code"), [("9" * 5000, "P011"), (".inf", "P006"), ("-.INF", "P006"), (".NaN", "P006")])
 def test_yaml_numbers_the_bundle_cannot_hold(tmp_path: Path, value: str, code: str) -> None:
     root = _project(tmp_path, **{"main.worker": worker(f"model_settings:\n  temperature: {value}")})
     lint(root).expect(code, "main.worker", value)
 
 
+@pytest.mark.usefixtures("yaml_loader")
 @pytest.mark.parametrize("char", ["\u2028", "\u2029", "\x85"])
 def test_unicode_line_separators_are_not_line_breaks(tmp_path: Path, char: str) -> None:
     root = _project(tmp_path, **{"main.worker": worker(f"description: 'a{char}b'\nname: main\ntoolsets:\n  - nope")})
@@ -138,6 +164,7 @@ def test_text_output_shows_the_lf_line_of_the_diagnostic(tmp_path: Path) -> None
     assert "4 |   - nope" in out.stderr, out.stderr
 
 
+@pytest.mark.usefixtures("yaml_loader")
 @pytest.mark.parametrize("char", ["\u2028", "\x85"])
 def test_a_yaml_error_after_a_line_separator_points_at_its_lf_line(tmp_path: Path, char: str) -> None:
     root = _project(tmp_path, **{"main.worker": worker(f"description: 'a{char}b'\nmodel: [oops")})
@@ -192,11 +219,68 @@ def test_a_self_including_template_is_reported_in_the_project(tmp_path: Path) ->
 def test_what_jinjas_compiler_refuses_is_a_syntax_error(tmp_path: Path) -> None:
     root = _project(tmp_path, **{
         "main.worker": worker(body="{% block a %}{% endblock %}\n{% block a %}{% endblock %}"),
-        "deep.worker": worker(body="{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"),
     })
+    lint(root).expect("T001", "main.worker", line=4, column=None, mentions=("defined twice",))
+
+
+_DEEP_TEMPLATES = {
+    # each past Jinja's parser or code generator, or the Python it compiles to, at some size
+    "parens": lambda n: "{{ " + "(" * n + "1" + ")" * n + " }}",
+    "lists": lambda n: "{{ " + "[" * n + "]" * n + " }}",
+    "not": lambda n: "{{ " + "not " * n + "x }}",
+    "plus": lambda n: "{{ 1" + "+1" * n + " }}",
+    "conditional": lambda n: "{{ " + "1 if x else " * n + "2 }}",
+    "filters": lambda n: "{{ x" + "|string" * n + " }}",
+    "attributes": lambda n: "{{ x" + ".a" * n + " }}",
+    "ifs": lambda n: "{% if x %}" * n + "{% endif %}" * n,
+    "fors": lambda n: "{% for i in x %}" * n + "{% endfor %}" * n,  # Python: 20 nested loops at most
+    "set blocks": lambda n: "{% set a %}" * n + "{% endset %}" * n,
+}
+
+
+@pytest.mark.parametrize("depth", [25, 1_000, 50_000])
+@pytest.mark.parametrize("shape", sorted(_DEEP_TEMPLATES))
+def test_templates_nested_past_the_limits_are_refused_before_jinja_reads_them(tmp_path: Path, shape: str,
+                                                                              depth: int) -> None:
+    body = "line one\n" + _DEEP_TEMPLATES[shape](depth)
+    root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker"], "vars": {"x": [1]}},
+                    **{"main.worker": worker(body=body)})
     result = lint(root)
-    result.expect("T001", "main.worker", line=4, column=None, mentions=("defined twice",))
-    result.expect("T001", "deep.worker", line=3, column=1, mentions=("nested too deeply",))
+    limit = MAX_TEMPLATE_BLOCKS if shape in ("ifs", "fors", "set blocks") else MAX_TEMPLATE_EXPRESSION_DEPTH
+    if depth < limit:
+        result.absent("P011")
+        return
+    (d,) = result.of("P011", "main.worker")
+    assert d["line"] == 4 and f"more than {limit} deep" in d["message"], d
+    assert [x["code"] for x in result.diagnostics if x["severity"] == "error"] == ["P011"], result.diagnostics
+
+
+def test_templates_at_the_limits_render(tmp_path: Path) -> None:
+    blocks = "{% for i in x %}" * MAX_TEMPLATE_BLOCKS + "{{ i }}" + "{% endfor %}" * MAX_TEMPLATE_BLOCKS
+    half = MAX_TEMPLATE_EXPRESSION_DEPTH // 2
+    expression = "{{ " + "(-" * half + "1" + ")" * half + " }}"  # each level: a bracket and an operator
+    flat = "{{ [" + ", ".join(["x|first + 1"] * 500) + "]|sum }} {{ 'a'" + " ~ 'a'" * 500 + " }}"
+    root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker"], "vars": {"x": [1]}},
+                    **{"main.worker": worker(body=blocks + "\n" + expression + "\n" + flat)})
+    result = lint(root)
+    assert not [d for d in result.diagnostics if d["severity"] == "error"], result.diagnostics
+
+
+@pytest.mark.parametrize("shape", ["not", "parens", "mixed"])
+def test_an_approval_condition_nested_past_the_limit_is_refused_before_lark_reads_it(tmp_path: Path,
+                                                                                      shape: str) -> None:
+    n = 5_000
+    condition = {"not": "not " * n + "path ~ 'a'", "parens": "(" * n + "path ~ 'a'" + ")" * n,
+                 "mixed": "(not " * n + "path ~ 'a'" + ")" * n}[shape]
+    rule = f"ask write_file({condition})"
+    root = _project(tmp_path, **{"main.worker": worker(f"toolsets: [filesystem_project]\napprovals:\n  - \"{rule}\"")})
+    result = lint(root)
+    (d,) = result.of("P011", "main.worker")
+    assert d["line"] == 4 and f"more than {MAX_NESTING} deep" in d["message"], d
+    at_limit = "not " * (MAX_NESTING - 1) + "path ~ 'a'"
+    ok = _project(tmp_path / "ok", **{"main.worker": worker(
+        f"toolsets: [filesystem_project]\napprovals:\n  - \"ask write_file({at_limit})\"")})
+    lint(ok).absent("P011")
 
 
 @pytest.mark.parametrize("expression", ["'a' * 10**9", "10 ** (10**9)", "'x'|center(10**9)", "'x'.ljust(10**9)",

@@ -57,7 +57,8 @@ RULES: dict[str, Rule] = _rules(
     Rule("P011", "limit-exceeded", "error", "A file or a value beyond the limits the compiler reads.",
          "Project files are at most 4 MiB; project.json and front matter nest lists and mappings at "
          "most 100 deep, and YAML aliases may expand to at most 100000 values; glob patterns "
-         "are at most 1000 characters; rendered instructions are at most 4 MiB. Such inputs are never what a project needs, and the "
+         "are at most 1000 characters; rendered instructions are at most 4 MiB; a template nests blocks at most 20 deep "
+         "and an expression at most 40; an approval condition nests `not` and parentheses at most 100 deep. Such inputs are never what a project needs, and the "
          "limits keep a stray or hostile file from stalling or crashing the build."),
     # --- F: files and paths
     Rule("F001", "file-not-found", "error", "A file the project names does not exist.",

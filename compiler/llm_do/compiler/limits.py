@@ -47,3 +47,16 @@ def json_nesting_overflow(text: str, limit: int = MAX_NESTING) -> int | None:
         elif c in "]}":
             depth -= 1
     return None
+
+
+MAX_TEMPLATE_BLOCKS = 20
+"""The deepest nesting of block tags (`{% for %}`, `{% if %}`, `{% macro %}`, ...) in a template:
+Jinja compiles a template to Python, which allows 20 nested loops."""
+
+MAX_TEMPLATE_EXPRESSION_DEPTH = 40
+"""The deepest expression in a template, counting brackets and the operators, filters, attributes
+and calls applied to each other: Jinja's parser and code generator recurse once or more per level,
+so a deeper expression would meet Python's recursion limit, at a depth that varies."""
+
+MAX_CONDITION_NESTING = MAX_NESTING
+"""The deepest approval-rule condition: `not`s and parenthesized groups inside each other."""

@@ -16,6 +16,7 @@ from typing import Any
 from .diagnostics import Diagnostic, Location, Related, diagnostic
 from .limits import MAX_RENDERED_CHARS
 from .sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
+from .template_limits import nesting_overflow
 
 _SYNTAX = re.compile(r"\{[{%#]")
 _SECRET_NAMES = re.compile(
@@ -149,6 +150,10 @@ def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list
     from jinja2 import TemplateSyntaxError, meta
 
     related = (unit.include_site,) if unit.include_site else ()
+    too_deep = nesting_overflow(ctx.env, unit.text)
+    if too_deep is not None:
+        line, message = too_deep
+        return [diagnostic("P011", f"the template has {message}", unit.location(line), related=related)]
     try:
         tree = ctx.env.parse(unit.text)
         undeclared = meta.find_undeclared_variables(tree)  # also finds what only the compiler refuses

@@ -82,7 +82,7 @@ def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[Ru
         try:
             rule = parse_rule(text, i)
         except RuleSyntaxError as exc:
-            diagnostics.append(diagnostic("A001", str(exc), places.at(i, exc.column)))
+            diagnostics.append(diagnostic(exc.code, str(exc), places.at(i, exc.column)))
             continue
         worker.rules.append(rule)
         targeted = [t for t in worker.tools.values() if rule.targets(t.name, t.group)]

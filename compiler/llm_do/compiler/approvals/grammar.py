@@ -6,9 +6,11 @@ parses rules: the bundle holds them lowered (`lower`), and the runtime never loa
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
+from ..limits import MAX_CONDITION_NESTING
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, Param
 
 _GRAMMAR = r"""
@@ -66,11 +68,38 @@ def _one_of(names: list[str]) -> str:
 
 
 class RuleSyntaxError(ValueError):
-    """A rule that does not parse; `column` is the 0-based offset of the problem in the rule."""
+    """A rule that does not parse; `column` is the 0-based offset of the problem in the rule, and
+    `code` the diagnostic: A001, or P011 for a condition nested past the limit."""
 
-    def __init__(self, message: str, column: int) -> None:
+    def __init__(self, message: str, column: int, code: str = "A001") -> None:
         super().__init__(message)
         self.column = column
+        self.code = code
+
+
+_CONDITION_TOKENS = re.compile(r"'[^']*'?|\"[^\"]*\"?|[()]|\bnot\b")
+"""A quoted string (skipped; an unterminated one runs to the end), a parenthesis or `not`."""
+
+
+def _nesting_overflow(text: str) -> int | None:
+    """The offset where a condition nests deeper than the limit, or None: `not`s and parenthesized
+    groups inside each other, counted before lark parses (the tree it builds is walked recursively)."""
+    depth = 0
+    frames: list[int] = []  # the depth at each open parenthesis
+    for m in _CONDITION_TOKENS.finditer(text):
+        token = m.group()
+        if token == "(":
+            frames.append(depth)
+            depth += 1
+        elif token == ")":
+            depth = frames.pop() if frames else 0
+        elif token == "not":
+            depth += 1
+        else:
+            continue
+        if depth > MAX_CONDITION_NESTING:
+            return m.start()
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -84,6 +113,10 @@ def parse_rule(text: str, index: int) -> ApprovalRule:
     """One rule, or `RuleSyntaxError` saying what was expected where."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+    too_deep = _nesting_overflow(text)
+    if too_deep is not None:
+        raise RuleSyntaxError(f"the condition nests more than {MAX_CONDITION_NESTING} deep (`not` and parentheses)",
+                              too_deep, "P011")
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
