@@ -8,7 +8,7 @@ mutant that no test fails on *survives* and is printed with its line. The score 
 Not a test and not run in CI. From the repository root, with the project's environment active:
 
     python bench/mutation.py                                   # the four default modules
-    python bench/mutation.py --module runtime/llm_do/runtime/approval_policy.py \\
+    python bench/mutation.py --module runtime/llm_do/bundle/approval.py \\
         --tests tests/runtime/test_approvals.py               # any module, its tests
     python bench/mutation.py --only commands --scope code     # the code, not the flag tables
     python bench/mutation.py --only commands --scope tables --max 100

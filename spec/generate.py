@@ -4,7 +4,8 @@
     python spec/generate.py --check  write nothing; exit 1 and name the stale files
 
 Sources: the rule registry `llm_do.compiler.codes.RULES` (diagnostics.md) and the pydantic models
-`ProjectManifest` (project.json), `WorkerFrontMatter` (front matter) and `Bundle` (bundle.lock).
+`ProjectManifest` (project.json) and `WorkerFrontMatter` (front matter), and the TypedDicts of
+`llm_do.bundle.model` (bundle.lock).
 The output is byte-stable: JSON Schemas are written with sorted keys, two-space indentation and a
 final newline, so running this twice changes nothing. tests/test_spec_sync.py runs the check.
 """
@@ -46,7 +47,10 @@ def _json_text(doc: dict[str, Any]) -> str:
 
 
 def _schema(model: Any, name: str, title: str, description: str, **kwargs: Any) -> str:
-    schema = model.model_json_schema(**kwargs)
+    return _document(model.model_json_schema(**kwargs), name, title, description)
+
+
+def _document(schema: dict[str, Any], name: str, title: str, description: str) -> str:
     schema.pop("description", None)
     doc = {
         "$schema": JSON_SCHEMA_DIALECT,
@@ -79,14 +83,13 @@ def worker_schema() -> str:
 
 
 def bundle_schema() -> str:
-    from llm_do.runtime.bundle_format import BUNDLE_FORMAT
-    from llm_do.runtime.bundle_ir import Bundle
+    from llm_do.bundle import schema
+    from llm_do.bundle.format import BUNDLE_FORMAT
 
-    return _schema(
-        Bundle, f"bundle:{BUNDLE_FORMAT}", f"llm-do bundle.lock (bundle_format {BUNDLE_FORMAT})",
-        "bundle.lock as `llm-do build` writes it. Generated from llm_do.runtime.bundle_ir.Bundle by "
-        "spec/generate.py; see spec/bundle.md.",
-        by_alias=True,
+    return _document(
+        schema.json_schema(), f"bundle:{BUNDLE_FORMAT}", f"llm-do bundle.lock (bundle_format {BUNDLE_FORMAT})",
+        "bundle.lock as `llm-do build` writes it. Generated from the TypedDicts of llm_do.bundle.model "
+        "(llm_do.bundle.schema) by spec/generate.py; see spec/bundle.md.",
     )
 
 

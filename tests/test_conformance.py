@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from llm_do.compiler.codes import RULES
-from llm_do.runtime.bundle_ir import Bundle
+from llm_do.bundle.schema import validate as validate_bundle
 
 from .helpers import run_cli, worker, write_project
 
@@ -124,7 +124,7 @@ def test_conformance_case(case: Path, tmp_path: Path, snapshot) -> None:
     else:
         assert build.exit_code == 0, f"the build should succeed: {build.stderr}"
         data = json.loads(lock.read_bytes())
-        Bundle.model_validate(data)
+        validate_bundle(data)
         for pointer, value in expected.get("bundle", {}).items():
             try:
                 actual = _pointer(data, pointer)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llm_do.runtime.version import VERSION
+from llm_do.bundle.version import VERSION
 from tests.helpers import run_cli
 
 

@@ -29,8 +29,8 @@ from llm_do.compiler.codes import RULES
 from llm_do.compiler.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
 from llm_do.compiler.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 from llm_do.compiler.stages.parse import split_front_matter
-from llm_do.runtime import bundle_ir
-from llm_do.runtime.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
+from llm_do.bundle import model as bundle_model
+from llm_do.bundle.names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
 
 try:  # not a dependency: used when present, the pydantic models otherwise
     import jsonschema
@@ -262,26 +262,43 @@ TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode", "EntryFunctio
 """Models documented by a table of their own: its rows are exactly their fields."""
 
 
+def _typed_dicts(root: type) -> list[type]:
+    """`root` and every TypedDict its keys reach, through unions and containers."""
+    seen: list[type] = []
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if typing.is_typeddict(node):
+            if node in seen:
+                continue
+            seen.append(node)
+            todo.extend(typing.get_type_hints(node).values())
+        else:
+            todo.extend(typing.get_args(node))
+    return seen
+
+
 def test_every_bundle_field_is_documented() -> None:
     text = _doc("bundle.md")
-    models = _all_models(bundle_ir.Bundle)
+    models = _typed_dicts(bundle_model.Bundle)
     assert sorted(m.__name__ for m in models) == sorted(BUNDLE_SECTIONS), "map every bundle model to a section"
     for model in models:
         section = _section(text, BUNDLE_SECTIONS[model.__name__], own=True)
-        names = [f.alias or n for n, f in model.model_fields.items()]
+        hints = typing.get_type_hints(model)
+        names = list(hints)
         missing = [n for n in names if f"`{n}`" not in section and f'"{n}"' not in section]
         assert not missing, f"bundle.md {BUNDLE_SECTIONS[model.__name__]} does not name {model.__name__}.{missing}"
         if model.__name__ in TABLE_MODELS:
             assert sorted(_table_keys(section)) == sorted(names), f"the table of {model.__name__} lists other fields"
-        for name, field in model.model_fields.items():
-            for arg in [field.annotation, *typing.get_args(field.annotation)]:
+        for name, annotation in hints.items():
+            for arg in [annotation, *typing.get_args(annotation)]:
                 if typing.get_origin(arg) is Literal:
                     undocumented = [v for v in typing.get_args(arg) if f"`{v}`" not in section and f'"{v}"' not in section]
                     assert not undocumented, f"{model.__name__}.{name}: values {undocumented} not in bundle.md"
 
 
 def test_bundle_md_states_the_format_constants() -> None:
-    from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
+    from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 
     text = _doc("bundle.md")
     assert f"bundle format **{BUNDLE_FORMAT}**" in text

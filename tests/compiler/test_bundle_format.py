@@ -1,6 +1,6 @@
 """The bundle.lock format: canonical JSON, digest, node hashes, sources, header; one full snapshot.
 
-Hashes are recomputed here with hashlib and json, independently of llm_do.runtime.canonical.
+Hashes are recomputed here with hashlib and json, independently of llm_do.bundle.canonical.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from llm_do.runtime.bundle_format import BUNDLE_FORMAT
-from llm_do.runtime.bundle_ir import Bundle
+from llm_do.bundle.format import BUNDLE_FORMAT
+from llm_do.bundle.schema import validate as validate_bundle
 from tests.helpers import run_cli, worker, write_project
 
 # A small representative project: vars + include, schema_in_ref, stdlib toolset with settings,
@@ -131,10 +131,10 @@ def _compact(value: Any) -> bytes:
 
 
 def test_validates_against_the_bundle_model(text: str) -> None:
-    bundle = Bundle.model_validate_json(text)
-    assert set(bundle.workers) == {"main", "analyst", "summarizer"}
-    assert bundle.entry.worker == "main"
-    assert bundle.runtime.max_depth == 4
+    bundle = validate_bundle(text)
+    assert set(bundle["workers"]) == {"main", "analyst", "summarizer"}
+    assert bundle["entry"]["worker"] == "main"
+    assert bundle["runtime"]["max_depth"] == 4
 
 
 def test_canonical_json(text: str, doc: dict[str, Any]) -> None:

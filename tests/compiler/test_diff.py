@@ -200,7 +200,7 @@ def test_comparisons_that_cannot_be_made_are_errors(tmp_path: Path) -> None:
 
 
 def _with_format(data: bytes, fmt: int) -> bytes:
-    from llm_do.runtime.canonical import document_json, sha256_hex, tagged
+    from llm_do.bundle.canonical import document_json, sha256_hex, tagged
 
     doc = json.loads(data)
     doc["bundle_format"] = fmt

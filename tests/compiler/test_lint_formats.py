@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.runtime.version import VERSION
+from llm_do.bundle.version import VERSION
 from tests.helpers import CliResult, run_cli, write_project
 
 # Errors with and without hints, warnings, and a related location (the include site of a problem

@@ -1,4 +1,4 @@
-"""The stdlib-only evaluator of approval rules (`approval_policy`): every operator, the glob
+"""The stdlib-only evaluator of approval rules (`llm_do.bundle.approval`): every operator, the glob
 dialect, unsettled conditions, and the order of precedence (deny wins, else the last matching
 allow/ask, else the default). These pin every branch: the module is a mutation-testing target."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from llm_do.runtime.approval_policy import MISSING, compare, decide, glob_matches, holds, lookup, same_value
+from llm_do.bundle.approval import MISSING, compare, decide, glob_matches, holds, lookup, same_value
 
 
 def cond(op: str, param: list[Any], value: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.runtime import RuntimeConfig, run_worker
-from llm_do.runtime.canonical import seal
+from llm_do.bundle.canonical import seal
 from tests.helpers import run_cli, worker
 
 from .test_approvals import exec_, turns, write_call

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from llm_do.runtime.canonical import seal
+from llm_do.bundle.canonical import seal
 from tests.helpers import run_cli, worker
 
 from .conftest import one_line_error

@@ -269,7 +269,7 @@ def test_a_source_entry_laid_out_otherwise_is_still_verified(bundle: Path) -> No
     import json
 
     from llm_do.runtime.bundle import load_bundle
-    from llm_do.runtime.canonical import seal
+    from llm_do.bundle.canonical import seal
 
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     for entry in doc["sources"].values():

@@ -19,9 +19,9 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from llm_do.runtime.bundle import REBUILD
-from llm_do.runtime.bundle_format import BUNDLE_FORMAT
-from llm_do.runtime.canonical import DigestError, verify_digest
-from llm_do.runtime.lockfile import LockFormatError, LockReader
+from llm_do.bundle.format import BUNDLE_FORMAT
+from llm_do.bundle.canonical import DigestError, verify_digest
+from llm_do.bundle.reader import LockFormatError, LockReader
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult

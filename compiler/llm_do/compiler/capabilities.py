@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-from llm_do.runtime.approval_policy import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.bundle.approval import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 
 CONDITIONAL = "conditional"
 GATES = (ALLOW, CONDITIONAL, AUTO, ASK)

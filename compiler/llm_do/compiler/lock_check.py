@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_do.runtime.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
+from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
 
 from .pipeline import CompileResult, compile_project
 from .sources import Unreadable, read_regular_file

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_do.runtime.approval_policy import ApprovalMode
+from llm_do.bundle.approval import ApprovalMode
 
 
 class StrictModel(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from llm_do.runtime.canonical import normalize_source, sha256_hex, tagged
+from llm_do.bundle.canonical import normalize_source, sha256_hex, tagged
 
 from .limits import MAX_FILE_BYTES
 

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from llm_do.runtime.version import VERSION
+from llm_do.bundle.version import VERSION
 
 # name -> "module:attribute", loaded on first use.
 COMMANDS: dict[str, tuple[str, str]] = {

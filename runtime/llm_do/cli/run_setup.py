@@ -100,7 +100,7 @@ def prepare_run(bundle: Any, *, model: str | None, script: Path | None, approve_
     if approve_all and reject_all:
         raise click.UsageError("--approve-all and --reject-all contradict each other; give one")
     if model:
-        from llm_do.runtime.model_names import model_problem
+        from llm_do.bundle.names import model_problem
 
         if problem := model_problem(model):
             raise ExecError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), EXIT_USAGE)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .approval_policy import ApprovalMode
+from llm_do.bundle.approval import ApprovalMode
 
 
 @dataclass(frozen=True)

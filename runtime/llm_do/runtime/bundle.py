@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .bundle_format import BUNDLE_FORMAT
-from .canonical import DigestError, source_hash, verify_digest
-from .lockfile import LockFormatError, LockReader
-from .refused import REBUILD, BundleRefused
+from llm_do.bundle.format import BUNDLE_FORMAT
+from llm_do.bundle.canonical import DigestError, source_hash, verify_digest
+from llm_do.bundle.reader import LockFormatError, LockReader
+from llm_do.bundle.errors import REBUILD, BundleRefused
 
 
 class SchemaSpec(NamedTuple):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .approval_policy import ApprovalMode
+    from llm_do.bundle.approval import ApprovalMode
     from .approvals import ApprovalCallback
     from .events import RuntimeEvent
     from .references import ReferenceStore

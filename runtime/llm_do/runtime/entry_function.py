@@ -20,7 +20,7 @@ from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureError, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
 from .inputs import WorkerInputError, normalize_input
-from .refused import BundleRefused
+from llm_do.bundle.errors import BundleRefused
 
 
 class EntryContext(CallContext):

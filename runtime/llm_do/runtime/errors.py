@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pydantic_ai.exceptions import ToolFailed
 
-
-class LlmDoError(Exception):
-    """Base of the runtime's errors."""
+from llm_do.bundle.errors import LlmDoError
 
 
 class RunFailed(LlmDoError):

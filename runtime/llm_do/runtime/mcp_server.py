@@ -25,7 +25,7 @@ from mcp.server.lowlevel import Server
 
 from .child_processes import children, kill_new_descendants
 from .mcp_served_run import ServedRun
-from .version import VERSION
+from llm_do.bundle.version import VERSION
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle, WorkerSpec

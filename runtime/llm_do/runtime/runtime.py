@@ -197,7 +197,7 @@ class Runtime:
         definition = created.check_definition(created.WorkerDefinition(name, instructions, description, model),
                                               self._taken_names())
         if definition.model is not None:
-            from .model_names import model_problem
+            from llm_do.bundle.names import model_problem
 
             registered = set(self.bundle.text.get("model_factories") or {})
             if problem := model_problem(definition.model, registered):

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputProblem
-from .service_names import service_name_problem
+from llm_do.bundle.names import service_name_problem
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle

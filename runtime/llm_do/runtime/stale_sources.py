@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .canonical import source_hash
+from llm_do.bundle.canonical import source_hash
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle

@@ -21,7 +21,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 
 from llm_do.toolsets.approval import get_toolset_approval_config
 
-from .approval_policy import ALLOW, APPROVAL_METADATA_KEY, ASK, DENY, TOOLSET_METADATA_KEY, Action
+from llm_do.bundle.approval import ALLOW, APPROVAL_METADATA_KEY, ASK, DENY, TOOLSET_METADATA_KEY, Action
 
 
 def tool_approval(bundle_approval: Action, own: dict[str, Any] | None) -> Action:

@@ -27,8 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from .canonical import source_hash
-from .refused import REBUILD, BundleRefused
+from llm_do.bundle.canonical import source_hash
+from llm_do.bundle.errors import REBUILD, BundleRefused
 from .user_code import module_name
 
 if TYPE_CHECKING:

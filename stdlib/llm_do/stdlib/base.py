@@ -20,7 +20,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from llm_do.runtime.approval_policy import ASK, AUTO, Action
+from llm_do.bundle.approval import ASK, AUTO, Action
 from llm_do.runtime.tool_args import ModelArgsValidator
 from llm_do.runtime.tool_threads import run_blocking
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from llm_do.runtime.approval_policy import Approval
+from llm_do.bundle.approval import Approval
 
 
 class ToolDescriptor(BaseModel):

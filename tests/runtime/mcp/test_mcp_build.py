@@ -9,8 +9,8 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from llm_do.runtime.bundle_ir import Bundle
-from llm_do.runtime.mcp_config import config_hash
+from llm_do.bundle.schema import validate as validate_bundle
+from llm_do.bundle.mcp_config import config_hash
 from tests.helpers import run_cli, write_project
 
 from .conftest import STDIO_SERVER, mcp_project
@@ -30,7 +30,7 @@ def test_the_listed_tools_are_locked_with_the_servers_configuration(mcp_build, s
     server = {**STDIO_SERVER, "allowed_tools": ["echo", "add"]}
     bundle = mcp_build(mcp_project(server))
     doc = json.loads(bundle.read_text())
-    Bundle.model_validate(doc)
+    validate_bundle(doc)
     node = doc["toolsets"]["echo"]
     assert node["server"] == {k: v for k, v in STDIO_SERVER.items()}  # as written: ${VAR}s unexpanded
     assert node["config_hash"] == config_hash(STDIO_SERVER)

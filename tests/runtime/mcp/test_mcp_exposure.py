@@ -13,7 +13,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from llm_do.runtime.approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
+from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.runtime.bundle import ToolsetUse
 from llm_do.runtime.toolsets.mcp import LockedMcpToolset
 

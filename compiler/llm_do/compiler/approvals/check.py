@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from llm_do.runtime.approval_policy import ORDERING_OPS, compare
+from llm_do.bundle.approval import ORDERING_OPS, compare
 
 from ..suggest import did_you_mean
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, compares

@@ -1,7 +1,7 @@
 """What a worker's rules do to each tool: the approval a call gets when no conditional rule
 decides it, and the rules that can never make a difference (A006).
 
-The order of precedence, the same as `approval_policy.decide` applies per call: a `deny` that
+The order of precedence, the same as `llm_do.bundle.approval.decide` applies per call: a `deny` that
 matches wins wherever it stands; between `allow` and `ask` the last matching rule decides; the
 tool's default applies only when no rule matches.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llm_do.runtime.approval_policy import DENY
+from llm_do.bundle.approval import DENY
 
 from .nodes import ApprovalRule
 

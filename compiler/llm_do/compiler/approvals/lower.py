@@ -1,5 +1,5 @@
 """Rules into the bundle: a condition becomes the JSON tree `bundle_ir.Condition` describes,
-which `llm_do.runtime.approval_policy` evaluates with the standard library only."""
+which `llm_do.bundle.approval` evaluates with the standard library only."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.runtime.approval_policy import Action
+from llm_do.bundle.approval import Action
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.runtime.canonical import DigestError, verify_digest
+from llm_do.bundle.canonical import DigestError, verify_digest
 
 from ..graph_export import RENDERERS, bundle_graph
 from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics

@@ -153,7 +153,7 @@ class McpServerFact(BaseModel):
 class McpRequest(BaseModel):
     root: str
     servers: dict[str, dict[str, Any]]
-    """Name -> the connection as written (`mcp_config.CONNECTION_KEYS`), `${VAR}`s unexpanded."""
+    """Name -> the connection as written (`llm_do.bundle.mcp_config.CONNECTION_KEYS`), `${VAR}`s unexpanded."""
     start_timeout: float
 
 

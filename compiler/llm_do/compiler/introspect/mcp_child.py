@@ -21,7 +21,7 @@ from .facts import McpFacts, McpRequest, McpServerFact, McpToolFact
 async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -> McpServerFact:
     from fastmcp import Client
 
-    from llm_do.runtime.mcp_config import UnsetVariable
+    from llm_do.bundle.mcp_config import UnsetVariable
     from llm_do.runtime.toolsets.mcp import failure_text, transport
 
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
@@ -43,7 +43,7 @@ async def _list_all(request: McpRequest) -> McpFacts:
     try:
         import fastmcp  # noqa: F401
     except ImportError:
-        from llm_do.runtime.mcp_config import MISSING_CLIENT
+        from llm_do.bundle.mcp_config import MISSING_CLIENT
 
         return McpFacts(failure=MISSING_CLIENT)
     for name, config in request.servers.items():

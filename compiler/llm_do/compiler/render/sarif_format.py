@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from llm_do.runtime.version import VERSION
+from llm_do.bundle.version import VERSION
 
 from ..codes import RULES
 from . import ProjectDiagnostics, cwd_relative

@@ -6,7 +6,7 @@ the resolved project instead of a bundle, so lint and the bundle's readers never
 
 from __future__ import annotations
 
-from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
+from llm_do.bundle.approval import PYTHON_TOOL_DEFAULT
 
 from ..call_graph import CallGraph
 from ..capabilities import (

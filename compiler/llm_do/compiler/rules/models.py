@@ -3,7 +3,7 @@ compatible_models that the default fits."""
 
 from __future__ import annotations
 
-from llm_do.runtime.model_names import matches_any, model_problem
+from llm_do.bundle.names import matches_any, model_problem
 
 from ..diagnostics import Diagnostic, diagnostic
 from ..limits import MAX_PATTERN_CHARS

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from llm_do.runtime.canonical import seal
+from llm_do.bundle.canonical import seal
 
 
 def emit(doc: dict[str, Any]) -> bytes:

@@ -11,13 +11,13 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from llm_do.runtime.approval_policy import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT
+from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT
 from llm_do.runtime.args import PromptInput
-from llm_do.runtime.bundle_format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
-from llm_do.runtime.canonical import node_hash
-from llm_do.runtime.mcp_config import config_hash, connection
-from llm_do.runtime.service_names import SERVICE_KIND
-from llm_do.runtime.version import VERSION
+from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
+from llm_do.bundle.canonical import node_hash
+from llm_do.bundle.mcp_config import config_hash, connection
+from llm_do.bundle.names import SERVICE_KIND
+from llm_do.bundle.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry

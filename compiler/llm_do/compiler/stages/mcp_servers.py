@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from llm_do.runtime.mcp_config import connection
+from llm_do.bundle.mcp_config import connection
 
 from ..diagnostics import Diagnostic, diagnostic
 from ..introspect.facts import McpFacts, McpRequest, McpToolFact

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from llm_do.runtime.approval_policy import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.runtime.args import PromptInput
 from llm_do.runtime.created_workers import CREATING_TOOLSETS
 from llm_do.stdlib.registry import STDLIB_TOOLSETS

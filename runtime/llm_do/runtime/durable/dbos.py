@@ -29,7 +29,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.toolsets import WrapperToolset
 
-from ..approval_policy import TOOLSET_METADATA_KEY
+from llm_do.bundle.approval import TOOLSET_METADATA_KEY
 from ..bundle import LoadedBundle, WorkerSpec
 from ..call_scope import CallContext, CallFrame
 from ..config import RuntimeConfig

@@ -4,7 +4,7 @@ depth, so a denied tool never runs however deeply it is nested.
 A tool's approval comes from the bundle (its default, changed by the worker's rules; a tool with
 conditional rules is decided per call on its normalized arguments); `auto` asks the stdlib toolset
 (shell: by command); tools of opaque toolsets carry theirs as metadata.
-What the rules say lives in `approval_policy`, who answers an asked call in `approvals`; this
+What the rules say lives in `llm_do.bundle.approval`, who answers an asked call in `approvals`; this
 module is only where both are enforced.
 """
 
@@ -18,7 +18,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from ..approval_policy import (
+from llm_do.bundle.approval import (
     ALLOW,
     APPROVAL_METADATA_KEY,
     ASK,

@@ -23,11 +23,11 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from ..approval_policy import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
+from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from ..bundle import ToolsetUse, WorkerSpec
 from ..errors import RunFailed
-from ..mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
-from ..refused import REBUILD, BundleRefused
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
+from llm_do.bundle.errors import REBUILD, BundleRefused
 
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset

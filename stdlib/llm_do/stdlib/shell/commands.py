@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from llm_do.runtime.approval_policy import Action
+from llm_do.bundle.approval import Action
 
 from ..paths import PathRefused, confine, encodable, touches_git_dir
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_do.runtime.approval_policy import Approval
+from llm_do.bundle.approval import Approval
 
 from ..descriptor import ToolDescriptor, ToolsetDescriptor
 from .commands import ALLOWLISTS

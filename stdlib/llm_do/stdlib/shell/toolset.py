@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
-from llm_do.runtime.approval_policy import Action
+from llm_do.bundle.approval import Action
 
 from ..base import StdlibToolset
 from .commands import CommandRefused, parse_command

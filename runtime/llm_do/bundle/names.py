@@ -1,12 +1,39 @@
-"""Model names as pydantic-ai reads them (`provider:model`), checked without importing pydantic-ai.
+"""Names the bundle holds and both sides check alike: host service names and model names.
 
-The provider list mirrors `pydantic_ai.providers.infer_provider_class`; a test keeps the two in step.
-Standard library only: `build` (M001) and `exec --model` give the same message and hint from here.
+- Service names (`service:NAME` grants): the compiler checks a module's declarations and the runtime
+  `RuntimeConfig(services=...)` with the same rule, so a name the runtime would refuse never builds.
+- Model names as pydantic-ai reads them (`provider:model`), checked without importing pydantic-ai.
+  The provider list mirrors `pydantic_ai.providers.infer_provider_class`; a test keeps the two in
+  step. `build` (M001) and `exec --model` give the same message and hint from here.
+
+Standard library only: the compiler and the runtime's start-up path import it.
 """
 
 from __future__ import annotations
 
 import fnmatch
+
+SERVICE_KIND = "service"
+"""The capability kind a module declares a service need with: `service:NAME`."""
+
+RESERVED = frozenset({"get", "keys", "items", "values", "require", "runtime", "references", "services"})
+"""Names a service may not take: the registry's own methods (attribute access would hide them) and
+what `ctx.deps` already calls `runtime`, `references` and `services`."""
+
+
+def service_name_problem(name: object) -> str | None:
+    """Why `name` cannot name a service, or None: a Python identifier (attribute access), not
+    private, not reserved."""
+    if not isinstance(name, str) or not name.isidentifier():
+        return f"service name {name!r} is not a Python identifier"
+    if name.startswith("_"):
+        return f"service name {name!r} starts with '_'; such names are reserved"
+    if name in RESERVED:
+        return f"service name {name!r} is reserved ({', '.join(sorted(RESERVED))})"
+    return None
+
+
+# --- model names ----------------------------------------------------------------------------------
 
 KNOWN_PROVIDERS: frozenset[str] = frozenset(
     """

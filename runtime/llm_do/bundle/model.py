@@ -1,0 +1,267 @@
+"""The bundle's shape: what `llm-do build` writes and `llm-do exec` runs, declared once.
+
+A TypedDict per node. `compiler/stages/lower.py` builds its dicts as these types, the views
+(`views`) and the analyses read them, and spec/schemas/bundle.schema.json is generated from them
+(`schema`, the one module of the package that imports pydantic). spec/bundle.md describes them.
+
+Keys marked `NotRequired` may be left out; what a reader takes for an absent key is written beside
+it ("absent: ...") and is what `views` reads. Every node with a `hash` is hashed over its canonical
+JSON without that key (see `canonical`). Every node is closed: a key not declared here is invalid.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from .approval import Action, Approval, ApprovalMode
+
+
+class CompilerInfo(TypedDict):
+    name: str
+    version: str
+
+
+class SourceEntry(TypedDict):
+    sha256: str
+    kind: Literal["manifest", "worker", "python", "template", "file"]
+
+
+class SchemaNode(TypedDict):
+    ref: NotRequired[str | None]
+    """As written in the worker (`schemas.py:Input`); None (or absent) for the built-in PromptInput."""
+    module: str
+    qualname: str
+    json_schema: dict[str, Any]
+
+
+class EntryFunctionNode(TypedDict):
+    """An entry that is a Python function orchestrating workers (`entry.function`)."""
+
+    hash: str
+    name: str
+    """As written in project.json (`entry.py:main`): its label in the graph and reports."""
+    source: NotRequired[str | None]
+    """The project file that defines it; None (or absent) for an installed module."""
+    module: str
+    qualname: str
+    calls: list[str]
+    """The workers it may call (every worker when `calls_declared` is false); any other is refused."""
+    calls_declared: bool
+    """Whether project.json listed them in `entry.calls`."""
+    input: SchemaNode
+    """Its input's WorkerArgs annotation, else PromptInput."""
+
+
+class EntryNode(TypedDict):
+    """Exactly one of `worker` and `function`."""
+
+    worker: NotRequired[str | None]
+    function: NotRequired[EntryFunctionNode | None]
+    args: NotRequired[dict[str, Any] | None]
+
+
+class UsageLimitsNode(TypedDict):
+    request_limit: NotRequired[int | None]
+    tool_calls_limit: NotRequired[int | None]
+    input_tokens_limit: NotRequired[int | None]
+    output_tokens_limit: NotRequired[int | None]
+    total_tokens_limit: NotRequired[int | None]
+    per_request_input_tokens_limit: NotRequired[int | None]
+    cost_limit: NotRequired[float | None]
+    count_tokens_before_request: NotRequired[bool | None]
+
+
+class RuntimeNode(TypedDict):
+    max_depth: int
+    approval_mode: ApprovalMode
+    usage_limits: NotRequired[UsageLimitsNode | None]
+
+
+class DefaultsNode(TypedDict):
+    model: NotRequired[str | None]
+    model_settings: NotRequired[dict[str, Any] | None]
+
+
+class ToolNode(TypedDict):
+    hash: str
+    name: str
+    description: NotRequired[str | None]
+    parameters: dict[str, Any]
+    approval: Approval
+    """The default approval; a worker's own rules may change it (see `WorkerTool`)."""
+    capabilities: NotRequired[list[str]]
+    """Absent: none."""
+
+
+class McpConnection(TypedDict):
+    """An MCP server's connection, in the shape of `.mcp.json`: `command`/`args`/`env` (stdio,
+    started in the project root) or `url`/`headers` (streamable HTTP; SSE for a path ending `/sse`)."""
+
+    command: NotRequired[str | None]
+    args: NotRequired[list[str] | None]
+    env: NotRequired[dict[str, str] | None]
+    url: NotRequired[str | None]
+    headers: NotRequired[dict[str, str] | None]
+
+
+class ToolsetNode(TypedDict):
+    hash: str
+    name: str
+    kind: Literal["stdlib", "python", "mcp"]
+    module: NotRequired[str | None]
+    """Python: the module to import (with the project root first on sys.path)."""
+    export: NotRequired[str | None]
+    """Python: `TOOLS`, `TOOLSETS` or `__all__`, the module attribute the tools come from."""
+    key: NotRequired[str | None]
+    """Python toolsets: the name in TOOLSETS (a dict key, or a toolset id)."""
+    opaque: NotRequired[bool]
+    """Its tools could not be listed at build time; they are found when a run starts. Absent: false."""
+    server: NotRequired[McpConnection | None]
+    """MCP: how to reach the server, as written in project.json (`${VAR}`s unexpanded)."""
+    config_hash: NotRequired[str | None]
+    """MCP: sha256 of `server` in canonical JSON (`mcp_config.config_hash`)."""
+    prefix: NotRequired[str | None]
+    """MCP: exposed tool names are `PREFIX_NAME` (the server's name of a tool is the rest)."""
+    required: NotRequired[bool | None]
+    """MCP: started and checked when a run starts (`false`: when a worker first lists its tools)."""
+    tools: NotRequired[dict[str, ToolNode]]
+    """The tools as listed at build, by exposed name (absent: none). MCP: a run refuses a server
+    whose live input schema of one differs, or that no longer has one."""
+    capabilities: NotRequired[list[str]]
+    """Absent: none."""
+
+
+class WorkerToolset(TypedDict):
+    # One toolset a worker uses: a bundle toolset, or (`worker`) a worker it calls.
+    toolset: NotRequired[str | None]
+    """Key in the bundle's `toolsets`; None (or absent) for a worker this one calls."""
+    worker: NotRequired[str | None]
+    settings: NotRequired[dict[str, Any]]
+    """Absent: {}."""
+    opaque_approval: NotRequired[Approval | None]
+
+
+class ConditionAll(TypedDict):
+    """`and` / `or` of the conditions in `args`."""
+
+    op: Literal["and", "or"]
+    args: list[Condition]
+
+
+class ConditionNot(TypedDict):
+    op: Literal["not"]
+    arg: Condition
+
+
+class ConditionTest(TypedDict):
+    """One comparison of a call's (normalized) argument at `param` with `value`: `glob` (value a
+    glob string), `==`, `!=`, `<`, `<=`, `>`, `>=`, or `in` (value a list)."""
+
+    op: Literal["glob", "==", "!=", "<", "<=", ">", ">=", "in"]
+    param: list[str | int]
+    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`."""
+    value: Any
+
+
+Condition = ConditionAll | ConditionNot | ConditionTest
+"""An approval rule's condition, lowered to a tree the runtime evaluates without a parser
+(`approval.holds`); `op` tells the three apart."""
+
+
+class RuleNode(TypedDict):
+    action: Action
+    when: Condition | None
+    """The condition on the call's arguments; null for a rule that matches every call."""
+    text: str
+    """The rule as written in the worker."""
+
+
+class WorkerTool(TypedDict):
+    # A tool a worker may call: which toolset (or worker) provides it, and its approval.
+    toolset: NotRequired[str | None]
+    worker: NotRequired[str | None]
+    approval: Approval
+    """What a call gets when it matches no conditional rule: the tool's default changed by the
+    worker's unconditional rules that target it (a deny wins; else the last allow/ask)."""
+    rules: NotRequired[list[RuleNode] | None]
+    """Present only when some rule targeting this tool has a condition: then every rule of the
+    worker that targets the tool, in source order, decides each call (`approval.decide`)."""
+    default: NotRequired[Approval | None]
+    """With `rules`: the tool's own default, for a call no rule matches."""
+
+
+class CapabilityGrant(TypedDict):
+    """One capability a worker has of its own, and what gives it (see spec/bundle.md)."""
+
+    capability: str
+    """`KIND:SCOPE`: `fs.read:project/docs/**`, `fs.write:cwd/**`, `proc.exec:ls,mv`, `custom:NAME`,
+    `custom:*` (an opaque toolset), `call:WORKER`, `env:VARIABLE` (the model's credentials)."""
+    tool: NotRequired[str | None]
+    """The tool of the worker that has it (its approval is `tools[tool]`)."""
+    toolset: NotRequired[str | None]
+    """An opaque toolset that has it (its approval is the toolset's `opaque_approval`)."""
+    model: NotRequired[str | None]
+    """For `env:`: the model or `compatible_models` pattern that needs it."""
+
+
+class AttachmentPolicyNode(TypedDict):
+    max_count: NotRequired[int | None]
+    max_total_bytes: NotRequired[int | None]
+    allowed_suffixes: NotRequired[list[str] | None]
+
+
+class WorkerNode(TypedDict):
+    hash: str
+    name: str
+    source: str
+    description: NotRequired[str | None]
+    model: NotRequired[str | None]
+    compatible_models: NotRequired[list[str] | None]
+    model_settings: NotRequired[dict[str, Any] | None]
+    instructions: str
+    input: SchemaNode
+    output: NotRequired[SchemaNode | None]
+    toolsets: NotRequired[list[WorkerToolset]]
+    """Absent: none."""
+    tools: NotRequired[dict[str, WorkerTool]]
+    """Absent: none."""
+    calls: NotRequired[list[str]]
+    """The workers it may call (the `worker` toolsets' names). Absent: none."""
+    recursive: NotRequired[bool]
+    """Absent: false."""
+    attachments: NotRequired[AttachmentPolicyNode | None]
+    server_side_tools: NotRequired[list[dict[str, Any]]]
+    """Absent: none."""
+    capabilities: NotRequired[list[CapabilityGrant]]
+    """The worker's own capabilities (absent: none); what it reaches through the workers it calls
+    is computed from `calls`, never stored (the bundle stays linear in the number of workers)."""
+
+
+Bundle = TypedDict("Bundle", {
+    "@generated": str,
+    "bundle_format": int,
+    "compiler": CompilerInfo,
+    "digest": str,
+    "root": str,
+    "name": NotRequired[str | None],
+    "entry": EntryNode,
+    "runtime": RuntimeNode,
+    "defaults": DefaultsNode,
+    "sources": dict[str, SourceEntry],
+    "packages": NotRequired[dict[str, str]],
+    "model_factories": NotRequired[dict[str, str]],
+    "services": NotRequired[dict[str, list[str]]],
+    "toolsets": dict[str, ToolsetNode],
+    "workers": dict[str, WorkerNode],
+})
+"""The whole bundle (the key `@generated` is `format.GENERATED_KEY`, the one no identifier can spell).
+
+- `root`: the project root, relative to the directory of the lock file.
+- `packages`: absent: none.
+- `model_factories`: provider prefix -> the project module whose import registers a model factory
+  for it (`llm_do.register_model_factory`); left out when the project registers none.
+- `services`: host service name -> the workers whose tools declare it (`service:NAME` grants,
+  sorted); left out when no tool declares one. The runtime checks a run was given them without
+  reading workers.
+"""
