@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from llm_do.compiler.codes import RULES
 from llm_do.bundle.schema import validate as validate_bundle
+from llm_do.compiler.codes import RULES
 
 from .helpers import run_cli, worker, write_project
 

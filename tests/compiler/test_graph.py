@@ -189,6 +189,21 @@ def test_tampered_lock_is_refused(built: Path, tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_a_lock_of_another_bundle_format_is_refused(built: Path, tmp_path: Path) -> None:
+    """`graph` checks a lock as `exec`, `capabilities` and `diff` do (`llm_do.bundle.reader.verify`):
+    a lock sealed with a format this llm-do does not know is refused, though its digest verifies."""
+    from llm_do.bundle.canonical import seal
+
+    doc = json.loads((built / "bundle.lock").read_bytes())
+    doc["bundle_format"] = 1
+    lock = tmp_path / "bundle.lock"
+    lock.write_bytes(seal(doc))
+    result = run_cli("graph", lock)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"llm-do: error: {lock}: bundle format 1 is not one this llm-do reads (2); "
+                                     "run `llm-do build`")
+
+
 def test_unknown_format_is_a_usage_error(built: Path) -> None:
     result = run_cli("graph", built, "--format", "svg")
     assert result.exit_code == 2

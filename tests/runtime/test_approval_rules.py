@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
-from llm_do.runtime import RuntimeConfig, run_worker
 from llm_do.bundle.canonical import seal
+from llm_do.runtime import RuntimeConfig, run_worker
 from tests.helpers import run_cli, worker
 
 from .test_approvals import exec_, turns, write_call

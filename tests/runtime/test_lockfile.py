@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from llm_do.runtime.bundle import python_sources
 from llm_do.bundle.canonical import document_json, seal, verify_digest
 from llm_do.bundle.reader import LockReader
+from llm_do.runtime.bundle import python_sources
 
 DOC = {
     "@generated": "by a test",

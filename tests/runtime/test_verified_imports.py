@@ -268,8 +268,8 @@ def test_a_source_entry_laid_out_otherwise_is_still_verified(bundle: Path) -> No
     carry another key between `kind` and `sha256` is decoded instead, never passed unchecked."""
     import json
 
-    from llm_do.runtime.bundle import load_bundle
     from llm_do.bundle.canonical import seal
+    from llm_do.runtime.bundle import load_bundle
 
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     for entry in doc["sources"].values():

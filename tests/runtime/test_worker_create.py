@@ -287,7 +287,7 @@ def test_the_gate_asks_for_worker_create_even_when_a_bundle_says_allow(tmp_path:
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import ToolsetTool
 
-    from llm_do.runtime.bundle import ToolBinding
+    from llm_do.bundle.views import ToolBinding
     from llm_do.runtime.created_workers import WorkerDefinition, created_spec
     from llm_do.runtime.toolsets.gate import ApprovalGate
     from llm_do.stdlib.registry import STDLIB_TOOLSETS

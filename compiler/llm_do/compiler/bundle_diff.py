@@ -19,7 +19,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, entry_name, is_side_effect, kind_of
+from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
+from llm_do.bundle.views import call_edges, entry_name, used_toolsets
+
+from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
 from .capability_report import gate_text, via_text
 from .schema_diff import field_changes
 
@@ -125,11 +128,7 @@ def _text(value: Any) -> str | None:
 
 def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Every call edge: the workers' and the entry function's (from its label)."""
-    edges = [(u, v) for u, node in doc["workers"].items() for v in node.get("calls") or ()]
-    function = doc["entry"].get("function")
-    if function:
-        edges += [(function["name"], v) for v in function["calls"]]
-    return sorted(edges)
+    return sorted((edge.caller, edge.callee) for edge in call_edges(doc))
 
 
 def _entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -229,7 +228,7 @@ def _limit_change(name: str, before: Any, after: Any) -> Change:
 # --- one worker
 
 
-def _worker_changes(name: str, old: dict[str, Any], new: dict[str, Any], old_doc: dict, new_doc: dict) -> list[Change]:
+def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
     out: list[Change] = []
     for key, severity in (("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"),
                           ("description", "low"), ("recursive", "medium"), ("attachments", "low"),
@@ -241,8 +240,8 @@ def _worker_changes(name: str, old: dict[str, Any], new: dict[str, Any], old_doc
     if old.get("instructions") != new.get("instructions"):
         out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
                           detail=_text_diff(old.get("instructions") or "", new.get("instructions") or "")))
-    for key in ("input", "output"):
-        change = _schema_change(name, key, old.get(key), new.get(key))
+    for change in (_schema_change(name, "input", old.get("input"), new.get("input")),
+                   _schema_change(name, "output", old.get("output"), new.get("output"))):
         if change is not None:
             out.append(change)
     out += _approval_changes(name, old, new, old_doc, new_doc)
@@ -256,7 +255,7 @@ def _text_diff(before: str, after: str, limit: int = 12) -> list[str]:
     return lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else [])
 
 
-def _schema_change(name: str, key: str, old: dict | None, new: dict | None) -> Change | None:
+def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None) -> Change | None:
     if old == new:
         return None
     subject = f"{key} schema of {name}"
@@ -272,17 +271,17 @@ def _schema_change(name: str, key: str, old: dict | None, new: dict | None) -> C
                   note="breaking" if breaking else None, detail=[f.text() for f in fields])
 
 
-def _approval(binding: dict[str, Any] | None) -> str | None:
+def _approval(binding: WorkerTool | None) -> str | None:
     if binding is None:
         return None
     return "conditional" if binding.get("rules") else binding.get("approval")
 
 
-def _rules_text(binding: dict[str, Any]) -> str:
+def _rules_text(binding: WorkerTool) -> str:
     return "; ".join(r.get("text", "") for r in binding.get("rules") or ())
 
 
-def _approval_changes(name: str, old: dict, new: dict, old_doc: dict, new_doc: dict) -> list[Change]:
+def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
     out: list[Change] = []
     ot, nt = old.get("tools") or {}, new.get("tools") or {}
     for tool in sorted(set(ot) & set(nt)):
@@ -300,8 +299,8 @@ def _approval_changes(name: str, old: dict, new: dict, old_doc: dict, new_doc: d
         out.append(Change("high" if relaxed and risky else "medium" if relaxed else "low",
                           "widened" if relaxed else "narrowed", "approval", subject, before, after, worker=name,
                           note="relaxed" if relaxed else "tightened"))
-    oo = {u["toolset"]: u.get("opaque_approval") for u in old.get("toolsets") or () if u.get("opaque_approval")}
-    no = {u["toolset"]: u.get("opaque_approval") for u in new.get("toolsets") or () if u.get("opaque_approval")}
+    oo = {u.toolset: u.opaque_approval for u in used_toolsets(old) if u.toolset and u.opaque_approval}
+    no = {u.toolset: u.opaque_approval for u in used_toolsets(new) if u.toolset and u.opaque_approval}
     for key in sorted(set(oo) & set(no)):
         a, b = oo[key], no[key]
         if a != b and a in STRICTNESS and b in STRICTNESS:
@@ -312,15 +311,15 @@ def _approval_changes(name: str, old: dict, new: dict, old_doc: dict, new_doc: d
     return out
 
 
-def _side_effect_tool(node: dict[str, Any], tool: str) -> bool:
+def _side_effect_tool(node: WorkerNode, tool: str) -> bool:
     return any(g.get("tool") == tool and is_side_effect(g["capability"]) for g in node.get("capabilities") or ())
 
 
-def _settings_changes(name: str, old: dict, new: dict) -> list[Change]:
+def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Change]:
     """Settings of a toolset both versions use that are not a capability's scope (timeouts, sizes)."""
-    def settings(node: dict) -> dict[str, dict]:
-        return {u["toolset"]: {k: v for k, v in (u.get("settings") or {}).items() if k not in SCOPE_SETTINGS}
-                for u in node.get("toolsets") or () if u.get("toolset")}
+    def settings(node: WorkerNode) -> dict[str, dict]:
+        return {u.toolset: {k: v for k, v in u.settings.items() if k not in SCOPE_SETTINGS}
+                for u in used_toolsets(node) if u.toolset}
 
     os_, ns = settings(old), settings(new)
     out = []

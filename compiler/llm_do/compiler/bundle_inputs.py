@@ -18,10 +18,8 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from llm_do.runtime.bundle import REBUILD
-from llm_do.bundle.format import BUNDLE_FORMAT
-from llm_do.bundle.canonical import DigestError, verify_digest
-from llm_do.bundle.reader import LockFormatError, LockReader
+from llm_do.bundle import reader
+from llm_do.bundle.errors import BundleRefused
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult
@@ -42,18 +40,16 @@ class ProjectErrors(Exception):
 
 def read_lock(path: Path) -> dict[str, Any]:
     """A verified bundle document: digest, canonical form and format version, as `exec` checks
-    them (not its Python sources: reading what a bundle allows runs none of them)."""
+    them (`llm_do.bundle.reader.verify`; not its Python sources: reading what a bundle allows runs
+    none of them)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputProblem(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        verify_digest(data)
-        fmt = LockReader.from_bytes(data).get("bundle_format")
-    except (DigestError, LockFormatError) as exc:
-        raise InputProblem(f"{path}: refused: {exc}; {REBUILD}") from None
-    if fmt != BUNDLE_FORMAT:
-        raise InputProblem(f"{path}: bundle format {fmt!r} is not one this llm-do reads ({BUNDLE_FORMAT}); {REBUILD}")
+        reader.verify(data, path)
+    except BundleRefused as exc:
+        raise InputProblem(str(exc)) from None
     return json.loads(data)
 
 

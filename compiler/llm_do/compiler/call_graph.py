@@ -7,9 +7,12 @@ networkx (about a tenth of a second of every build); networkx analyses the cycle
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from llm_do.bundle.views import call_edges
 
 from .diagnostics import Location
 
@@ -24,8 +27,13 @@ class CallGraph:
     graph read back from a bundle, which keeps no positions)."""
 
     @classmethod
-    def of_bundle(cls, workers: dict[str, dict]) -> CallGraph:
-        return cls({name: dict.fromkeys(node["calls"]) for name, node in workers.items()})
+    def of_bundle(cls, doc: Mapping[str, Any]) -> CallGraph:
+        """The workers' graph of a bundle document (`views.call_edges`, the entry function's left out)."""
+        calls: dict[str, dict[str, Location | None]] = {name: {} for name in doc["workers"]}
+        for edge in call_edges(doc):
+            if edge.kind != "entry":
+                calls[edge.caller][edge.callee] = None
+        return cls(calls)
 
     def edges(self) -> list[tuple[str, str, Location | None]]:
         return [(u, v, at) for u in sorted(self.calls) for v, at in sorted(self.calls[u].items())]

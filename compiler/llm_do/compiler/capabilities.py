@@ -23,6 +23,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from llm_do.bundle.approval import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.bundle.views import ToolBinding, call_edges, tool_bindings, used_toolsets
 
 CONDITIONAL = "conditional"
 GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
@@ -258,13 +259,6 @@ def _rank(grant: Grant) -> tuple[int, str]:
     return grant.gate.rank, grant.via
 
 
-def entry_name(bundle: dict[str, Any]) -> str:
-    """The entry of a bundle document: its entry worker's name, or its entry function's label."""
-    entry = bundle["entry"]
-    function = entry.get("function")
-    return function["name"] if function else entry["worker"]
-
-
 def entry_function_view(calls: Iterable[str]) -> WorkerView:
     """The entry function as the analysis sees it: trusted code with no tools and no model of its
     own, whose calls need no approval; each call is its own `call:` capability."""
@@ -276,22 +270,24 @@ def entry_function_view(calls: Iterable[str]) -> WorkerView:
 def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
     """Views of a bundle document's workers (format 2), and of its entry function under its label."""
     toolsets: dict[str, dict[str, Any]] = bundle.get("toolsets") or {}
+    callees: dict[str, list[str]] = {}
+    for edge in call_edges(bundle):
+        callees.setdefault(edge.caller, []).append(edge.callee)
     views: dict[str, WorkerView] = {}
     for name, node in bundle["workers"].items():
-        tools: dict[str, dict[str, Any]] = node.get("tools") or {}
         gates: dict[str, Gate] = {}
-        for tool, binding in tools.items():
-            if binding.get("worker"):
+        for tool, binding in tool_bindings(node).items():
+            if binding.worker:
                 default = WORKER_CALL_DEFAULT
             else:
-                default = ((toolsets.get(binding.get("toolset") or "") or {}).get("tools") or {}).get(tool, {}).get(
+                default = ((toolsets.get(binding.toolset or "") or {}).get("tools") or {}).get(tool, {}).get(
                     "approval", PYTHON_TOOL_DEFAULT)
             gates[tool] = _gate(binding, default)
         view = WorkerView()
-        for callee in node.get("calls") or ():
+        for callee in callees.get(name, ()):
             view.calls[callee] = gates.get(callee, OPEN)
-        opaque = {u["toolset"]: Gate(u["opaque_approval"], PYTHON_TOOL_DEFAULT)
-                  for u in node.get("toolsets") or () if u.get("opaque_approval")}
+        opaque = {u.toolset: Gate(u.opaque_approval, PYTHON_TOOL_DEFAULT)
+                  for u in used_toolsets(node) if u.toolset and u.opaque_approval}
         for grant in node.get("capabilities") or ():
             if grant.get("tool") is not None:
                 view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN)))
@@ -303,16 +299,15 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
         views[name] = view
     function = (bundle.get("entry") or {}).get("function")
     if function:
-        views[function["name"]] = entry_function_view(function["calls"])
+        views[function["name"]] = entry_function_view(callees.get(function["name"], ()))
     return views
 
 
-def _gate(binding: dict[str, Any], default: str) -> Gate:
-    rules = binding.get("rules")
-    if rules:
-        texts = tuple(r.get("text") or r.get("action", "") for r in rules)
-        return Gate(binding.get("approval", default), binding.get("default", default), texts)
-    return plain_gate(binding["approval"], default)
+def _gate(binding: ToolBinding, default: str) -> Gate:
+    if binding.rules:
+        texts = tuple(r.get("text") or r.get("action", "") for r in binding.rules)
+        return Gate(binding.approval, binding.default if binding.default is not None else default, texts)
+    return plain_gate(binding.approval, default)
 
 
 @cache

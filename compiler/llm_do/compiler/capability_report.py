@@ -12,7 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .capabilities import ALLOW, Analysis, Reach, Step, analyse, entry_name, is_side_effect, sorted_reaches
+from llm_do.bundle.views import entry_name
+
+from .capabilities import ALLOW, Analysis, Reach, Step, analyse, is_side_effect, sorted_reaches
 
 REPORT_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from llm_do.bundle.views import call_edges
+
 from .call_graph import CallGraph
 from .capabilities import ALLOW, analyse, kind_of
 
@@ -41,27 +43,26 @@ class GraphData:
 def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     workers: dict[str, dict[str, Any]] = bundle["workers"]
     toolsets: dict[str, dict[str, Any]] = bundle["toolsets"]
-    cycles = {w: i for i, group in enumerate(CallGraph.of_bundle(workers).cycles()) for w in group}
+    cycles = {w: i for i, group in enumerate(CallGraph.of_bundle(bundle).cycles()) for w in group}
     function = bundle["entry"].get("function")
     graph = GraphData(entry=f"function:{function['name']}" if function else f"worker:{bundle['entry']['worker']}")
     if function:
         graph.nodes[graph.entry] = "function"
-        graph.edges += [Edge(graph.entry, f"worker:{callee}", "calls") for callee in function["calls"]]
+    for edge in call_edges(bundle):
+        callee = f"worker:{edge.callee}"
+        if edge.kind == "entry":
+            graph.edges.append(Edge(graph.entry, callee, "calls"))
+            continue
+        recursive = edge.caller in cycles and cycles.get(edge.callee) == cycles[edge.caller]
+        # a `code` edge (front matter `calls:`: its Python tools call it) has no approval of its own
+        gated = edge.kind == "tool" and _gated(workers[edge.caller]["tools"].get(edge.callee, {}))
+        graph.edges.append(Edge(f"worker:{edge.caller}", callee, "calls", recursive, gated))
     for name, worker in workers.items():
         graph.nodes[f"worker:{name}"] = "worker"
         tools: dict[str, dict[str, Any]] = worker["tools"]
-        as_tools = {use["worker"] for use in worker["toolsets"] if use.get("worker")}
-        for callee in worker["calls"]:
-            if callee not in as_tools:  # declared in `calls:`: its Python tools call it
-                recursive = name in cycles and cycles.get(callee) == cycles[name]
-                graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive))
         for use in worker["toolsets"]:
             if use.get("worker"):
-                callee = use["worker"]
-                gated = _gated(tools.get(callee, {}))
-                recursive = name in cycles and cycles.get(callee) == cycles[name]
-                graph.edges.append(Edge(f"worker:{name}", f"worker:{callee}", "calls", recursive, gated))
-                continue
+                continue  # a call edge, above
             key = use["toolset"]
             node = toolsets[key]
             if node["kind"] == "python" and node.get("export") != "TOOLSETS":

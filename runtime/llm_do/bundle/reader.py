@@ -1,4 +1,12 @@
-"""Reading a bundle.lock without parsing all of it.
+"""Reading a bundle.lock: the one check of its bytes (`verify`), and a reader that parses no more
+of it than asked (`LockReader`).
+
+`verify` is what every command that reads a lock runs first (`exec` and the other run commands
+through `llm_do.runtime.bundle`, `capabilities`, `diff` and `graph`): the digest over the raw
+bytes, the canonical form, the format version. A lock that passes was written by `llm-do build`
+exactly as it is, so its nodes are read as `model` declares them, without validating them again.
+What a run adds (the hashes of the Python sources it may import) is the runtime's own check.
+
 
 A bundle of thousands of workers is megabytes of JSON, and a run touches a handful of its nodes.
 The file form (see `canonical`) puts every top-level key on a line of its own indented by two
@@ -10,7 +18,12 @@ decoded alone. Nothing else of the file is decoded, not even to text.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+from .canonical import DigestError, verify_digest
+from .errors import REBUILD, BundleRefused
+from .format import BUNDLE_FORMAT
 
 
 class LockFormatError(ValueError):
@@ -110,3 +123,29 @@ class LockReader:
             names.append(json.loads(self.data[at + len(prefix) - 1 : end + 1]))
             at = self.data.find(prefix, end, span[1])
         return names
+
+
+def verify(data: bytes, path: Path | str) -> LockReader:
+    """The reader of a lock whose digest verifies, whose bytes are in the canonical file form (as
+    far as the header shows) and whose format version this llm-do knows. Raises `BundleRefused`
+    with one line naming `path`, saying why and what to do."""
+    try:
+        verify_digest(data)
+        reader = LockReader(data)
+        fmt = reader.get("bundle_format")
+    except (DigestError, LockFormatError) as exc:
+        raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
+    if fmt != BUNDLE_FORMAT:
+        raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do reads ({BUNDLE_FORMAT}); {REBUILD}")
+    return reader
+
+
+def read(path: Path) -> LockReader:
+    """`verify` of the lock at `path`; a lock that cannot be read is refused too."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
+    except OSError as exc:
+        raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
+    return verify(data, path)

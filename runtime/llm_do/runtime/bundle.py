@@ -1,104 +1,26 @@
 """Loading a bundle for a run: verify it, then read only the nodes the run touches.
 
-The digest is checked over the raw bytes before anything is parsed; the format version and the
-hashes of the Python sources the run may import come next. A bundle that passes was written by
-`llm-do build` exactly as it is, so its nodes are read as the compiler wrote them (the shapes are
-`bundle_ir`'s) into small views, without validating megabytes of JSON again.
+The lock's bytes are checked by `llm_do.bundle.reader.verify` (digest, canonical form, format
+version) before anything is parsed; the hashes of the Python sources the run may import come next.
+A bundle that passes was written by `llm-do build` exactly as it is, so its nodes are read as the
+compiler wrote them (`llm_do.bundle.model`) into the views of `llm_do.bundle.views`, without
+validating megabytes of JSON again.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from llm_do.bundle.format import BUNDLE_FORMAT
-from llm_do.bundle.canonical import DigestError, source_hash, verify_digest
-from llm_do.bundle.reader import LockFormatError, LockReader
+from llm_do.bundle import reader
+from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
+from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
+from llm_do.bundle.reader import LockReader
+from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 
-
-class SchemaSpec(NamedTuple):
-    ref: str | None
-    module: str
-    qualname: str
-    json_schema: dict[str, Any]
-
-    @classmethod
-    def of(cls, node: dict[str, Any]) -> SchemaSpec:
-        return cls(node.get("ref"), node["module"], node["qualname"], node["json_schema"])
-
-
-class ToolsetUse(NamedTuple):
-    toolset: str | None
-    worker: str | None
-    settings: dict[str, Any]
-    opaque_approval: str | None
-
-
-class ToolBinding(NamedTuple):
-    toolset: str | None
-    worker: str | None
-    approval: str
-    rules: list[dict[str, Any]] | None = None
-    """The rules that decide each call by its arguments (see `bundle_ir.WorkerTool`), or None."""
-    default: str | None = None
-
-
-class WorkerSpec(NamedTuple):
-    name: str
-    source: str
-    description: str | None
-    model: str | None
-    compatible_models: list[str] | None
-    model_settings: dict[str, Any] | None
-    instructions: str
-    input: SchemaSpec
-    output: SchemaSpec | None
-    toolsets: tuple[ToolsetUse, ...]
-    tools: dict[str, ToolBinding]
-    calls: tuple[str, ...]
-    recursive: bool
-    attachments: dict[str, Any] | None
-    server_side_tools: tuple[dict[str, Any], ...]
-    services: dict[str, str]
-    """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
-
-    @classmethod
-    def of(cls, node: dict[str, Any]) -> WorkerSpec:
-        return cls(
-            name=node["name"],
-            source=node["source"],
-            description=node.get("description"),
-            model=node.get("model"),
-            compatible_models=node.get("compatible_models"),
-            model_settings=node.get("model_settings"),
-            instructions=node["instructions"],
-            input=SchemaSpec.of(node["input"]),
-            output=SchemaSpec.of(node["output"]) if node.get("output") else None,
-            toolsets=tuple(
-                ToolsetUse(u.get("toolset"), u.get("worker"), u.get("settings") or {}, u.get("opaque_approval"))
-                for u in node["toolsets"]
-            ),
-            tools={n: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"))
-                   for n, t in node["tools"].items()},
-            calls=tuple(node["calls"]),
-            recursive=node["recursive"],
-            attachments=node.get("attachments"),
-            server_side_tools=tuple(node.get("server_side_tools") or ()),
-            services=_service_needs(node.get("capabilities") or ()),
-        )
-
-
-def _service_needs(capabilities: list[dict[str, Any]]) -> dict[str, str]:
-    """Service name -> what needs it (`tool 'lookup'`, `toolset 'tools.KIT'`), from a worker node's
-    `service:NAME` capability grants (see `services`)."""
-    out: dict[str, str] = {}
-    for grant in capabilities:
-        kind, _, name = grant["capability"].partition(":")
-        if kind == "service" and name not in out:
-            out[name] = f"tool '{grant['tool']}'" if grant.get("tool") else f"toolset '{grant.get('toolset')}'"
-    return out
+__all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources"]
 
 
 class LoadedBundle:
@@ -124,16 +46,16 @@ class LoadedBundle:
         (a batch makes one Runtime per input)."""
 
     @property
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> EntryNode:
         return self.text.get("entry")
 
     @property
-    def entry_function(self) -> dict[str, Any] | None:
-        """The entry function's node (`bundle_ir.EntryFunctionNode`) when the entry is one."""
+    def entry_function(self) -> EntryFunctionNode | None:
+        """The entry function's node when the entry is one."""
         return self.entry.get("function")
 
     @property
-    def runtime(self) -> dict[str, Any]:
+    def runtime(self) -> RuntimeNode:
         return self.text.get("runtime")
 
     @property
@@ -163,15 +85,20 @@ class LoadedBundle:
     def worker_names(self) -> list[str]:
         return self.text.member_names("workers")
 
-    def toolset(self, key: str) -> dict[str, Any] | None:
+    def toolset(self, key: str) -> ToolsetNode | None:
         return self.text.member("toolsets", key)
+
+    def call_edges(self) -> list[CallEdge]:
+        """Every call edge (`llm_do.bundle.views.call_edges`); reads every worker node."""
+        workers = {name: self.text.member("workers", name) for name in self.worker_names()}
+        return call_edges({"workers": workers, "entry": self.entry})
 
     def mcp_server_keys(self) -> list[str]:
         """The keys of the bundle's MCP server toolsets (none without reading any node when the
         bundle has no MCP server, the common case); found once, asked at every top-level call."""
         if self._mcp_server_keys is None:
             self._mcp_server_keys = [] if b'"kind": "mcp"' not in self.text.section_bytes("toolsets") else [
-                k for k in self.text.member_names("toolsets") if (self.toolset(k) or {}).get("kind") == "mcp"]
+                k for k in self.text.member_names("toolsets") if (node := self.toolset(k)) and node.get("kind") == "mcp"]
         return self._mcp_server_keys
 
     @property
@@ -200,25 +127,16 @@ class LoadedBundle:
 
 def load_bundle(path: Path) -> LoadedBundle:
     """Read and verify a bundle. Raises `BundleRefused` with one line saying why."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
-    except OSError as exc:
-        raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
-    return bundle_from_bytes(data, path)
+    return _loaded(reader.read(path), path)
 
 
 def bundle_from_bytes(data: bytes, path: Path) -> LoadedBundle:
     """A bundle held in memory (`llm-do run`); `path` is where it would live, for its `root`."""
-    try:
-        verify_digest(data)
-        text = LockReader.from_bytes(data)
-        fmt = text.get("bundle_format")
-    except (DigestError, LockFormatError) as exc:
-        raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
-    if fmt != BUNDLE_FORMAT:
-        raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do runs ({BUNDLE_FORMAT}); {REBUILD}")
+    return _loaded(reader.verify(data, path), path)
+
+
+def _loaded(text: LockReader, path: Path) -> LoadedBundle:
+    """A verified lock's bundle, once its Python sources are verified too."""
     root = (path.parent / (text.get("root") or ".")).resolve()
     bundle = LoadedBundle(path, text, root)
     _verify_python_sources(bundle)

@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
     from pydantic_ai.toolsets import AbstractToolset
 
+    from llm_do.bundle.views import WorkerSpec
+
     from .approvals import ApprovalDecision, ApprovalRequest
     from .args import WorkerArgs
-    from .bundle import LoadedBundle, WorkerSpec
+    from .bundle import LoadedBundle
     from .config import RuntimeConfig
     from .events import RuntimeEvent
     from .references import References

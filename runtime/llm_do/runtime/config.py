@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
+
     from .approvals import ApprovalCallback
     from .events import RuntimeEvent
     from .references import ReferenceStore

@@ -156,8 +156,9 @@ def _prompt_input_schema() -> dict[str, Any]:
 
 def created_spec(definition: WorkerDefinition, source: str) -> Any:
     """The `WorkerSpec` a created worker runs by: its definition, no tools, the default input."""
+    from llm_do.bundle.views import SchemaSpec, WorkerSpec
+
     from .args import PromptInput
-    from .bundle import SchemaSpec, WorkerSpec
 
     return WorkerSpec(
         name=definition.name,

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from llm_do.bundle.errors import BundleRefused
+
 from . import user_code
 from .args import PromptInput
 from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureError, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
 from .inputs import WorkerInputError, normalize_input
-from llm_do.bundle.errors import BundleRefused
 
 
 class EntryContext(CallContext):

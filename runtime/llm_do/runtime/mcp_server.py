@@ -23,33 +23,29 @@ from typing import TYPE_CHECKING, Any, Literal
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
+from llm_do.bundle.version import VERSION
+from llm_do.bundle.views import WorkerSpec, shortened
+
 from .child_processes import children, kill_new_descendants
 from .mcp_served_run import ServedRun
-from llm_do.bundle.version import VERSION
 
 if TYPE_CHECKING:
-    from .bundle import LoadedBundle, WorkerSpec
+    from .bundle import LoadedBundle
     from .config import RuntimeConfig
     from .events import RuntimeEvent
 
 ApprovalsFrom = Literal["nobody", "client"]
 ANSWER_WAIT = 600.0
 """Seconds a run waits for a client to come back with an answer (2026-07-28 era) before it is stopped."""
-DESCRIPTION_LIMIT = 300
-"""Characters of a worker's instructions a tool shows when the worker has no description (as a
-worker called by another worker is described to its model)."""
 
 
 def worker_tool(spec: WorkerSpec) -> types.Tool:
-    """The MCP tool for a worker: its name, its description (else the start of its instructions),
-    and the input and output schemas the bundle locked."""
-    description = spec.description
-    if not description:  # instructions are a prompt, not a description: their start only
-        text = spec.instructions
-        description = text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
+    """The MCP tool for a worker: its name, its description (else the start of its instructions,
+    `views.shortened` as a worker called by another worker is described to its model), and the
+    input and output schemas the bundle locked."""
     return types.Tool(
         name=spec.name,
-        description=description,
+        description=spec.description or shortened(spec.instructions),
         input_schema=spec.input.json_schema,
         output_schema=spec.output.json_schema if spec.output is not None else None,
     )

@@ -13,7 +13,7 @@ import fnmatch
 import os
 from typing import Any
 
-from .bundle import WorkerSpec
+from llm_do.bundle.views import WorkerSpec
 
 ENV_VAR = "LLM_DO_MODEL"
 OFFLINE_MODELS = frozenset({"test"})

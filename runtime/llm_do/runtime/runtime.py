@@ -13,9 +13,11 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from llm_do.bundle.views import WorkerSpec
+
 from . import user_code
 from .args import WorkerArgs
-from .bundle import BundleRefused, LoadedBundle, WorkerSpec, load_bundle
+from .bundle import BundleRefused, LoadedBundle, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
 from .config import RuntimeConfig
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem, failure_line

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputProblem
 from llm_do.bundle.names import service_name_problem
+
+from .errors import InputProblem
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle

@@ -19,9 +19,8 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 
-from llm_do.toolsets.approval import get_toolset_approval_config
-
 from llm_do.bundle.approval import ALLOW, APPROVAL_METADATA_KEY, ASK, DENY, TOOLSET_METADATA_KEY, Action
+from llm_do.toolsets.approval import get_toolset_approval_config
 
 
 def tool_approval(bundle_approval: Action, own: dict[str, Any] | None) -> Action:

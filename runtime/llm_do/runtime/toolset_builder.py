@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from .bundle import WorkerSpec
+from llm_do.bundle.views import WorkerSpec
+
 from .errors import ToolsetProblem
 
 if TYPE_CHECKING:

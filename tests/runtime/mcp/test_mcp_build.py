@@ -9,8 +9,8 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from llm_do.bundle.schema import validate as validate_bundle
 from llm_do.bundle.mcp_config import config_hash
+from llm_do.bundle.schema import validate as validate_bundle
 from tests.helpers import run_cli, write_project
 
 from .conftest import STDIO_SERVER, mcp_project

@@ -14,7 +14,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
-from llm_do.runtime.bundle import ToolsetUse
+from llm_do.bundle.views import UsedToolset
 from llm_do.runtime.toolsets.mcp import LockedMcpToolset
 
 from .conftest import SERVER
@@ -39,7 +39,7 @@ class _Servers:
 LOCKED_ECHO = {"description": "As locked.", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}
 
 
-async def _tools(node: dict[str, Any], use: ToolsetUse) -> tuple[dict[str, Any], Any]:
+async def _tools(node: dict[str, Any], use: UsedToolset) -> tuple[dict[str, Any], Any]:
     from pydantic_ai import RunContext
 
     server = MCPToolset(_echo_server())
@@ -55,7 +55,7 @@ async def _tools(node: dict[str, Any], use: ToolsetUse) -> tuple[dict[str, Any],
 
 def test_only_the_locked_tools_are_exposed_as_locked() -> None:
     node = {"name": "echo", "kind": "mcp", "prefix": "ec", "opaque": False, "tools": {"ec_echo": LOCKED_ECHO}}
-    tools, result = asyncio.run(_tools(node, ToolsetUse("echo", None, {}, None)))
+    tools, result = asyncio.run(_tools(node, UsedToolset("echo", None, {}, None)))
     assert list(tools) == ["ec_echo"]  # add, wait and secret are on the server, not in the lock
     tool_def = tools["ec_echo"].tool_def
     assert (tool_def.description, tool_def.parameters_json_schema) == ("As locked.", LOCKED_ECHO["parameters"])
@@ -65,7 +65,7 @@ def test_only_the_locked_tools_are_exposed_as_locked() -> None:
 
 def test_an_opaque_server_exposes_what_it_lists_with_the_workers_approval() -> None:
     node = {"name": "echo", "kind": "mcp", "prefix": "ec", "opaque": True, "tools": {}}
-    tools, result = asyncio.run(_tools(node, ToolsetUse("echo", None, {}, "ask")))
+    tools, result = asyncio.run(_tools(node, UsedToolset("echo", None, {}, "ask")))
     assert sorted(tools) == ["ec_add", "ec_echo", "ec_secret", "ec_wait"]
     metadata = tools["ec_add"].tool_def.metadata
     assert (metadata[APPROVAL_METADATA_KEY], metadata[TOOLSET_METADATA_KEY]) == ("ask", "echo")

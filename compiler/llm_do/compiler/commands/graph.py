@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from llm_do.bundle.canonical import DigestError, verify_digest
+from llm_do.bundle import reader
+from llm_do.bundle.errors import BundleRefused
 
 from ..graph_export import RENDERERS, bundle_graph
 from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
@@ -20,10 +21,10 @@ def graph(target: Path, fmt: str) -> int:
     """Show the call graph of a project (compiled in memory) or of a bundle.lock."""
     if target.is_file() and target.suffix == ".lock":
         try:
-            data = target.read_bytes()
-            verify_digest(data)
-            bundle = json.loads(data)
-        except (OSError, DigestError, ValueError) as exc:
+            bundle = json.loads(reader.read(target).data)
+        except BundleRefused as exc:
+            raise EnvironmentProblem(str(exc)) from None
+        except ValueError as exc:
             raise EnvironmentProblem(f"{target}: cannot read the bundle: {exc}") from None
     else:
         result = compile_or_exit(target)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from llm_do.runtime import user_code
 from llm_do.bundle.names import SERVICE_KIND, service_name_problem
+from llm_do.runtime import user_code
 
 from ..sources import SourceMap
 from .facts import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact

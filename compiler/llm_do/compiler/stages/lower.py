@@ -1,7 +1,7 @@
-"""Stage 6, lower: render the instructions and build the bundle document (see `bundle_ir`).
+"""Stage 6, lower: render the instructions and build the bundle document.
 
-Builds plain dicts in the shape of `llm_do.runtime.bundle_ir.Bundle` (tests validate the output
-against those models); each node gets its hash here.
+Builds plain dicts typed as the TypedDicts of `llm_do.bundle.model`, the bundle's one declaration
+(tests validate the output against it with `llm_do.bundle.schema`); each node gets its hash here.
 """
 
 from __future__ import annotations
@@ -9,15 +9,28 @@ from __future__ import annotations
 import os
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, cast
 
-from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT
-from llm_do.runtime.args import PromptInput
-from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
+from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
 from llm_do.bundle.canonical import node_hash
+from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
+from llm_do.bundle.model import (
+    Bundle,
+    DefaultsNode,
+    EntryFunctionNode,
+    EntryNode,
+    SchemaNode,
+    ToolNode,
+    ToolsetNode,
+    UsageLimitsNode,
+    WorkerNode,
+    WorkerTool,
+    WorkerToolset,
+)
 from llm_do.bundle.names import SERVICE_KIND
 from llm_do.bundle.version import VERSION
+from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry
@@ -29,58 +42,61 @@ from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
 from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
+Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 
-def _hashed(node: dict[str, Any]) -> dict[str, Any]:
-    node["hash"] = node_hash(node)
+
+def _hashed(node: Hashed) -> Hashed:
+    node["hash"] = node_hash(node)  # type: ignore[arg-type]
     return node
 
 
 @lru_cache(maxsize=1)
-def _prompt_input_schema() -> dict[str, Any]:
+def _prompt_input_schema() -> SchemaNode:
     return {"ref": None, "module": PromptInput.__module__, "qualname": PromptInput.__qualname__,
             "json_schema": PromptInput.model_json_schema()}
 
 
-def _schema_node(ref: str, fact: ClassFact) -> dict[str, Any]:
+def _schema_node(ref: str, fact: ClassFact) -> SchemaNode:
     return {"ref": ref, "module": fact.module, "qualname": fact.qualname, "json_schema": fact.json_schema or {}}
 
 
 @cache
-def _stdlib_node(name: str) -> dict[str, Any]:
+def _stdlib_node(name: str) -> ToolsetNode:
     descriptor = STDLIB_TOOLSETS[name]
-    tools = {
-        t.name: _hashed({"name": t.name, "description": t.description, "parameters": t.parameters,
-                         "approval": t.approval, "capabilities": list(t.capabilities)})
+    tools: dict[str, ToolNode] = {
+        t.name: _hashed(ToolNode(hash="", name=t.name, description=t.description, parameters=t.parameters,
+                                 approval=t.approval, capabilities=list(t.capabilities)))
         for t in descriptor.tools
     }
-    return _hashed({"name": name, "kind": "stdlib", "tools": tools, "capabilities": list(descriptor.capabilities)})
+    return _hashed(ToolsetNode(hash="", name=name, kind="stdlib", tools=tools, capabilities=list(descriptor.capabilities)))
 
 
-def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None) -> dict[str, Any]:
-    return _hashed({"name": name, "description": description, "parameters": parameters or {"type": "object", "properties": {}},
-                    "approval": PYTHON_TOOL_DEFAULT, "capabilities": python_tool_capabilities(name, declared)})
+def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None) -> ToolNode:
+    return _hashed(ToolNode(hash="", name=name, description=description,
+                            parameters=parameters or {"type": "object", "properties": {}},
+                            approval=PYTHON_TOOL_DEFAULT, capabilities=python_tool_capabilities(name, declared)))
 
 
-def _mcp_node(server: McpServerInfo) -> dict[str, Any]:
+def _mcp_node(server: McpServerInfo) -> ToolsetNode:
     """An MCP server's node: its connection as written (`${VAR}`s unexpanded), the hash of it,
     and the tools it exposes as listed at build (the schema the model sees and the run checks)."""
     settings = server.settings
     written = connection(settings.model_dump())
-    tools = {name: _hashed({"name": name, "description": t.description, "parameters": t.input_schema,
-                            "approval": MCP_TOOL_DEFAULT, "capabilities": [mcp_capability(server.name, t.name)]})
+    tools = {name: _hashed(ToolNode(hash="", name=name, description=t.description, parameters=t.input_schema,
+                                    approval=MCP_TOOL_DEFAULT, capabilities=[mcp_capability(server.name, t.name)]))
              for name, t in (server.tools or {}).items()}
-    node = {"name": server.name, "kind": "mcp", "server": written, "config_hash": config_hash(written),
-            "prefix": settings.prefix, "required": settings.required, "opaque": settings.opaque, "tools": tools,
-            "capabilities": _union(tools) if not settings.opaque else [OPAQUE]}
-    return _hashed(node)
+    return _hashed(ToolsetNode(hash="", name=server.name, kind="mcp", server=written,  # type: ignore[typeddict-item]
+                               config_hash=config_hash(written), prefix=settings.prefix, required=settings.required,
+                               opaque=settings.opaque, tools=tools,
+                               capabilities=_union(tools) if not settings.opaque else [OPAQUE]))
 
 
-def _union(tools: dict[str, dict[str, Any]]) -> list[str]:
+def _union(tools: dict[str, ToolNode]) -> list[str]:
     return sorted({c for t in tools.values() for c in t["capabilities"]})
 
 
-def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
-    nodes: dict[str, dict[str, Any]] = {}
+def _toolset_nodes(project: ResolvedProject) -> dict[str, ToolsetNode]:
+    nodes: dict[str, ToolsetNode] = {}
     module_tools: dict[str, list[PythonTool]] = {}
     for worker in project.workers.values():
         for use in worker.toolsets:
@@ -94,91 +110,91 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, dict[str, Any]]:
                 tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
                                                    sorted({*declared.get(t.name, ()), *declared.get(use.name, ())}))
                          for t in ts.fact.tools or []}
-                node = {"name": use.name, "kind": "python", "module": ts.module.module, "export": "TOOLSETS",
-                        "key": use.name, "opaque": ts.fact.tools is None, "tools": tools,
-                        "capabilities": _union(tools) if ts.fact.tools is not None
-                        else sorted({OPAQUE, *declared.get(use.name, ())})}
-                nodes[use.name] = _hashed(node)
+                nodes[use.name] = _hashed(ToolsetNode(
+                    hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=use.name,
+                    opaque=ts.fact.tools is None, tools=tools,
+                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(use.name, ())})))
         for tool in worker.tools.values():
             if tool.kind == "python_tool":
                 py = project.python_tools[tool.name]
                 module_tools.setdefault(py.toolset_key, []).append(py)
-    for key, tools in module_tools.items():
-        module = tools[0].module
+    for key, py_tools in module_tools.items():
+        module = py_tools[0].module
         nodes_of = {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters,
                                                    module.capabilities.get(t.fact.name))
-                    for t in sorted(tools, key=lambda t: t.fact.name)}
-        node = {"name": key, "kind": "python", "module": module.module, "export": module.tools_export or "TOOLS",
-                "tools": nodes_of, "capabilities": _union(nodes_of)}
-        nodes[key] = _hashed(node)
+                    for t in sorted(py_tools, key=lambda t: t.fact.name)}
+        nodes[key] = _hashed(ToolsetNode(hash="", name=key, kind="python", module=module.module,
+                                         export=module.tools_export or "TOOLS", tools=nodes_of, capabilities=_union(nodes_of)))
     return nodes
 
 
-def _worker_tool(tool: ResolvedTool) -> dict[str, Any]:
+def _worker_tool(tool: ResolvedTool) -> WorkerTool:
     """A worker's `tools[NAME]`: where the tool comes from and its approval; with `rules` and the
-    tool's `default` when a conditional rule targets it (see `bundle_ir.WorkerTool`)."""
-    entry: dict[str, Any] = {"worker": tool.worker} if tool.kind == "worker" else {"toolset": tool.toolset}
-    entry["approval"] = tool.approval
+    tool's `default` when a conditional rule targets it (see `model.WorkerTool`)."""
+    approval = cast(Approval, tool.approval)
+    entry = WorkerTool(worker=tool.worker, approval=approval) if tool.kind == "worker" \
+        else WorkerTool(toolset=tool.toolset, approval=approval)
     if tool.rules:
         entry["rules"] = [rule_entry(r) for r in tool.rules]
-        entry["default"] = tool.default_approval
+        entry["default"] = cast(Approval, tool.default_approval)
     return entry
 
 
-def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions: str) -> dict[str, Any]:
+def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions: str) -> WorkerNode:
     front = worker.parsed.front
-    toolsets: list[dict[str, Any]] = []
+    toolsets: list[WorkerToolset] = []
     for use in worker.toolsets:
         if use.kind == "worker":
-            toolsets.append({"worker": use.name})
+            toolsets.append(WorkerToolset(worker=use.name))
         else:
-            entry: dict[str, Any] = {"toolset": use.name, "settings": use.settings}
+            entry = WorkerToolset(toolset=use.name, settings=use.settings)
             if use.opaque_approval is not None:
-                entry["opaque_approval"] = use.opaque_approval
+                entry["opaque_approval"] = use.opaque_approval  # type: ignore[typeddict-item]
             toolsets.append(entry)
     for key in dict.fromkeys(t.toolset for t in worker.tools.values() if t.kind == "python_tool"):
-        toolsets.append({"toolset": key, "settings": {}})
-    tools = {name: _worker_tool(t) for name, t in sorted(worker.tools.items())}
-    node: dict[str, Any] = {
-        "name": worker.name,
-        "source": worker.parsed.file,
-        "description": front.description,
-        "model": front.model,
-        "compatible_models": front.compatible_models,
-        "model_settings": front.model_settings,
-        "instructions": instructions,
-        "input": _schema_node(worker.input_ref.text, worker.input_class) if worker.input_class and worker.input_ref
+        toolsets.append(WorkerToolset(toolset=key, settings={}))
+    return _hashed(WorkerNode(
+        hash="",
+        name=worker.name,
+        source=worker.parsed.file,
+        description=front.description,
+        model=front.model,
+        compatible_models=front.compatible_models,
+        model_settings=front.model_settings,
+        instructions=instructions,
+        input=_schema_node(worker.input_ref.text, worker.input_class) if worker.input_class and worker.input_ref
         else _prompt_input_schema(),
-        "output": _schema_node(worker.output_ref.text, worker.output_class) if worker.output_class and worker.output_ref else None,
-        "toolsets": toolsets,
-        "tools": tools,
-        "calls": list(worker.calls),
-        "recursive": front.recursive,
-        "attachments": front.attachments.model_dump() if front.attachments else None,
-        "server_side_tools": [t.model_dump() for t in front.server_side_tools],
-        "capabilities": worker_grants(project, worker),
-    }
-    return _hashed(node)
+        output=_schema_node(worker.output_ref.text, worker.output_class) if worker.output_class and worker.output_ref
+        else None,
+        toolsets=toolsets,
+        tools={name: _worker_tool(t) for name, t in sorted(worker.tools.items())},
+        calls=list(worker.calls),
+        recursive=front.recursive,
+        attachments=front.attachments.model_dump() if front.attachments else None,  # type: ignore[typeddict-item]
+        server_side_tools=[t.model_dump() for t in front.server_side_tools],
+        capabilities=worker_grants(project, worker),  # type: ignore[typeddict-item]
+    ))
 
 
-def _entry_node(project: ResolvedProject) -> dict[str, Any]:
-    """`entry`: the entry worker, or the entry function's node (see `bundle_ir.EntryFunctionNode`)."""
+def _entry_node(project: ResolvedProject) -> EntryNode:
+    """`entry`: the entry worker, or the entry function's node."""
     args = project.manifest.entry.args if project.manifest.entry else None
     fn = project.entry_function
     if fn is None or fn.ref is None:
-        return {"worker": project.entry, "args": args}
+        return EntryNode(worker=project.entry, args=args)
     fact = fn.fact
-    node = {
-        "name": fn.label,
-        "source": fn.ref.file,
-        "module": fn.ref.module,
-        "qualname": fn.ref.qualname,
-        "calls": list(fn.calls),
-        "calls_declared": fn.calls_declared,
-        "input": _schema_node(fact.input.ref, fact.input) if fact is not None and fact.input is not None
+    node = EntryFunctionNode(
+        hash="",
+        name=fn.label,
+        source=fn.ref.file,
+        module=fn.ref.module,
+        qualname=fn.ref.qualname,
+        calls=list(fn.calls),
+        calls_declared=fn.calls_declared,
+        input=_schema_node(fact.input.ref, fact.input) if fact is not None and fact.input is not None
         else _prompt_input_schema(),
-    }
-    return {"function": _hashed(node), "args": args}
+    )
+    return EntryNode(function=_hashed(node), args=args)
 
 
 def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[Diagnostic]]:
@@ -195,7 +211,7 @@ def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[
     return out, diagnostics
 
 
-def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> dict[str, Any]:
+def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> Bundle:
     """The bundle document; `lock_dir` is where the lock will be, for the relative `root`."""
     manifest = project.manifest
     sources = project.loaded.sources
@@ -211,7 +227,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         except (OSError, OutsideRoot, NotText, Unreadable):
             pass
     limits = manifest.runtime.usage_limits
-    doc: dict[str, Any] = {
+    doc: Bundle = {
         GENERATED_KEY: GENERATED_NOTICE,
         "bundle_format": BUNDLE_FORMAT,
         "compiler": {"name": "llm-do", "version": VERSION},
@@ -222,9 +238,9 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "runtime": {
             "max_depth": manifest.runtime.max_depth,
             "approval_mode": manifest.runtime.approval_mode,
-            "usage_limits": limits.model_dump(exclude_none=True) if limits else None,
+            "usage_limits": cast(UsageLimitsNode, limits.model_dump(exclude_none=True)) if limits else None,
         },
-        "defaults": manifest.defaults.model_dump(),
+        "defaults": cast(DefaultsNode, manifest.defaults.model_dump()),
         "sources": {rel: {"sha256": s.sha256, "kind": s.kind} for rel, s in sorted(sources.files.items())},
         "packages": dict(sorted(project.facts.packages.items())),
         "toolsets": _toolset_nodes(project),
@@ -239,12 +255,12 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
     return doc
 
 
-def _services(workers: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+def _services(workers: dict[str, WorkerNode]) -> dict[str, list[str]]:
     """Service name -> the workers declaring it: the run's check needs no worker node when every
     service is given."""
     out: dict[str, set[str]] = {}
     for name, node in workers.items():
-        for grant in node["capabilities"]:
+        for grant in node.get("capabilities") or ():
             kind, _, service = grant["capability"].partition(":")
             if kind == SERVICE_KIND:
                 out.setdefault(service, set()).add(name)

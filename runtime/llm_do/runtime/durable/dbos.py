@@ -30,7 +30,9 @@ from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.toolsets import WrapperToolset
 
 from llm_do.bundle.approval import TOOLSET_METADATA_KEY
-from ..bundle import LoadedBundle, WorkerSpec
+from llm_do.bundle.views import WorkerSpec
+
+from ..bundle import LoadedBundle
 from ..call_scope import CallContext, CallFrame
 from ..config import RuntimeConfig
 from ..errors import RunFailed
@@ -182,7 +184,16 @@ class DurableRuntime(Runtime):
 
     def _by_callers(self, names: list[str]) -> list[str]:
         """Workers ordered so that a worker comes after a worker calling it, where the calls allow
-        (a worker without a model inherits its caller's, fixed here for the durable Agent)."""
+        (a worker without a model inherits its caller's, fixed here for the durable Agent).
+
+        It follows the `tool` call edges only (the workers among a worker's `toolsets`, in their
+        order), not every edge of `calls`: a worker only Python tools call (`code` edges, front
+        matter `calls:`) is not a tool of its caller's Agent, and `_inheriting_frame` looks for a
+        caller among the `toolsets` too. The two sets differ exactly by those `code` edges."""
+        callees: dict[str, list[str]] = {}
+        for edge in self.bundle.call_edges():
+            if edge.kind == "tool":
+                callees.setdefault(edge.caller, []).append(edge.callee)
         ordered: list[str] = []
         seen: set[str] = set()
 
@@ -191,10 +202,8 @@ class DurableRuntime(Runtime):
                 return
             seen.add(name)
             ordered.append(name)
-            spec = self.bundle.worker(name)
-            for use in spec.toolsets if spec is not None else ():
-                if use.worker:
-                    visit(use.worker)
+            for callee in callees.get(name, ()):
+                visit(callee)
 
         for name in names:
             visit(name)

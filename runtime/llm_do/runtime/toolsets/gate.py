@@ -29,7 +29,9 @@ from llm_do.bundle.approval import (
     Action,
     decide,
 )
-from ..bundle import BundleRefused, WorkerSpec
+from llm_do.bundle.errors import BundleRefused
+from llm_do.bundle.views import WorkerSpec
+
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..errors import LlmDoError, RunFailed
 

@@ -24,10 +24,11 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
-from ..bundle import ToolsetUse, WorkerSpec
-from ..errors import RunFailed
-from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
 from llm_do.bundle.errors import REBUILD, BundleRefused
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
+from llm_do.bundle.views import UsedToolset, WorkerSpec
+
+from ..errors import RunFailed
 
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
@@ -158,7 +159,7 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
     """One worker call's view of a run's MCP server: only the locked tools, as locked (an opaque
     server: every tool it lists, with the worker's approval for the toolset)."""
 
-    def __init__(self, runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> None:
+    def __init__(self, runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> None:
         self.runtime = runtime
         self.node = node
         self.use = use
@@ -201,5 +202,5 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         return f"{prefix}_{name}" if prefix else name
 
 
-def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
     return LockedMcpToolset(runtime, node, use)

@@ -9,15 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset
 
+from llm_do.bundle.errors import BundleRefused
+from llm_do.bundle.views import UsedToolset, WorkerSpec
+
 from .. import user_code
-from ..bundle import BundleRefused, ToolsetUse, WorkerSpec
 from ..errors import ToolsetProblem
 
 if TYPE_CHECKING:
     from ..call_scope import RunHost
 
 
-def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
     from llm_do.stdlib.registry import stdlib_toolset as descriptor_of
 
     name = node["name"]
@@ -34,7 +36,7 @@ def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec
         raise ToolsetProblem(f"{name}: {exc}") from None
 
 
-def python_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse, spec: WorkerSpec) -> AbstractToolset[Any]:
+def python_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
     """A module's TOOLS (the worker's tools of it only), or one of its TOOLSETS."""
     if node.get("export") == "TOOLSETS":
         return _exported_toolset(runtime, node, use)
@@ -66,7 +68,7 @@ def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key:
     return FunctionToolset(tools, id=key)
 
 
-def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: ToolsetUse) -> AbstractToolset[Any]:
+def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> AbstractToolset[Any]:
     from pydantic_ai.toolsets import DynamicToolset
 
     module = _module(runtime, node["module"])

@@ -13,10 +13,10 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from llm_do.bundle.views import worker_description
+
 from ..call_scope import CallContext, RunHost
 from ..tool_args import ModelArgsValidator
-
-DESCRIPTION_LIMIT = 300
 
 
 class WorkerCallToolset(AbstractToolset[CallContext]):
@@ -35,12 +35,9 @@ class WorkerCallToolset(AbstractToolset[CallContext]):
             for name in self.callees:
                 spec = self.runtime.bundle.worker(name)
                 schema = self.runtime.input_class(spec)
-                description = spec.description or spec.instructions
-                if len(description) > DESCRIPTION_LIMIT:
-                    description = description[: DESCRIPTION_LIMIT - 1] + "…"
                 self._tools[name] = ToolsetTool(
                     toolset=self,
-                    tool_def=ToolDefinition(name=name, description=f"Call the worker '{name}': {description}",
+                    tool_def=ToolDefinition(name=name, description=f"Call the worker '{name}': {worker_description(spec)}",
                                             parameters_json_schema=spec.input.json_schema),
                     max_retries=1,
                     args_validator=ModelArgsValidator(schema),

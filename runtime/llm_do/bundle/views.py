@@ -1,0 +1,178 @@
+"""Read-only views of a bundle's nodes, and what is derived from them once for every reader.
+
+The nodes are `model`'s TypedDicts as `llm-do build` wrote them (a verified lock is not validated
+again). The views read them with the defaults `model` states for absent keys, so no reader writes
+`node.get("toolsets") or ()` of its own:
+
+- `WorkerSpec` (with `SchemaSpec`, `UsedToolset`, `ToolBinding`): a worker as a run uses it;
+- `call_edges`: who may call whom, the one derivation `diff`, `graph`, `capabilities` and durable
+  runs share;
+- `shortened` / `worker_description`: how much of a worker's text a tool list shows.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal, NamedTuple
+
+from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
+
+
+class SchemaSpec(NamedTuple):
+    ref: str | None
+    module: str
+    qualname: str
+    json_schema: dict[str, Any]
+
+    @classmethod
+    def of(cls, node: SchemaNode) -> SchemaSpec:
+        return cls(node.get("ref"), node["module"], node["qualname"], node["json_schema"])
+
+
+class UsedToolset(NamedTuple):
+    """One of a worker's `toolsets`: a bundle toolset (`toolset`), or a worker it calls as a tool
+    (`worker`). (Not the compiler's `stages.resolve.ToolsetUse`, a reference being resolved.)"""
+
+    toolset: str | None
+    worker: str | None
+    settings: dict[str, Any]
+    opaque_approval: str | None
+
+
+class ToolBinding(NamedTuple):
+    toolset: str | None
+    worker: str | None
+    approval: str
+    rules: list[RuleNode] | None = None
+    """The rules that decide each call by its arguments (see `model.WorkerTool`), or None."""
+    default: str | None = None
+
+
+class WorkerSpec(NamedTuple):
+    name: str
+    source: str
+    description: str | None
+    model: str | None
+    compatible_models: list[str] | None
+    model_settings: dict[str, Any] | None
+    instructions: str
+    input: SchemaSpec
+    output: SchemaSpec | None
+    toolsets: tuple[UsedToolset, ...]
+    tools: dict[str, ToolBinding]
+    calls: tuple[str, ...]
+    recursive: bool
+    attachments: dict[str, Any] | None
+    server_side_tools: tuple[dict[str, Any], ...]
+    services: dict[str, str]
+    """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
+
+    @classmethod
+    def of(cls, node: WorkerNode) -> WorkerSpec:
+        output = node.get("output")
+        return cls(
+            name=node["name"],
+            source=node["source"],
+            description=node.get("description"),
+            model=node.get("model"),
+            compatible_models=node.get("compatible_models"),
+            model_settings=node.get("model_settings"),
+            instructions=node["instructions"],
+            input=SchemaSpec.of(node["input"]),
+            output=SchemaSpec.of(output) if output else None,
+            toolsets=used_toolsets(node),
+            tools=tool_bindings(node),
+            calls=tuple(node.get("calls") or ()),
+            recursive=node.get("recursive", False),
+            attachments=node.get("attachments"),  # type: ignore[arg-type]
+            server_side_tools=tuple(node.get("server_side_tools") or ()),
+            services=service_needs(node.get("capabilities") or ()),
+        )
+
+
+def used_toolsets(node: WorkerNode) -> tuple[UsedToolset, ...]:
+    """A worker node's `toolsets`, in order."""
+    return tuple(UsedToolset(u.get("toolset"), u.get("worker"), u.get("settings") or {}, u.get("opaque_approval"))
+                 for u in node.get("toolsets") or ())
+
+
+def tool_bindings(node: WorkerNode) -> dict[str, ToolBinding]:
+    """A worker node's `tools`: tool name -> where it comes from and its approval."""
+    return {name: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"))
+            for name, t in (node.get("tools") or {}).items()}
+
+
+def service_needs(capabilities: Iterable[CapabilityGrant]) -> dict[str, str]:
+    """Service name -> what needs it (`tool 'lookup'`, `toolset 'tools.KIT'`), from a worker node's
+    `service:NAME` capability grants (`names.SERVICE_KIND`)."""
+    out: dict[str, str] = {}
+    for grant in capabilities:
+        kind, _, name = grant["capability"].partition(":")
+        if kind == "service" and name not in out:
+            out[name] = f"tool '{grant['tool']}'" if grant.get("tool") else f"toolset '{grant.get('toolset')}'"
+    return out
+
+
+# --- call edges ------------------------------------------------------------------------------------
+
+CallKind = Literal["tool", "code", "entry"]
+
+
+class CallEdge(NamedTuple):
+    caller: str
+    """A worker's name, or the entry function's label (`entry.py:main`)."""
+    callee: str
+    kind: CallKind
+    """`tool`: the callee is one of the caller's tools (a `worker` item of its `toolsets`); `code`:
+    the caller's Python tools call it (front matter `calls:` only); `entry`: the entry function
+    calls it."""
+
+
+def worker_call_edges(name: str, node: WorkerNode) -> Iterator[CallEdge]:
+    """A worker's edges, in the order of its `calls`.
+
+    `calls` is every worker it may call: the workers among its `toolsets` (first, in that order:
+    the compiler resolves toolsets before front matter `calls:`) and those only its Python tools
+    call. So `calls` is the edge set, and the `tool` edges are its `toolsets`' workers, in order.
+    The two sets differ exactly by the `code` edges."""
+    as_tools = {u["worker"] for u in node.get("toolsets") or () if u.get("worker")}
+    for callee in node.get("calls") or ():
+        yield CallEdge(name, callee, "tool" if callee in as_tools else "code")
+
+
+def call_edges(doc: Mapping[str, Any]) -> list[CallEdge]:
+    """Every call edge of a bundle document (its `workers`, and its `entry` when given), workers in
+    the document's order, then the entry function's."""
+    workers: Mapping[str, WorkerNode] = doc["workers"]
+    edges = [edge for name, node in workers.items() for edge in worker_call_edges(name, node)]
+    function = (doc.get("entry") or {}).get("function")
+    if function:
+        edges += [CallEdge(function["name"], callee, "entry") for callee in function["calls"]]
+    return edges
+
+
+def entry_name(doc: Mapping[str, Any]) -> str:
+    """The entry of a bundle document: its entry worker's name, or its entry function's label."""
+    entry: EntryNode = doc["entry"]
+    function = entry.get("function")
+    return function["name"] if function else entry["worker"]  # type: ignore[return-value]
+
+
+# --- descriptions --------------------------------------------------------------------------------
+
+DESCRIPTION_LIMIT = 300
+"""Characters of a worker's text a tool list shows: a worker's instructions are a prompt, not a
+description, so only their start."""
+
+
+def shortened(text: str) -> str:
+    """`text`, cut to `DESCRIPTION_LIMIT` characters with an ellipsis when longer."""
+    return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
+
+
+def worker_description(spec: WorkerSpec) -> str:
+    """A worker as a calling worker's model sees it among its tools: its description, else its
+    instructions, shortened."""
+    return shortened(spec.description or spec.instructions)
