@@ -86,3 +86,34 @@ def test_the_check_sees_a_deferred_circle(tmp_path: Path) -> None:
     modules = {"pkg.a": a, "pkg.b": b, "pkg.c": tmp_path / "c.py"}
     assert _imports("pkg.a", a, modules) == {"pkg.b"}
     assert _imports("pkg.b", b, modules) == {"pkg.a"}
+
+
+def test_the_bundle_package_imports_no_other_llm_do_package() -> None:
+    """`llm_do.bundle` is the floor every package stands on (the format: model, bytes, reader,
+    views, approval vocabulary); it imports only itself (and, tests/bundle checks, the standard
+    library)."""
+    modules = _modules()
+    for module, path in modules.items():
+        if module == "llm_do.bundle" or module.startswith("llm_do.bundle."):
+            outside = sorted(t for t in _imports(module, path, modules) if not t.startswith("llm_do.bundle"))
+            assert not outside, f"{module} imports {outside}"
+
+
+COMPILER_USES_OF_THE_RUNTIME = {
+    "llm_do.runtime.args": "PromptInput and WorkerArgs: the schema classes user Python subclasses",
+    "llm_do.runtime.user_code": "how a project file is named as a module and its exports read, as a run imports it",
+    "llm_do.runtime.entry_signature": "the entry function's parameters, read as a run calls it",
+    "llm_do.runtime.legacy_tools": "pydantic-ai 1.x's tools for `.agent`-era Python, imported at introspection",
+    "llm_do.runtime.created_workers": "which toolsets create workers",
+    "llm_do.runtime.toolsets.mcp": "connecting to an MCP server to list its tools at build, as a run connects",
+    "llm_do.runtime.bundle": "`llm-do run`: building a bundle in memory and running it",
+}
+"""What the compiler may import of the runtime: user code and what runs it, never the format, which
+is `llm_do.bundle`. The set may shrink as these move down; it must not grow unnoticed."""
+
+
+def test_the_compiler_imports_the_runtime_only_where_it_meets_user_code_or_runs() -> None:
+    modules = _modules()
+    used = {t for module, path in modules.items() if module.startswith("llm_do.compiler")
+            for t in _imports(module, path, modules) if t.startswith("llm_do.runtime")} - {"llm_do.runtime"}
+    assert used <= set(COMPILER_USES_OF_THE_RUNTIME), sorted(used - set(COMPILER_USES_OF_THE_RUNTIME))

@@ -15,9 +15,10 @@ Standard library only.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
+if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
+    from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
 
 
 class SchemaSpec(NamedTuple):

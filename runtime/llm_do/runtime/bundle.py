@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
 from llm_do.bundle.reader import LockReader
 from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
+
+if TYPE_CHECKING:
+    from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
 
 __all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources"]
 

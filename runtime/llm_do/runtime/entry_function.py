@@ -77,7 +77,7 @@ def _function(runtime: Any, node: dict[str, Any]) -> Any:
 
 
 async def run_entry_function(runtime: Any, node: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run the bundle's entry function (`node` is `bundle_ir.EntryFunctionNode`); its return value
+    """Run the bundle's entry function (`node` is `llm_do.bundle.model.EntryFunctionNode`); its return value
     is the run's output."""
     label = node["name"]
     func = _function(runtime, node)
