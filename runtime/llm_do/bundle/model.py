@@ -4,10 +4,11 @@ A TypedDict per node. `compiler/stages/lower.py` builds its dicts as these types
 (`views`) and the analyses read them, and spec/schemas/bundle.schema.json is generated from them
 (`schema`, the one module of the package that imports pydantic). spec/bundle.md describes them.
 
-Keys marked `NotRequired` may be left out; what a reader takes for an absent key is written beside
-it ("absent: ...") and is what `views` reads. Every node with a `hash` is hashed over its canonical
-JSON without that key (see `canonical`). Every node is closed: a key not declared here is invalid.
-Standard library only.
+Keys marked `NotRequired` may be left out, and an absent key reads as its empty value: null for a
+key that may be null, false for a flag, none for a list or an object (`views` reads them so; the
+JSON Schema's `default`s say the first two, `schema._with_default`). Every node with a `hash` is
+hashed over its canonical JSON without that key (see `canonical`). Every node is closed: a key not
+declared here is invalid. Standard library only.
 """
 
 from __future__ import annotations
