@@ -87,3 +87,13 @@ def test_the_check_sees_a_deferred_circle(tmp_path: Path) -> None:
     modules = {"pkg.a": a, "pkg.b": b, "pkg.c": tmp_path / "c.py"}
     assert _imports("pkg.a", a, modules) == {"pkg.b"}
     assert _imports("pkg.b", b, modules) == {"pkg.a"}
+
+
+def test_nothing_outside_the_cli_imports_it() -> None:
+    """The CLI composes the compiler and the runtime (`llm_do.cli`); no module below it names it,
+    deferred imports included."""
+    modules = _modules()
+    outside = {m: sorted(t for t in _imports(m, p, modules) if t == "llm_do.cli" or t.startswith("llm_do.cli."))
+               for m, p in modules.items() if m != "llm_do.cli" and not m.startswith("llm_do.cli.")}
+    importers = {m: t for m, t in outside.items() if t}
+    assert not importers, f"modules outside llm_do.cli import it: {importers}"

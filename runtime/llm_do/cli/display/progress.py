@@ -10,12 +10,16 @@ run ends, so what stays on screen is the question, the answers and the output.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 from rich.tree import Tree
+
+if TYPE_CHECKING:
+    from llm_do.runtime.events import RuntimeEvent
+    from llm_do.runtime.runtime import Runtime
 
 TEXT_LINES = 12
 """Lines of the streamed text shown under the tree (the tail, as it grows)."""
@@ -43,8 +47,8 @@ class Progress:
         self.roots: list[Call] = []
         self._open: dict[int, Call] = {}
         self.text = ""
-        self.usage: Any = None
-        """Where usage so far is read (a pydantic-ai RunUsage, the runtime's); set by `watch`."""
+        self.usage: Runtime | None = None
+        """Where usage so far is read (its `usage`, a pydantic-ai RunUsage); set by `watch`."""
         self.started = time.monotonic()
         self._drawn = 0.0
         self._asking = False
@@ -52,7 +56,7 @@ class Progress:
         self.live = Live(console=self.console, transient=True, auto_refresh=True, refresh_per_second=8,
                          redirect_stdout=False, redirect_stderr=False, get_renderable=self.render)
 
-    def watch(self, runtime: Any) -> None:
+    def watch(self, runtime: Runtime) -> None:
         self.usage = runtime
 
     def start(self) -> None:
@@ -66,7 +70,7 @@ class Progress:
     def stop(self) -> None:
         self.live.stop()
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: RuntimeEvent) -> None:
         kind = event.kind
         if kind == "worker_started":
             call = Call(event.worker, event.depth, event.model)
@@ -111,8 +115,8 @@ class Progress:
         self._drawn = now
         self.live.refresh()
 
-    def render(self) -> Any:
-        parts: list[Any] = [Text(self.status(), style="bold")]
+    def render(self) -> RenderableType:
+        parts: list[RenderableType] = [Text(self.status(), style="bold")]
         for root in self.roots:
             tree = Tree(self.label(root))
             self._grow(tree, root)

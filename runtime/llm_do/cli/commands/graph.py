@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
+from llm_do.compiler.graph_export import RENDERERS, bundle_graph
 from llm_do.runtime.canonical import DigestError, verify_digest
 
-from ..graph_export import RENDERERS, bundle_graph
-from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+from ..errors import ExitCode, usage_problem
+from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
@@ -24,12 +25,12 @@ def graph(target: Path, fmt: str) -> int:
             verify_digest(data)
             bundle = json.loads(data)
         except (OSError, DigestError, ValueError) as exc:
-            raise EnvironmentProblem(f"{target}: cannot read the bundle: {exc}") from None
+            raise usage_problem(f"{target}: cannot read the bundle: {exc}") from None
     else:
         result = compile_or_exit(target)
         if result.bundle is None:
             print_diagnostics([as_report(target.as_posix(), result)])
-            return 1
+            return ExitCode.FAILED
         bundle = json.loads(result.bundle)
     click.echo(RENDERERS[fmt](bundle_graph(bundle)))
-    return 0
+    return ExitCode.OK
