@@ -10,7 +10,7 @@ import click
 from llm_do.compiler.graph_export import RENDERERS, bundle_graph
 from llm_do.runtime.canonical import DigestError, verify_digest
 
-from ..errors import ExitCode, usage_problem
+from ..errors import usage_problem
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
@@ -30,7 +30,7 @@ def graph(target: Path, fmt: str) -> int:
         result = compile_or_exit(target)
         if result.bundle is None:
             print_diagnostics([as_report(target.as_posix(), result)])
-            return ExitCode.FAILED
+            return 1
         bundle = json.loads(result.bundle)
     click.echo(RENDERERS[fmt](bundle_graph(bundle)))
-    return ExitCode.OK
+    return 0
