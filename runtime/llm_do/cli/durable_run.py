@@ -135,7 +135,8 @@ def drive(runtime: DurableRuntime, session: RunSession, url: str, run_id: str, r
 
 def _output(runtime: DurableRuntime, value: object, worker: str | None) -> object:
     """The run's output as its worker's output class again (it crossed the workflow as JSON)."""
-    spec = runtime.bundle.worker(worker or runtime.bundle.entry.get("worker"))
+    name = worker or runtime.bundle.entry.get("worker")
+    spec = runtime.bundle.worker(name) if isinstance(name, str) else None
     if spec is None or spec.output is None or not isinstance(value, dict):
         return value
     try:

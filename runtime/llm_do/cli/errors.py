@@ -34,7 +34,7 @@ class CliError(click.ClickException):
 
     def __init__(self, message: str, code: ExitCode = ExitCode.FAILED) -> None:
         super().__init__(message)
-        self.exit_code = int(code)
+        self.exit_code = int(code)  # type: ignore[misc]  # click declares it on the class; ours is per error
 
     def show(self, file: IO[str] | None = None) -> None:
         click.echo(f"llm-do: {self.message}", err=True)

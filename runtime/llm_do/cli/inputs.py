@@ -36,7 +36,10 @@ def run_input(runtime: Runtime, prompt: str | None, inputs: InputOptions, worker
         if not isinstance(data, dict):
             raise CliError("--input-json must be a JSON object", ExitCode.USAGE)
     if worker is not None:
-        fields = runtime.input_class(runtime.bundle.worker(worker)).model_fields
+        spec = runtime.bundle.worker(worker)
+        if spec is None:
+            raise CliError(f"--worker {worker}: the bundle has no such worker", ExitCode.USAGE)
+        fields = runtime.input_class(spec).model_fields
         what, where = f"the worker '{worker}'", "give a PROMPT or --input-json"
     else:
         function = runtime.bundle.entry_function

@@ -120,7 +120,7 @@ def prepare_run(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
         timeout=opts.timeout,
         model=opts.model,
         model_for=model_for,
-        on_event=(lambda e: [s(e) for s in listeners]) if listeners else None,
+        on_event=_broadcast(listeners) if listeners else None,
         stream=stream,
         on_message=on_message,
         verbosity=opts.verbose,
@@ -135,6 +135,14 @@ def prepare_run(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
             setup.close()
             raise CliError(str(exc), ExitCode.USAGE) from None
     return setup
+
+
+def _broadcast(sinks: list[Sink]) -> Sink:
+    def each(event: RuntimeEvent) -> None:
+        for sink in sinks:
+            sink(event)
+
+    return each
 
 
 def terminal_progress(opts: RunOptions) -> Progress | None:

@@ -25,10 +25,10 @@ from ..session import print_output, run_failure, run_session, terminal_progress
 
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
-    from llm_do.runtime.events import RuntimeEvent
     from llm_do.runtime.session import Conversation
 
     from ..display.progress import Progress
+    from ..display.reply import ReplyPrinter
 
 COMMANDS_HELP = "/exit ends the chat, /usage shows what it used, /reset forgets the conversation"
 PROMPT = "> "
@@ -49,14 +49,20 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
     """
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(opts) if on_terminal else None
-    printer = ReplyPrinter() if on_terminal and progress is None and not opts.events_to_stdout else None
+    printer = None
+    if on_terminal and progress is None and not opts.events_to_stdout:
+        from ..display.reply import ReplyPrinter
+
+        printer = ReplyPrinter()
     sinks = [printer] if printer is not None else []
     # worker files edited since the build: said once the chat ends
     with run_session(bundle, opts, progress=progress, sinks=sinks, stream=bool(sinks), stale="end",
                      children="leave") as session:
         runtime = session.runtime()
         conversation = runtime.chat(thread=thread, worker=worker)
-        fields = runtime.input_class(bundle.worker(conversation.worker)).model_fields
+        spec = bundle.worker(conversation.worker)
+        assert spec is not None  # the runtime chose a worker of the bundle
+        fields = runtime.input_class(spec).model_fields
         if "input" not in fields:
             raise CliError(f"the worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
                            "chat needs a worker whose input is a prompt", ExitCode.USAGE)
@@ -159,30 +165,3 @@ def command(text: str, conversation: Conversation) -> str | None:
     else:
         click.echo(f"llm-do: unknown command {name}; {COMMANDS_HELP}", err=True)
     return None
-
-
-class ReplyPrinter:
-    """Streams the conversing worker's text to stdout as it arrives (a terminal without the live
-    display); the other workers' text is theirs."""
-
-    def __init__(self) -> None:
-        self.worker: str | None = None
-        self._open = False
-
-    def __call__(self, event: RuntimeEvent) -> None:
-        if event.kind == "output_delta" and event.depth == 1 and event.worker == self.worker:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-            self._open = True
-        elif event.kind == "tool_called" and event.depth == 1 and self._open:
-            sys.stdout.write("\n")  # text before a tool call is the model thinking aloud, not the reply
-            self._open = False
-
-    def finish(self) -> bool:
-        """End the reply's line; whether any text was streamed this turn."""
-        streamed = self._open
-        if self._open:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self._open = False
-        return streamed

@@ -17,8 +17,18 @@ from rich.live import Live
 from rich.text import Text
 from rich.tree import Tree
 
+from llm_do.runtime.events import (  # a listener: the runtime has loaded them already
+    ApprovalDecided,
+    ApprovalRequested,
+    OutputDelta,
+    RuntimeEvent,
+    ToolCalled,
+    ToolReturned,
+    WorkerFinished,
+    WorkerStarted,
+)
+
 if TYPE_CHECKING:
-    from llm_do.runtime.events import RuntimeEvent
     from llm_do.runtime.runtime import Runtime
 
 TEXT_LINES = 12
@@ -71,38 +81,37 @@ class Progress:
         self.live.stop()
 
     def __call__(self, event: RuntimeEvent) -> None:
-        kind = event.kind
-        if kind == "worker_started":
-            call = Call(event.worker, event.depth, event.model)
+        if isinstance(event, WorkerStarted):
+            started = Call(event.worker, event.depth, event.model)
             parent = self._open.get(event.depth - 1)
-            (parent.children if parent is not None else self.roots).append(call)
-            self._open[event.depth] = call
+            (parent.children if parent is not None else self.roots).append(started)
+            self._open[event.depth] = started
             if event.depth == 1:
                 self.text = ""
-        elif kind == "tool_called":
+        elif isinstance(event, ToolCalled):
             call = self._open.get(event.depth)
             if call is not None:
                 call.tool = event.tool
             if event.depth == 1:
                 self.text = ""
-        elif kind == "tool_returned":
+        elif isinstance(event, ToolReturned):
             call = self._open.get(event.depth)
             if call is not None:
                 call.tool, call.tools = None, call.tools + 1
-        elif kind == "worker_finished":
+        elif isinstance(event, WorkerFinished):
             call = self._open.pop(event.depth, None)
             if call is not None:
                 call.done, call.tool = True, None
-        elif kind == "output_delta":
+        elif isinstance(event, OutputDelta):
             if event.depth == 1:
                 self.text += event.text
             self._redraw(throttled=True)
             return
-        elif kind == "approval_requested":
+        elif isinstance(event, ApprovalRequested):
             self._asking = True
             self.live.stop()  # the terminal question must not be drawn over
             return
-        elif kind == "approval_decided":
+        elif isinstance(event, ApprovalDecided):
             if self._asking:
                 self._asking = False
                 self.live.start()

@@ -18,11 +18,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage, ModelRequestPart, ModelResponsePart
+    from pydantic_ai.messages import ModelMessage
 
     from llm_do.runtime.events import RuntimeEvent
-
-    ModelMessagePart = ModelRequestPart | ModelResponsePart
 
 ELLIPSIS = "…"
 WIDTH = 72
@@ -151,8 +149,8 @@ def message_lines(worker: str, depth: int, messages: list[ModelMessage], width: 
     return lines
 
 
-def part_text(part: ModelMessagePart, width: int = MESSAGE_WIDTH) -> str:
-    """One message part as `who: what`."""
+def part_text(part: Any, width: int = MESSAGE_WIDTH) -> str:
+    """One message part as `who: what` (any of pydantic-ai's parts, known by their `part_kind`)."""
     kind = getattr(part, "part_kind", type(part).__name__)
     if kind == "tool-call":
         return f"model calls {call_text(part.tool_name, part.args_as_dict(), width)}"
