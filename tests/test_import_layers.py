@@ -117,3 +117,13 @@ def test_the_compiler_imports_the_runtime_only_where_it_meets_user_code_or_runs(
     used = {t for module, path in modules.items() if module.startswith("llm_do.compiler")
             for t in _imports(module, path, modules) if t.startswith("llm_do.runtime")} - {"llm_do.runtime"}
     assert used <= set(COMPILER_USES_OF_THE_RUNTIME), sorted(used - set(COMPILER_USES_OF_THE_RUNTIME))
+
+
+def test_nothing_outside_the_cli_imports_it() -> None:
+    """The CLI composes the compiler and the runtime (`llm_do.cli`); no module below it names it,
+    deferred imports included."""
+    modules = _modules()
+    outside = {m: sorted(t for t in _imports(m, p, modules) if t == "llm_do.cli" or t.startswith("llm_do.cli."))
+               for m, p in modules.items() if m != "llm_do.cli" and not m.startswith("llm_do.cli.")}
+    importers = {m: t for m, t in outside.items() if t}
+    assert not importers, f"modules outside llm_do.cli import it: {importers}"

@@ -204,7 +204,7 @@ def test_another_bundle_is_named_in_the_refusal() -> None:
 def test_the_progress_bar_counts_done_failed_and_tokens() -> None:
     from rich.console import Console
 
-    from llm_do.cli.batch_progress import BatchProgress
+    from llm_do.cli.display.batch_progress import BatchProgress
 
     console = Console(file=io.StringIO(), force_terminal=True, width=120)
     progress = BatchProgress(5, 1, console=console)

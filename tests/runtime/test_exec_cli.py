@@ -353,7 +353,7 @@ def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
 
 
 def test_a_failure_whose_causes_loop_back_is_reported_not_walked_forever() -> None:
-    from llm_do.cli.run_setup import broken_pipe as _broken_pipe
+    from llm_do.cli.session import broken_pipe as _broken_pipe
 
     first, second = RuntimeError("first"), ValueError("second")
     first.__context__, second.__context__ = second, first

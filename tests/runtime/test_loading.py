@@ -177,13 +177,13 @@ heavy = sorted(
     m for m in sys.modules
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
         or m in ("llm_do.runtime.services", "llm_do.runtime.references")
-        or m in ("llm_do.runtime.session", "llm_do.runtime.threads", "llm_do.cli.progress", "llm_do.cli.chat_command")
+        or m in ("llm_do.runtime.session", "llm_do.runtime.threads", "llm_do.cli.commands.chat")
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",
                                "uvicorn", "starlette", "fastmcp")
         or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp")
         or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
-                         "llm_do.cli.trace", "llm_do.cli.batch", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",
+                         "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",
                          "llm_do.runtime.mcp_served_run")))
     and m not in PYDANTIC_AI_BRINGS
 )

@@ -476,16 +476,16 @@ def test_calls_run_concurrently_each_its_own_run(py_bundle: Path, script, tmp_pa
 def test_a_question_nobody_answers_in_time_stops_its_run(py_bundle: Path, script, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process (the wait is shortened): a 2026-era client that never comes back with an answer."""
-    from llm_do.cli.run_setup import prepare_run
+    from llm_do.cli.options import RunOptions
+    from llm_do.cli.session import prepare_run
     from llm_do.runtime import mcp_server
     from llm_do.runtime.bundle import load_bundle
 
     monkeypatch.setattr(mcp_server, "ANSWER_WAIT", 0.5)
     events = tmp_path / "events.jsonl"
     bundle = load_bundle(py_bundle)
-    setup = prepare_run(bundle, model=None, script=script({"workers": {"main": [ADD, {"text": "never"}]}}),
-                        approve_all=False, reject_all=False, events_to=str(events), timeout=None, verbose=0,
-                        interactive=False)
+    opts = RunOptions(script=script({"workers": {"main": [ADD, {"text": "never"}]}}), events=str(events))
+    setup = prepare_run(bundle, opts, interactive=False)
     served = mcp_server.BundleServer(bundle, setup.config, ["main"], "client")
 
     async def never_asked(context: Any, params: Any) -> types.ElicitResult:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from llm_do.cli.trace import ELLIPSIS, elide, event_lines
+from llm_do.cli.display.trace import ELLIPSIS, elide, event_lines
 from tests.helpers import run_cli
 
 from .test_events import FLOW, PROJECT

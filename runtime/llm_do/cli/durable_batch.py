@@ -12,11 +12,18 @@ import fcntl
 import os
 from contextlib import nullcontext
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 import click
 
-from .run_setup import EXIT_USAGE, ExecError, run_failure
+from .errors import CliError, ExitCode
+
+if TYPE_CHECKING:
+    from llm_do.runtime.batch import BatchInput, BatchResult
+    from llm_do.runtime.batch_results import ResultsFile
+    from llm_do.runtime.durable.dbos import DurableRuntime
+
+    from .session import RunSession
 
 
 def hold_results(path: Path) -> IO[str]:
@@ -27,12 +34,12 @@ def hold_results(path: Path) -> IO[str]:
         try:
             stream = open(lock_path, "a+", encoding="utf-8")
         except OSError as exc:
-            raise ExecError(f"{path}: cannot write beside it ({exc.strerror})", EXIT_USAGE) from None
+            raise CliError(f"{path}: cannot write beside it ({exc.strerror})", ExitCode.USAGE) from None
         try:
             fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             stream.close()
-            raise ExecError(f"{path}: another batch process is writing it; give each process its own -o", EXIT_USAGE) from None
+            raise CliError(f"{path}: another batch process is writing it; give each process its own -o", ExitCode.USAGE) from None
         try:
             same = os.fstat(stream.fileno()).st_ino == os.stat(lock_path).st_ino
         except FileNotFoundError:
@@ -47,41 +54,35 @@ def release_results(stream: IO[str]) -> None:
     stream.close()
 
 
-def run_durable_batch(bundle: Any, setup: Any, todo: list[Any], store: Any, *, concurrency: int, total: int,
-                      verbose: int, url: str, inputs_sha256: str, retry_failed: bool) -> None:
+def run_durable_batch(session: RunSession, todo: list[BatchInput], store: ResultsFile, *, concurrency: int, total: int,
+                      url: str, inputs_sha256: str, retry_failed: bool) -> None:
+    """Work the batch's queue in DB_URL with this process's executor; failures are the session's
+    to end (the processes a failed batch left are stopped there)."""
     from llm_do.runtime.batch import run_one
-    from llm_do.runtime.child_processes import children, kill_new_descendants
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.batch_queue import batch_prefix, executor_id, register_batch_workflow, work
 
-    from .batch_progress import reporter
+    from .display.batch_progress import reporter
+    from .display.trace import LABEL
     from .durable_run import bundle_digest
-    from .trace import LABEL
 
+    bundle, verbose = session.bundle, session.setup.opts.verbose
     digest = bundle_digest(bundle)
-    template = durable.DurableRuntime(bundle, setup.config, digest=digest, player=setup.player)
+    template = durable.DurableRuntime(bundle, session.config, digest=digest, player=session.setup.player)
 
-    async def run(item: Any, runtime: Any) -> Any:
+    async def run(item: BatchInput, runtime: DurableRuntime) -> BatchResult:
         LABEL.set(f"#{item.line} ")
-        return await run_one(bundle, setup.config, item, runtime=runtime)
+        return await run_one(bundle, session.config, item, runtime=runtime)
 
     prefix = batch_prefix(digest, inputs_sha256)
     click.echo(f"llm-do: batch id: {prefix.rstrip('-')}", err=True)
     progress, on_result = reporter(store, total, len(todo), verbose)
-    before = children(os.getpid())
     try:
-        try:
-            template.prepare()
-            workflow = register_batch_workflow(template, run)
-            durable.launch(url, executor=executor_id(), digest=digest, verbose=verbose)
-            with progress if progress is not None else nullcontext():
-                work(workflow, prefix, digest, todo, concurrency=concurrency, retry_failed=retry_failed,
-                     on_result=on_result)
-        finally:
-            durable.shutdown()
-    except KeyboardInterrupt:
-        kill_new_descendants(before)
-        raise
-    except Exception as exc:  # a refused bundle, a database that cannot be reached
-        kill_new_descendants(before)
-        raise run_failure(exc, verbose) from None
+        template.prepare()
+        workflow = register_batch_workflow(template, run)
+        durable.launch(url, executor=executor_id(), digest=digest, verbose=verbose)
+        with progress if progress is not None else nullcontext():
+            work(workflow, prefix, digest, todo, concurrency=concurrency, retry_failed=retry_failed,
+                 on_result=on_result)
+    finally:
+        durable.shutdown()

@@ -1,5 +1,5 @@
-"""How `exec --durable` and `resume` drive a durable run: the run options through `prepare_run`,
-DBOS launched for the run's database, the output or the reason it stopped.
+"""How `exec --durable` and `resume` drive a durable run in a run session: DBOS launched for the
+run's database, the output or the reason it stopped.
 
 Exit codes as `exec`, plus 4: the run waits for an approval (`--detach-approvals`), recorded in
 the database; `llm-do approve`/`deny` answer it and `llm-do resume` continues it.
@@ -10,13 +10,20 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .run_setup import EXIT_FAILED, EXIT_USAGE, ExecError, prepare_run, print_output, run_failure
+from .errors import CliError, ExitCode
+from .inputs import InputOptions, run_input
+from .options import RunOptions
+from .params import verified
+from .session import RunSession, run_session
 
-EXIT_SUSPENDED = 4
+if TYPE_CHECKING:
+    from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.durable.dbos import DurableRuntime
+    from llm_do.runtime.durable.records import RunRecord
 
 
 def require_dbos() -> None:
@@ -24,7 +31,8 @@ def require_dbos() -> None:
     try:
         import dbos  # noqa: F401
     except ImportError:
-        raise ExecError("durable runs need DBOS, which is not installed: pip install 'llm-do[durable]'", EXIT_FAILED) from None
+        raise CliError("durable runs need DBOS, which is not installed: pip install 'llm-do[durable]'",
+                       ExitCode.FAILED) from None
 
 
 def db_url(given: str | None, base: Path) -> str:
@@ -33,61 +41,51 @@ def db_url(given: str | None, base: Path) -> str:
     try:
         return resolve_db_url(given or None, base)
     except DbUrlProblem as exc:
-        raise ExecError(str(exc), EXIT_USAGE) from None
+        raise CliError(str(exc), ExitCode.USAGE) from None
 
 
-def exec_durable(bundle: Any, prompt: str | None, *, durable: str, detach_approvals: bool, input_json: str | None,
-                 attach: tuple[str, ...], verbose: int, run_input: Any, worker: str | None = None, **options: Any) -> int:
-    """`exec --durable`: start a new durable run of the bundle's entry, or of `worker` (`run_input`:
-    exec's reading of PROMPT, --input-json and --attach)."""
+def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *, durable: str,
+                 detach_approvals: bool, worker: str | None = None) -> int:
+    """`exec --durable`: start a new durable run of the bundle's entry, or of `worker`."""
     require_dbos()
     if worker is None and bundle.entry_function is not None:
-        raise ExecError("the entry is a Python function: a durable run starts at a worker; give --worker NAME", EXIT_USAGE)
+        raise CliError("the entry is a Python function: a durable run starts at a worker; give --worker NAME",
+                       ExitCode.USAGE)
     if worker is not None and bundle.worker(worker) is None:
-        raise ExecError(f"--worker {worker}: the bundle has no such worker", EXIT_USAGE)
+        raise CliError(f"--worker {worker}: the bundle has no such worker", ExitCode.USAGE)
     name = worker or bundle.entry["worker"]
     url = db_url(durable, bundle.path.resolve().parent)
-    setup = prepare_run(bundle, verbose=verbose, **options)
-    try:
-        runtime = _runtime(bundle, setup, detach_approvals)
-        data = run_input(runtime, prompt, input_json, attach, worker)
+    with run_session(bundle, opts, stale="end", children="leave") as session:
+        runtime = _runtime(session, detach_approvals)
+        data = run_input(runtime, prompt, inputs, worker)
         run_id = str(uuid.uuid4())
         record = {"bundle": str(bundle.path.resolve()), "digest": runtime.digest, "worker": name,
                   "input": data, "detach": detach_approvals}
         click.echo(f"llm-do: run id: {run_id}", err=True)
-        return drive(runtime, setup, url, run_id, record, verbose)
-    finally:
-        setup.close()
+        return drive(runtime, session, url, run_id, record)
 
 
-def resume_run(run_id: str, *, db: str | None, detach_approvals: bool, verbose: int, **options: Any) -> int:
+def resume_run(run_id: str, opts: RunOptions, *, db: str | None, detach_approvals: bool) -> int:
     """`resume RUN_ID`: continue a run whose process died, on the bundle it started with."""
     require_dbos()
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
-
     url = db_url(db, Path.cwd())
     run = read_run(url, run_id)
     if run.state in ("done", "failed", "cancelled"):
         why = f": {run.error}" if run.error else ""
-        raise ExecError(f"run '{run_id}' is {run.state}{why}; only a pending or waiting run can be resumed", EXIT_USAGE)
-    try:
-        bundle = load_bundle(Path(run.bundle))
-    except BundleRefused as exc:
-        raise ExecError(f"run '{run_id}': {exc}", 3) from None
+        raise CliError(f"run '{run_id}' is {run.state}{why}; only a pending or waiting run can be resumed", ExitCode.USAGE)
+    bundle = verified(Path(run.bundle), label=f"run '{run_id}': ")
     digest = bundle_digest(bundle)
     if digest != run.digest:
-        raise ExecError(f"run '{run_id}' started on bundle {run.digest[:19]}, but {run.bundle} is now {digest[:19]}: "
-                        "a run resumes only on the bundle it started with (rebuild nothing, or start a new run)", 3)
-    setup = prepare_run(bundle, verbose=verbose, **options)
-    try:
-        runtime = _runtime(bundle, setup, detach_approvals or bool(run.record.get("detach")))
+        raise CliError(f"run '{run_id}' started on bundle {run.digest[:19]}, but {run.bundle} is now {digest[:19]}: "
+                       "a run resumes only on the bundle it started with (rebuild nothing, or start a new run)",
+                       ExitCode.REFUSED)
+    with run_session(bundle, opts, children="leave") as session:
+        runtime = _runtime(session, detach_approvals or bool(run.record.get("detach")))
         click.echo(f"llm-do: run id: {run_id}", err=True)
-        return drive(runtime, setup, url, run_id, None, verbose)
-    finally:
-        setup.close()
+        return drive(runtime, session, url, run_id, None)
 
 
-def read_run(url: str, run_id: str) -> Any:
+def read_run(url: str, run_id: str) -> RunRecord:
     from llm_do.runtime.durable.records import RecordProblem, Records
 
     try:
@@ -97,49 +95,48 @@ def read_run(url: str, run_id: str) -> Any:
         finally:
             records.close()
     except RecordProblem as exc:
-        raise ExecError(str(exc), EXIT_USAGE) from None
+        raise CliError(str(exc), ExitCode.USAGE) from None
 
 
-def bundle_digest(bundle: Any) -> str:
+def bundle_digest(bundle: LoadedBundle) -> str:
     return str(bundle.text.get("digest"))
 
 
-def _runtime(bundle: Any, setup: Any, detach_approvals: bool) -> Any:
+def _runtime(session: RunSession, detach_approvals: bool) -> DurableRuntime:
     from llm_do.runtime.durable.dbos import DurableRuntime
 
-    return DurableRuntime(bundle, setup.config, digest=bundle_digest(bundle), player=setup.player,
-                          detach_approvals=detach_approvals)
+    return DurableRuntime(session.bundle, session.config, digest=bundle_digest(session.bundle),
+                          player=session.setup.player, detach_approvals=detach_approvals)
 
 
-def drive(runtime: Any, setup: Any, url: str, run_id: str, record: dict[str, Any] | None, verbose: int) -> int:
-    """Launch DBOS for the run, start it (or let it recover), and end as `exec` does."""
+def drive(runtime: DurableRuntime, session: RunSession, url: str, run_id: str, record: dict[str, object] | None) -> int:
+    """Launch DBOS for the run, start it (or let it recover); its output is the session's, or it
+    stopped to wait for an approval (exit 4)."""
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.names import executor_id
 
     try:
-        try:
-            runtime.prepare()
-            workflow = durable.register_run_workflow(runtime)
-            durable.launch(url, executor=executor_id(run_id), digest=runtime.digest, verbose=verbose)
-            outcome, value = asyncio.run(durable.start_or_resume(workflow, run_id, record, runtime))
-        finally:
-            durable.shutdown()
-    except Exception as exc:
-        raise run_failure(exc, verbose) from None
+        runtime.prepare()
+        workflow = durable.register_run_workflow(runtime)
+        durable.launch(url, executor=executor_id(run_id), digest=runtime.digest, verbose=session.setup.opts.verbose)
+        outcome, value = asyncio.run(durable.start_or_resume(workflow, run_id, record, runtime))
+    finally:
+        durable.shutdown()
     if outcome == "suspended":
         click.echo(f"llm-do: run {run_id} waits for approval {value['id']}: {value['tool']} of worker '{value['worker']}'; "
                    f"answer with `llm-do approve {run_id} {value['id']}` or `llm-do deny {run_id} {value['id']}`, "
                    f"then `llm-do resume {run_id}`", err=True)
-        return EXIT_SUSPENDED
-    setup.check_script_used()
-    if not setup.events_to_stdout:
-        print_output(_output(runtime, value, (record or {}).get("worker")))
-    return 0
+        session.script_check = False
+        return ExitCode.SUSPENDED
+    worker = (record or {}).get("worker")
+    session.output = _output(runtime, value, worker if isinstance(worker, str) else None)
+    return ExitCode.OK
 
 
-def _output(runtime: Any, value: Any, worker: str | None) -> Any:
+def _output(runtime: DurableRuntime, value: object, worker: str | None) -> object:
     """The run's output as its worker's output class again (it crossed the workflow as JSON)."""
-    spec = runtime.bundle.worker(worker or runtime.bundle.entry.get("worker"))
+    name = worker or runtime.bundle.entry.get("worker")
+    spec = runtime.bundle.worker(name) if isinstance(name, str) else None
     if spec is None or spec.output is None or not isinstance(value, dict):
         return value
     try:

@@ -10,27 +10,30 @@ import click
 
 from llm_do.bundle.version import VERSION
 
-# name -> "module:attribute", loaded on first use.
+from .errors import ExitCode
+
+# name -> "module:attribute", loaded on first use: the CLI composes the compiler and the runtime, and a
+# command imports only what it uses (`exec` loads nothing of the compiler).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "build": ("llm_do.compiler.commands.build:build", "Compile a project into bundle.lock."),
-    "lint": ("llm_do.compiler.commands.lint:lint", "Check projects and report every problem."),
-    "graph": ("llm_do.compiler.commands.graph:graph", "Show the compiled call graph."),
-    "capabilities": ("llm_do.compiler.commands.capabilities:capabilities",
+    "build": ("llm_do.cli.commands.build:build", "Compile a project into bundle.lock."),
+    "lint": ("llm_do.cli.commands.lint:lint", "Check projects and report every problem."),
+    "graph": ("llm_do.cli.commands.graph:graph", "Show the compiled call graph."),
+    "capabilities": ("llm_do.cli.commands.capabilities:capabilities",
                      "Show what every worker can do, transitively, with the approvals on the way."),
-    "diff": ("llm_do.compiler.commands.diff:diff", "Compare what two versions of a project can do."),
-    "explain": ("llm_do.compiler.commands.explain:explain", "Explain a diagnostic code."),
-    "init": ("llm_do.compiler.commands.init:init", "Start a new project."),
-    "migrate": ("llm_do.compiler.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
-    "exec": ("llm_do.cli.exec_command:exec_", "Run a bundle."),
-    "run": ("llm_do.compiler.commands.run:run", "Build a project in memory and run it."),
-    "chat": ("llm_do.cli.chat_command:chat", "Talk with a bundle's entry worker, turn by turn."),
-    "batch": ("llm_do.cli.batch_command:batch", "Run a bundle's entry once per line of a JSON-lines file."),
-    "serve": ("llm_do.cli.serve_command:serve", "Serve a bundle's workers as an MCP server."),
-    "runs": ("llm_do.cli.runs_commands:runs", "List durable runs."),
-    "resume": ("llm_do.cli.runs_commands:resume", "Continue a durable run whose process died."),
-    "approvals": ("llm_do.cli.runs_commands:approvals", "List the approvals durable runs wait for."),
-    "approve": ("llm_do.cli.runs_commands:approve", "Approve a call a durable run waits for."),
-    "deny": ("llm_do.cli.runs_commands:deny", "Deny a call a durable run waits for."),
+    "diff": ("llm_do.cli.commands.diff:diff", "Compare what two versions of a project can do."),
+    "explain": ("llm_do.cli.commands.explain:explain", "Explain a diagnostic code."),
+    "init": ("llm_do.cli.commands.init:init", "Start a new project."),
+    "migrate": ("llm_do.cli.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
+    "exec": ("llm_do.cli.commands.exec:exec_", "Run a bundle."),
+    "run": ("llm_do.cli.commands.run:run", "Build a project in memory and run it."),
+    "chat": ("llm_do.cli.commands.chat:chat", "Talk with a bundle's entry worker, turn by turn."),
+    "batch": ("llm_do.cli.commands.batch:batch", "Run a bundle's entry once per line of a JSON-lines file."),
+    "serve": ("llm_do.cli.commands.serve:serve", "Serve a bundle's workers as an MCP server."),
+    "runs": ("llm_do.cli.commands.runs:runs", "List durable runs."),
+    "resume": ("llm_do.cli.commands.runs:resume", "Continue a durable run whose process died."),
+    "approvals": ("llm_do.cli.commands.runs:approvals", "List the approvals durable runs wait for."),
+    "approve": ("llm_do.cli.commands.runs:approve", "Approve a call a durable run waits for."),
+    "deny": ("llm_do.cli.commands.runs:deny", "Deny a call a durable run waits for."),
 }
 
 
@@ -67,16 +70,16 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
-        code = 130
+        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         sys.stderr.close()
-        code = 1
+        code = ExitCode.FAILED
     except Exception as exc:  # a bug in llm-do itself: one line, the traceback only on request
         if os.environ.get("LLM_DO_DEBUG"):
             raise
         click.echo(f"llm-do: internal error: {type(exc).__name__}: {exc} (set LLM_DO_DEBUG=1 for the traceback)", err=True)
-        code = 70
-    sys.exit(code if isinstance(code, int) else 0)
+        code = ExitCode.INTERNAL
+    sys.exit(int(code) if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

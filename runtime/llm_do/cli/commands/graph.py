@@ -9,9 +9,10 @@ import click
 
 from llm_do.bundle import reader
 from llm_do.bundle.errors import BundleRefused
+from llm_do.compiler.graph_export import RENDERERS, bundle_graph
 
-from ..graph_export import RENDERERS, bundle_graph
-from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+from ..errors import usage_problem
+from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
@@ -23,9 +24,9 @@ def graph(target: Path, fmt: str) -> int:
         try:
             bundle = json.loads(reader.read(target).data)
         except BundleRefused as exc:
-            raise EnvironmentProblem(str(exc)) from None
+            raise usage_problem(str(exc)) from None
         except ValueError as exc:
-            raise EnvironmentProblem(f"{target}: cannot read the bundle: {exc}") from None
+            raise usage_problem(f"{target}: cannot read the bundle: {exc}") from None
     else:
         result = compile_or_exit(target)
         if result.bundle is None:

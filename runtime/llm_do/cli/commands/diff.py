@@ -10,10 +10,13 @@ import shlex
 
 import click
 
-from ..bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from ..bundle_inputs import InputProblem, ProjectErrors, load_document
-from ..diff_report import RENDERERS, DiffInputs
-from ._common import EnvironmentProblem, as_report, print_diagnostics
+from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
+from llm_do.compiler.bundle_inputs import InputProblem, ProjectErrors, load_document
+from llm_do.compiler.diff_report import RENDERERS, DiffInputs
+
+from ..errors import ExitCode, usage_problem
+from ..options import no_import_option
+from ._compile import as_report, print_diagnostics
 
 
 @click.command()
@@ -21,8 +24,7 @@ from ._common import EnvironmentProblem, as_report, print_diagnostics
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Exit 1 only when a change of this severity or higher exists.")
-@click.option("--no-import", is_flag=True,
-              help="Read Python with ast instead of importing it, on both sides (for untrusted pull requests).")
+@no_import_option
 def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool) -> int:
     """Compare what two versions of a project can do. OLD and NEW are each a bundle.lock, a project
     directory (compiled in memory) or git:REV[:PATH] (the project as committed at REV)."""
@@ -32,18 +34,18 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool) -> 
             docs.append(load_document(spec, import_python=not no_import))
         except ProjectErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
-            raise EnvironmentProblem(str(exc)) from None
+            raise usage_problem(str(exc)) from None
         except InputProblem as exc:
-            raise EnvironmentProblem(str(exc)) from None
+            raise usage_problem(str(exc)) from None
     try:
         result = diff_bundles(docs[0], docs[1])
     except Incomparable as exc:
-        raise EnvironmentProblem(f"{old} and {new} cannot be compared: {exc}") from None
+        raise usage_problem(f"{old} and {new} cannot be compared: {exc}") from None
     flags = [f"--format {fmt}"] if fmt != "text" else []
     flags += [f"--fail-on {fail_on}"] if fail_on else []
     flags += ["--no-import"] if no_import else []
     command = " ".join(["llm-do diff", shlex.quote(old), shlex.quote(new), *flags])
     click.echo(RENDERERS[fmt](result, DiffInputs(old, new, command)))
     if fail_on is not None:
-        return 1 if result.at_or_above(fail_on) else 0
-    return 1 if result.changes else 0
+        return ExitCode.FAILED if result.at_or_above(fail_on) else ExitCode.OK
+    return ExitCode.FAILED if result.changes else ExitCode.OK

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..codes import GROUPS, RULES, rule
-from ..suggest import did_you_mean
-from ._common import EnvironmentProblem
+from llm_do.compiler.codes import GROUPS, RULES, rule
+from llm_do.compiler.suggest import did_you_mean
+
+from ..errors import ExitCode, usage_problem
 
 
 @click.command()
@@ -16,13 +17,13 @@ def explain(code: str | None) -> int:
     list every code by group."""
     if code is None:
         click.echo(code_list())
-        return 0
+        return ExitCode.OK
     found = rule(code)
     if found is None:
         hint = did_you_mean(code.upper(), RULES) or did_you_mean(code.lower(), [r.name for r in RULES.values()])
-        raise EnvironmentProblem(f"unknown code '{code}'; " + (hint or "`llm-do explain` lists the codes"))
+        raise usage_problem(f"unknown code '{code}'; " + (hint or "`llm-do explain` lists the codes"))
     click.echo(f"{found.code} {found.name} ({found.severity})\n\n{found.summary}\n\n{found.explanation}")
-    return 0
+    return ExitCode.OK
 
 
 def code_list() -> str:

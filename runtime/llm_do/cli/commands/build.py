@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
-from ..lock_check import check_lock
-from ..stages.emit import write_atomic
-from ..stages.load import ProjectNotFound, find_project
-from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+from llm_do.compiler.lock_check import check_lock
+from llm_do.compiler.stages.emit import write_atomic
+from llm_do.compiler.stages.load import ProjectNotFound, find_project
+
+from ..errors import ExitCode, usage_problem
+from ._compile import as_report, compile_or_exit, print_diagnostics
 
 LOCK_NAME = "bundle.lock"
 
@@ -19,12 +21,12 @@ def lock_path(project: Path, output: Path | None) -> Path:
         try:
             root, _ = find_project(project)
         except ProjectNotFound as exc:
-            raise EnvironmentProblem(str(exc)) from None
+            raise usage_problem(str(exc)) from None
         return root / LOCK_NAME
     if output.is_dir() or str(output).endswith(("/", "\\")):
         output = output / LOCK_NAME
     if not output.parent.is_dir():
-        raise EnvironmentProblem(f"{output.parent}: no such directory")
+        raise usage_problem(f"{output.parent}: no such directory")
     return output
 
 
@@ -43,20 +45,20 @@ def build(project: Path, output: Path | None, check: bool) -> int:
     result = compile_or_exit(project, lock_dir=lock.parent)
     print_diagnostics([as_report(str(project), result)])
     if _is_source(lock, result.loaded.root, result.loaded.sources.files):
-        raise EnvironmentProblem(f"{lock} is a source of the project; write the lock elsewhere")
+        raise usage_problem(f"{lock} is a source of the project; write the lock elsewhere")
     if result.bundle is None:
         click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
-        return 1
+        return ExitCode.FAILED
     try:
         unchanged = lock.is_file() and lock.read_bytes() == result.bundle
         if not unchanged:
             write_atomic(lock, result.bundle)
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {lock}: {exc.strerror}") from None
+        raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
     workers = len(result.resolved.workers) if result.resolved else 0
     verb = "is up to date" if unchanged else "written"
     click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
-    return 0
+    return ExitCode.OK
 
 
 def _check(project: Path, lock: Path) -> int:
@@ -64,18 +66,18 @@ def _check(project: Path, lock: Path) -> int:
     try:
         status = check_lock(project, lock)
     except ProjectNotFound as exc:
-        raise EnvironmentProblem(str(exc)) from None
+        raise usage_problem(str(exc)) from None
     except OSError as exc:
-        raise EnvironmentProblem(f"{exc.filename or project}: {exc.strerror}") from None
+        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
     print_diagnostics([as_report(str(project), status.result)])
     if status.current:
         click.echo(f"{_shown(lock)} is up to date", err=True)
-        return 0
+        return ExitCode.OK
     click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
     for line in status.differences:
         click.echo(f"  {line}", err=True)
     click.echo("run `llm-do build` to update it" if status.result.ok else "fix the errors, then run `llm-do build`", err=True)
-    return 1
+    return ExitCode.FAILED
 
 
 def _is_source(lock: Path, root: Path, sources: dict[str, object]) -> bool:

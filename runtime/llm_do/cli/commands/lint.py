@@ -6,8 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..render import ProjectDiagnostics, counts
-from ._common import as_report, compile_or_exit, print_diagnostics
+from llm_do.compiler.render import ProjectDiagnostics, counts
+
+from ..errors import ExitCode
+from ..options import no_import_option
+from ._compile import as_report, compile_or_exit, print_diagnostics
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -15,8 +18,7 @@ FORMATS = ("text", "json", "sarif", "github")
 @click.command()
 @click.argument("projects", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--no-import", is_flag=True,
-              help="Read Python with ast instead of importing it (for untrusted code): schemas are not checked.")
+@no_import_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) -> int:
     """Check PROJECTS (default: .) and report every problem at once.
@@ -33,12 +35,12 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) ->
         if not any(r.diagnostics for r in reports):
             click.echo("no problems found", err=True)
     else:
-        from ..render.github_format import render_github
-        from ..render.json_format import render_json
-        from ..render.sarif_format import render_sarif
+        from llm_do.compiler.render.github_format import render_github
+        from llm_do.compiler.render.json_format import render_json
+        from llm_do.compiler.render.sarif_format import render_sarif
 
         rendered = {"json": render_json, "sarif": render_sarif, "github": render_github}[fmt](reports)
         if rendered:
             click.echo(rendered)
     c = counts(reports)
-    return 1 if c["error"] or (strict and c["warning"]) else 0
+    return ExitCode.FAILED if c["error"] or (strict and c["warning"]) else ExitCode.OK

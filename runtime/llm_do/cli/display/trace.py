@@ -15,7 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from llm_do.runtime.events import RuntimeEvent
 
 ELLIPSIS = "…"
 WIDTH = 72
@@ -27,7 +32,7 @@ LABEL: ContextVar[str] = ContextVar("llm_do_trace_label", default="")
 traces of concurrent inputs interleave."""
 
 
-def elide(value: Any, width: int = WIDTH) -> str:
+def elide(value: object, width: int = WIDTH) -> str:
     """`value` as compact JSON in at most about `width` characters, shortened with an ellipsis
     where it does not fit: strings inside their quotes, containers before their closing bracket."""
     text = _json(value)
@@ -42,7 +47,7 @@ def elide(value: Any, width: int = WIDTH) -> str:
     return text  # a number, a bool: short enough, and never cut
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -80,14 +85,14 @@ def _cut_items(items: list[tuple[str, Any]], width: int, open_: str, close: str)
     return open_ + ", ".join(parts) + close
 
 
-def call_text(tool: str, args: Any, width: int = WIDTH) -> str:
+def call_text(tool: str, args: object, width: int = WIDTH) -> str:
     """`tool(key=value, ...)`, the values elided."""
     if not isinstance(args, dict):
         return f"{tool}({elide(args, width)})"
     return f"{tool}(" + ", ".join(f"{k}={elide(v, width)}" for k, v in args.items()) + ")"
 
 
-def _indent(depth: Any) -> str:
+def _indent(depth: object) -> str:
     return "  " * (depth - 1) if isinstance(depth, int) and depth > 0 else ""
 
 
@@ -129,7 +134,7 @@ def event_lines(d: dict[str, Any]) -> list[str]:
     return [f"{at}  {who}{kind}" + "".join(f" {k}={elide(v)}" for k, v in rest.items())]
 
 
-def message_lines(worker: str, depth: int, messages: list[Any], width: int = MESSAGE_WIDTH) -> list[str]:
+def message_lines(worker: str, depth: int, messages: list[ModelMessage], width: int = MESSAGE_WIDTH) -> list[str]:
     """`-vv`: a finished worker call's messages, one line per part, under the worker's line."""
     at = _indent(depth) + "  │ "
     lines = [f"{_indent(depth)}  ┌ {worker}: {len(messages)} messages"]
@@ -145,7 +150,7 @@ def message_lines(worker: str, depth: int, messages: list[Any], width: int = MES
 
 
 def part_text(part: Any, width: int = MESSAGE_WIDTH) -> str:
-    """One message part as `who: what`."""
+    """One message part as `who: what` (any of pydantic-ai's parts, known by their `part_kind`)."""
     kind = getattr(part, "part_kind", type(part).__name__)
     if kind == "tool-call":
         return f"model calls {call_text(part.tool_name, part.args_as_dict(), width)}"
@@ -164,7 +169,7 @@ def part_text(part: Any, width: int = MESSAGE_WIDTH) -> str:
     return f"{kind}: {elide(_plain(content), width)}"
 
 
-def _plain(content: Any) -> Any:
+def _plain(content: object) -> object:
     """Message content as JSON-able data: pydantic models dumped, attachments named."""
     if isinstance(content, (list, tuple)):
         return [_plain(c) for c in content]
@@ -183,12 +188,12 @@ class Trace:
         self.write = write
         self.verbosity = verbosity
 
-    def event(self, event: Any) -> None:
+    def event(self, event: RuntimeEvent) -> None:
         label = LABEL.get()
         for line in event_lines(event.to_dict()):
             self.write(label + line)
 
-    def messages(self, worker: str, depth: int, messages: list[Any]) -> None:
+    def messages(self, worker: str, depth: int, messages: list[ModelMessage]) -> None:
         label = LABEL.get()
         for line in message_lines(worker, depth, messages):
             self.write(label + line)

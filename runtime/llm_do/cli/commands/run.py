@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from llm_do.cli.exec_command import EXIT_REFUSED, ExecError, input_options, run_bundle, run_options
-
-from ._common import as_report, compile_or_exit, print_diagnostics
+from ..errors import CliError, ExitCode
+from ..inputs import InputOptions
+from ..options import RunOptions, input_options, run_options
+from ..params import verified_bytes
+from ._compile import as_report, compile_or_exit, print_diagnostics
+from .exec import run_once
 
 
 def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
@@ -27,17 +29,12 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @click.argument("positionals", nargs=-1, metavar="[PROJECT] [PROMPT]")
 @input_options
 @run_options
-def run(positionals: tuple[str, ...], **options: Any) -> int:
+def run(positionals: tuple[str, ...], inputs: InputOptions, opts: RunOptions) -> int:
     """Compile PROJECT (default .) in memory and run it; nothing is written."""
-    from llm_do.runtime.bundle import BundleRefused, bundle_from_bytes
-
     project, prompt = split_positionals(positionals)
     result = compile_or_exit(project)
     print_diagnostics([as_report(project.as_posix(), result)])
     if result.bundle is None:
-        raise ExecError("the project has errors; nothing was run", 1)
-    try:
-        bundle = bundle_from_bytes(result.bundle, result.loaded.root / "bundle.lock")
-    except BundleRefused as exc:
-        raise ExecError(str(exc), EXIT_REFUSED) from None
-    return run_bundle(bundle, prompt, **options)
+        raise CliError("the project has errors; nothing was run", ExitCode.FAILED)
+    bundle = verified_bytes(result.bundle, result.loaded.root / "bundle.lock")
+    return run_once(bundle, prompt, inputs, opts)

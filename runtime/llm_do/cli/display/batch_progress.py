@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from llm_do.runtime.batch import BatchResult
+    from llm_do.runtime.batch_results import ResultsFile
 
 
 class BatchProgress:
     """A rich progress bar on stderr, advanced by each result."""
 
-    def __init__(self, total: int, done_before: int, console: Any = None) -> None:
+    def __init__(self, total: int, done_before: int, console: Console | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -37,10 +44,10 @@ class BatchProgress:
         self.progress.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def advance(self, result: Any) -> None:
+    def advance(self, result: BatchResult) -> None:
         self.finished += 1
         self.failed += result.error is not None
         self.tokens += result.usage.get("input_tokens", 0) + result.usage.get("output_tokens", 0)
@@ -49,14 +56,14 @@ class BatchProgress:
                              rate=f"{self.finished / elapsed:.1f}/s")
 
 
-def reporter(store: Any, total: int, todo: int, verbose: int) -> tuple[Any, Any]:
+def reporter(store: ResultsFile, total: int, todo: int, verbose: int) -> tuple[BatchProgress | None, Callable[[BatchResult], None]]:
     """The progress bar (on a terminal, without -v) and what each finished input does: its line
     appended to the results, the bar advanced."""
     progress = None
     if sys.stderr.isatty() and not verbose:
         progress = BatchProgress(total, total - todo)
 
-    def on_result(result: Any) -> None:
+    def on_result(result: BatchResult) -> None:
         store.append(result)
         if progress is not None:
             progress.advance(result)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..stages.emit import write_atomic
-from ._common import EnvironmentProblem
+from llm_do.compiler.stages.emit import write_atomic
+
+from ..errors import ExitCode, usage_problem
 
 MAIN_WORKER = """\
 ---
@@ -45,7 +46,7 @@ def _manifest(name: str) -> dict:
 def init(directory: Path) -> int:
     """Create a project in DIRECTORY (default: .): project.json, main.worker and script.json."""
     if (directory / "project.json").exists():
-        raise EnvironmentProblem(f"{directory / 'project.json'} already exists")
+        raise usage_problem(f"{directory / 'project.json'} already exists")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         name = directory.resolve().name or "project"
@@ -58,9 +59,9 @@ def init(directory: Path) -> int:
             if not (directory / rel).exists():
                 write_atomic(directory / rel, text.encode())
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot create the project: {exc.strerror}") from None
+        raise usage_problem(f"cannot create the project: {exc.strerror}") from None
     where = directory.as_posix()
     click.echo(f"created a project in {where}\n"
                f"  llm-do build {where}\n"
                f"  llm-do exec {where}/bundle.lock --script {where}/script.json", err=True)
-    return 0
+    return ExitCode.OK

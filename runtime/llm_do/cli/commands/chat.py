@@ -14,88 +14,73 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .exec_command import DEFAULT_BUNDLE, EXIT_REFUSED, EXIT_USAGE, ExecError, bundle_path, terminal_progress
-from .run_setup import prepare_run, print_output, run_failure, run_options
+from ..errors import CliError, ExitCode
+from ..options import RunOptions, run_options
+from ..params import BUNDLE, DEFAULT_BUNDLE
+from ..session import print_output, run_failure, run_session, terminal_progress
+
+if TYPE_CHECKING:
+    from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.session import Conversation
+
+    from ..display.progress import Progress
+    from ..display.reply import ReplyPrinter
 
 COMMANDS_HELP = "/exit ends the chat, /usage shows what it used, /reset forgets the conversation"
 PROMPT = "> "
 
 
 @click.command(name="chat")
-@click.argument("bundle", required=False, type=click.Path(path_type=Path))
+@click.argument("bundle", default=DEFAULT_BUNDLE, type=BUNDLE)
 @click.option("--thread", help="Keep the conversation in .llm-do/threads/ID.json beside the bundle and continue it "
                                "there (ID: letters, digits, '-', '_').")
 @click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
 @run_options
-def chat(bundle: Path | None, thread: str | None, worker: str | None, **options: Any) -> int:
+def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions) -> int:
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
 
     Exit codes: 0 the conversation ended, 1 a turn failed (off a terminal), 2 usage error,
     3 bundle refused, 130 interrupted.
     """
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
-
-    path = bundle_path(bundle or Path(DEFAULT_BUNDLE))
-    try:
-        loaded = load_bundle(path)
-    except BundleRefused as exc:
-        raise ExecError(str(exc), EXIT_REFUSED) from None
-    from llm_do.runtime.stale_sources import stale_check
-
-    stale_note = stale_check(loaded)  # worker files edited since the build: said once the chat ends
-    try:
-        return run_chat(loaded, thread, worker=worker, **options)
-    finally:
-        if note := stale_note():
-            click.echo(f"llm-do: {note}", err=True)
-
-
-def run_chat(bundle: Any, thread: str | None, *, verbose: int, worker: str | None = None, **options: Any) -> int:
-    """The conversation loop, on a terminal or over stdin."""
     on_terminal = sys.stdin.isatty()
-    progress = terminal_progress(verbose, options.get("events_to")) if on_terminal else None
-    printer = ReplyPrinter() if on_terminal and progress is None and options.get("events_to") != "-" else None
-    sinks = [s for s in (progress, printer) if s is not None]
-    setup = prepare_run(bundle, verbose=verbose, extra_sinks=sinks, stream=bool(sinks), **options)
-    from llm_do.runtime.errors import InputProblem
-    from llm_do.runtime.runtime import Runtime
+    progress = terminal_progress(opts) if on_terminal else None
+    printer = None
+    if on_terminal and progress is None and not opts.events_to_stdout:
+        from ..display.reply import ReplyPrinter
 
-    runtime = Runtime(bundle, setup.config)
-    try:
-        try:
-            conversation = runtime.chat(thread=thread, worker=worker)
-        except InputProblem as exc:
-            raise ExecError(str(exc), EXIT_USAGE) from None
-        fields = runtime.input_class(bundle.worker(conversation.worker)).model_fields
+        printer = ReplyPrinter()
+    sinks = [printer] if printer is not None else []
+    # worker files edited since the build: said once the chat ends
+    with run_session(bundle, opts, progress=progress, sinks=sinks, stream=bool(sinks), stale="end",
+                     children="leave") as session:
+        runtime = session.runtime()
+        conversation = runtime.chat(thread=thread, worker=worker)
+        spec = bundle.worker(conversation.worker)
+        assert spec is not None  # the runtime chose a worker of the bundle
+        fields = runtime.input_class(spec).model_fields
         if "input" not in fields:
-            raise ExecError(f"the worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
-                            "chat needs a worker whose input is a prompt", EXIT_USAGE)
+            raise CliError(f"the worker '{conversation.worker}' takes {', '.join(fields)}, not a message; "
+                           "chat needs a worker whose input is a prompt", ExitCode.USAGE)
         if conversation.note:
             click.echo(f"llm-do: {conversation.note}", err=True)
         if printer is not None:
             printer.worker = conversation.worker
-        if progress is not None:
-            progress.watch(runtime)
-        show = not setup.events_to_stdout
+        show = not opts.events_to_stdout
         with asyncio.Runner() as runner:
             if on_terminal:
-                terminal_loop(runner, conversation, progress, printer, show, verbose)
+                terminal_loop(runner, conversation, progress, printer, show, opts.verbose)
             else:
-                piped_loop(runner, conversation, show, verbose)
-    finally:
-        setup.close()
-    setup.check_script_used()
-    return 0
+                piped_loop(runner, conversation, show)
+    return ExitCode.OK
 
 
-def piped_loop(runner: asyncio.Runner, conversation: Any, show: bool, verbose: int) -> None:
-    """One message a line from stdin, one reply on stdout; the first failure ends the chat."""
+def piped_loop(runner: asyncio.Runner, conversation: Conversation, show: bool) -> None:
+    """One message a line from stdin, one reply on stdout; the first failure ends the chat (a failed run)."""
     for line in sys.stdin:
         message = line.rstrip("\r\n")
         aside = not_a_turn(message, conversation)
@@ -103,17 +88,14 @@ def piped_loop(runner: asyncio.Runner, conversation: Any, show: bool, verbose: i
             return
         if aside:
             continue
-        try:
-            output = runner.run(conversation.send_async(message))
-        except Exception as exc:
-            raise run_failure(exc, verbose) from None
+        output = runner.run(conversation.send_async(message))
         if show:
             print_output(output)
             sys.stdout.flush()
 
 
-def terminal_loop(runner: asyncio.Runner, conversation: Any, progress: Any, printer: Any, show: bool,
-                  verbose: int) -> None:
+def terminal_loop(runner: asyncio.Runner, conversation: Conversation, progress: Progress | None,
+                  printer: ReplyPrinter | None, show: bool, verbose: int) -> None:
     """The prompt: a failed turn is reported and the conversation goes on."""
     try:
         import readline  # noqa: F401 - input() gets line editing and history
@@ -151,14 +133,14 @@ def terminal_loop(runner: asyncio.Runner, conversation: Any, progress: Any, prin
             print_output(output)
 
 
-def stop(progress: Any, printer: Any) -> bool:
+def stop(progress: Progress | None, printer: ReplyPrinter | None) -> bool:
     """End a turn's display; whether the reply is on the screen already (streamed by the printer)."""
     if progress is not None:
         progress.stop()
     return printer.finish() if printer is not None else False
 
 
-def not_a_turn(message: str, conversation: Any) -> str | None:
+def not_a_turn(message: str, conversation: Conversation) -> str | None:
     """Blank lines and `/` commands are not turns: "skip" (done with) or "exit"; None for a message
     to send."""
     if not message.strip():
@@ -168,7 +150,7 @@ def not_a_turn(message: str, conversation: Any) -> str | None:
     return None
 
 
-def command(text: str, conversation: Any) -> str | None:
+def command(text: str, conversation: Conversation) -> str | None:
     """A `/` command; returns "exit" to end the chat."""
     name = text.strip().split()[0].lower()
     if name in ("/exit", "/quit"):
@@ -183,30 +165,3 @@ def command(text: str, conversation: Any) -> str | None:
     else:
         click.echo(f"llm-do: unknown command {name}; {COMMANDS_HELP}", err=True)
     return None
-
-
-class ReplyPrinter:
-    """Streams the conversing worker's text to stdout as it arrives (a terminal without the live
-    display); the other workers' text is theirs."""
-
-    def __init__(self) -> None:
-        self.worker: str | None = None
-        self._open = False
-
-    def __call__(self, event: Any) -> None:
-        if event.kind == "output_delta" and event.depth == 1 and event.worker == self.worker:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-            self._open = True
-        elif event.kind == "tool_called" and event.depth == 1 and self._open:
-            sys.stdout.write("\n")  # text before a tool call is the model thinking aloud, not the reply
-            self._open = False
-
-    def finish(self) -> bool:
-        """End the reply's line; whether any text was streamed this turn."""
-        streamed = self._open
-        if self._open:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            self._open = False
-        return streamed

@@ -9,19 +9,24 @@ terminal): a batch does not stop in the middle to ask.
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .durable_options import DurableAwareCommand, durable_option
-from .exec_command import bundle_path
-from .run_setup import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, ExecError, prepare_run, run_failure, run_options
+from ..errors import CliError, ExitCode
+from ..options import DurableAwareCommand, RunOptions, durable_option, run_options
+from ..params import BUNDLE
+from ..session import RunSession, run_session
+
+if TYPE_CHECKING:
+    from llm_do.runtime.batch import BatchInput, BatchResult
+    from llm_do.runtime.batch_results import ResultsFile
+    from llm_do.runtime.bundle import LoadedBundle
 
 
 @click.command(name="batch", cls=DurableAwareCommand)
-@click.argument("bundle", type=click.Path(path_type=Path))
+@click.argument("bundle", type=BUNDLE)
 @click.argument("inputs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "results", required=True, type=click.Path(path_type=Path),
               help="RESULTS.jsonl: one line per input, appended as each is done; a rerun skips the inputs it holds.")
@@ -30,8 +35,8 @@ from .run_setup import EXIT_FAILED, EXIT_REFUSED, EXIT_USAGE, ExecError, prepare
 @click.option("--retry-failed", is_flag=True, help="Run the inputs whose results are failures again.")
 @durable_option
 @run_options
-def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
-          **options: Any) -> int:
+def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
+          opts: RunOptions) -> int:
     """Run BUNDLE's entry once per line of INPUTS (a JSON object of its arguments, or a JSON string
     for `input`), writing one result per line to RESULTS: {"line", "output", "error", "usage"}.
 
@@ -44,36 +49,29 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
     """
     from llm_do.runtime.batch import parse_inputs
     from llm_do.runtime.batch_results import BatchIdentity, ResultsFile
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
     from llm_do.runtime.errors import InputProblem
 
-    path = bundle_path(bundle)
-    try:
-        loaded = load_bundle(path)
-    except BundleRefused as exc:
-        raise ExecError(str(exc), EXIT_REFUSED) from None
     try:
         raw = inputs.read_bytes()
         items = parse_inputs(raw.decode("utf-8-sig"), str(inputs))
     except OSError as exc:
-        raise ExecError(f"{inputs}: cannot read it ({exc.strerror})", EXIT_USAGE) from None
+        raise CliError(f"{inputs}: cannot read it ({exc.strerror})", ExitCode.USAGE) from None
     except UnicodeDecodeError:
-        raise ExecError(f"{inputs}: not UTF-8 text", EXIT_USAGE) from None
+        raise CliError(f"{inputs}: not UTF-8 text", ExitCode.USAGE) from None
     except InputProblem as exc:
-        raise ExecError(str(exc), EXIT_USAGE) from None
-    verbose = options["verbose"]
+        raise CliError(str(exc), ExitCode.USAGE) from None
     url = None
     if durable is not None:
-        from .durable_run import db_url, require_dbos
+        from ..durable_run import db_url, require_dbos
 
-        url = db_url(durable, path.resolve().parent)
+        url = db_url(durable, bundle.path.resolve().parent)
         require_dbos()
-    setup = prepare_run(loaded, interactive=False, **options)  # before the results file: a usage error writes nothing
-    try:
-        identity = BatchIdentity.of(loaded.text.get("digest"), raw, path.name, inputs.name)
+    # the session starts before the results file: a usage error writes nothing
+    with run_session(bundle, opts, interactive=False) as session:
+        identity = BatchIdentity.of(bundle.text.get("digest"), raw, bundle.path.name, inputs.name)
         held = None
         if url is not None:
-            from .durable_batch import hold_results, release_results
+            from ..durable_batch import hold_results, release_results
 
             held = hold_results(results)
         try:
@@ -81,53 +79,39 @@ def batch(bundle: Path, inputs: Path, results: Path, concurrency: int, retry_fai
         except InputProblem as exc:
             if held is not None:
                 release_results(held)
-            raise ExecError(str(exc), EXIT_USAGE) from None
+            raise CliError(str(exc), ExitCode.USAGE) from None
         try:
             todo = [item for item in items if item.line not in store.done]
             if url is None:
-                _run(loaded, setup.config, todo, store, concurrency, len(items), verbose)
+                _run(session, todo, store, concurrency, len(items))
             else:
-                from .durable_batch import run_durable_batch
+                from ..durable_batch import run_durable_batch
 
-                run_durable_batch(loaded, setup, todo, store, concurrency=concurrency, total=len(items), verbose=verbose,
-                                  url=url, inputs_sha256=identity.inputs_sha256, retry_failed=retry_failed)
+                run_durable_batch(session, todo, store, concurrency=concurrency, total=len(items), url=url,
+                                  inputs_sha256=identity.inputs_sha256, retry_failed=retry_failed)
         finally:
             store.close()
             if held is not None:
                 release_results(held)
-    finally:
-        setup.close()
-    setup.check_script_used()
     failed = len(store.failed & {item.line for item in items})
     if failed:
-        raise ExecError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why", EXIT_FAILED)
-    return 0
+        raise CliError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why", ExitCode.FAILED)
+    return ExitCode.OK
 
 
-def _run(bundle: Any, config: Any, todo: list[Any], store: Any, concurrency: int, total: int, verbose: int) -> None:
+def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int) -> None:
     from llm_do.runtime.batch import run_batch, run_one
-    from llm_do.runtime.child_processes import children, kill_new_descendants
 
-    from .trace import LABEL
+    from ..display.batch_progress import reporter
+    from ..display.trace import LABEL
 
-    async def run(item: Any) -> Any:
+    async def run(item: BatchInput) -> BatchResult:
         LABEL.set(f"#{item.line} ")
-        return await run_one(bundle, config, item)
+        return await run_one(session.bundle, session.config, item)
 
-    from .batch_progress import reporter
-
-    progress, on_result = reporter(store, total, len(todo), verbose)
-    before = children(os.getpid())
-    try:
-        if progress is not None:
-            with progress:
-                asyncio.run(run_batch(todo, run, on_result, concurrency))
-        else:
+    progress, on_result = reporter(store, total, len(todo), session.setup.opts.verbose)
+    if progress is not None:
+        with progress:
             asyncio.run(run_batch(todo, run, on_result, concurrency))
-    except KeyboardInterrupt:
-        kill_new_descendants(before)
-        raise
-    except Exception as exc:  # a refused bundle: every input's problem
-        kill_new_descendants(before)
-        raise run_failure(exc, verbose) from None
-
+    else:
+        asyncio.run(run_batch(todo, run, on_result, concurrency))

@@ -10,12 +10,26 @@ run ends, so what stays on screen is the question, the answers and the output.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 from rich.tree import Tree
+
+from llm_do.runtime.events import (  # a listener: the runtime has loaded them already
+    ApprovalDecided,
+    ApprovalRequested,
+    OutputDelta,
+    RuntimeEvent,
+    ToolCalled,
+    ToolReturned,
+    WorkerFinished,
+    WorkerStarted,
+)
+
+if TYPE_CHECKING:
+    from llm_do.runtime.runtime import Runtime
 
 TEXT_LINES = 12
 """Lines of the streamed text shown under the tree (the tail, as it grows)."""
@@ -43,8 +57,8 @@ class Progress:
         self.roots: list[Call] = []
         self._open: dict[int, Call] = {}
         self.text = ""
-        self.usage: Any = None
-        """Where usage so far is read (a pydantic-ai RunUsage, the runtime's); set by `watch`."""
+        self.usage: Runtime | None = None
+        """Where usage so far is read (its `usage`, a pydantic-ai RunUsage); set by `watch`."""
         self.started = time.monotonic()
         self._drawn = 0.0
         self._asking = False
@@ -52,7 +66,7 @@ class Progress:
         self.live = Live(console=self.console, transient=True, auto_refresh=True, refresh_per_second=8,
                          redirect_stdout=False, redirect_stderr=False, get_renderable=self.render)
 
-    def watch(self, runtime: Any) -> None:
+    def watch(self, runtime: Runtime) -> None:
         self.usage = runtime
 
     def start(self) -> None:
@@ -66,39 +80,38 @@ class Progress:
     def stop(self) -> None:
         self.live.stop()
 
-    def __call__(self, event: Any) -> None:
-        kind = event.kind
-        if kind == "worker_started":
-            call = Call(event.worker, event.depth, event.model)
+    def __call__(self, event: RuntimeEvent) -> None:
+        if isinstance(event, WorkerStarted):
+            started = Call(event.worker, event.depth, event.model)
             parent = self._open.get(event.depth - 1)
-            (parent.children if parent is not None else self.roots).append(call)
-            self._open[event.depth] = call
+            (parent.children if parent is not None else self.roots).append(started)
+            self._open[event.depth] = started
             if event.depth == 1:
                 self.text = ""
-        elif kind == "tool_called":
+        elif isinstance(event, ToolCalled):
             call = self._open.get(event.depth)
             if call is not None:
                 call.tool = event.tool
             if event.depth == 1:
                 self.text = ""
-        elif kind == "tool_returned":
+        elif isinstance(event, ToolReturned):
             call = self._open.get(event.depth)
             if call is not None:
                 call.tool, call.tools = None, call.tools + 1
-        elif kind == "worker_finished":
+        elif isinstance(event, WorkerFinished):
             call = self._open.pop(event.depth, None)
             if call is not None:
                 call.done, call.tool = True, None
-        elif kind == "output_delta":
+        elif isinstance(event, OutputDelta):
             if event.depth == 1:
                 self.text += event.text
             self._redraw(throttled=True)
             return
-        elif kind == "approval_requested":
+        elif isinstance(event, ApprovalRequested):
             self._asking = True
             self.live.stop()  # the terminal question must not be drawn over
             return
-        elif kind == "approval_decided":
+        elif isinstance(event, ApprovalDecided):
             if self._asking:
                 self._asking = False
                 self.live.start()
@@ -111,8 +124,8 @@ class Progress:
         self._drawn = now
         self.live.refresh()
 
-    def render(self) -> Any:
-        parts: list[Any] = [Text(self.status(), style="bold")]
+    def render(self) -> RenderableType:
+        parts: list[RenderableType] = [Text(self.status(), style="bold")]
         for root in self.roots:
             tree = Tree(self.label(root))
             self._grow(tree, root)

@@ -6,15 +6,18 @@ from pathlib import Path
 
 import click
 
-from ..bundle_inputs import InputProblem, ProjectErrors, load_document
-from ..capability_report import RENDERERS, report
-from ._common import EnvironmentProblem, as_report, print_diagnostics
+from llm_do.compiler.bundle_inputs import InputProblem, ProjectErrors, load_document
+from llm_do.compiler.capability_report import RENDERERS, report
+
+from ..errors import ExitCode, usage_problem
+from ..options import no_import_option
+from ._compile import as_report, print_diagnostics
 
 
 @click.command()
 @click.argument("target", default=".")
 @click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
-@click.option("--no-import", is_flag=True, help="Read Python with ast instead of importing it (for untrusted code).")
+@no_import_option
 def capabilities(target: str, fmt: str, no_import: bool) -> int:
     """Show what every worker can do, itself and through the workers it calls, with the call path
     and the approvals on it. TARGET is a project (compiled in memory, never read from its lock),
@@ -23,8 +26,8 @@ def capabilities(target: str, fmt: str, no_import: bool) -> int:
         doc = load_document(target, import_python=not no_import)
     except ProjectErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
-        return 1
+        return ExitCode.FAILED
     except InputProblem as exc:
-        raise EnvironmentProblem(str(exc)) from None
+        raise usage_problem(str(exc)) from None
     click.echo(RENDERERS[fmt](report(doc)))
-    return 0
+    return ExitCode.OK

@@ -10,17 +10,20 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .durable_options import db_option, detach_option
-from .durable_run import db_url, require_dbos, resume_run
-from .run_setup import EXIT_USAGE, ExecError, run_options
+from ..durable_run import db_url, require_dbos, resume_run
+from ..errors import CliError, ExitCode
+from ..options import RunOptions, db_option, detach_option, run_options
+
+if TYPE_CHECKING:
+    from llm_do.runtime.durable.records import Records
 
 
 @contextmanager
-def _records(db: str | None) -> Iterator[Any]:
+def _records(db: str | None) -> Iterator[Records]:
     """The runs database, open for one command and closed after it; what it cannot do (no such
     run, an approval already answered) is one line and exit 2."""
     require_dbos()
@@ -29,11 +32,11 @@ def _records(db: str | None) -> Iterator[Any]:
     try:
         records = Records(db_url(db, Path.cwd()))
     except RecordProblem as exc:
-        raise ExecError(str(exc), EXIT_USAGE) from None
+        raise CliError(str(exc), ExitCode.USAGE) from None
     try:
         yield records
     except RecordProblem as exc:
-        raise ExecError(str(exc), EXIT_USAGE) from None
+        raise CliError(str(exc), ExitCode.USAGE) from None
     finally:
         records.close()
 
@@ -59,11 +62,11 @@ def runs(db: str | None) -> int:
         found = records.runs()
     if not found:
         click.echo("no runs recorded")
-        return 0
+        return ExitCode.OK
     rows = [["ID", "BUNDLE", "STATE", "STARTED", "WAITING ON"]]
     rows += [[r.id, _shown(r.bundle), r.state, r.started, r.waiting] for r in sorted(found, key=lambda r: (r.started, r.id))]
     click.echo(_table(rows))
-    return 0
+    return ExitCode.OK
 
 
 @click.command(name="resume")
@@ -71,13 +74,13 @@ def runs(db: str | None) -> int:
 @db_option
 @detach_option
 @run_options
-def resume(run_id: str, **options: Any) -> int:
+def resume(run_id: str, db: str | None, detach_approvals: bool, opts: RunOptions) -> int:
     """Continue durable run RUN_ID whose process died, on the bundle recorded for it.
 
     Exit codes: 0 done, 1 failed, 2 usage, 3 bundle refused (changed since the run started),
     4 waiting for an approval.
     """
-    return resume_run(run_id, **options)
+    return resume_run(run_id, opts, db=db, detach_approvals=detach_approvals)
 
 
 @click.command(name="approvals")
@@ -90,11 +93,11 @@ def approvals(run_id: str | None, db: str | None) -> int:
         pending = [p for i in ids for p in records.pending(i)]
     if not pending:
         click.echo("no approvals pending")
-        return 0
+        return ExitCode.OK
     rows = [["RUN", "ID", "WORKER", "TOOL", "ARGUMENTS"]]
     rows += [[p.run, p.id, p.worker, p.tool, json.dumps(p.args, ensure_ascii=False, sort_keys=True)] for p in pending]
     click.echo(_table(rows))
-    return 0
+    return ExitCode.OK
 
 
 def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note: str | None) -> int:
@@ -103,7 +106,7 @@ def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note:
     verb = "approved" if approved else "denied"
     click.echo(f"llm-do: {verb} approval {answered.id} of run {run_id} ({answered.tool} of worker '{answered.worker}'); "
                f"a process still waiting continues now, otherwise run `llm-do resume {run_id}`", err=True)
-    return 0
+    return ExitCode.OK
 
 
 @click.command(name="approve")

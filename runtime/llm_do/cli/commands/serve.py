@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import os
 import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .exec_command import DEFAULT_BUNDLE, bundle_path
-from .run_setup import EXIT_REFUSED, EXIT_USAGE, ExecError, prepare_run, run_failure, run_options
+from ..errors import CliError, ExitCode
+from ..options import Rule, RunOptions, checked, excludes, needs, run_options
+from ..params import BUNDLE, DEFAULT_BUNDLE
+from ..session import run_session
+
+if TYPE_CHECKING:
+    from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.mcp_server import BundleServer
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -32,7 +36,7 @@ def parse_address(text: str) -> tuple[str, int]:
     """`HOST:PORT` (`[::1]:8000` for IPv6) as a host and a port; a bad one is a usage error."""
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ExecError(f"--http {text}: expected HOST:PORT, such as 127.0.0.1:8000", EXIT_USAGE)
+        raise CliError(f"--http {text}: expected HOST:PORT, such as 127.0.0.1:8000", ExitCode.USAGE)
     return host.removeprefix("[").removesuffix("]"), int(port)
 
 
@@ -45,94 +49,79 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def chosen_workers(bundle: Any, workers: str | None, all_workers: bool) -> list[str]:
+def chosen_workers(bundle: LoadedBundle, workers: str | None, all_workers: bool) -> list[str]:
     """The workers served: the entry worker, those of `--workers a,b`, or all of them."""
     names = bundle.worker_names()
-    if workers is not None and all_workers:
-        raise ExecError("--workers and --all-workers contradict each other; give one", EXIT_USAGE)
     if all_workers:
         return sorted(names)
     if workers is None:
         if bundle.entry.get("worker") is None:
-            raise ExecError("the entry is a Python function, which is not served: name the workers to serve with "
-                            "--workers A,B or --all-workers", EXIT_USAGE)
+            raise CliError("the entry is a Python function, which is not served: name the workers to serve with "
+                           "--workers A,B or --all-workers", ExitCode.USAGE)
         return [bundle.entry["worker"]]
     chosen = [w.strip() for w in workers.split(",") if w.strip()]
     if not chosen:
-        raise ExecError("--workers: name at least one worker", EXIT_USAGE)
+        raise CliError("--workers: name at least one worker", ExitCode.USAGE)
     for name in chosen:
         if name not in names:
             import difflib
 
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (it has {', '.join(sorted(names))})"
-            raise ExecError(f"--workers: the bundle has no worker '{name}'{hint}", EXIT_USAGE)
+            raise CliError(f"--workers: the bundle has no worker '{name}'{hint}", ExitCode.USAGE)
     return list(dict.fromkeys(chosen))
 
 
+SERVE_RULES = (
+    needs("allow_remote", "http", "--allow-remote goes with --http", one_line=True),
+    Rule(lambda p: p["http"] is None and p["events_to"] == "-",
+         "--events -: on stdio, stdout carries the MCP protocol; write events to a file", one_line=True),
+    Rule(lambda p: p["approvals_via_client"] and (p["approve_all"] or p["reject_all"]),
+         "--approvals-via-client asks the client; --approve-all and --reject-all answer for it", one_line=True),
+    excludes("workers", "all_workers", "--workers and --all-workers contradict each other; give one", one_line=True),
+)
+
+
 @click.command()
-@click.argument("bundle", required=False, type=click.Path(path_type=Path))
+@click.argument("bundle", default=DEFAULT_BUNDLE, type=BUNDLE)
 @click.option("--http", "http", metavar="HOST:PORT", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--allow-remote", is_flag=True, help="With --http: allow an address other than loopback (no authentication).")
 @click.option("--workers", metavar="A,B", help="Serve these workers (default: the entry worker).")
 @click.option("--all-workers", is_flag=True, help="Serve every worker of the bundle.")
 @click.option("--approvals-via-client", is_flag=True,
               help="Ask the MCP client (elicitation) about calls that need approval.")
+@checked(*SERVE_RULES)
 @run_options
-def serve(bundle: Path | None, http: str | None, allow_remote: bool, workers: str | None, all_workers: bool,
-          approvals_via_client: bool, **options: Any) -> int:
+def serve(bundle: LoadedBundle, http: str | None, allow_remote: bool, workers: str | None, all_workers: bool,
+          approvals_via_client: bool, opts: RunOptions) -> int:
     """Serve BUNDLE's workers (default ./bundle.lock) as the tools of an MCP server.
 
     Each tool is named after its worker and takes its input schema; each call is its own run.
     Calls that need approval are denied unless --approve-all, or --approvals-via-client for a
     client that supports elicitation. Exit codes: 0 stopped, 1 failed, 2 usage, 3 refused.
     """
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
-
     address = parse_address(http) if http is not None else None
     if address is not None and not is_loopback(address[0]) and not allow_remote:
-        raise ExecError(f"--http {http}: {address[0]} is not a loopback address, and the server has no authentication; "
-                        "pass --allow-remote to serve it anyway", EXIT_USAGE)
-    if address is None and allow_remote:
-        raise ExecError("--allow-remote goes with --http", EXIT_USAGE)
-    if address is None and options["events_to"] == "-":
-        raise ExecError("--events -: on stdio, stdout carries the MCP protocol; write events to a file", EXIT_USAGE)
-    if approvals_via_client and (options["approve_all"] or options["reject_all"]):
-        raise ExecError("--approvals-via-client asks the client; --approve-all and --reject-all answer for it", EXIT_USAGE)
-    path = bundle_path(bundle if bundle is not None else Path(DEFAULT_BUNDLE))
-    try:
-        loaded = load_bundle(path)
-    except BundleRefused as exc:
-        raise ExecError(str(exc), EXIT_REFUSED) from None
-    names = chosen_workers(loaded, workers, all_workers)
+        raise CliError(f"--http {http}: {address[0]} is not a loopback address, and the server has no authentication; "
+                       "pass --allow-remote to serve it anyway", ExitCode.USAGE)
+    names = chosen_workers(bundle, workers, all_workers)
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise ExecError("llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'", 1) from None
-    setup = prepare_run(loaded, interactive=False, **options)
-    from llm_do.runtime.stale_sources import stale_check
+        raise CliError("llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'", ExitCode.FAILED) from None
+    # the stale note is said once, at the start: the server runs the lock as built
+    with run_session(bundle, opts, interactive=False, stale="start", children="always") as session:
+        from llm_do.runtime.mcp_server import BundleServer
 
-    if note := stale_check(loaded)():  # said once, at the start: the server runs the lock as built
-        click.echo(f"llm-do: {note}", err=True)
-    from llm_do.runtime.child_processes import children, kill_new_descendants
-    from llm_do.runtime.mcp_server import BundleServer
-
-    served = BundleServer(loaded, setup.config, names, "client" if approvals_via_client else "nobody")
-    before = children(os.getpid())
-    try:
-        asyncio.run(_until_stopped(served, address, allow_remote))
-    except OSError as exc:
-        raise ExecError(f"--http {http}: cannot listen there ({exc.strerror or exc})", 1) from None
-    except Exception as exc:
-        raise run_failure(exc, options["verbose"]) from None
-    finally:
-        kill_new_descendants(before)
-        setup.close()
-    setup.check_script_used()
-    return 0
+        served = BundleServer(bundle, session.config, names, "client" if approvals_via_client else "nobody")
+        try:
+            asyncio.run(_until_stopped(served, address, allow_remote))
+        except OSError as exc:
+            raise CliError(f"--http {http}: cannot listen there ({exc.strerror or exc})", ExitCode.FAILED) from None
+    return ExitCode.OK
 
 
-async def _until_stopped(served: Any, address: tuple[str, int] | None, allow_remote: bool) -> None:
+async def _until_stopped(served: BundleServer, address: tuple[str, int] | None, allow_remote: bool) -> None:
     """Serve until the transport ends or a signal stops the server; SIGTERM is a normal end,
     Ctrl-C an interrupt (exit 130). Either way `serve` cleans up after."""
     if address is None:
@@ -141,7 +130,7 @@ async def _until_stopped(served: Any, address: tuple[str, int] | None, allow_rem
         await _http(served, *address, allow_remote)
 
 
-async def _stdio(served: Any) -> None:
+async def _stdio(served: BundleServer) -> None:
     from mcp.server.stdio import stdio_server
 
     task = asyncio.current_task()
@@ -167,7 +156,7 @@ async def _stdio(served: Any) -> None:
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _http(served: Any, host: str, port: int, allow_remote: bool) -> None:
+async def _http(served: BundleServer, host: str, port: int, allow_remote: bool) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..migrate import cyclic_workers, plan_migration
-from ..stages.emit import write_atomic
-from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
+from llm_do.compiler.migrate import cyclic_workers, plan_migration
+from llm_do.compiler.stages.emit import write_atomic
+
+from ..errors import ExitCode, usage_problem
+from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
@@ -28,11 +30,11 @@ def migrate(project: Path, dry_run: bool) -> int:
         plan = plan_migration(loaded.root, manifest.text if manifest and not loaded.implicit else None, agent_files,
                               cyclic_workers(before.resolved), names)
     except (OSError, ValueError) as exc:
-        raise EnvironmentProblem(f"cannot migrate: {exc}") from None
+        raise usage_problem(f"cannot migrate: {exc}") from None
     if not agent_files and (manifest is None or json.loads(plan.writes.get(loaded.manifest_file, "null") or "null")
                             == json.loads(manifest.text)):
         click.echo("nothing to migrate: no .agent files and no .agent-era keys", err=True)
-        return 0
+        return ExitCode.OK
     for rel in sorted(plan.writes):
         click.echo(f"{'would write' if dry_run else 'write'} {rel}", err=True)
     for rel in plan.deletes:
@@ -40,7 +42,7 @@ def migrate(project: Path, dry_run: bool) -> int:
     for note in plan.notes:
         click.echo(f"note: {note}", err=True)
     if dry_run:
-        return 0
+        return ExitCode.OK
     try:
         for rel, text in plan.writes.items():
             write_atomic(loaded.root / rel, text.encode())
@@ -48,8 +50,8 @@ def migrate(project: Path, dry_run: bool) -> int:
             if rel not in plan.writes:
                 (loaded.root / rel).unlink()
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot write: {exc.strerror}") from None
+        raise usage_problem(f"cannot write: {exc.strerror}") from None
     after = compile_or_exit(project, emit_bundle=False)
     print_diagnostics([as_report(project.as_posix(), after)])
     click.echo("migrated; check the result with `llm-do build`" if after.ok else "migrated, with errors left to fix", err=True)
-    return 0 if after.ok else 1
+    return ExitCode.OK if after.ok else 1

@@ -1,0 +1,48 @@
+"""What the compiler's commands share: compiling with a bad path as a usage error, diagnostics on
+the stderr console."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import usage_problem
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from llm_do.compiler.pipeline import CompileResult
+    from llm_do.compiler.render import ProjectDiagnostics
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool = True,
+                    lock_dir: Path | None = None) -> CompileResult:
+    """Compile, turning a path that names no project into a usage error (exit 2)."""
+    from llm_do.compiler.pipeline import compile_project
+    from llm_do.compiler.stages.load import ProjectNotFound
+
+    try:
+        return compile_project(path, import_python=import_python, emit_bundle=emit_bundle, lock_dir=lock_dir)
+    except ProjectNotFound as exc:
+        raise usage_problem(str(exc)) from None
+    except OSError as exc:
+        raise usage_problem(f"{exc.filename or path}: {exc.strerror}") from None
+
+
+def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
+    from llm_do.compiler.render import ProjectDiagnostics
+
+    return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
+
+
+def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
+    if any(r.diagnostics for r in reports):
+        from llm_do.compiler.render.text_format import print_text  # rich: only when there is something to print
+
+        print_text(reports, stderr_console(), show_summary=summary)

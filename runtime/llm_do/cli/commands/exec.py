@@ -1,0 +1,81 @@
+"""`llm-do exec [BUNDLE] [PROMPT] ...`: run a bundle. Imports nothing of the compiler, no rich,
+no YAML (unless the script is YAML): start-up stays close to pydantic-ai's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import CliError, ExitCode
+from ..inputs import InputOptions, run_input
+from ..options import (
+    DurableAwareCommand,
+    RunOptions,
+    checked,
+    detach_option,
+    durable_option,
+    input_options,
+    needs,
+    run_options,
+)
+from ..params import DEFAULT_BUNDLE, bundle_path, verified
+from ..session import run_session, terminal_progress
+
+if TYPE_CHECKING:
+    from llm_do.runtime.bundle import LoadedBundle
+
+
+def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
+    """A lone positional naming an existing file or directory is the bundle; otherwise it is the
+    prompt. A directory stands for its bundle.lock."""
+    if len(args) > 2:
+        raise click.UsageError("expected at most BUNDLE and PROMPT")
+    if len(args) == 2:
+        return bundle_path(Path(args[0])), args[1]
+    if len(args) == 1 and (Path(args[0]).is_file() or Path(args[0]).is_dir()):
+        return bundle_path(Path(args[0])), None
+    return bundle_path(Path(DEFAULT_BUNDLE)), args[0] if args else None
+
+
+@click.command(name="exec", cls=DurableAwareCommand)
+@click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
+@click.option("--worker", "worker", metavar="NAME", help="Run this worker of the bundle instead of the entry, with its own input schema.")
+@input_options
+@checked(needs("detach_approvals", "durable", "--detach-approvals needs --durable"))
+@run_options
+@durable_option
+@detach_option
+def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None, detach_approvals: bool,
+          inputs: InputOptions, opts: RunOptions) -> int:
+    """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function),
+    or from --worker NAME.
+
+    Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
+    3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
+    """
+    path, prompt = split_positionals(positionals)
+    bundle = verified(path)
+    if durable is not None:
+        from ..durable_run import exec_durable
+
+        return exec_durable(bundle, prompt, inputs, opts, durable=durable, detach_approvals=detach_approvals,
+                            worker=worker)
+    return run_once(bundle, prompt, inputs, opts, worker=worker, stale=True)
+
+
+def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *,
+             worker: str | None = None, stale: bool = False) -> int:
+    """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out (`exec`, `run`);
+    `stale`: say at the end when worker files changed since the build."""
+    with run_session(bundle, opts, progress=terminal_progress(opts), stale="end" if stale else None) as session:
+        if worker is not None and bundle.worker(worker) is None:
+            names = ", ".join(sorted(bundle.worker_names()))
+            raise CliError(f"--worker {worker}: the bundle has no such worker (it has: {names})", ExitCode.USAGE)
+        runtime = session.runtime()
+        if session.progress is not None:
+            session.progress.start()
+        data = run_input(runtime, prompt, inputs, worker)
+        session.output = runtime.run(data, worker=worker).output
+    return ExitCode.OK

@@ -1,0 +1,1 @@
+"""How the CLI shows a run as it goes: the `-v` trace, the live progress display, the batch bar."""

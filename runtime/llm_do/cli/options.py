@@ -1,0 +1,214 @@
+"""The options commands share, declared once: the run options (one frozen `RunOptions`), a run's
+input, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
+together (`--model` or `--script`, `--strict-script` needs `--script`, ...).
+
+Click only: `exec` offers all of this without loading anything of the runs it configures."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import click
+
+from .errors import CliError, ExitCode
+from .inputs import InputOptions
+
+R = TypeVar("R")
+Approvals = Literal["approve_all", "reject_all"]
+Command = Callable[..., R]
+Params = Mapping[str, object]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """What every kind of run takes from the command line (`exec`, `run`, `chat`, `batch`, `serve`,
+    `resume`): models, scripts, approvals, events, time, verbosity, telemetry."""
+
+    model: str | None = None
+    """`--model`: every worker on this model (`test` is pydantic-ai's TestModel)."""
+    script: Path | None = None
+    """`--script`: scripted model turns for an offline run."""
+    strict_script: bool = False
+    """`--strict-script`: turns the run leaves unused fail it."""
+    approvals: Approvals | None = None
+    """`--approve-all` / `--reject-all`; None: the bundle's approval mode."""
+    events: str | None = None
+    """`--events PATH`: the event stream as JSON lines (`-`: stdout)."""
+    timeout: float | None = None
+    verbose: int = 0
+    """`-v`: a trace on stderr; `-vv`: and the model messages."""
+    otel: bool = False
+
+    @property
+    def events_to_stdout(self) -> bool:
+        """stdout carries the event stream, so the output is not printed there."""
+        return self.events == "-"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Options that do not go together: when `broken(params)`, the command ends with `message` as
+    a usage error, click's (with the usage line) or one line (`one_line`); both exit 2."""
+
+    broken: Callable[[Params], object]
+    message: str
+    one_line: bool = False
+
+    def check(self, params: Params) -> None:
+        if self.broken(params):
+            if self.one_line:
+                raise CliError(self.message, ExitCode.USAGE)
+            raise click.UsageError(self.message)
+
+
+def given(value: object) -> bool:
+    """An option is given when its value is neither None (an option with a value) nor False (a flag)."""
+    return value is not None and value is not False
+
+
+def excludes(a: str, b: str, message: str, *, one_line: bool = False) -> Rule:
+    """Option `a` and option `b` are not given together."""
+    return Rule(lambda p: given(p[a]) and given(p[b]), message, one_line)
+
+
+def needs(a: str, b: str, message: str, *, one_line: bool = False) -> Rule:
+    """Option `a` is given only with option `b`."""
+    return Rule(lambda p: given(p[a]) and not given(p[b]), message, one_line)
+
+
+RUN_RULES = (
+    excludes("model", "script", "--model and --script both replace the models; give one"),
+    excludes("approve_all", "reject_all", "--approve-all and --reject-all contradict each other; give one"),
+    needs("strict_script", "script", "--strict-script needs --script"),
+)
+"""The run options' own rules, checked after the command's (`checked`)."""
+
+
+def checked(*rules: Rule) -> Callable[[Command[R]], Command[R]]:
+    """Check `rules`, in order, against the command's parameters before the command runs."""
+
+    def decorate(command: Command[R]) -> Command[R]:
+        @functools.wraps(command)
+        def checking(*args: object, **params: object) -> R:
+            for rule in rules:
+                rule.check(params)
+            return command(*args, **params)
+
+        return checking
+
+    return decorate
+
+
+def _add(command: Command[R], options: list[Callable[[Command[R]], Command[R]]]) -> Command[R]:
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+RUN_PARAMS = ("model", "script", "strict_script", "approve_all", "reject_all", "events_to", "timeout", "verbose", "otel")
+
+
+def run_options(command: Command[R]) -> Command[R]:
+    """The run options, handed to the command as one `opts: RunOptions`, their rules checked."""
+
+    @functools.wraps(command)
+    def with_options(*args: object, **params: object) -> R:
+        for rule in RUN_RULES:
+            rule.check(params)
+        raw = {name: params.pop(name) for name in RUN_PARAMS}
+        return command(*args, opts=_run_options(raw), **params)
+
+    return _add(with_options, [
+        click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel)."),
+        click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run."),
+        click.option("--strict-script", is_flag=True, help="With --script: turns the run leaves unused fail it."),
+        click.option("--approve-all", is_flag=True, help="Approve every call that needs approval."),
+        click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
+        click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
+        click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
+        click.option("--otel", is_flag=True, help="Send OpenTelemetry spans over OTLP (also LLM_DO_OTEL=1; needs llm-do[otel])."),
+    ])
+
+
+def _run_options(raw: dict[str, object]) -> RunOptions:
+    model = raw["model"]
+    assert model is None or isinstance(model, str)
+    if model:
+        from llm_do.bundle.names import model_problem
+
+        if problem := model_problem(model):
+            raise CliError(f"--model: {problem[0]}" + (f"; {problem[1]}" if problem[1] else ""), ExitCode.USAGE)
+    approvals: Approvals | None = "approve_all" if raw["approve_all"] else "reject_all" if raw["reject_all"] else None
+    script, events, timeout, verbose = raw["script"], raw["events_to"], raw["timeout"], raw["verbose"]
+    assert (script is None or isinstance(script, Path)) and (events is None or isinstance(events, str))
+    assert (timeout is None or isinstance(timeout, float)) and isinstance(verbose, int)
+    return RunOptions(model=model, script=script, strict_script=bool(raw["strict_script"]), approvals=approvals,
+                      events=events, timeout=timeout, verbose=verbose, otel=bool(raw["otel"]))
+
+
+def input_options(command: Command[R]) -> Command[R]:
+    """The options that give one run its input (`exec`, `run`), handed over as `inputs: InputOptions`."""
+
+    @functools.wraps(command)
+    def with_input(*args: object, input_json: str | None, attach: tuple[str, ...], **params: object) -> R:
+        return command(*args, inputs=InputOptions(input_json=input_json, attach=attach), **params)
+
+    return _add(with_input, [
+        click.option("--input-json", help="The entry worker's input as a JSON object (replaces entry.args)."),
+        click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable)."),
+    ])
+
+
+def no_import_option(command: Command[R]) -> Command[R]:
+    """`--no-import` (`lint`, `capabilities`, `diff`): the project's Python is read, never run."""
+    return click.option("--no-import", is_flag=True,
+                        help="Read Python with ast instead of importing it, so none of it runs (for untrusted code); "
+                             "schemas are not checked.")(command)
+
+
+def durable_option(command: Command[R]) -> Command[R]:
+    """`--durable [DB_URL]`: a value only when it has a scheme (see `DurableAwareCommand`)."""
+    return click.option("--durable", "durable", is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
+                        help="Run durably, recorded in DB_URL (sqlite:///PATH, postgresql://...; default "
+                             "sqlite:///.llm-do/runs.sqlite beside the bundle).")(command)
+
+
+def detach_option(command: Command[R]) -> Command[R]:
+    return click.option("--detach-approvals", is_flag=True,
+                        help="Durable runs: record an approval request and stop (exit 4) instead of waiting.")(command)
+
+
+def db_option(command: Command[R]) -> Command[R]:
+    return click.option("--db", "db", metavar="DB_URL",
+                        help="The run database (default sqlite:///.llm-do/runs.sqlite in the current directory).")(command)
+
+
+class DurableAwareCommand(click.Command):
+    """`--durable` takes the next word only when it is a DB URL: `exec --durable "a prompt"` and
+    `exec --durable BUNDLE` stay durable runs of that prompt or bundle."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--durable" not in args:
+            return super().parse_args(ctx, args)
+        from llm_do.runtime.durable.db_url import has_scheme
+
+        fixed: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                fixed.extend(args[i:])
+                break
+            if arg == "--durable" and i + 1 < len(args) and has_scheme(args[i + 1]):
+                fixed.append(f"--durable={args[i + 1]}")
+                i += 2
+                continue
+            fixed.append("--durable=" if arg == "--durable" else arg)
+            i += 1
+        return super().parse_args(ctx, fixed)
+

@@ -1,0 +1,46 @@
+"""The CLI's shared pieces: exit codes, the frozen run options, option rules checked before a
+command does anything."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from llm_do.cli.errors import CliError, ExitCode
+from llm_do.cli.main import cli
+from llm_do.cli.options import RunOptions
+
+
+def test_exit_codes_are_the_documented_ones() -> None:
+    assert {c.name: int(c) for c in ExitCode} == {"OK": 0, "FAILED": 1, "USAGE": 2, "REFUSED": 3, "SUSPENDED": 4,
+                                                  "INTERNAL": 70, "INTERRUPTED": 130}
+    assert CliError("x", ExitCode.REFUSED).exit_code == 3
+
+
+def test_run_options_are_frozen() -> None:
+    opts = RunOptions(model="test")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.model = "other"  # type: ignore[misc]
+    assert RunOptions(events="-").events_to_stdout and not opts.events_to_stdout
+
+
+@pytest.mark.parametrize("command", ["exec", "run"])
+def test_option_rules_are_checked_before_the_command_reads_anything(command: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` does not compile, `exec` does not look for its bundle: the broken rule is what is said."""
+    monkeypatch.chdir(tmp_path)  # no project, no bundle here
+    result = CliRunner().invoke(cli, [command, "--model", "test", "--script", "s.json"])
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert "--model and --script both replace the models; give one" in result.output
+
+
+@pytest.mark.parametrize("command", ["chat", "serve"])
+def test_a_bundle_argument_is_verified_as_it_is_parsed(command: str, tmp_path: Path) -> None:
+    """BUNDLE is a parameter type: a refused bundle ends the command (exit 3) before its options are read."""
+    bundle = tmp_path / "bundle.lock"
+    bundle.write_text("not a bundle")
+    result = CliRunner().invoke(cli, [command, str(bundle), "--model", "test", "--script", "s.json"])
+    assert result.exit_code == ExitCode.REFUSED, result.output
