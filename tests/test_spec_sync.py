@@ -26,9 +26,9 @@ from pydantic import BaseModel
 
 from llm_do.compiler import legacy
 from llm_do.compiler.codes import RULES
-from llm_do.compiler.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
-from llm_do.compiler.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 from llm_do.compiler.stages.parse import split_front_matter
+from llm_do.compiler.syntax.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
+from llm_do.compiler.syntax.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 from llm_do.runtime import bundle_ir
 from llm_do.runtime.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
 

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, diagnostic
-from .positions import LazyPositions, Path, Positions, PositionTable
+from .syntax.positions import LazyPositions, Path, Positions, PositionTable
 
 LEGACY_WORKER_SUFFIX = ".agent"
 

@@ -11,8 +11,6 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
-from .position_bounds import within_files
-from .sources import normalized
 from .stages.check import check
 from .stages.emit import emit
 from .stages.introspect import collect_refs, entry_function_ref, introspect
@@ -21,6 +19,8 @@ from .stages.lower import lower, render_instructions
 from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
 from .stages.resolve import ResolvedProject, Unknowns, resolve
+from .syntax.position_bounds import within_files
+from .syntax.sources import normalized
 
 
 @dataclass

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from ..codes import RULES, cause_rank
 from ..diagnostics import Diagnostic
-from ..sources import decode_lines, read_regular_file
+from ..syntax.sources import decode_lines, read_regular_file
 from . import ProjectDiagnostics, counts, cwd_relative
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from llm_do.runtime.model_names import matches_any, model_problem
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..limits import MAX_PATTERN_CHARS
 from ..stages.resolve import ResolvedProject
+from ..syntax.limits import MAX_PATTERN_CHARS
 
 
 def check_models(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:

@@ -7,16 +7,17 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..json_positions import json_positions
-from ..json_reading import JsonProblem, read_json
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
-from ..limits import MAX_PATTERN_CHARS
-from ..manifest import Entry, ProjectManifest
-from ..positions import LazyPositions, Pos, Positions, PositionTable
-from ..project_glob import glob_project, has_magic
-from ..sources import (
+from ..suggest import did_you_mean_file
+from ..syntax.cascade import dropped_keys
+from ..syntax.json_positions import json_positions
+from ..syntax.json_reading import JsonProblem, read_json
+from ..syntax.limits import MAX_PATTERN_CHARS
+from ..syntax.manifest import Entry, ProjectManifest
+from ..syntax.positions import LazyPositions, Pos, Positions, PositionTable
+from ..syntax.project_glob import glob_project, has_magic
+from ..syntax.sources import (
     NotRegularFile,
     NotText,
     OutsideRoot,
@@ -28,9 +29,8 @@ from ..sources import (
     normalized,
     what_instead,
 )
-from ..suggest import did_you_mean_file
-from ..validation import validate
-from ..value_checks import first_unfit
+from ..syntax.validation import validate
+from ..syntax.value_checks import first_unfit
 
 MANIFEST_NAME = "project.json"
 IMPLICIT_ENTRY = "main.worker"

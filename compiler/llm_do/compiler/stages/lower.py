@@ -24,7 +24,7 @@ from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
 from ..introspect.facts import ClassFact
-from ..sources import NotText, OutsideRoot, Unreadable
+from ..syntax.sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
 from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker

@@ -16,8 +16,8 @@ from llm_do.runtime.mcp_config import connection
 from ..diagnostics import Diagnostic, diagnostic
 from ..introspect.facts import McpFacts, McpRequest, McpToolFact
 from ..introspect.subprocess_runner import list_mcp_servers
-from ..manifest import McpServer
 from ..suggest import did_you_mean
+from ..syntax.manifest import McpServer
 from .load import LoadedProject
 
 CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)

@@ -6,16 +6,16 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..front_matter import NAME_PATTERN, WorkerFrontMatter
-from ..hints import front_matter_value_hints, yaml_hint
 from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
-from ..positions import PositionTable
-from ..sources import SourceFile
-from ..validation import validate
-from ..value_checks import first_unfit
-from ..yaml_positions import YamlProblem, load_yaml
+from ..syntax.cascade import dropped_keys
+from ..syntax.front_matter import NAME_PATTERN, WorkerFrontMatter
+from ..syntax.hints import front_matter_value_hints, yaml_hint
+from ..syntax.positions import PositionTable
+from ..syntax.sources import SourceFile
+from ..syntax.validation import validate
+from ..syntax.value_checks import first_unfit
+from ..syntax.yaml_positions import YamlProblem, load_yaml
 
 _FENCE = re.compile(r"^---[ \t]*$", re.M)
 _NAME = re.compile(NAME_PATTERN)

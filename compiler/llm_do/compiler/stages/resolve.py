@@ -17,12 +17,12 @@ from ..approvals.nodes import ApprovalRule
 from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..introspect.facts import ClassFact, Facts, McpFacts, ModuleFact, ToolFact, ToolsetFact
-from ..manifest import ProjectManifest
-from ..positions import PositionTable
-from ..schema_refs import SchemaRef
-from ..sources import OutsideRoot, lexically_confined
 from ..suggest import closest_name, did_you_mean
-from ..validation import validate
+from ..syntax.manifest import ProjectManifest
+from ..syntax.positions import PositionTable
+from ..syntax.schema_refs import SchemaRef
+from ..syntax.sources import OutsideRoot, lexically_confined
+from ..syntax.validation import validate
 from .introspect import SchemaRefs
 from .load import LoadedProject
 from .mcp_servers import McpServerInfo, check_servers

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..introspect.facts import FunctionFact
-from ..schema_refs import SchemaRef
 from ..suggest import did_you_mean
+from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from .diagnostics import Diagnostic, Related
+from ..diagnostics import Diagnostic, Related
 from .sources import SourceFile, decode_lines, lexically_confined, read_regular_file
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -57,7 +57,7 @@ def front_matter_value_hints(data: dict[str, Any]) -> dict[Path, str]:
 def undefined_variable_hint(name: str, variables: dict[str, Any]) -> str:
     """For a template variable that is not defined: the closest var, or why the run's input is
     not one, or how to define it."""
-    from .suggest import closest
+    from ..suggest import closest
 
     match = closest(name, variables)
     if match:

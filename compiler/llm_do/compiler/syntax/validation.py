@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .diagnostics import Diagnostic, Location, diagnostic
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..suggest import did_you_mean
 from .positions import Path, Positions
-from .suggest import did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .suggest import closest
+from ..suggest import closest
 
 
 def dropped_keys(data: dict[str, Any], model: BaseModel) -> frozenset[str]:
