@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..migrate import cyclic_workers, plan_migration
+from ..legacy.migrate import cyclic_workers, plan_migration
 from ..stages.emit import write_atomic
 from ._common import EnvironmentProblem, as_report, compile_or_exit, print_diagnostics
 

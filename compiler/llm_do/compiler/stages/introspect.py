@@ -13,7 +13,7 @@ from ..diagnostics import Diagnostic, diagnostic
 from ..introspect.facts import ClassRequest, Facts, FunctionRequest, Request
 from ..introspect.static_reader import read_statically
 from ..introspect.subprocess_runner import introspect as run_child
-from ..legacy import LEGACY_WORKER_SUFFIX
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
 from ..syntax.schema_refs import RefError, SchemaRef, parse_ref
 from ..syntax.sources import OutsideRoot
 from .load import LoadedProject

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..suggest import did_you_mean_file
 from ..syntax.cascade import dropped_keys
 from ..syntax.json_positions import json_positions

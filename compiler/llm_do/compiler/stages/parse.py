@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..syntax.cascade import dropped_keys
 from ..syntax.front_matter import NAME_PATTERN, WorkerFrontMatter
 from ..syntax.hints import front_matter_value_hints, yaml_hint

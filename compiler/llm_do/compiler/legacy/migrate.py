@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .legacy import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
-from .stages.parse import split_front_matter
+from ..stages.parse import split_front_matter
+from .upgrade import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 
 if TYPE_CHECKING:
-    from .stages.resolve import ResolvedProject
+    from ..stages.resolve import ResolvedProject
 
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*:(?P<rest>.*)$")
 
@@ -123,6 +123,6 @@ def cyclic_workers(project: ResolvedProject | None) -> set[str]:
     """Names of the workers on a call cycle (self-calls included): they need `recursive: true`."""
     if project is None:
         return set()
-    from .call_graph import call_graph
+    from ..call_graph import call_graph
 
     return set().union(*call_graph(project).cycles())

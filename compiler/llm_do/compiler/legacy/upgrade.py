@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .diagnostics import Diagnostic, Location, diagnostic
-from .syntax.positions import LazyPositions, Path, Positions, PositionTable
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..syntax.positions import LazyPositions, Path, Positions, PositionTable
 
 LEGACY_WORKER_SUFFIX = ".agent"
 
