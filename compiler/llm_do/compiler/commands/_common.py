@@ -10,7 +10,7 @@ import click
 
 if TYPE_CHECKING:
     from ..pipeline import CompileResult
-    from ..render import ProjectDiagnostics
+    from ..report.diagnostics import ProjectDiagnostics
 
 
 def stderr_console():
@@ -42,14 +42,14 @@ def compile_or_exit(path: Path, **kwargs) -> CompileResult:
 
 
 def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
-    from ..render import ProjectDiagnostics
+    from ..report.diagnostics import ProjectDiagnostics
 
     return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
 
 
 def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
     if any(r.diagnostics for r in reports):
-        from ..render.text_format import print_text  # rich: only when there is something to print
+        from ..report.diagnostics.text import print_text  # rich: only when there is something to print
 
         print_text(reports, stderr_console(), show_summary=summary)
 

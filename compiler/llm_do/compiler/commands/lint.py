@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..render import ProjectDiagnostics, counts
+from ..report.diagnostics import ProjectDiagnostics, counts
 from ._common import as_report, compile_or_exit, print_diagnostics
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -33,9 +33,9 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) ->
         if not any(r.diagnostics for r in reports):
             click.echo("no problems found", err=True)
     else:
-        from ..render.github_format import render_github
-        from ..render.json_format import render_json
-        from ..render.sarif_format import render_sarif
+        from ..report.diagnostics.github import render_github
+        from ..report.diagnostics.json import render_json
+        from ..report.diagnostics.sarif import render_sarif
 
         rendered = {"json": render_json, "sarif": render_sarif, "github": render_github}[fmt](reports)
         if rendered:

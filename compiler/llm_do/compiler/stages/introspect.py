@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..introspect.facts import ClassRequest, Facts, FunctionRequest, Request
-from ..introspect.static_reader import read_statically
-from ..introspect.subprocess_runner import introspect as run_child
+from ..facts.records import ClassRequest, Facts, FunctionRequest, Request
+from ..facts.static_reader import read_statically
+from ..facts.subprocess_runner import introspect as run_child
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
 from ..syntax.schema_refs import RefError, SchemaRef, parse_ref
 from ..syntax.sources import OutsideRoot

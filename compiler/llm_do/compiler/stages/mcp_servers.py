@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from llm_do.runtime.mcp_config import connection
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..introspect.facts import McpFacts, McpRequest, McpToolFact
-from ..introspect.subprocess_runner import list_mcp_servers
+from ..facts.records import McpFacts, McpRequest, McpToolFact
+from ..facts.subprocess_runner import list_mcp_servers
 from ..suggest import did_you_mean
 from ..syntax.manifest import McpServer
 from .load import LoadedProject

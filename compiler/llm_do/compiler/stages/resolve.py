@@ -16,7 +16,7 @@ from ..approvals.apply import apply_rules
 from ..approvals.nodes import ApprovalRule
 from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
-from ..introspect.facts import ClassFact, Facts, McpFacts, ModuleFact, ToolFact, ToolsetFact
+from ..facts.records import ClassFact, Facts, McpFacts, ModuleFact, ToolFact, ToolsetFact
 from ..suggest import closest_name, did_you_mean
 from ..syntax.manifest import ProjectManifest
 from ..syntax.positions import PositionTable

@@ -6,7 +6,7 @@ import json
 
 from llm_do.runtime.version import VERSION
 
-from ..codes import RULES
+from ...codes import RULES
 from . import ProjectDiagnostics, cwd_relative
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .facts import Facts, McpFacts, McpRequest, PyError, Request
+from .records import Facts, McpFacts, McpRequest, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -26,7 +26,7 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     timeout = import_timeout() if timeout is None else timeout
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "llm_do.compiler.introspect.child"],
+            [sys.executable, "-m", "llm_do.compiler.facts.child"],
             input=request.model_dump_json(),
             capture_output=True,
             text=True,
@@ -54,7 +54,7 @@ def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = No
     timeout = import_timeout() if timeout is None else timeout
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "llm_do.compiler.introspect.mcp_child"],
+            [sys.executable, "-m", "llm_do.compiler.facts.mcp_child"],
             input=request.model_dump_json(), capture_output=True, text=True, encoding="utf-8", errors="replace",
             cwd=root, timeout=timeout, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )

@@ -13,7 +13,7 @@ from llm_do.runtime import user_code
 from llm_do.runtime.service_names import SERVICE_KIND, service_name_problem
 
 from ..syntax.sources import SourceMap
-from .facts import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
+from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
 

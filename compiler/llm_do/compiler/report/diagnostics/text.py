@@ -14,9 +14,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ..codes import RULES, cause_rank
-from ..diagnostics import Diagnostic
-from ..syntax.sources import decode_lines, read_regular_file
+from ...codes import RULES, cause_rank
+from ...diagnostics import Diagnostic
+from ...syntax.sources import decode_lines, read_regular_file
 from . import ProjectDiagnostics, counts, cwd_relative
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -58,6 +58,15 @@ def window(source: str, column: int | None, width: int = WINDOW) -> tuple[str, i
     end = start + width
     shown = ("..." if start else "") + source[start:end] + ("..." if end < len(source) else "")
     return shown, (at - start + 1 + (3 if start else 0)) if column else None
+
+
+def render_text(results: list[ProjectDiagnostics], *, color: bool = False) -> str:
+    """What `print_text` prints, as text (with ANSI styles when `color`)."""
+    import io
+
+    out = io.StringIO()
+    print_text(results, Console(file=out, force_terminal=color, no_color=not color, highlight=False))
+    return out.getvalue().removesuffix("\n")
 
 
 def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summary: bool = True) -> None:

@@ -1,11 +1,24 @@
-"""Output formats for diagnostics: renderers over one list, nothing more."""
+"""Output formats for diagnostics: renderers over one list, nothing more.
+
+`FORMATS` names them; `renderer(fmt)` imports the one asked for (text needs rich, the others do
+not), and each is a `report.Renderer` over `list[ProjectDiagnostics]`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic
+from ...diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from .. import Renderer
+
+FORMATS = {"text": "text:render_text", "json": "json:render_json", "sarif": "sarif:render_sarif",
+           "github": "github:render_github"}
+"""Each format's renderer, as `module:function` in this package."""
 
 
 @dataclass(frozen=True)
@@ -32,3 +45,9 @@ def cwd_relative(root: Path, file: str) -> str:
     import os
 
     return Path(os.path.relpath(root / file)).as_posix()
+
+
+def renderer(fmt: str) -> Renderer[list[ProjectDiagnostics]]:
+    """The renderer of format `fmt` (a key of FORMATS)."""
+    module, _, name = FORMATS[fmt].partition(":")
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -1,6 +1,6 @@
 """The introspection subprocess: imports the project's Python and answers with JSON facts.
 
-Run as `python -m llm_do.compiler.introspect.child` with the request on stdin. It imports user
+Run as `python -m llm_do.compiler.facts.child` with the request on stdin. It imports user
 code, which runs it; that is why it is a separate, time-limited process whose only output is one
 JSON document on the real stdout (user prints go to stderr). It must import nothing heavy before
 user code asks for it: pydantic-ai is imported only to describe tools.
@@ -19,7 +19,7 @@ from typing import Any
 from llm_do.runtime import user_code
 from llm_do.runtime.args import WorkerArgs
 
-from .facts import (
+from .records import (
     ArgsCheck,
     ClassFact,
     ClassRequest,

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .facts import McpFacts, McpRequest, McpServerFact, McpToolFact
+from .records import McpFacts, McpRequest, McpServerFact, McpToolFact
 
 
 async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -> McpServerFact:
