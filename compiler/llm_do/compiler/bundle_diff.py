@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, entry_name, is_side_effect, kind_of
-from .capability_report import gate_text, via_text
+from .reach_text import gate_text, via_text
 from .schema_diff import field_changes
 
 Severity = Literal["high", "medium", "low"]

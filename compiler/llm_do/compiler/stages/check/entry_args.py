@@ -6,11 +6,12 @@ from pydantic import ValidationError
 
 from llm_do.runtime.args import PromptInput
 
-from ..diagnostics import Diagnostic, diagnostic
-from ..stages.resolve import ResolvedProject
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, diagnostic
+from ..resolve import ResolvedProject
 
 
-def check_entry_args(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+def check_entry_args(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     manifest = project.manifest
     if manifest.entry is None or manifest.entry.args is None:
         return []

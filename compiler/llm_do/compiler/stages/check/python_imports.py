@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic, Location, diagnostic
-from ..stages.resolve import ResolvedProject
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, Location, diagnostic
+from ..resolve import ResolvedProject
 
 
-def check_python_imports(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     facts = project.facts
     if facts.failure is not None:
         return [diagnostic(facts.failure_code or "Y005", facts.failure.message, project.loaded.at("python_files"))]

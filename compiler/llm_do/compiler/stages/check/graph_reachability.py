@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..call_graph import CallGraph
-from ..diagnostics import Diagnostic, diagnostic
-from ..stages.resolve import ResolvedProject
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, diagnostic
+from ..resolve import ResolvedProject
 
 
 def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:

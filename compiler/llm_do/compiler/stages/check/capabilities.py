@@ -1,6 +1,6 @@
 """R001 / R002: what the entry can do with nobody asked, and privilege gained through delegation.
 
-The rules run the same analysis as `llm-do capabilities` (`..capabilities`), over views built from
+The rules run the same analysis as `llm-do capabilities` (`compiler.capabilities`), over views built from
 the resolved project instead of a bundle, so lint and the bundle's readers never disagree.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from llm_do.runtime.approval_policy import PYTHON_TOOL_DEFAULT
 
-from ..call_graph import CallGraph
-from ..capabilities import (
+from ...call_graph import CallGraph
+from ...capabilities import (
     ALLOW,
     OPEN,
     Analysis,
@@ -22,10 +22,10 @@ from ..capabilities import (
     kind_of,
     plain_gate,
 )
-from ..capability_grants import worker_grants
-from ..capability_report import via_text
-from ..diagnostics import Diagnostic, Location, diagnostic
-from ..stages.resolve import ResolvedProject
+from ...capability_grants import worker_grants
+from ...diagnostics import Diagnostic, Location, diagnostic
+from ...reach_text import via_text
+from ..resolve import ResolvedProject
 
 WRITE = "fs.write"
 UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})

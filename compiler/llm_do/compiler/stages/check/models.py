@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from llm_do.runtime.model_names import matches_any, model_problem
 
-from ..diagnostics import Diagnostic, diagnostic
-from ..stages.resolve import ResolvedProject
-from ..syntax.limits import MAX_PATTERN_CHARS
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, diagnostic
+from ...syntax.limits import MAX_PATTERN_CHARS
+from ..resolve import ResolvedProject
 
 
-def check_models(project: ResolvedProject, graph: object = None) -> list[Diagnostic]:
+def check_models(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     default = project.manifest.defaults.model
     registered = set(project.facts.model_factories)
