@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..bundle_inputs import InputProblem, ProjectErrors, load_document
+from ..bundle_inputs import BundleInputProblem, ProjectErrors, load_document
 from ..capability_report import RENDERERS, report
 from ._common import EnvironmentProblem, as_report, print_diagnostics
 
@@ -24,7 +24,7 @@ def capabilities(target: str, fmt: str, no_import: bool) -> int:
     except ProjectErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
         return 1
-    except InputProblem as exc:
+    except BundleInputProblem as exc:
         raise EnvironmentProblem(str(exc)) from None
     click.echo(RENDERERS[fmt](report(doc)))
     return 0

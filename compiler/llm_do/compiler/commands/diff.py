@@ -11,7 +11,7 @@ import shlex
 import click
 
 from ..bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from ..bundle_inputs import InputProblem, ProjectErrors, load_document
+from ..bundle_inputs import BundleInputProblem, ProjectErrors, load_document
 from ..diff_report import RENDERERS, DiffInputs
 from ._common import EnvironmentProblem, as_report, print_diagnostics
 
@@ -33,7 +33,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool) -> 
         except ProjectErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
             raise EnvironmentProblem(str(exc)) from None
-        except InputProblem as exc:
+        except BundleInputProblem as exc:
             raise EnvironmentProblem(str(exc)) from None
     try:
         result = diff_bundles(docs[0], docs[1])

@@ -18,7 +18,7 @@ from ..syntax.manifest import Entry, ProjectManifest
 from ..syntax.positions import LazyPositions, Pos, Positions, PositionTable
 from ..syntax.project_glob import glob_project, has_magic
 from ..syntax.sources import (
-    NotRegularFile,
+    NotRegularSource,
     NotText,
     OutsideRoot,
     SourceFile,
@@ -299,7 +299,7 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
         except NotText as exc:
             diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
-        except NotRegularFile as exc:  # it changed since it was listed
+        except NotRegularSource as exc:  # it changed since it was listed
             diagnostics.append(diagnostic("F006", f"'{rel}' is {exc}", project.at()))
             continue
         except Unreadable as exc:

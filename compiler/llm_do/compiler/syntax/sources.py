@@ -42,7 +42,9 @@ class Unreadable(ValueError):
     code = ""
 
 
-class NotRegularFile(Unreadable):
+class NotRegularSource(Unreadable):
+    """A project file that is a pipe, device, socket or directory."""
+
     code = "F006"
 
 
@@ -65,7 +67,7 @@ def what_instead(st: os.stat_result) -> str | None:
 def _check_regular(st: os.stat_result, limit: int | None) -> None:
     problem = what_instead(st)
     if problem:
-        raise NotRegularFile(problem)
+        raise NotRegularSource(problem)
     if limit is not None and st.st_size > limit:
         raise TooLarge(_too_large(st.st_size, limit))
 
@@ -77,7 +79,7 @@ def _too_large(size: int, limit: int) -> str:
 def read_regular_file(path: str, limit: int | None = MAX_FILE_BYTES) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them (None: no limit).
 
-    Raises NotRegularFile for a FIFO, device, socket or directory, TooLarge past the limit, and
+    Raises NotRegularSource for a FIFO, device, socket or directory, TooLarge past the limit, and
     OSError (a symlink loop, a missing file). The file is checked before it is opened and again
     on the open descriptor, which is opened non-blocking: a FIFO that appears in between cannot
     make the build wait for a writer.
