@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .diagnostics import Location
 
 if TYPE_CHECKING:
-    from .stages.resolve import ResolvedProject
+    from .stages.resolved import ResolvedProject
 
 
 @dataclass

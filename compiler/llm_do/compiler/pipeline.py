@@ -18,7 +18,8 @@ from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
 from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
-from .stages.resolve import ResolvedProject, Unknowns, resolve
+from .stages.resolve import resolve
+from .stages.resolved import ResolvedProject, Unknowns
 from .syntax.position_bounds import within_files
 from .syntax.sources import normalized
 

@@ -17,7 +17,7 @@ from ..stages.parse import split_front_matter
 from .upgrade import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 
 if TYPE_CHECKING:
-    from ..stages.resolve import ResolvedProject
+    from ..stages.resolved import ResolvedProject
 
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*:(?P<rest>.*)$")
 

@@ -84,14 +84,16 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
     root, manifest_path = find_project(path)
     sources = SourceMap(root)
     if manifest_path is None:
-        project = LoadedProject(root, IMPLICIT_ENTRY, ProjectManifest(version=1, entry=Entry(worker="main")),
-                                PositionTable(), True, sources)
+        project = LoadedProject(root=root, manifest_file=IMPLICIT_ENTRY,
+                                manifest=ProjectManifest(version=1, entry=Entry(worker="main")),
+                                manifest_positions=PositionTable(), implicit=True, sources=sources)
         project.worker_files = _implicit_worker_files(root)
         return project, []
     manifest_file = manifest_path.relative_to(root).as_posix()
     diagnostics: list[Diagnostic] = []
     manifest, positions, incomplete = _read_manifest(sources, manifest_file, diagnostics)
-    project = LoadedProject(root, manifest_file, manifest, positions, False, sources, manifest_incomplete=incomplete)
+    project = LoadedProject(root=root, manifest_file=manifest_file, manifest=manifest, manifest_positions=positions,
+                            implicit=False, sources=sources, manifest_incomplete=incomplete)
     if manifest is not None:
         project.worker_files = expand_worker_files(project, diagnostics)
         project.python_files = _python_files(project, diagnostics)

@@ -27,7 +27,7 @@ from ..facts.records import ClassFact
 from ..syntax.sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
-from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
+from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 
 def _hashed(node: dict[str, Any]) -> dict[str, Any]:

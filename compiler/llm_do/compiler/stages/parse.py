@@ -109,7 +109,9 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
                                           hint="add `name:` to the front matter"))
             return None, diagnostics
     incomplete = dropped_keys(data, front) if diagnostics else frozenset()
-    return ParsedWorker(file, name, front, positions, body, body_line, legacy, incomplete), diagnostics
+    worker = ParsedWorker(file=file, name=name, front=front, positions=positions, body=body, body_line=body_line,
+                          legacy=legacy, incomplete=incomplete)
+    return worker, diagnostics
 
 
 def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions: PositionTable) -> list[Diagnostic]:

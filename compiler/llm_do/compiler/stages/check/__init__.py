@@ -11,7 +11,7 @@ from typing import Protocol
 
 from ...call_graph import CallGraph, call_graph
 from ...diagnostics import Diagnostic
-from ..resolve import ResolvedProject
+from ..resolved import ResolvedProject
 from .capabilities import check_capabilities
 from .entry_args import check_entry_args
 from .graph_cycles import check_cycles

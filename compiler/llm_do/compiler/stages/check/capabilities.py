@@ -25,7 +25,7 @@ from ...capabilities import (
 from ...capability_grants import worker_grants
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ...reach_text import via_text
-from ..resolve import ResolvedProject
+from ..resolved import ResolvedProject
 
 WRITE = "fs.write"
 UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})

@@ -8,7 +8,7 @@ from llm_do.runtime.args import PromptInput
 
 from ...call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
-from ..resolve import ResolvedProject
+from ..resolved import ResolvedProject
 
 
 def check_entry_args(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:

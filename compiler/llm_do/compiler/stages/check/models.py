@@ -8,7 +8,7 @@ from llm_do.runtime.model_names import matches_any, model_problem
 from ...call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ...syntax.limits import MAX_PATTERN_CHARS
-from ..resolve import ResolvedProject
+from ..resolved import ResolvedProject
 
 
 def check_models(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...call_graph import CallGraph
 from ...diagnostics import Diagnostic, Location, diagnostic
-from ..resolve import ResolvedProject
+from ..resolved import ResolvedProject
 
 
 def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
