@@ -26,8 +26,13 @@ from pydantic import BaseModel
 
 from llm_do.compiler.codes import RULES
 from llm_do.compiler.legacy import upgrade as legacy
-from llm_do.compiler.stages.parse import split_front_matter
-from llm_do.compiler.syntax.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
+from llm_do.compiler.syntax.front_matter import (
+    AttachmentPolicy,
+    ServerSideTool,
+    ToolsetRef,
+    WorkerFrontMatter,
+    split_front_matter,
+)
 from llm_do.compiler.syntax.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 from llm_do.runtime import bundle_ir
 from llm_do.runtime.model_names import KNOWN_PROVIDERS, RENAMED_PROVIDERS

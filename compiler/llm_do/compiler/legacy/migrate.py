@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..stages.parse import split_front_matter
+from ..syntax.front_matter import split_front_matter
 from .upgrade import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 
 if TYPE_CHECKING:
