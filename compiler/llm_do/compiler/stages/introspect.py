@@ -1,6 +1,6 @@
 """Stage 3, introspect: learn the classes and tools of the project's Python.
 
-By default the Python is imported in a subprocess (see `introspect.child`); with `import_python`
+By default the Python is imported in a subprocess (see `facts.child`); with `import_python`
 false it is read with `ast` only. A project without Python skips this stage entirely.
 """
 

@@ -2,7 +2,7 @@
 tools the project exposes (and so locks).
 
 Listing starts the servers, so it happens in the time-limited subprocess
-(`introspect.mcp_child`), and not at all with --no-import. The checks are pure: listing facts in,
+(`facts.mcp_child`), and not at all with --no-import. The checks are pure: listing facts in,
 each server's exposed tools and diagnostics out.
 """
 
