@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     imp("llm_do.compiler.pipeline (build)", lambda: __import__("llm_do.compiler.pipeline"))
     imp("llm_do.compiler.lock_check (build --check, beyond build)", lambda: __import__("llm_do.compiler.lock_check"))
     imp("jinja2 sandbox (first templated body)", lambda: __import__("jinja2.sandbox"))
-    imp("llm_do.compiler.render.text_format (printing)", lambda: __import__("llm_do.compiler.render.text_format"))
+    imp("llm_do.compiler.report.diagnostics.text (printing)", lambda: __import__("llm_do.compiler.report.diagnostics.text"))
 
     from llm_do.compiler.lock_check import check_lock
     from llm_do.compiler.stages.check import check

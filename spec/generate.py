@@ -63,22 +63,22 @@ def _document(schema: dict[str, Any], name: str, title: str, description: str) -
 
 
 def project_schema() -> str:
-    from llm_do.compiler.manifest import ProjectManifest
+    from llm_do.compiler.syntax.manifest import ProjectManifest
 
     return _schema(
         ProjectManifest, "project:1", "llm-do project.json (version 1)",
         "project.json: which files make an llm-do project, where a run starts and how it runs. "
-        "Generated from llm_do.compiler.manifest.ProjectManifest by spec/generate.py; see spec/language.md.",
+        "Generated from llm_do.compiler.syntax.manifest.ProjectManifest by spec/generate.py; see spec/language.md.",
     )
 
 
 def worker_schema() -> str:
-    from llm_do.compiler.front_matter import WorkerFrontMatter
+    from llm_do.compiler.syntax.front_matter import WorkerFrontMatter
 
     return _schema(
         WorkerFrontMatter, "worker:1", "llm-do .worker front matter",
         "The YAML front matter of a .worker file (between the two `---` lines). Generated from "
-        "llm_do.compiler.front_matter.WorkerFrontMatter by spec/generate.py; see spec/language.md.",
+        "llm_do.compiler.syntax.front_matter.WorkerFrontMatter by spec/generate.py; see spec/language.md.",
     )
 
 

@@ -26,10 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llm_do.compiler.pipeline import compile_project
-from llm_do.compiler.render import ProjectDiagnostics
-from llm_do.compiler.render.github_format import render_github
-from llm_do.compiler.render.json_format import render_json
-from llm_do.compiler.render.sarif_format import render_sarif
+from llm_do.compiler.report.diagnostics import ProjectDiagnostics
+from llm_do.compiler.report.diagnostics.github import render_github
+from llm_do.compiler.report.diagnostics.json import render_json
+from llm_do.compiler.report.diagnostics.sarif import render_sarif
 from llm_do.compiler.stages.load import ProjectNotFound
 
 REPO = Path(__file__).resolve().parents[1]

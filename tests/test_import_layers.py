@@ -127,3 +127,23 @@ def test_nothing_outside_the_cli_imports_it() -> None:
                for m, p in modules.items() if m != "llm_do.cli" and not m.startswith("llm_do.cli.")}
     importers = {m: t for m, t in outside.items() if t}
     assert not importers, f"modules outside llm_do.cli import it: {importers}"
+
+
+def test_no_two_packages_of_the_compiler_import_each_other() -> None:
+    """Package level: `stages` may import `syntax`, `facts`, `legacy` and `approvals`, but none of
+    them imports `stages` back (a package and its own subpackages aside)."""
+    modules = _modules()
+
+    def folder(module: str) -> str:
+        return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+    arrows: set[tuple[str, str]] = set()
+    for module, path in modules.items():
+        if not module.startswith("llm_do.compiler."):
+            continue
+        for target in _imports(module, path, modules):
+            a, b = folder(module), folder(target)
+            if b.startswith("llm_do.compiler") and a != b and not b.startswith(a + ".") and not a.startswith(b + "."):
+                arrows.add((a, b))
+    both = sorted((a, b) for a, b in arrows if a < b and (b, a) in arrows)
+    assert not both, f"packages that import each other: {both}"

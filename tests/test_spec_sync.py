@@ -26,11 +26,16 @@ from pydantic import BaseModel
 
 from llm_do.bundle import model as bundle_model
 from llm_do.bundle.names import KNOWN_PROVIDERS, RENAMED_PROVIDERS
-from llm_do.compiler import legacy
 from llm_do.compiler.codes import RULES
-from llm_do.compiler.front_matter import AttachmentPolicy, ServerSideTool, ToolsetRef, WorkerFrontMatter
-from llm_do.compiler.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
-from llm_do.compiler.stages.parse import split_front_matter
+from llm_do.compiler.legacy import upgrade as legacy
+from llm_do.compiler.syntax.front_matter import (
+    AttachmentPolicy,
+    ServerSideTool,
+    ToolsetRef,
+    WorkerFrontMatter,
+    split_front_matter,
+)
+from llm_do.compiler.syntax.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
 
 try:  # not a dependency: used when present, the pydantic models otherwise
     import jsonschema

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llm_do.compiler.hints import json_trailing_comma, yaml_hint
+from llm_do.compiler.syntax.hints import json_trailing_comma, yaml_hint
 from tests.compiler.test_checks_support import lint
 from tests.helpers import worker, write_project
 

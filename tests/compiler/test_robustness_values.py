@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from llm_do.compiler import yaml_positions
 from llm_do.compiler.diagnostics import Diagnostic, Related, Severity
-from llm_do.compiler.limits import (
+from llm_do.compiler.syntax import yaml_positions
+from llm_do.compiler.syntax.limits import (
     MAX_NESTING,
     MAX_TEMPLATE_BLOCKS,
     MAX_TEMPLATE_EXPRESSION_DEPTH,
     json_nesting_overflow,
 )
-from llm_do.compiler.position_bounds import within_files
-from llm_do.compiler.sources import SourceFile
+from llm_do.compiler.syntax.position_bounds import within_files
+from llm_do.compiler.syntax.sources import SourceFile
 from tests.compiler.test_checks_support import ANY, lint
 from tests.helpers import run_cli, worker, write_project
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.front_matter import NAME_PATTERN
 from llm_do.compiler.pipeline import compile_project
+from llm_do.compiler.syntax.front_matter import NAME_PATTERN
 from llm_do.runtime.created_workers import (
     NAME_PATTERN as RUNTIME_NAME_PATTERN,
 )

@@ -23,7 +23,7 @@ from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
 from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
-from .capability_report import gate_text, via_text
+from .reach_text import gate_text, via_text
 from .schema_diff import field_changes
 
 Severity = Literal["high", "medium", "low"]

@@ -2,7 +2,7 @@
 (compiled in memory; a bundle.lock in it is ignored), or `git:REV[:PATH]`, the project as committed
 at REV, exported to a temporary directory with `git archive` (the working tree is never touched).
 
-Every failure is an `InputProblem` with one line saying what and where; a project with errors is
+Every failure is a `BundleInputProblem` with one line saying what and where; a project with errors is
 a `ProjectErrors` carrying the compile result, so the caller can print its diagnostics.
 """
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 GIT_PREFIX = "git:"
 
 
-class InputProblem(Exception):
+class BundleInputProblem(Exception):
     """An input that names no bundle or project; the message is one line."""
 
 
@@ -45,11 +45,11 @@ def read_lock(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputProblem(f"{path}: cannot read: {exc.strerror}") from None
+        raise BundleInputProblem(f"{path}: cannot read: {exc.strerror}") from None
     try:
         reader.verify(data, path)
     except BundleRefused as exc:
-        raise InputProblem(str(exc)) from None
+        raise BundleInputProblem(str(exc)) from None
     return json.loads(data)
 
 
@@ -60,9 +60,9 @@ def compile_document(project: Path, label: str, *, import_python: bool) -> dict[
     try:
         result = compile_project(project, import_python=import_python)
     except ProjectNotFound as exc:
-        raise InputProblem(f"{label}: {exc}") from None
+        raise BundleInputProblem(f"{label}: {exc}") from None
     except OSError as exc:
-        raise InputProblem(f"{label}: {exc.filename or project}: {exc.strerror}") from None
+        raise BundleInputProblem(f"{label}: {exc.filename or project}: {exc.strerror}") from None
     if result.bundle is None:
         raise ProjectErrors(label, result)
     return json.loads(result.bundle)
@@ -77,7 +77,7 @@ def load_document(spec: str, *, import_python: bool = True) -> dict[str, Any]:
     if path.is_file() and path.suffix == ".lock":
         return read_lock(path)
     if not path.exists():
-        raise InputProblem(f"{spec}: no such file or directory")
+        raise BundleInputProblem(f"{spec}: no such file or directory")
     return compile_document(path, spec, import_python=import_python)
 
 
@@ -85,7 +85,7 @@ def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
     try:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
     except OSError as exc:
-        raise InputProblem(f"git: cannot run: {exc.strerror}") from None
+        raise BundleInputProblem(f"git: cannot run: {exc.strerror}") from None
 
 
 def _first_line(data: bytes) -> str:
@@ -99,31 +99,31 @@ def git_export(spec: str) -> Iterator[Path]:
     and defaults to the current directory's place in it."""
     rev, _, sub = spec[len(GIT_PREFIX):].partition(":")
     if not rev:
-        raise InputProblem(f"{spec}: no revision; write git:REV or git:REV:PATH")
+        raise BundleInputProblem(f"{spec}: no revision; write git:REV or git:REV:PATH")
     top = _git(["rev-parse", "--show-toplevel"])
     if top.returncode != 0:
-        raise InputProblem(f"{spec}: the current directory is not in a git repository")
+        raise BundleInputProblem(f"{spec}: the current directory is not in a git repository")
     root = Path(top.stdout.decode().strip())
     if not sub:
         sub = _git(["rev-parse", "--show-prefix"]).stdout.decode().strip()
     sub = PurePosixPath(sub.strip("/") or ".").as_posix()
     if sub.startswith("../") or sub == ".." or PurePosixPath(sub).is_absolute():
-        raise InputProblem(f"{spec}: PATH must lie inside the repository")
+        raise BundleInputProblem(f"{spec}: PATH must lie inside the repository")
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
     if commit.returncode != 0:
-        raise InputProblem(f"{spec}: '{rev}' is not a commit of the repository at {root}")
+        raise BundleInputProblem(f"{spec}: '{rev}' is not a commit of the repository at {root}")
     sha = commit.stdout.decode().strip()
     args = ["archive", "--format=tar", sha] + ([] if sub == "." else ["--", sub])
     archive = _git(args, cwd=root)
     if archive.returncode != 0:
-        raise InputProblem(f"{spec}: '{sub}' does not exist at {rev} ({_first_line(archive.stderr)})")
+        raise BundleInputProblem(f"{spec}: '{sub}' does not exist at {rev} ({_first_line(archive.stderr)})")
     with tempfile.TemporaryDirectory(prefix="llm-do-git-") as tmp:
         with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
             tar.extractall(tmp, filter="data")
         project = Path(tmp) / sub
         if not project.is_dir():
-            raise InputProblem(f"{spec}: '{sub}' is not a directory at {rev}")
+            raise BundleInputProblem(f"{spec}: '{sub}' is not a directory at {rev}")
         if not (project / "project.json").is_file() and not any(project.glob("*.worker")) \
                 and not any(project.glob("*.agent")):
-            raise InputProblem(f"{spec}: '{sub}' is not an llm-do project at {rev} (no project.json or .worker files)")
+            raise BundleInputProblem(f"{spec}: '{sub}' is not an llm-do project at {rev} (no project.json or .worker files)")
         yield project

@@ -17,7 +17,7 @@ from llm_do.bundle.views import call_edges
 from .diagnostics import Location
 
 if TYPE_CHECKING:
-    from .stages.resolve import ResolvedProject
+    from .stages.resolved import ResolvedProject
 
 
 @dataclass

@@ -18,7 +18,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from .provider_env import model_env
 
 if TYPE_CHECKING:
-    from .stages.resolve import ResolvedProject, ResolvedWorker
+    from .stages.resolved import ResolvedProject, ResolvedWorker
 
 CUSTOM = "custom"
 CALL = "call"

@@ -14,7 +14,8 @@ from typing import Any
 
 from llm_do.bundle.views import entry_name
 
-from .capabilities import ALLOW, Analysis, Reach, Step, analyse, is_side_effect, sorted_reaches
+from .capabilities import ALLOW, Analysis, Reach, analyse, is_side_effect, sorted_reaches
+from .reach_text import gate_text, via_text
 
 REPORT_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
@@ -32,28 +33,6 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> Capabili
     entry = entry_name(bundle)
     order = sorted([*bundle["workers"], *([entry] if entry not in bundle["workers"] else [])], key=lambda w: (w != entry, w))
     return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order})
-
-
-def via_text(reach: Reach) -> str:
-    """`write_file`, `helper -> write_file`, `model openai:gpt-4o`: the path after the worker."""
-    final = reach.steps[-1]
-    last = f"model {final.via}" if final.via_kind == "model" else f"toolset {final.via}" if final.via_kind == "toolset" \
-        else final.via
-    return " -> ".join([*reach.path[1:], last])
-
-
-def _step_text(step: Step) -> str:
-    text = f"{step.worker}.{step.via}"
-    if step.gate.rules:
-        return f"{text} by {'; '.join(step.gate.rules)}"
-    return text + (" by a rule" if step.gate.by == "rule" else "")
-
-
-def gate_text(reach: Reach) -> str:
-    """`no approval`, or the strongest gate and every gated step: `ask at helper.write_file`."""
-    if reach.gate == ALLOW:
-        return "no approval"
-    return f"{reach.gate} at " + ", ".join(_step_text(s) for s in reach.gated_steps)
 
 
 def to_text(rep: CapabilityReport) -> str:

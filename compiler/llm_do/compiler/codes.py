@@ -1,4 +1,5 @@
-"""The rule registry: every diagnostic code, its name, severity, summary and explanation.
+"""The rule registry: every diagnostic code, its name, severity, summary and explanation, and the
+modules that raise it.
 
 A code never changes meaning. `llm-do explain CODE` prints the explanation, which therefore names
 no file of this repository (they are not installed); spec/diagnostics.md is
@@ -18,6 +19,9 @@ class Rule:
     severity: Literal["error", "warning", "info"]
     summary: str
     explanation: str
+    raised_in: tuple[str, ...]
+    """The modules of `llm_do.compiler` that raise it (`stages.load`, `syntax.json_reading`); a test
+    (tests/compiler/test_codes_raised_in.py) checks this against the code."""
 
 
 def _rules(*rules: Rule) -> dict[str, Rule]:
@@ -29,263 +33,341 @@ RULES: dict[str, Rule] = _rules(
     Rule("P001", "yaml-syntax", "error", "The front matter is not valid YAML.",
          "The block between the two `---` lines at the top of a .worker file is parsed as YAML. The "
          "diagnostic points at the place the YAML parser gave up; quoting a value that contains `:` "
-         "or starts with `*`, `&`, `!` or `%` is the usual fix."),
+         "or starts with `*`, `&`, `!` or `%` is the usual fix.",
+         raised_in=("syntax.yaml_positions",)),
     Rule("P002", "json-syntax", "error", "project.json is not valid JSON.",
-         "project.json must be one JSON object. Trailing commas and comments are not JSON."),
+         "project.json must be one JSON object. Trailing commas and comments are not JSON.",
+         raised_in=("syntax.json_reading",)),
     Rule("P003", "missing-front-matter", "error", "A worker file does not start with front matter.",
          "A .worker file starts with a line `---`, then YAML front matter, then a line `---`, then the "
-         "instructions. Even a worker with nothing to declare needs `---` / `---` at the top."),
+         "instructions. Even a worker with nothing to declare needs `---` / `---` at the top.",
+         raised_in=("stages.parse", "syntax.front_matter")),
     Rule("P004", "unterminated-front-matter", "error", "The front matter has no closing `---` line.",
          "The front matter starts with `---` on the first line and ends at the next line that is "
-         "exactly `---`. Without it the whole file would be read as YAML."),
+         "exactly `---`. Without it the whole file would be read as YAML.",
+         raised_in=("stages.parse", "syntax.front_matter")),
     Rule("P005", "unknown-key", "error", "A key that the format does not define.",
          "project.json and front matter are strict: a misspelt key would otherwise be ignored "
-         "silently. The hint names the closest known key."),
+         "silently. The hint names the closest known key.",
+         raised_in=("syntax.validation",)),
     Rule("P006", "invalid-value", "error", "A value of the wrong type or out of range.",
          "Each key has a type, and the message says what was expected: a string, a list, a mapping "
-         "of one toolset name to its settings, a number in range."),
+         "of one toolset name to its settings, a number in range.",
+         raised_in=("legacy.upgrade", "stages.load", "stages.parse", "syntax.validation", "syntax.value_checks")),
     Rule("P007", "invalid-name", "error", "A worker name that is not an identifier.",
          "Worker names match `[A-Za-z_][A-Za-z0-9_-]*`: they become tool names a model calls, so "
-         "spaces, dots and leading digits are not allowed."),
+         "spaces, dots and leading digits are not allowed.",
+         raised_in=("stages.parse", "syntax.validation")),
     Rule("P008", "duplicate-key", "error", "The same key twice in one mapping.",
-         "YAML would keep only the last value; llm-do treats the repetition as a mistake."),
+         "YAML would keep only the last value; llm-do treats the repetition as a mistake.",
+         raised_in=("stages.load", "stages.parse")),
     Rule("P009", "not-text", "error", "A source file is not UTF-8 text.",
          "Worker files, project.json, templates and Python files are read as UTF-8 (a byte-order "
-         "mark is allowed and ignored)."),
+         "mark is allowed and ignored).",
+         raised_in=("stages.load", "syntax.value_checks", "templates")),
     Rule("P010", "unsupported-version", "error", "project.json declares a version this compiler does not know.",
-         "The manifest format is version 1."),
+         "The manifest format is version 1.",
+         raised_in=("syntax.validation",)),
     Rule("P011", "limit-exceeded", "error", "A file or a value beyond the limits the compiler reads.",
          "Project files are at most 4 MiB; project.json and front matter nest lists and mappings at "
          "most 100 deep, and YAML aliases may expand to at most 100000 values; glob patterns "
          "are at most 1000 characters; rendered instructions are at most 4 MiB; a template nests blocks at most 20 deep "
          "and an expression at most 40; an approval condition nests `not` and parentheses at most 100 deep. Such inputs are never what a project needs, and the "
-         "limits keep a stray or hostile file from stalling or crashing the build."),
+         "limits keep a stray or hostile file from stalling or crashing the build.",
+         raised_in=("approvals.grammar", "stages.check.models", "stages.load", "syntax.json_reading", "syntax.sources", "syntax.value_checks", "syntax.yaml_positions", "templates")),
     # --- F: files and paths
     Rule("F001", "file-not-found", "error", "A file the project names does not exist.",
          "Paths in project.json and in references are relative to the project root (the directory "
-         "of project.json)."),
+         "of project.json).",
+         raised_in=("stages.load", "stages.resolve_entry")),
     Rule("F002", "path-outside-root", "error", "A path that leaves the project root.",
          "Every file a project uses must lie inside its root, so the bundle is self-contained and a "
          "build cannot read arbitrary files: absolute paths, `..` past the root and symlinks that "
-         "point out are refused."),
+         "point out are refused.",
+         raised_in=("stages.load", "stages.resolve", "stages.resolve_toolsets", "syntax.schema_refs")),
     Rule("F003", "glob-matches-nothing", "warning", "A worker_files pattern matches no file.",
-         "Usually a typo in the pattern or a file that was moved."),
+         "Usually a typo in the pattern or a file that was moved.",
+         raised_in=("stages.load",)),
     Rule("F004", "duplicate-file", "warning", "A file listed more than once.",
-         "It is loaded once; the repetition is probably a mistake."),
+         "It is loaded once; the repetition is probably a mistake.",
+         raised_in=("stages.load",)),
     Rule("F005", "not-a-worker-file", "error", "A worker_files entry that is not a .worker (or .agent) file.",
          "worker_files lists worker definitions; Python goes in python_files and templates are "
-         "reached through `{% include %}`."),
+         "reached through `{% include %}`.",
+         raised_in=("stages.load",)),
     Rule("F006", "not-a-regular-file", "error", "A project file that is a pipe, device, socket or directory.",
          "The compiler reads regular files only (symbolic links to regular files inside the root "
-         "included): reading a named pipe or a device could wait forever or never end."),
+         "included): reading a named pipe or a device could wait forever or never end.",
+         raised_in=("stages.load", "syntax.sources")),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "
-         "The diagnostic points at the second definition and relates the first."),
+         "The diagnostic points at the second definition and relates the first.",
+         raised_in=("stages.resolve",)),
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
-         "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists."),
+         "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists.",
+         raised_in=("stages.resolve",)),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
          "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
          "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
-         "one may call. The hint names the closest of these."),
+         "one may call. The hint names the closest of these.",
+         raised_in=("stages.resolve_toolsets",)),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
-         "An entry in `tools:` names a function exported by the TOOLS of a file in python_files."),
+         "An entry in `tools:` names a function exported by the TOOLS of a file in python_files.",
+         raised_in=("stages.resolve_toolsets",)),
     Rule("N005", "tool-name-conflict", "error", "Two toolsets of one worker expose the same tool name.",
          "A model calls tools by name, so each name may come from one place only. Drop one of the "
-         "toolsets or rename the tool."),
+         "toolsets or rename the tool.",
+         raised_in=("stages.resolve_toolsets",)),
     Rule("N006", "unknown-entry", "error", "The entry names no worker.",
          "`entry.worker` in project.json must be the name of a worker of the project; without "
          "`entry.worker` (and without `entry.function`) the entry is the worker `main`. A project "
-         "whose entry is a Python function sets `entry.function` instead and needs no entry worker."),
+         "whose entry is a Python function sets `entry.function` instead and needs no entry worker.",
+         raised_in=("stages.resolve",)),
     Rule("N007", "duplicate-reference", "warning", "The same toolset or tool listed twice in one worker.",
-         "It is used once; the repetition is probably a mistake."),
+         "It is used once; the repetition is probably a mistake.",
+         raised_in=("stages.resolve_entry", "stages.resolve_toolsets")),
     Rule("N008", "settings-not-accepted", "error", "Settings given for a toolset that takes none.",
          "Only stdlib toolsets take settings in `toolsets:`; Python toolsets and workers are listed "
-         "by name."),
+         "by name.",
+         raised_in=("stages.resolve_toolsets",)),
     Rule("N009", "duplicate-python-name", "error", "Two Python files export the same tool or toolset name.",
-         "Tool and toolset names are global to a project."),
+         "Tool and toolset names are global to a project.",
+         raised_in=("stages.resolve",)),
     Rule("N010", "entry-conflict", "error", "entry.worker and entry.function both given, or entry.calls without a function.",
          "A project's entry is one worker or one Python function, never both. `entry.calls` declares the "
-         "workers an entry function calls; an entry worker's calls are its `toolsets`."),
+         "workers an entry function calls; an entry worker's calls are its `toolsets`.",
+         raised_in=("stages.resolve", "stages.resolve_entry")),
     Rule("N011", "unknown-entry-function", "error", "entry.function names no function that can be an entry.",
          "`entry.function` is `PATH.py:NAME`: a file of the project and a function it defines, sync or "
          "async, taking at most a context and an input. The context is the parameter annotated with "
-         "`CallContext` or named `ctx` or `runtime`; the other one is the input."),
+         "`CallContext` or named `ctx` or `runtime`; the other one is the input.",
+         raised_in=("stages.introspect", "stages.resolve_entry")),
     Rule("N012", "unknown-called-worker", "error", "A `calls` entry that names no worker.",
          "`entry.calls` in project.json and `calls:` in front matter list the workers that Python code "
-         "(the entry function, a worker's Python tools) calls by name. The hint names the closest worker."),
+         "(the entry function, a worker's Python tools) calls by name. The hint names the closest worker.",
+         raised_in=("stages.resolve", "stages.resolve_entry")),
     # --- S: schemas
     Rule("S001", "invalid-ref", "error", "A schema reference that is neither `path.py:Class` nor `package.module:Class`.",
          "schema_in_ref and schema_out_ref name a class: `schemas.py:Input` for a file of the "
-         "project, `my_package.schemas:Input` for an installed module."),
+         "project, `my_package.schemas:Input` for an installed module.",
+         raised_in=("syntax.schema_refs",)),
     Rule("S002", "ref-file-not-found", "error", "A schema reference names a file that does not exist.",
-         "The path is relative to the project root."),
+         "The path is relative to the project root.",
+         raised_in=("stages.resolve",)),
     Rule("S003", "class-not-found", "error", "A schema reference names a class the module does not define.",
-         "The hint lists the closest class names the module does define."),
+         "The hint lists the closest class names the module does define.",
+         raised_in=("stages.resolve",)),
     Rule("S004", "not-worker-args", "error", "An input schema that does not subclass WorkerArgs.",
          "Input schemas subclass `llm_do.runtime.WorkerArgs` (a pydantic model) and implement "
-         "`prompt_messages()`, which turns the fields into the prompt."),
+         "`prompt_messages()`, which turns the fields into the prompt.",
+         raised_in=("stages.resolve",)),
     Rule("S005", "prompt-messages-missing", "error", "An input schema that does not implement prompt_messages().",
-         "WorkerArgs.prompt_messages() is abstract: without it the runtime could not build a prompt."),
+         "WorkerArgs.prompt_messages() is abstract: without it the runtime could not build a prompt.",
+         raised_in=("stages.resolve", "stages.resolve_entry")),
     Rule("S006", "not-a-model", "error", "An output schema that is not a pydantic model.",
-         "schema_out_ref names a pydantic BaseModel subclass; the worker's output is validated against it."),
+         "schema_out_ref names a pydantic BaseModel subclass; the worker's output is validated against it.",
+         raised_in=("stages.resolve", "stages.resolve_entry")),
     Rule("S007", "invalid-entry-args", "error", "entry.args does not validate against the entry worker's input schema.",
          "entry.args is the default input of a run; it is checked at build time so a run does not "
-         "fail on it later."),
+         "fail on it later.",
+         raised_in=("stages.check.entry_args",)),
     # --- Y: user Python
     Rule("Y001", "python-import-error", "error", "A Python file fails to import.",
          "The compiler imports python_files and schema modules in a separate process to read their "
-         "classes and tools. The message is the error the import raised, at the line it came from."),
+         "classes and tools. The message is the error the import raised, at the line it came from.",
+         raised_in=("stages.check.python_imports",)),
     Rule("Y002", "python-import-timeout", "error", "Importing the project's Python took too long.",
          "Imports run in a time-limited subprocess (LLM_DO_IMPORT_TIMEOUT seconds, default 60). "
-         "Module-level code that does real work belongs in a function."),
+         "Module-level code that does real work belongs in a function.",
+         raised_in=("facts.subprocess_runner",)),
     Rule("Y003", "opaque-toolset", "warning", "A Python toolset whose tools cannot be listed at build time.",
          "Toolsets built by a factory at run time, or of a kind llm-do cannot list, are recorded as "
          "opaque: the bundle cannot say which tools they expose, and tool-name conflicts and "
-         "approval rules cannot be checked for them."),
+         "approval rules cannot be checked for them.",
+         raised_in=("stages.check.python_imports",)),
     Rule("Y004", "invalid-export", "error", "TOOLS or TOOLSETS in a Python file has the wrong shape.",
          "TOOLS is a dict of name to function or a list of functions (or pydantic-ai Tools); "
-         "TOOLSETS is a dict of name to toolset (or toolset factory) or a list of toolsets with ids."),
+         "TOOLSETS is a dict of name to toolset (or toolset factory) or a list of toolsets with ids.",
+         raised_in=("stages.check.python_imports",)),
     Rule("Y005", "introspection-failed", "error", "The introspection subprocess failed.",
          "The subprocess that imports the project's Python ended without an answer. The message "
-         "carries what it printed."),
+         "carries what it printed.",
+         raised_in=("facts.subprocess_runner", "stages.check.python_imports")),
     Rule("Y006", "not-imported", "info", "Python was checked statically (--no-import).",
          "With --no-import the compiler reads Python files with the ast module instead of importing "
-         "them: class and function names are checked, schemas and entry.args are not."),
+         "them: class and function names are checked, schemas and entry.args are not.",
+         raised_in=("stages.check.python_imports",)),
     # --- X: MCP servers
     Rule("X001", "mcp-server-unlistable", "error", "An MCP server whose tools could not be listed at build time.",
          "Build and lint start each MCP server of project.json `mcp_servers` (in a time-limited "
          "subprocess, as they import Python) and lock the tools it lists. A server that does not "
          "start, does not answer, or needs an unset `${VAR}` is an error: the same project must "
          "build to the same bytes. Mark it `\"opaque\": true` to build without its tool list, or "
-         "run `lint --no-import` to start nothing."),
+         "run `lint --no-import` to start nothing.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X002", "mcp-unknown-tool", "error", "`allowed_tools` names a tool the MCP server does not have.",
          "Only the tools in `allowed_tools` are exposed; a name the server does not list is a "
-         "misspelling or a tool the server dropped. The hint names the closest tool it has."),
+         "misspelling or a tool the server dropped. The hint names the closest tool it has.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X003", "opaque-mcp-server", "warning", "An MCP server whose tools are not listed at build time.",
          "A server marked `\"opaque\": true` is not started at build: the bundle cannot say which "
          "tools it exposes (its capability is `custom:*`), tool-name conflicts and approval rules "
-         "cannot be checked for it, and every tool it lists at run time is asked."),
+         "cannot be checked for it, and every tool it lists at run time is asked.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X004", "mcp-server-name", "error", "An MCP server named like a stdlib or Python toolset.",
          "Server names share the toolset namespace with the stdlib's and the project's Python "
-         "toolsets and with workers: a worker lists a server by its name in `toolsets`."),
+         "toolsets and with workers: a worker lists a server by its name in `toolsets`.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X005", "mcp-server-config", "error", "An MCP server without exactly one of `command` and `url`.",
          "A server is either a program started over stdio (`command`, `args`, `env`) or a URL "
-         "(`url`, `headers`), as in `.mcp.json`; `args`/`env` go with `command`, `headers` with `url`."),
+         "(`url`, `headers`), as in `.mcp.json`; `args`/`env` go with `command`, `headers` with `url`.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X006", "mcp-not-started", "info", "MCP servers were not started (--no-import).",
          "With --no-import nothing of the project runs, MCP servers included: the tools of the "
-         "servers are unknown, so conflicts and approval rules involving them are not checked."),
+         "servers are unknown, so conflicts and approval rules involving them are not checked.",
+         raised_in=("stages.mcp_servers",)),
     Rule("X007", "mcp-literal-secret", "warning", "A credential written literally in an MCP server's `env` or `headers`.",
          "The bundle keeps a server's configuration as written, so a token written into project.json "
          "is copied into bundle.lock (and into version control with it). Write `${VAR}` instead: it "
          "is read from the environment when the server starts and never written into the bundle. "
          "Keys whose name says credential (key, token, secret, password, auth, cookie, credential) "
-         "are checked."),
+         "are checked.",
+         raised_in=("stages.mcp_servers",)),
     # --- T: templates
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
          "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "
-         "that contains `{{` or `{%` literally."),
+         "that contains `{{` or `{%` literally.",
+         raised_in=("templates",)),
     Rule("T002", "undefined-variable", "error", "A template variable that is not defined.",
          "Templates see the keys of `vars` in project.json and the function `file()`. Undefined "
          "variables are an error, found from the template itself rather than by rendering, so every "
-         "one is reported."),
+         "one is reported.",
+         raised_in=("templates",)),
     Rule("T003", "include-not-found", "error", "An `{% include %}` of a file that does not exist.",
-         "Include paths are relative to the project root."),
+         "Include paths are relative to the project root.",
+         raised_in=("templates",)),
     Rule("T004", "include-outside-root", "error", "An include or file() path that leaves the project root.",
-         "Templates may read files of the project only."),
+         "Templates may read files of the project only.",
+         raised_in=("templates",)),
     Rule("T005", "secret-in-bundle", "warning", "A file that looks like secrets is baked into the bundle.",
          "Files such as .env, *.pem or id_rsa read with `file()` or `{% include %}` end up in "
-         "bundle.lock in clear text."),
+         "bundle.lock in clear text.",
+         raised_in=("templates",)),
     Rule("T006", "template-error", "error", "Rendering the instructions failed.",
-         "The template is valid but raised an error when rendered with the project's vars."),
+         "The template is valid but raised an error when rendered with the project's vars.",
+         raised_in=("templates",)),
     # --- G: the call graph
     Rule("G001", "undeclared-recursion", "error", "A call cycle among workers not all declared `recursive: true`.",
          "A worker that can end up calling itself again must say so, so recursion is a decision and "
-         "not an accident. Every worker on the cycle needs `recursive: true`."),
+         "not an accident. Every worker on the cycle needs `recursive: true`.",
+         raised_in=("stages.check.graph_cycles",)),
     Rule("G002", "call-exceeds-max-depth", "error", "A call that can never run: the caller is already at max_depth.",
          "The entry runs at depth 1 and each call one deeper; runtime.max_depth (default 5) is the "
          "deepest a worker may run. With depth(W) the shortest call path from the entry to W, an "
-         "edge U -> V with depth(U) >= max_depth would always be refused."),
+         "edge U -> V with depth(U) >= max_depth would always be refused.",
+         raised_in=("stages.check.graph_depth",)),
     Rule("G003", "unreachable-worker", "warning", "A worker the entry can never call.",
          "No chain of calls from the entry reaches it: it is dead code, or a toolsets entry is missing. "
          "A worker that only a Python tool calls is reached when the calling worker lists it under "
-         "`calls:` in its front matter."),
+         "`calls:` in its front matter.",
+         raised_in=("stages.check.graph_reachability",)),
     Rule("G004", "entry-calls-undeclared", "warning", "An entry function without `entry.calls`.",
          "The compiler cannot see which workers Python code calls, so it assumes the entry function may "
          "call every worker: the graph, depths and capabilities count every worker as called. List the "
-         "workers it calls in `entry.calls`; a call to any other worker is then refused at run time."),
+         "workers it calls in `entry.calls`; a call to any other worker is then refused at run time.",
+         raised_in=("stages.resolve_entry",)),
     # --- M: models
     Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
          "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "
-         "`ollama:llama3.2`. `test` names pydantic-ai's TestModel."),
+         "`ollama:llama3.2`. `test` names pydantic-ai's TestModel.",
+         raised_in=("stages.check.models",)),
     Rule("M002", "model-and-compatible-models", "error", "A worker sets both `model` and `compatible_models`.",
-         "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one."),
+         "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one.",
+         raised_in=("stages.check.models",)),
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
          "A worker without `model` runs on its caller's model when that matches its patterns, and on the "
          "project default otherwise (and whenever it runs first, as the entry or from the command line), "
-         "so the default must match one of its patterns."),
+         "so the default must match one of its patterns.",
+         raised_in=("stages.check.models",)),
     # --- A: approvals
     Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
          "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "
          "glob such as `*`; CONDITION tests the call's parameters: `path ~ 'out/**'`, `==`, `!=`, `<`, "
          "`<=`, `>`, `>=`, `in [..]`, joined with and, or, not and parentheses. The diagnostic points at "
-         "the first word that does not fit and says what was expected there."),
+         "the first word that does not fit and says what was expected there.",
+         raised_in=("approvals.grammar",)),
     Rule("A002", "approval-rule-matches-nothing", "error", "An approval rule that matches none of the worker's tools.",
-         "A rule for a tool the worker does not have is usually a typo, and would silently not apply."),
+         "A rule for a tool the worker does not have is usually a typo, and would silently not apply.",
+         raised_in=("approvals.apply",)),
     Rule("A003", "unknown-rule-parameter", "error", "A condition tests a parameter the targeted tools do not have.",
          "A condition may test the tool's parameters (its JSON Schema) and the fields its toolset derives "
          "(shell's `argv`). A condition on a toolset or glob applies to those of its tools that have the "
-         "parameter; when none has it the rule could never apply, so it is an error."),
+         "parameter; when none has it the rule could never apply, so it is an error.",
+         raised_in=("approvals.apply", "approvals.check")),
     Rule("A004", "rule-type-mismatch", "error", "A condition compares a parameter with a value of another type.",
          "`==`, `!=` and `in` compare with values of the parameter's type (a string with a string, a "
          "number with a number); `<`, `<=`, `>`, `>=` compare numbers only. A comparison that can never "
-         "be true because of its types is a mistake, not a rule."),
+         "be true because of its types is a mistake, not a rule.",
+         raised_in=("approvals.apply", "approvals.check")),
     Rule("A005", "glob-on-non-string", "error", "`~` matches a glob against a parameter that is not a string.",
          "Globs match strings (paths, commands). Compare numbers and booleans with ==, !=, <, <=, >, >= "
-         "or in."),
+         "or in.",
+         raised_in=("approvals.apply", "approvals.check")),
     Rule("A006", "approval-rule-overruled", "warning", "An approval rule that decides no call: another rule always wins.",
          "A matching deny wins wherever it stands, so an allow or ask for tools a rule without a condition "
          "denies has no effect; between allow and ask the last matching rule decides, so a rule followed "
          "by a rule without a condition for the same tools has none either. To deny a toolset but one "
-         "of its tools, allow that tool and deny the others by name."),
+         "of its tools, allow that tool and deny the others by name.",
+         raised_in=("approvals.apply",)),
     Rule("A007", "approval-rule-never-matches", "warning", "A condition no call can satisfy.",
          "The values the parameter can take (an enum, such as the commands a shell toolset runs) never "
-         "satisfy the condition, or it tests membership in an empty list; the rule can never match."),
+         "satisfy the condition, or it tests membership in an empty list; the rule can never match.",
+         raised_in=("approvals.check",)),
     Rule("A008", "raw-path-condition", "warning", "A path glob on a tool whose arguments are not normalized.",
          "Stdlib toolsets resolve `..`, `.` and symbolic links before a rule sees a path, so "
          "`output/../src/x.py` never passes for `output/**`. Python tools are judged on their arguments as "
-         "given: a path-like glob on them can be dodged, so check paths inside the tool."),
+         "given: a path-like glob on them can be dodged, so check paths inside the tool.",
+         raised_in=("approvals.check",)),
     Rule("A009", "unenforceable-condition", "error", "A condition on tools whose parameters are known only at run time.",
          "The tools of an opaque toolset are found when a run starts, so the build cannot check a "
          "condition on them and the runtime could not apply it as written. A restriction that cannot be "
-         "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole."),
+         "enforced is an error, never a silent no-op: name the tools, or gate the toolset as a whole.",
+         raised_in=("approvals.apply",)),
     Rule("A010", "rule-cannot-allow", "warning", "An allow rule for a tool that is always asked.",
          "Some tools are asked on every call whatever the rules say: `worker_create` (and `agent_create`) "
          "write a new worker into the project, so a person (or the run's approval mode) must answer each "
-         "one. An allow rule naming it does not apply to it; ask and deny rules do."),
+         "one. An allow rule naming it does not apply to it; ask and deny rules do.",
+         raised_in=("approvals.apply",)),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
          "Python tools, what Python declares) is reachable from the entry through a path on which no "
          "tool and no call needs approval, so a model can use it with nobody asked. `llm-do "
          "capabilities` shows every path. Ask for it (`ask TOOL` in the worker that has the tool, or "
-         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent."),
+         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent.",
+         raised_in=("stages.check.capabilities",)),
     Rule("R002", "write-through-delegation", "warning", "A worker without a write tool of its own can write through a callee.",
          "Privilege through delegation: the worker has no fs.write capability itself, but a worker it "
          "may call (directly or further down) has one, so what the worker is told can end up written. "
-         "Gate the call (`ask WORKER`), drop the callee, or suppress R002 when that is the design."),
+         "Gate the call (`ask WORKER`), drop the callee, or suppress R002 when that is the design.",
+         raised_in=("stages.check.capabilities",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
-         "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files."),
+         "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files.",
+         raised_in=("legacy.upgrade",)),
     Rule("L002", "legacy-recursion", "warning", "A `.agent` worker on a call cycle.",
          "The .agent format cannot declare recursion, so the build accepts the cycle. Migrate the "
-         "worker to a .worker file and add `recursive: true`."),
+         "worker to a .worker file and add `recursive: true`.",
+         raised_in=("stages.check.graph_cycles",)),
     Rule("L003", "legacy-key-default", "info", "A key of the `.agent` era set to what llm-do does anyway.",
          "The key has no place in today's format, but its value asks for nothing llm-do does not do "
-         "already, so the build goes on without it. Remove it, or let `llm-do migrate` do so."),
+         "already, so the build goes on without it. Remove it, or let `llm-do migrate` do so.",
+         raised_in=("legacy.upgrade",)),
     # --- C: configuration of the checks themselves
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
-         "A project may silence warning and info codes; errors always stay."),
+         "A project may silence warning and info codes; errors always stay.",
+         raised_in=("pipeline",)),
 )
 
 

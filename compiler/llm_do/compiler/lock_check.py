@@ -16,7 +16,7 @@ from typing import Any
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
 
 from .pipeline import CompileResult, compile_project
-from .sources import Unreadable, read_regular_file
+from .syntax.sources import Unreadable, read_regular_file
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""

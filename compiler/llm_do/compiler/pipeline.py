@@ -11,8 +11,6 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
-from .position_bounds import within_files
-from .sources import normalized
 from .stages.check import check
 from .stages.emit import emit
 from .stages.introspect import collect_refs, entry_function_ref, introspect
@@ -20,7 +18,10 @@ from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
 from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
-from .stages.resolve import ResolvedProject, Unknowns, resolve
+from .stages.resolve import resolve
+from .stages.resolved import ResolvedProject, Unknowns
+from .syntax.position_bounds import within_files
+from .syntax.sources import normalized
 
 
 @dataclass

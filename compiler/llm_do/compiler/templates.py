@@ -14,8 +14,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .diagnostics import Diagnostic, Location, Related, diagnostic
-from .limits import MAX_RENDERED_CHARS
-from .sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
+from .syntax.limits import MAX_RENDERED_CHARS
+from .syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
 from .template_limits import nesting_overflow
 
 _SYNTAX = re.compile(r"\{[{%#]")
@@ -201,7 +201,7 @@ def _column(lines: list[str], line: int, name: str) -> int | None:
 
 
 def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
-    from .hints import undefined_variable_hint
+    from .syntax.hints import undefined_variable_hint
 
     return undefined_variable_hint(name, variables)
 

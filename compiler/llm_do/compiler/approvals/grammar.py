@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from ..limits import MAX_CONDITION_NESTING
+from ..syntax.limits import MAX_CONDITION_NESTING
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, Param
 
 _GRAMMAR = r"""

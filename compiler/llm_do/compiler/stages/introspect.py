@@ -1,6 +1,6 @@
 """Stage 3, introspect: learn the classes and tools of the project's Python.
 
-By default the Python is imported in a subprocess (see `introspect.child`); with `import_python`
+By default the Python is imported in a subprocess (see `facts.child`); with `import_python`
 false it is read with `ast` only. A project without Python skips this stage entirely.
 """
 
@@ -10,12 +10,12 @@ import os
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..introspect.facts import ClassRequest, Facts, FunctionRequest, Request
-from ..introspect.static_reader import read_statically
-from ..introspect.subprocess_runner import introspect as run_child
-from ..legacy import LEGACY_WORKER_SUFFIX
-from ..schema_refs import RefError, SchemaRef, parse_ref
-from ..sources import OutsideRoot
+from ..facts.records import ClassRequest, Facts, FunctionRequest, Request
+from ..facts.static_reader import read_statically
+from ..facts.subprocess_runner import introspect as run_child
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
+from ..syntax.schema_refs import RefError, SchemaRef, parse_ref
+from ..syntax.sources import OutsideRoot
 from .load import LoadedProject
 from .parse import ParsedWorker
 

@@ -7,17 +7,18 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..json_positions import json_positions
-from ..json_reading import JsonProblem, read_json
-from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_manifest
-from ..limits import MAX_PATTERN_CHARS
-from ..manifest import Entry, ProjectManifest
-from ..positions import LazyPositions, Pos, Positions, PositionTable
-from ..project_glob import glob_project, has_magic
-from ..sources import (
-    NotRegularFile,
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
+from ..suggest import did_you_mean_file
+from ..syntax.cascade import dropped_keys
+from ..syntax.json_positions import json_positions
+from ..syntax.json_reading import JsonProblem, read_json
+from ..syntax.limits import MAX_PATTERN_CHARS
+from ..syntax.manifest import Entry, ProjectManifest
+from ..syntax.positions import LazyPositions, Pos, Positions, PositionTable
+from ..syntax.project_glob import glob_project, has_magic
+from ..syntax.sources import (
+    NotRegularSource,
     NotText,
     OutsideRoot,
     SourceFile,
@@ -28,9 +29,8 @@ from ..sources import (
     normalized,
     what_instead,
 )
-from ..suggest import did_you_mean_file
-from ..validation import validate
-from ..value_checks import first_unfit
+from ..syntax.validation import validate
+from ..syntax.value_checks import first_unfit
 
 MANIFEST_NAME = "project.json"
 IMPLICIT_ENTRY = "main.worker"
@@ -84,14 +84,16 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
     root, manifest_path = find_project(path)
     sources = SourceMap(root)
     if manifest_path is None:
-        project = LoadedProject(root, IMPLICIT_ENTRY, ProjectManifest(version=1, entry=Entry(worker="main")),
-                                PositionTable(), True, sources)
+        project = LoadedProject(root=root, manifest_file=IMPLICIT_ENTRY,
+                                manifest=ProjectManifest(version=1, entry=Entry(worker="main")),
+                                manifest_positions=PositionTable(), implicit=True, sources=sources)
         project.worker_files = _implicit_worker_files(root)
         return project, []
     manifest_file = manifest_path.relative_to(root).as_posix()
     diagnostics: list[Diagnostic] = []
     manifest, positions, incomplete = _read_manifest(sources, manifest_file, diagnostics)
-    project = LoadedProject(root, manifest_file, manifest, positions, False, sources, manifest_incomplete=incomplete)
+    project = LoadedProject(root=root, manifest_file=manifest_file, manifest=manifest, manifest_positions=positions,
+                            implicit=False, sources=sources, manifest_incomplete=incomplete)
     if manifest is not None:
         project.worker_files = expand_worker_files(project, diagnostics)
         project.python_files = _python_files(project, diagnostics)
@@ -299,7 +301,7 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
         except NotText as exc:
             diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
-        except NotRegularFile as exc:  # it changed since it was listed
+        except NotRegularSource as exc:  # it changed since it was listed
             diagnostics.append(diagnostic("F006", f"'{rel}' is {exc}", project.at()))
             continue
         except Unreadable as exc:

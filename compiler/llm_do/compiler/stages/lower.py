@@ -36,11 +36,11 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..diagnostics import Diagnostic
-from ..introspect.facts import ClassFact
-from ..sources import NotText, OutsideRoot, Unreadable
+from ..facts.records import ClassFact
+from ..syntax.sources import NotText, OutsideRoot, Unreadable
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
-from .resolve import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
+from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 

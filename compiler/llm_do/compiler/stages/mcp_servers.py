@@ -2,7 +2,7 @@
 tools the project exposes (and so locks).
 
 Listing starts the servers, so it happens in the time-limited subprocess
-(`introspect.mcp_child`), and not at all with --no-import. The checks are pure: listing facts in,
+(`facts.mcp_child`), and not at all with --no-import. The checks are pure: listing facts in,
 each server's exposed tools and diagnostics out.
 """
 
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from llm_do.bundle.mcp_config import connection
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..introspect.facts import McpFacts, McpRequest, McpToolFact
-from ..introspect.subprocess_runner import list_mcp_servers
-from ..manifest import McpServer
+from ..facts.records import McpFacts, McpRequest, McpToolFact
+from ..facts.subprocess_runner import list_mcp_servers
 from ..suggest import did_you_mean
+from ..syntax.manifest import McpServer
 from .load import LoadedProject
 
 CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)

@@ -6,18 +6,17 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ..cascade import dropped_keys
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..front_matter import NAME_PATTERN, WorkerFrontMatter
-from ..hints import front_matter_value_hints, yaml_hint
-from ..legacy import LEGACY_WORKER_SUFFIX, upgrade_front_matter
-from ..positions import PositionTable
-from ..sources import SourceFile
-from ..validation import validate
-from ..value_checks import first_unfit
-from ..yaml_positions import YamlProblem, load_yaml
+from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
+from ..syntax.cascade import dropped_keys
+from ..syntax.front_matter import NAME_PATTERN, WorkerFrontMatter, split_front_matter
+from ..syntax.hints import front_matter_value_hints, yaml_hint
+from ..syntax.positions import PositionTable
+from ..syntax.sources import SourceFile
+from ..syntax.validation import validate
+from ..syntax.value_checks import first_unfit
+from ..syntax.yaml_positions import YamlProblem, load_yaml
 
-_FENCE = re.compile(r"^---[ \t]*$", re.M)
 _NAME = re.compile(NAME_PATTERN)
 
 
@@ -45,22 +44,6 @@ class ParsedWorker:
         if "name" in self.front.model_fields_set:
             return self.at("name")
         return Location(file=self.file, line=1, column=1)
-
-
-def split_front_matter(text: str) -> tuple[str, str, int] | str:
-    """(front matter, body, body's first line), or the code of what is wrong."""
-    if not _FENCE.match(text):
-        return "P003"
-    first_end = text.find("\n")
-    if first_end < 0:
-        return "P004"
-    closing = _FENCE.search(text, first_end + 1)
-    if closing is None:
-        return "P004"
-    front = text[first_end + 1 : closing.start()]
-    body_start = closing.end() + 1
-    body_line = text.count("\n", 0, closing.start()) + 2
-    return front, text[body_start:], body_line
 
 
 def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnostic]]:
@@ -109,7 +92,9 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
                                           hint="add `name:` to the front matter"))
             return None, diagnostics
     incomplete = dropped_keys(data, front) if diagnostics else frozenset()
-    return ParsedWorker(file, name, front, positions, body, body_line, legacy, incomplete), diagnostics
+    worker = ParsedWorker(file=file, name=name, front=front, positions=positions, body=body, body_line=body_line,
+                          legacy=legacy, incomplete=incomplete)
+    return worker, diagnostics
 
 
 def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions: PositionTable) -> list[Diagnostic]:

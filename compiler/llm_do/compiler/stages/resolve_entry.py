@@ -11,9 +11,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..introspect.facts import FunctionFact
-from ..schema_refs import SchemaRef
+from ..facts.records import FunctionFact
 from ..suggest import did_you_mean
+from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
 
 

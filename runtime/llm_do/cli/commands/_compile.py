@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from llm_do.compiler.pipeline import CompileResult
-    from llm_do.compiler.render import ProjectDiagnostics
+    from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
 
 def stderr_console() -> Console:
@@ -36,13 +36,13 @@ def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool
 
 
 def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
-    from llm_do.compiler.render import ProjectDiagnostics
+    from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
     return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
 
 
 def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
     if any(r.diagnostics for r in reports):
-        from llm_do.compiler.render.text_format import print_text  # rich: only when there is something to print
+        from llm_do.compiler.report.diagnostics.text import print_text  # rich: only when there is something to print
 
         print_text(reports, stderr_console(), show_summary=summary)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.bundle_inputs import InputProblem, ProjectErrors, load_document
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
 from llm_do.compiler.capability_report import RENDERERS, report
 
 from ..errors import ExitCode, usage_problem
@@ -27,7 +27,7 @@ def capabilities(target: str, fmt: str, no_import: bool) -> int:
     except ProjectErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
         return ExitCode.FAILED
-    except InputProblem as exc:
+    except BundleInputProblem as exc:
         raise usage_problem(str(exc)) from None
     click.echo(RENDERERS[fmt](report(doc)))
     return ExitCode.OK

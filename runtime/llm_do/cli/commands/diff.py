@@ -11,7 +11,7 @@ import shlex
 import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from llm_do.compiler.bundle_inputs import InputProblem, ProjectErrors, load_document
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
 from llm_do.compiler.diff_report import RENDERERS, DiffInputs
 
 from ..errors import ExitCode, usage_problem
@@ -35,7 +35,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool) -> 
         except ProjectErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
             raise usage_problem(str(exc)) from None
-        except InputProblem as exc:
+        except BundleInputProblem as exc:
             raise usage_problem(str(exc)) from None
     try:
         result = diff_bundles(docs[0], docs[1])

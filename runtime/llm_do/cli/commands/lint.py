@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.render import ProjectDiagnostics, counts
+from llm_do.compiler.report.diagnostics import ProjectDiagnostics, counts
 
 from ..errors import ExitCode
 from ..options import no_import_option
@@ -35,9 +35,9 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) ->
         if not any(r.diagnostics for r in reports):
             click.echo("no problems found", err=True)
     else:
-        from llm_do.compiler.render.github_format import render_github
-        from llm_do.compiler.render.json_format import render_json
-        from llm_do.compiler.render.sarif_format import render_sarif
+        from llm_do.compiler.report.diagnostics.github import render_github
+        from llm_do.compiler.report.diagnostics.json import render_json
+        from llm_do.compiler.report.diagnostics.sarif import render_sarif
 
         rendered = {"json": render_json, "sarif": render_sarif, "github": render_github}[fmt](reports)
         if rendered:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.migrate import cyclic_workers, plan_migration
+from llm_do.compiler.legacy.migrate import cyclic_workers, plan_migration
 from llm_do.compiler.stages.emit import write_atomic
 
 from ..errors import ExitCode, usage_problem

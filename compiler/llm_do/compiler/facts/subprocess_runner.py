@@ -1,0 +1,67 @@
+"""Run the introspection child in a separate, time-limited process and read its answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .records import Facts, McpFacts, McpRequest, PyError, Request
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def import_timeout() -> float:
+    try:
+        return float(os.environ.get("LLM_DO_IMPORT_TIMEOUT", DEFAULT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def introspect(request: Request, root: Path, timeout: float | None = None) -> Facts:
+    """Import the project's Python in a child process; every failure becomes data, not an exception."""
+    timeout = import_timeout() if timeout is None else timeout
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "llm_do.compiler.facts.child"],
+            input=request.model_dump_json(),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            cwd=root,
+            timeout=timeout,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+    except subprocess.TimeoutExpired:
+        return Facts(
+            imported=False,
+            failure=PyError(message=f"importing the project's Python took longer than {timeout:g} s"),
+            failure_code="Y002",
+        )
+    try:
+        return Facts.model_validate_json(proc.stdout)
+    except ValidationError:
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
+
+
+def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = None) -> McpFacts:
+    """Start and list the project's MCP servers in a child process, within the import time limit."""
+    timeout = import_timeout() if timeout is None else timeout
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "llm_do.compiler.facts.mcp_child"],
+            input=request.model_dump_json(), capture_output=True, text=True, encoding="utf-8", errors="replace",
+            cwd=root, timeout=timeout, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+    except subprocess.TimeoutExpired:
+        return McpFacts(failure=f"listing the MCP servers took longer than {timeout:g} s")
+    try:
+        return McpFacts.model_validate_json(proc.stdout)
+    except ValidationError:
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        return McpFacts(failure=tail[0][:500])

@@ -1,0 +1,31 @@
+"""A capability's path and gates in one line each, as `capabilities`, `diff` and the R rules say them.
+
+Text about an analysis result (`capabilities.Reach`), below both the check that warns about it
+(R001/R002) and the reports that list it.
+"""
+
+from __future__ import annotations
+
+from .capabilities import ALLOW, Reach, Step
+
+
+def via_text(reach: Reach) -> str:
+    """`write_file`, `helper -> write_file`, `model openai:gpt-4o`: the path after the worker."""
+    final = reach.steps[-1]
+    last = f"model {final.via}" if final.via_kind == "model" else f"toolset {final.via}" if final.via_kind == "toolset" \
+        else final.via
+    return " -> ".join([*reach.path[1:], last])
+
+
+def _step_text(step: Step) -> str:
+    text = f"{step.worker}.{step.via}"
+    if step.gate.rules:
+        return f"{text} by {'; '.join(step.gate.rules)}"
+    return text + (" by a rule" if step.gate.by == "rule" else "")
+
+
+def gate_text(reach: Reach) -> str:
+    """`no approval`, or the strongest gate and every gated step: `ask at helper.write_file`."""
+    if reach.gate == ALLOW:
+        return "no approval"
+    return f"{reach.gate} at " + ", ".join(_step_text(s) for s in reach.gated_steps)

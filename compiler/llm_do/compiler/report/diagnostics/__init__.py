@@ -1,0 +1,53 @@
+"""Output formats for diagnostics: renderers over one list, nothing more.
+
+`FORMATS` names them; `renderer(fmt)` imports the one asked for (text needs rich, the others do
+not), and each is a `report.Renderer` over `list[ProjectDiagnostics]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from .. import Renderer
+
+FORMATS = {"text": "text:render_text", "json": "json:render_json", "sarif": "sarif:render_sarif",
+           "github": "github:render_github"}
+"""Each format's renderer, as `module:function` in this package."""
+
+
+@dataclass(frozen=True)
+class ProjectDiagnostics:
+    """The diagnostics of one project, with how to name the project and reach its files."""
+
+    project: str
+    """The project as given on the command line (`.`, `examples/greeter`)."""
+    root: Path
+    """Its root directory, to read source lines and make paths relative to the working directory."""
+    diagnostics: list[Diagnostic]
+
+
+def counts(results: list[ProjectDiagnostics]) -> dict[str, int]:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for r in results:
+        for d in r.diagnostics:
+            out[d.severity.value] += 1
+    return out
+
+
+def cwd_relative(root: Path, file: str) -> str:
+    """A project file's path relative to the current directory (as SARIF and GitHub want it)."""
+    import os
+
+    return Path(os.path.relpath(root / file)).as_posix()
+
+
+def renderer(fmt: str) -> Renderer[list[ProjectDiagnostics]]:
+    """The renderer of format `fmt` (a key of FORMATS)."""
+    module, _, name = FORMATS[fmt].partition(":")
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,44 @@
+"""Stage 5, check: run every rule over the resolved project.
+
+Each rule is a module here with one pure function `(project, graph) -> diagnostics`
+(`Rule` below); `ALL_RULES` is the order they run in. Which codes each raises is in
+`codes.RULES` (`raised_in`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ...call_graph import CallGraph, call_graph
+from ...diagnostics import Diagnostic
+from ..resolved import ResolvedProject
+from .capabilities import check_capabilities
+from .entry_args import check_entry_args
+from .graph_cycles import check_cycles
+from .graph_depth import check_depth
+from .graph_reachability import check_reachability
+from .models import check_models
+from .python_imports import check_python_imports
+
+
+class Rule(Protocol):
+    def __call__(self, project: ResolvedProject, graph: CallGraph, /) -> list[Diagnostic]: ...
+
+
+ALL_RULES: tuple[Rule, ...] = (
+    check_python_imports,
+    check_entry_args,
+    check_models,
+    check_cycles,
+    check_depth,
+    check_reachability,
+    check_capabilities,
+)
+
+
+def check(project: ResolvedProject) -> list[Diagnostic]:
+    graph = call_graph(project)
+    out: list[Diagnostic] = []
+    for rule in ALL_RULES:
+        out.extend(rule(project, graph))
+    return out

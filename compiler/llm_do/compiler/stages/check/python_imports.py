@@ -1,0 +1,60 @@
+"""Y001-Y005: the project's Python imports, exports well-formed TOOLS/TOOLSETS, lists its tools."""
+
+from __future__ import annotations
+
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, Location, diagnostic
+from ..resolved import ResolvedProject
+
+
+def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
+    facts = project.facts
+    if facts.failure is not None:
+        return [diagnostic(facts.failure_code or "Y005", facts.failure.message, project.loaded.at("python_files"))]
+    out: list[Diagnostic] = []
+    reported: set[tuple] = set()
+    for module in facts.modules.values():
+        if module.error is not None:
+            err = module.error
+            key = (err.file, err.line, err.message)
+            reported.add(key)
+            out.append(diagnostic("Y001", f"importing '{module.file}' failed: {err.message}",
+                                  Location(file=err.file or module.file, line=err.line or 1, column=err.column)))
+        for err in module.export_errors:
+            out.append(diagnostic("Y004", err.message, Location(file=err.file or module.file, line=err.line)))
+        for ts in module.toolsets:
+            if ts.tools is None and facts.imported and _used(project, ts.name):
+                out.append(diagnostic("Y003", f"toolset '{ts.name}' is opaque: {ts.opaque_reason}",
+                                      Location(file=module.file, line=ts.line),
+                                      hint="its tools are asked by default; approvals can name the toolset"))
+    for cls in facts.classes.values():
+        err = cls.error
+        if err is not None and (err.file, err.line, err.message) not in reported:
+            reported.add((err.file, err.line, err.message))
+            at = (Location(file=err.file, line=err.line or 1, column=err.column) if err.file
+                  else _reference(project, cls.ref) or Location(file=cls.file or project.loaded.manifest_file, line=1))
+            out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}", at))
+    function = project.entry_function
+    err = function.fact.error if function is not None and function.fact is not None else None
+    if err is not None and function.ref is not None and (err.file, err.line, err.message) not in reported:
+        at = Location(file=err.file, line=err.line or 1, column=err.column) if err.file else function.at
+        out.append(diagnostic("Y001", f"importing '{function.ref.file or function.ref.module}' (the entry function's module) "
+                                      f"failed: {err.message}", at))
+    if not facts.imported and (facts.modules or facts.classes):
+        out.append(diagnostic("Y006", "Python was read without importing it: schemas and entry.args are not checked",
+                              project.loaded.at("python_files")))
+    return out
+
+
+def _used(project: ResolvedProject, toolset: str) -> bool:
+    return any(u.name == toolset for w in project.workers.values() for u in w.toolsets)
+
+
+def _reference(project: ResolvedProject, ref: str) -> Location | None:
+    """Where a worker names the class `ref`: the place to report an installed module that fails."""
+    for name in sorted(project.workers):
+        worker = project.workers[name]
+        for key, used in (("schema_in_ref", worker.input_ref), ("schema_out_ref", worker.output_ref)):
+            if used is not None and used.text == ref:
+                return worker.parsed.at(key)
+    return None

@@ -1,0 +1,174 @@
+"""The resolve stage's reading of a worker's `toolsets:` and `tools:`: each entry becomes a toolset
+use with its tools, or a diagnostic; a name listed twice in a front matter list is N007."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
+from llm_do.runtime.created_workers import CREATING_TOOLSETS
+from llm_do.stdlib.registry import STDLIB_TOOLSETS
+
+from ..diagnostics import Diagnostic, Location, Related, diagnostic
+from ..suggest import closest_name, did_you_mean
+from ..syntax.positions import PositionTable
+from ..syntax.sources import OutsideRoot, lexically_confined
+from ..syntax.validation import validate
+from .mcp_servers import McpServerInfo
+from .parse import ParsedWorker
+from .resolved import ResolvedProject, ResolvedTool, ResolvedToolsetUse, ResolvedWorker, Unknowns
+
+
+def listed_once(parsed: ParsedWorker, key: str, names: Sequence[str],
+                diagnostics: list[Diagnostic]) -> Iterator[tuple[int, str, Location]]:
+    """Index, name and place of each item of the front matter list `key` (`names`), but the
+    repetitions: a name listed twice is N007 and skipped."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        at = parsed.at(key, i)
+        if name in seen:
+            diagnostics.append(diagnostic("N007", f"'{name}' is listed twice in {key}", at))
+            continue
+        seen.add(name)
+        yield i, name, at
+
+
+def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diagnostic]) -> None:
+    existing = worker.tools.get(tool.name)
+    if existing is not None:
+        diagnostics.append(diagnostic(
+            "N005",
+            f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
+            tool.at,
+            hint="list only one of them, or rename the tool",
+            related=[Related(**existing.at.model_dump(), message=f"'{tool.name}' comes from '{existing.group}' here")],
+        ))
+        return
+    worker.tools[tool.name] = tool
+
+
+def resolve_toolsets(
+    project: ResolvedProject, worker: ResolvedWorker, names: list[str], python_known: bool, unknowns: Unknowns,
+    diagnostics: list[Diagnostic],
+) -> None:
+    parsed = worker.parsed
+    refs = parsed.front.toolsets
+    for i, _, at in listed_once(parsed, "toolsets", [ref.name for ref in refs], diagnostics):
+        ref = refs[i]
+        settings = ref.settings or {}
+        descriptor = STDLIB_TOOLSETS.get(ref.name)
+        if ref.name in CREATING_TOOLSETS and "path" not in settings and project.manifest.generated_agents_dir is not None:
+            settings = {**settings, "path": project.manifest.generated_agents_dir}  # the .agent era's folder
+        if descriptor is not None:
+            checked, found = validate(descriptor.settings_model, settings, parsed.file,
+                                      _sub_positions(parsed.positions, ("toolsets", i, ref.name)),
+                                      where=f"settings of {ref.name}")
+            diagnostics.extend(found)
+            if checked is None:
+                worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
+                continue
+            if found:  # settings repaired: what the toolset may touch is not what was meant
+                worker.unknown_names.add(ref.name)
+            sub_root = getattr(checked, "path", ".")
+            try:
+                lexically_confined(sub_root)
+            except OutsideRoot as exc:
+                where = parsed.at("toolsets", i, ref.name, "path")
+                if "path" not in (ref.settings or {}):  # the .agent era's generated_agents_dir
+                    where = project.loaded.at("generated_agents_dir", key=False)
+                diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", where))
+                worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
+                continue
+            use = ResolvedToolsetUse(kind="stdlib", name=ref.name, settings=checked.model_dump(exclude_defaults=True), at=at)
+            worker.toolsets.append(use)
+            for tool in descriptor.tools:
+                _add_tool(worker, ResolvedTool(name=tool.name, kind="stdlib", toolset=ref.name, group=ref.name,
+                                               default_approval=tool.approval, at=at), diagnostics)
+            continue
+        known = ref.name in project.workers or ref.name in project.python_toolsets or ref.name in project.mcp_servers
+        if settings and known:
+            diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
+                                          parsed.at("toolsets", i, ref.name)))
+        if ref.name in project.workers:
+            worker.toolsets.append(ResolvedToolsetUse(kind="worker", name=ref.name, settings={}, at=at))
+            worker.calls[ref.name] = at
+            _add_tool(worker, ResolvedTool(name=ref.name, kind="worker", toolset=None, group=ref.name,
+                                           default_approval=WORKER_CALL_DEFAULT, at=at, worker=ref.name),
+                      diagnostics)
+            continue
+        server = project.mcp_servers.get(ref.name)
+        if server is not None:
+            _use_mcp_server(worker, server, at, diagnostics)
+            continue
+        if ref.name in project.manifest.mcp_servers:  # a server whose settings are in error (reported)
+            worker.unknown_names.add(ref.name)
+            worker.tools_unknown = True
+            continue
+        python = project.python_toolsets.get(ref.name)
+        if python is not None:
+            use = ResolvedToolsetUse(kind="python", name=ref.name, settings={}, at=at)
+            worker.toolsets.append(use)
+            if python.fact.tools is None:
+                use.opaque_approval = PYTHON_TOOL_DEFAULT
+            else:
+                for tool in python.fact.tools:
+                    _add_tool(worker, ResolvedTool(name=tool.name, kind="python_toolset", toolset=ref.name, group=ref.name,
+                                                   default_approval=PYTHON_TOOL_DEFAULT, at=at),
+                              diagnostics)
+            continue
+        worker.unknown_names.add(ref.name)
+        if ref.name in unknowns.workers or unknowns.any_worker:
+            worker.calls_unknown = True
+            continue  # a worker whose file failed to parse, or was not listed because of an error
+        if not python_known and ref.name not in project.python_tools:
+            worker.tools_unknown = True
+            continue  # perhaps a toolset of the Python that failed, which is reported
+        near = closest_name(ref.name, names)
+        if near in project.workers:
+            worker.maybe_calls.add(near)
+        hint = f"did you mean '{near}'?" if near else None
+        if ref.name in project.python_tools:
+            hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
+        diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
+
+
+def _use_mcp_server(worker: ResolvedWorker, server: McpServerInfo, at: Location, diagnostics: list[Diagnostic]) -> None:
+    use = ResolvedToolsetUse(kind="mcp", name=server.name, settings={}, at=at)
+    worker.toolsets.append(use)
+    if server.opaque:
+        use.opaque_approval = MCP_TOOL_DEFAULT
+    elif server.tools is None:  # not started (--no-import) or not listable (reported): its tools are unknown
+        worker.unknown_names.add(server.name)
+        worker.tools_unknown = True
+    else:
+        for name in server.tools:
+            _add_tool(worker, ResolvedTool(name=name, kind="mcp", toolset=server.name, group=server.name,
+                                       default_approval=MCP_TOOL_DEFAULT, at=at), diagnostics)
+
+
+def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
+    n = len(prefix)
+    return PositionTable(
+        {p[n:]: v for p, v in positions.values.items() if p[:n] == prefix},
+        {p[n:]: v for p, v in positions.keys.items() if p[:n] == prefix},
+    )
+
+
+def resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_known: bool, diagnostics: list[Diagnostic]) -> None:
+    parsed = worker.parsed
+    for _, name, at in listed_once(parsed, "tools", parsed.front.tools, diagnostics):
+        tool = project.python_tools.get(name)
+        if tool is None:
+            worker.unknown_names.add(name)
+            if python_known:
+                hint = did_you_mean(name, project.python_tools)
+                if name in project.python_toolsets or name in STDLIB_TOOLSETS or name in project.workers:
+                    hint = f"'{name}' is a toolset or worker: list it under `toolsets:`"
+                elif not project.python_tools:
+                    hint = "tools come from the TOOLS of files listed in python_files"
+                diagnostics.append(diagnostic("N004", f"unknown tool '{name}'", at, hint=hint))
+            continue
+        _add_tool(worker, ResolvedTool(name=name, kind="python_tool", toolset=tool.toolset_key, group=name,
+                                   default_approval=PYTHON_TOOL_DEFAULT, at=at), diagnostics)
+
+

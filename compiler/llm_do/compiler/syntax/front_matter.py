@@ -1,0 +1,117 @@
+"""The front matter of a .worker file: where it ends (`split_front_matter`) and the pydantic model
+it is validated against.
+
+spec/schemas/worker.schema.json is generated from it, so editors can validate front matter.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
+
+
+class ToolsetRef(BaseModel):
+    """One `toolsets:` item: a name, with settings when written as a one-key mapping."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    settings: dict[str, Any] | None = None
+
+
+def _toolset_ref(value: Any) -> Any:
+    if isinstance(value, ToolsetRef):
+        return value
+    if isinstance(value, str):
+        return ToolsetRef(name=value)
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, settings),) = value.items()
+        if isinstance(name, str) and (settings is None or isinstance(settings, dict)):
+            return ToolsetRef(name=name, settings=settings or {})
+        if isinstance(name, str):
+            raise ValueError(f"the settings of '{name}' must be a mapping")
+    raise ValueError("a toolsets item is a name, or a mapping of one name to its settings")
+
+
+ToolsetItem = Annotated[
+    ToolsetRef,
+    BeforeValidator(_toolset_ref),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": {"type": ["object", "null"]}},
+            ]
+        }
+    ),
+]
+
+
+class AttachmentPolicy(BaseModel):
+    """What a caller may attach to this worker's prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_count: int | None = Field(default=None, ge=0)
+    max_total_bytes: int | None = Field(default=None, ge=0)
+    allowed_suffixes: list[str] | None = Field(default=None, description="e.g. ['.pdf', '.png']")
+
+
+class ServerSideTool(BaseModel):
+    """A provider-side tool of the `.agent` era, run by the model's provider, not by llm-do."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool_type: Literal["web_search", "web_fetch", "code_execution", "image_generation"]
+
+
+class WorkerFrontMatter(BaseModel):
+    """What a worker declares between the `---` lines."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, pattern=NAME_PATTERN, description="Defaults to the file stem.")
+    description: str | None = Field(default=None, description="Shown to workers that call this one.")
+    model: str | None = Field(default=None, description="Provider-prefixed model name, e.g. `anthropic:claude-sonnet-4-5`.")
+    compatible_models: list[str] | None = Field(
+        default=None, description="Case-sensitive fnmatch patterns of models this worker runs on."
+    )
+    model_settings: dict[str, Any] | None = None
+    schema_in_ref: str | None = Field(default=None, description="`path.py:Class` or `package.module:Class`, a WorkerArgs.")
+    schema_out_ref: str | None = Field(default=None, description="A pydantic model the output is validated against.")
+    toolsets: list[ToolsetItem] = Field(
+        default_factory=list, description="Stdlib toolsets, Python toolsets and workers this worker may call."
+    )
+    tools: list[str] = Field(default_factory=list, description="Python tools from the TOOLS of python_files.")
+    calls: list[str] = Field(
+        default_factory=list, description="Workers this worker's Python tools call (`ctx.deps.call_worker`): edges of the call graph."
+    )
+    approvals: list[str] = Field(default_factory=list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
+    recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
+    attachments: AttachmentPolicy | None = None
+    server_side_tools: list[ServerSideTool] = Field(
+        default_factory=list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."
+    )
+
+
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | str:
+    """(front matter, body, body's first line), or the code of what is wrong."""
+    if not _FENCE.match(text):
+        return "P003"
+    first_end = text.find("\n")
+    if first_end < 0:
+        return "P004"
+    closing = _FENCE.search(text, first_end + 1)
+    if closing is None:
+        return "P004"
+    front = text[first_end + 1 : closing.start()]
+    body_start = closing.end() + 1
+    body_line = text.count("\n", 0, closing.start()) + 2
+    return front, text[body_start:], body_line
