@@ -34,14 +34,14 @@ class DiffSummary(_Strict):
     low: int
 
 
-class CallEdge(_Strict):
+class DiffCallEdge(_Strict):
     from_: str = Field(alias="from")
     to: str
 
 
 class DiffCalls(_Strict):
-    added: list[CallEdge]
-    removed: list[CallEdge]
+    added: list[DiffCallEdge]
+    removed: list[DiffCallEdge]
 
 
 class DiffDocument(_Strict):

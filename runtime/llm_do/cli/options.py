@@ -50,7 +50,7 @@ class RunOptions:
 
 
 @dataclass(frozen=True)
-class Rule:
+class OptionRule:
     """Options that do not go together: when `broken(params)`, the command ends with `message` as
     a usage error, click's (with the usage line) or one line (`one_line`); both exit 2."""
 
@@ -70,14 +70,14 @@ def given(value: object) -> bool:
     return value is not None and value is not False
 
 
-def excludes(a: str, b: str, message: str, *, one_line: bool = False) -> Rule:
+def excludes(a: str, b: str, message: str, *, one_line: bool = False) -> OptionRule:
     """Option `a` and option `b` are not given together."""
-    return Rule(lambda p: given(p[a]) and given(p[b]), message, one_line)
+    return OptionRule(lambda p: given(p[a]) and given(p[b]), message, one_line)
 
 
-def needs(a: str, b: str, message: str, *, one_line: bool = False) -> Rule:
+def needs(a: str, b: str, message: str, *, one_line: bool = False) -> OptionRule:
     """Option `a` is given only with option `b`."""
-    return Rule(lambda p: given(p[a]) and not given(p[b]), message, one_line)
+    return OptionRule(lambda p: given(p[a]) and not given(p[b]), message, one_line)
 
 
 RUN_RULES = (
@@ -88,7 +88,7 @@ RUN_RULES = (
 """The run options' own rules, checked after the command's (`checked`)."""
 
 
-def checked(*rules: Rule) -> Callable[[Command[R]], Command[R]]:
+def checked(*rules: OptionRule) -> Callable[[Command[R]], Command[R]]:
     """Check `rules`, in order, against the command's parameters before the command runs."""
 
     def decorate(command: Command[R]) -> Command[R]:

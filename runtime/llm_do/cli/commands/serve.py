@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import Rule, RunOptions, checked, excludes, needs, run_options
+from ..options import OptionRule, RunOptions, checked, excludes, needs, run_options
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import run_session
 
@@ -74,9 +74,9 @@ def chosen_workers(bundle: LoadedBundle, workers: str | None, all_workers: bool)
 
 SERVE_RULES = (
     needs("allow_remote", "http", "--allow-remote goes with --http", one_line=True),
-    Rule(lambda p: p["http"] is None and p["events_to"] == "-",
+    OptionRule(lambda p: p["http"] is None and p["events_to"] == "-",
          "--events -: on stdio, stdout carries the MCP protocol; write events to a file", one_line=True),
-    Rule(lambda p: p["approvals_via_client"] and (p["approve_all"] or p["reject_all"]),
+    OptionRule(lambda p: p["approvals_via_client"] and (p["approve_all"] or p["reject_all"]),
          "--approvals-via-client asks the client; --approve-all and --reject-all answer for it", one_line=True),
     excludes("workers", "all_workers", "--workers and --all-workers contradict each other; give one", one_line=True),
 )

@@ -21,11 +21,11 @@ from .models import check_models
 from .python_imports import check_python_imports
 
 
-class Rule(Protocol):
+class CheckRule(Protocol):
     def __call__(self, project: ResolvedProject, graph: CallGraph, /) -> list[Diagnostic]: ...
 
 
-ALL_RULES: tuple[Rule, ...] = (
+ALL_RULES: tuple[CheckRule, ...] = (
     check_python_imports,
     check_entry_args,
     check_models,
