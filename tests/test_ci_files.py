@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "release_notes"

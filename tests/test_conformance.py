@@ -27,8 +27,7 @@ import pytest
 
 from llm_do.bundle.schema import validate as validate_bundle
 from llm_do.compiler.codes import RULES
-
-from .helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "spec" / "conformance"
 CASES = sorted(p for p in CASES_DIR.iterdir() if p.is_dir())

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLES = sorted(p.parent.name for p in EXAMPLES_DIR.glob("*/project.json"))

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llm_do.bundle.version import VERSION
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 
 def test_version() -> None:

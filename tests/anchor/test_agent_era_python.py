@@ -13,7 +13,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from llm_do.runtime import legacy_tools
 from llm_do.runtime.toolset_approvals import tool_approval
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 TOOLS_PY = """
     from pydantic_ai.tools import RunContext

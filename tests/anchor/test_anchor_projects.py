@@ -18,7 +18,7 @@ import pytest
 
 from llm_do.compiler.pipeline import CompileResult, compile_project
 from llm_do.compiler.stages.emit import write_atomic
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 PROJECTS_DIR = Path(__file__).resolve().parent / "projects"
 PROJECTS = sorted(p.parent.name for p in PROJECTS_DIR.glob("*/project.json"))

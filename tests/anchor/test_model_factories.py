@@ -12,7 +12,7 @@ import pytest
 from llm_do.runtime import model_factories
 from llm_do.runtime.bundle import load_bundle
 from llm_do.runtime.runtime import Runtime
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 PROVIDERS_PY = """
     from pydantic_ai.models.test import TestModel

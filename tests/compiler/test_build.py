@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.schema import validate as validate_bundle
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 LOCK = "bundle.lock"
 

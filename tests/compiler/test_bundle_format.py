@@ -16,7 +16,7 @@ import pytest
 
 from llm_do.bundle.format import BUNDLE_FORMAT
 from llm_do.bundle.schema import validate as validate_bundle
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 # A small representative project: vars + include, schema_in_ref, stdlib toolset with settings,
 # a Python tool (from tools.py, which imports a helper module), an approval rule, a declared

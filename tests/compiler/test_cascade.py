@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_checks_support import lint
-from tests.compiler.test_lint_formats import PLAIN_ENV
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import PLAIN_ENV, run_cli, worker, write_project
+from tests.support.lint import lint
 
 TOOLS_PY = '''
     def shout(text: str) -> str:

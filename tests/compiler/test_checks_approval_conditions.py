@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_checks_support import Lint, lint
-from tests.compiler.test_lint_formats import PLAIN_ENV
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import PLAIN_ENV, run_cli, worker, write_project
+from tests.support.lint import Lint, lint
 
 TOOLS = '''
 from pydantic import BaseModel

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_checks_support import Lint, lint
-from tests.helpers import write_project
+from tests.support.cli import write_project
+from tests.support.lint import Lint, lint
 
 CYCLES = {
     "project.json": {"version": 1, "worker_files": ["*.worker"]},

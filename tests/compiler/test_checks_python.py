@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compiler.test_checks_support import ANY, Lint, lint
-from tests.helpers import write_project
+from tests.support.cli import write_project
+from tests.support.lint import ANY, Lint, lint
 
 SCHEMAS = """
 from pydantic import BaseModel

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_checks_support import Lint, lint
-from tests.helpers import write_project
+from tests.support.cli import write_project
+from tests.support.lint import Lint, lint
 
 # One project holds every front-matter problem: each file is broken in one way and they do not
 # interfere. `main` calls the workers that still parse (with their bad keys dropped), so nothing

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compiler.test_checks_support import ANY, Lint, lint
-from tests.helpers import write_project
+from tests.support.cli import write_project
+from tests.support.lint import ANY, Lint, lint
 
 WORKERS = ["undefined", "syntax_tag", "syntax_expr", "syntax_eof", "missing", "nested", "secrets", "render_err",
            "render_in_include", "binary", "literal"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.compiler.test_checks_support import assert_exit_matches, lint
-from tests.helpers import write_project
+from tests.support.cli import write_project
+from tests.support.lint import assert_exit_matches, lint
 
 EVERYTHING = {
     "project.json": {

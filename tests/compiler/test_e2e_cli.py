@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import worker, write_project
+from tests.support.cli import worker, write_project
 
 pytestmark = pytest.mark.e2e
 

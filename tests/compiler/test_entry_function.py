@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, worker, write_project
-
-from .test_checks_support import lint
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.lint import lint
 
 FLOW = '''
 from llm_do.runtime import CallContext, WorkerArgs

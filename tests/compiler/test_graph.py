@@ -7,40 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import GRAPH_PROJECT
 
 FORMATS = ["text", "json", "mermaid", "dot"]
 
-# main -> analyst (plain call), main -> reviewer (asked by main's rule), reviewer <-> critic
-# (declared recursion), filesystem_project (write_file is asked: gated), shell_readonly (allowed).
-PROJECT = {
-    "project.json": {
-        "version": 1,
-        "worker_files": ["*.worker"],
-        "entry": {"worker": "main", "args": {"input": "review the repo"}},
-    },
-    "main.worker": worker(
-        """
-        model: test
-        toolsets:
-          - filesystem_project
-          - shell_readonly
-          - analyst
-          - reviewer
-        approvals:
-          - ask reviewer
-        """,
-        "Coordinate.",
-    ),
-    "analyst.worker": worker("toolsets: [filesystem_project_ro]", "Analyze."),
-    "reviewer.worker": worker("recursive: true\ntoolsets: [critic]", "Review."),
-    "critic.worker": worker("recursive: true\ntoolsets: [reviewer]", "Criticize."),
-}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_project(tmp_path_factory.mktemp("graph") / "proj", PROJECT)
+    root = write_project(tmp_path_factory.mktemp("graph") / "proj", GRAPH_PROJECT)
     result = run_cli("build", root)
     assert result.exit_code == 0, result.stderr
     return root
@@ -171,7 +145,7 @@ def test_python_tools_are_tool_nodes(tmp_path: Path, snapshot) -> None:
 
 
 def test_project_with_errors_exits_1(tmp_path: Path) -> None:
-    files = dict(PROJECT)
+    files = dict(GRAPH_PROJECT)
     files["analyst.worker"] = worker("toolsets: [nowhere]", "Analyze.")
     root = write_project(tmp_path / "proj", files)
     result = run_cli("graph", root, "--format", "json")
@@ -208,7 +182,6 @@ def test_unknown_format_is_a_usage_error(built: Path) -> None:
     result = run_cli("graph", built, "--format", "svg")
     assert result.exit_code == 2
     assert "Traceback" not in result.stderr
-
 
 
 def test_mermaid_node_ids_stay_distinct(tmp_path: Path) -> None:

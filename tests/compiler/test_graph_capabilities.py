@@ -9,8 +9,8 @@ from pathlib import Path
 import pydot
 import pytest
 
-from tests.compiler.test_graph import PROJECT
-from tests.helpers import run_cli
+from tests.support.cli import run_cli, write_project
+from tests.support.projects import GRAPH_PROJECT
 
 # pydot's parser uses pyparsing names that pyparsing 3.3 deprecates; not ours to fix
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:DeprecationWarning")
@@ -18,9 +18,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:DeprecationWarnin
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.helpers import write_project
-
-    return write_project(tmp_path_factory.mktemp("graphcaps") / "proj", PROJECT)
+    return write_project(tmp_path_factory.mktemp("graphcaps") / "proj", GRAPH_PROJECT)
 
 
 def graph(root: Path, fmt: str) -> str:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from llm_do.compiler.syntax.hints import json_trailing_comma, yaml_hint
-from tests.compiler.test_checks_support import lint
-from tests.helpers import worker, write_project
+from tests.support.cli import worker, write_project
+from tests.support.lint import lint
 
 MANIFEST = {"version": 1, "worker_files": ["*.worker"]}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.codes import RULES
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 
 def test_init_creates_a_project_that_builds_and_runs(tmp_path: Path) -> None:

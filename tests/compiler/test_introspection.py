@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 # Module names unique to this file, so `sys.modules` of the test process tells whether they ran here.
 TOOLS_MOD = "introspect_probe_tools"

@@ -8,56 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker, write_project
-
-# As in the real repository of that era (examples/recursive_summarizer).
-LEGACY_PROJECT: dict[str, Any] = {
-    "project.json": {
-        "version": 1,
-        "runtime": {"approval_mode": "approve_all", "max_depth": 10},
-        "entry": {"agent": "main", "args": {"input": "sample_input.txt"}},
-        "agent_files": ["main.agent", "summarizer.agent"],
-        "python_files": ["schemas.py"],
-    },
-    "main.agent": """
-        ---
-        name: main
-        description: Summarize a file by delegating ranges to the summarizer
-        # the summarizer does the real work
-        toolsets:
-          - filesystem_project
-          - summarizer
-        server_side_tools:
-          - tool_type: web_search
-            max_uses: 3
-        ---
-        Read the file named in the input and ask the summarizer for each part.
-        """,
-    "summarizer.agent": """
-        ---
-        name: summarizer
-        description: Recursively summarize a file range with offsets
-        input_model_ref: schemas.py:SummarizerInput
-        toolsets:
-          - filesystem_project
-          - summarizer
-        ---
-        Summarize the given range; split it and call yourself when it is long.
-        """,
-    "schemas.py": """
-        from llm_do.runtime import AgentArgs, PromptContent
-
-
-        class SummarizerInput(AgentArgs):
-            path: str
-            start: int = 0
-            end: int | None = None
-
-            def prompt_messages(self) -> list[PromptContent]:
-                return [f"Summarize {self.path} from {self.start} to {self.end}"]
-        """,
-    "sample_input.txt": "Lorem ipsum.\n",
-}
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import LEGACY_PROJECT
 
 
 def lint(root: Path) -> tuple[int, list[dict[str, Any]], str]:

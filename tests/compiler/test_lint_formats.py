@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.version import VERSION
-from tests.helpers import CliResult, run_cli, write_project
+from tests.support.cli import PLAIN_ENV, CliResult, run_cli, write_project
 
 # Errors with and without hints, warnings, and a related location (the include site of a problem
 # found inside an included template).
@@ -31,11 +31,6 @@ BROKEN = {
     "helper.worker": "---\nname: helper\n---\nHelp.\n",
     "orphan.worker": "---\nname: orphan\n---\nNobody calls me.\n",
 }
-
-# No terminal: what rich decides from the environment must not leak into the output.
-PLAIN_ENV: dict[str, str | None] = {"FORCE_COLOR": None, "NO_COLOR": None, "TTY_COMPATIBLE": None,
-                                    "TTY_INTERACTIVE": None, "COLUMNS": "500", "TERM": "dumb"}
-
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

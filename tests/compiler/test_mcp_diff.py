@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.compiler.bundle_diff import diff_bundles
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
 
 
 def _doc(tmp_path: Path, name: str, servers: dict[str, Any], toolsets: str) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.compiler.test_legacy import LEGACY_PROJECT
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import LEGACY_PROJECT
 
 
 def listing(root: Path) -> dict[str, tuple[bytes, int]]:

@@ -14,7 +14,7 @@ from llm_do.compiler.capability_report import RENDERERS as CAPABILITY_RENDERERS
 from llm_do.compiler.graph_export import RENDERERS as GRAPH_RENDERERS
 from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.report.diagnostics import FORMATS, ProjectDiagnostics, renderer
-from tests.helpers import run_cli, write_project
+from tests.support.cli import run_cli, write_project
 
 BROKEN = {
     "project.json": {"version": 1, "worker_files": ["*.worker"]},

@@ -15,8 +15,8 @@ import pytest
 from llm_do.compiler.stages.emit import remove_stale_temporaries, write_atomic
 from llm_do.compiler.syntax.limits import MAX_FILE_BYTES
 from llm_do.compiler.syntax.project_glob import glob_project
-from tests.compiler.test_checks_support import Lint, assert_exit_matches, lint
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.lint import Lint, assert_exit_matches, lint
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 

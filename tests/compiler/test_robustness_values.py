@@ -21,8 +21,8 @@ from llm_do.compiler.syntax.limits import (
 )
 from llm_do.compiler.syntax.position_bounds import within_files
 from llm_do.compiler.syntax.sources import SourceFile
-from tests.compiler.test_checks_support import ANY, lint
-from tests.helpers import run_cli, worker, write_project
+from tests.support.cli import run_cli, worker, write_project
+from tests.support.lint import ANY, lint
 
 
 def _project(tmp_path: Path, manifest: str | dict | None = None, **files: str) -> Path:

@@ -15,9 +15,9 @@ from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 
 from llm_do.runtime import ApprovalDecision, ApprovalRequest, Runtime, RuntimeConfig, run_worker
-from tests.helpers import run_cli, worker
-
-from .conftest import build_project, of_kind, read_events
+from tests.support.cli import run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project
 
 
 def turns(*responses: list[Any]) -> FunctionModel:

@@ -16,10 +16,9 @@ from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.bundle.canonical import seal
 from llm_do.runtime import RuntimeConfig, run_worker
-from tests.helpers import run_cli, worker
-
-from .test_approvals import exec_, turns, write_call
-from .test_loading import IMPORT_PROBE
+from tests.support.approvals import exec_, turns, write_call
+from tests.support.cli import run_cli, worker
+from tests.support.processes import IMPORT_PROBE
 
 
 def rules_project(*rules: str, toolsets: str = "filesystem_project") -> dict[str, Any]:

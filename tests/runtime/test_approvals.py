@@ -9,47 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.messages import ToolReturnPart
-from pydantic_ai.models.function import FunctionModel
+from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.runtime import ApprovalDecision, ApprovalRequest, Runtime, RuntimeConfig, run_worker
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, read_events
-
-
-def project(main_front: str = "toolsets: [filesystem_project, helper]", runtime: dict[str, Any] | None = None,
-            helper_front: str = "toolsets: [filesystem_project]") -> dict[str, Any]:
-    manifest: dict[str, Any] = {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}}
-    if runtime:
-        manifest["runtime"] = runtime
-    return {
-        "project.json": manifest,
-        "main.worker": worker(main_front, "Main."),
-        "helper.worker": worker(helper_front, "Helper."),
-    }
-
-
-def write_call(path: str = "out.txt", content: str = "hi") -> dict[str, Any]:
-    return {"tool_calls": [{"tool": "write_file", "args": {"path": path, "content": content}}]}
-
-
-WRITE = {"workers": {"main": [write_call(), {"text": "done"}]}}
-NESTED_WRITE = {
-    "workers": {
-        "main": [{"tool_calls": [{"tool": "helper", "args": {"input": "write it"}}]}, {"text": "done"}],
-        "helper": [write_call(), {"text": "helper done"}],
-    }
-}
-
-
-def exec_(bundle: Path, s: Path, *flags: str, events: Path | None = None):
-    args = ["exec", bundle, "go", "--script", s, *flags]
-    if events is not None:
-        args += ["--events", events]
-    return run_cli(*args)
-
+from tests.support.approvals import NESTED_WRITE, WRITE, exec_, project, tool_returns, turns, write_part
+from tests.support.cli import worker
+from tests.support.events import of_kind, read_events
 
 # --- the run's mode -------------------------------------------------------------------------------
 
@@ -204,27 +169,6 @@ def test_worker_calls_are_allowed_by_default(build, script, tmp_path: Path) -> N
 
 
 # --- what the model sees, and session approvals (Python API) ----------------------------------------
-
-
-def turns(*responses: list[Any], seen: list[list[Any]] | None = None) -> FunctionModel:
-    """A FunctionModel answering with `responses` in order (each a list of parts); it records the
-    messages of every request in `seen`."""
-    queue = list(responses)
-
-    def respond(messages: list[Any], info: Any) -> ModelResponse:
-        if seen is not None:
-            seen.append(list(messages))
-        return ModelResponse(parts=queue.pop(0))
-
-    return FunctionModel(respond)
-
-
-def write_part(path: str, content: str = "x") -> ToolCallPart:
-    return ToolCallPart("write_file", {"path": path, "content": content})
-
-
-def tool_returns(messages: list[Any], tool: str) -> list[ToolReturnPart]:
-    return [p for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart) and p.tool_name == tool]
 
 
 def test_a_denied_call_comes_back_to_the_model_as_a_tool_result(build) -> None:

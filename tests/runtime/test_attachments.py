@@ -12,9 +12,9 @@ from pydantic_ai.messages import ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import FunctionModel
 
 from llm_do.runtime import InputProblem, RuntimeConfig, run_worker
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project
 
 POLICY = """
 attachments:
@@ -36,8 +36,6 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 12
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
     return build_project(tmp_path_factory.mktemp("attachments") / "proj", PROJECT)
 
 

@@ -16,9 +16,9 @@ import pytest
 
 from llm_do.runtime.batch import BatchResult, parse_inputs
 from llm_do.runtime.batch_results import BatchIdentity, ResultsProblem, read_results
-from tests.helpers import run_cli, worker
-
-from .conftest import inputs_file, one_line_error, results_of
+from tests.support.batch import inputs_file, results_of
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.projects import build_project, copy_project
 
 TOOLS = '''
     import asyncio
@@ -48,15 +48,11 @@ PROJECT = {
 
 @pytest.fixture(scope="module")
 def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
     return build_project(tmp_path_factory.mktemp("batch") / "proj", PROJECT)
 
 
 @pytest.fixture
 def bundle(_template: Path, tmp_path: Path) -> Path:
-    from .conftest import copy_project
-
     return copy_project(_template, tmp_path / "proj")
 
 

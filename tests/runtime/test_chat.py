@@ -16,9 +16,7 @@ from pydantic_ai.usage import UsageLimits
 
 from llm_do.runtime import ApprovalDecision, Runtime, RuntimeConfig, run_worker
 from llm_do.runtime.threads import ThreadProblem
-from tests.helpers import run_cli, worker
-
-from .conftest import one_line_error
+from tests.support.cli import one_line_error, run_cli, worker
 
 PROJECT = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},

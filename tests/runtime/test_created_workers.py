@@ -22,7 +22,7 @@ from llm_do.runtime.created_workers import (
     worker_file_text,
     write_new_file,
 )
-from tests.helpers import write_project
+from tests.support.cli import write_project
 
 INSTRUCTIONS = [
     "Plain text, no templates.",

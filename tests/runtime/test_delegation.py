@@ -12,9 +12,8 @@ from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart, 
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from llm_do.runtime import RuntimeConfig, run_worker
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
 
 TEAM = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},

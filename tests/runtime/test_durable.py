@@ -9,81 +9,16 @@ or answer records run in this process (they never launch DBOS).
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker
-from tests.runtime.conftest import Files, build_project, copy_project
+from tests.support.cli import run_cli, worker
+from tests.support.durable import APPROVAL_SCRIPT, llm_do, marks, run_id, write
 
 pytest.importorskip("dbos")
-
-TOOLS_PY = '''
-    import os
-    import signal
-    import threading
-    from pathlib import Path
-
-
-    def _log() -> Path:
-        return Path(os.environ["MARK_LOG"])
-
-
-    def mark(n: int) -> str:
-        """Record n (and die first when told to, as a crash would)."""
-        trigger = _log().with_name("kill-at")
-        if trigger.exists() and trigger.read_text().strip() == str(n):
-            trigger.unlink()
-            os.kill(os.getpid(), signal.SIGKILL)
-        with _log().open("a") as f:
-            f.write(f"mark {n}\\n")
-        return f"marked {n}"
-
-
-    def publish(text: str) -> str:
-        """Publish text (asks for approval)."""
-        with _log().open("a") as f:
-            f.write(f"publish {text}\\n")
-        return "published"
-
-
-    def lock() -> object:
-        """Returns what no durable run can record."""
-        return threading.Lock()
-
-
-    TOOLS = {"mark": mark, "publish": publish, "lock": lock}
-'''
-
-PROJECT: Files = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
-                     "entry": {"worker": "main", "args": {"input": "go"}}},
-    "tools.py": TOOLS_PY,
-    "main.worker": worker(
-        """
-        tools: [mark, publish, lock]
-        toolsets: [helper]
-        approvals:
-          - allow mark
-          - allow lock
-        """,
-        "Use your tools.",
-    ),
-    "helper.worker": worker(
-        """
-        tools: [mark]
-        approvals:
-          - allow mark
-        """,
-        "Help.",
-    ),
-}
 
 KILL_SCRIPT = {"workers": {
     "main": [
@@ -96,57 +31,12 @@ KILL_SCRIPT = {"workers": {
     "helper": [{"tool_calls": [{"tool": "mark", "args": {"n": 10}}]}, {"text": "helped"}],
 }}
 
-APPROVAL_SCRIPT = {"workers": {"main": [
-    {"tool_calls": [{"tool": "mark", "args": {"n": 1}}]},
-    {"tool_calls": [{"tool": "publish", "args": {"text": "news"}}]},
-    {"text": "finished"},
-]}}
-
-RUN_ID = re.compile(r"llm-do: run id: ([A-Za-z0-9-]+)")
-
-
-@pytest.fixture(scope="module")
-def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_project(tmp_path_factory.mktemp("durable") / "proj", PROJECT)
-
-
-@pytest.fixture
-def project(_template: Path, tmp_path: Path) -> Path:
-    """This test's copy of the project; its bundle.lock."""
-    return copy_project(_template, tmp_path / "proj")
-
-
-def write(path: Path, data: Any) -> Path:
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def llm_do(*args: str | Path, cwd: Path, log: Path, wait: bool = True) -> Any:
-    """The real `llm-do` in a subprocess (a run this test kills, or leaves waiting)."""
-    env = {**os.environ, "MARK_LOG": str(log)}
-    argv = [sys.executable, "-m", "llm_do.cli.main", *map(str, args)]
-    if not wait:
-        return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                stdin=subprocess.DEVNULL)
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-
-
-def run_id(stderr: str) -> str:
-    found = RUN_ID.search(stderr)
-    assert found, stderr
-    return found.group(1)
-
-
-def marks(log: Path) -> list[str]:
-    return log.read_text().splitlines() if log.exists() else []
-
-
-def test_a_killed_run_resumes_and_no_completed_tool_runs_again(project: Path, tmp_path: Path) -> None:
-    root = project.parent
+def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     (tmp_path / "kill-at").write_text("3")
     script = write(tmp_path / "s.json", KILL_SCRIPT)
-    first = llm_do("exec", project, "--durable", "--script", script, cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", "--script", script, cwd=root, log=log)
     assert first.returncode == -9, first.stderr  # SIGKILL, in the middle of turn 3's tool calls
     rid = run_id(first.stderr)
     assert marks(log) == ["mark 1", "mark 10", "mark 2"]
@@ -172,11 +62,11 @@ def normalized(text: str, rid: str, root: Path) -> str:
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD HH:MM:SS", text)
 
 
-def test_a_detached_approval_is_answered_from_another_process(project: Path, tmp_path: Path, snapshot) -> None:
-    root = project.parent
+def test_a_detached_approval_is_answered_from_another_process(durable_project: Path, tmp_path: Path, snapshot) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     assert "waits for approval 1: publish of worker 'main'" in first.stderr
@@ -201,12 +91,12 @@ def test_a_detached_approval_is_answered_from_another_process(project: Path, tmp
     assert re.search(rf"^{rid}\s+\S+\s+done\s", done.stdout, re.M), done.stdout
 
 
-def test_a_waiting_process_continues_when_answered(project: Path, tmp_path: Path) -> None:
-    root = project.parent
+def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     events = tmp_path / "events.jsonl"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    proc = llm_do("exec", project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False)
+    proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -231,11 +121,11 @@ def test_a_waiting_process_continues_when_answered(project: Path, tmp_path: Path
     assert "not today" in [e for e in returned if e["tool"] == "publish"][0]["result"]
 
 
-def test_resume_refuses_a_bundle_that_changed(project: Path, tmp_path: Path) -> None:
-    root = project.parent
+def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: Path) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     (root / "helper.worker").write_text(worker("tools: [mark]\napprovals:\n  - allow mark", "Help more."))
@@ -246,22 +136,22 @@ def test_resume_refuses_a_bundle_that_changed(project: Path, tmp_path: Path) -> 
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_a_result_that_cannot_be_recorded_names_the_tool(project: Path, tmp_path: Path) -> None:
-    root = project.parent
+def test_a_result_that_cannot_be_recorded_names_the_tool(durable_project: Path, tmp_path: Path) -> None:
+    root = durable_project.parent
     script = write(tmp_path / "s.json", {"workers": {"main": [{"tool_calls": [{"tool": "lock", "args": {}}]},
                                                              {"text": "no"}]}})
-    result = run_cli("exec", project, "--durable", "--script", script, cwd_to=root, env={"MARK_LOG": str(tmp_path / "l")})
+    result = run_cli("exec", durable_project, "--durable", "--script", script, cwd_to=root, env={"MARK_LOG": str(tmp_path / "l")})
     assert result.exit_code == 1, result.stderr
     assert "tool 'lock' of worker 'main'" in result.stderr and "cannot record" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_a_durable_run_that_times_out_is_failed_for_good(project: Path, tmp_path: Path) -> None:
-    root = project.parent
+def test_a_durable_run_that_times_out_is_failed_for_good(durable_project: Path, tmp_path: Path) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
     # Nobody answers the approval: the run waits in its process until --timeout stops it.
-    result = llm_do("exec", project, "--durable", "--script", script, "--timeout", "3", cwd=root, log=log)
+    result = llm_do("exec", durable_project, "--durable", "--script", script, "--timeout", "3", cwd=root, log=log)
     assert result.returncode == 1, result.stderr
     assert "took longer than 3 s" in result.stderr
     rid = run_id(result.stderr)
@@ -271,21 +161,21 @@ def test_a_durable_run_that_times_out_is_failed_for_good(project: Path, tmp_path
     assert again.exit_code == 2 and "is failed" in again.stderr
 
 
-def test_durable_takes_a_db_url_only_with_a_scheme(project: Path, tmp_path: Path) -> None:
+def test_durable_takes_a_db_url_only_with_a_scheme(durable_project: Path, tmp_path: Path) -> None:
     """`--durable PROMPT` is a durable run of that prompt; `--durable sqlite:///X` names the database."""
-    root = project.parent
+    root = durable_project.parent
     env = {"MARK_LOG": str(tmp_path / "l")}
     script = write(tmp_path / "s.json", {"workers": {"main": [{"text": "hello"}]}})
     db = tmp_path / "elsewhere" / "r.sqlite"
-    named = run_cli("exec", project, "--durable", f"sqlite:///{db}", "--script", script, cwd_to=root, env=env)
+    named = run_cli("exec", durable_project, "--durable", f"sqlite:///{db}", "--script", script, cwd_to=root, env=env)
     assert named.exit_code == 0, named.stderr
     assert named.stdout.strip() == "hello" and db.is_file()
     assert not (root / ".llm-do").exists()
-    prompt = run_cli("exec", project, "--script", script, "--durable", "a prompt, not a database", cwd_to=tmp_path, env=env)
+    prompt = run_cli("exec", durable_project, "--script", script, "--durable", "a prompt, not a database", cwd_to=tmp_path, env=env)
     assert prompt.exit_code == 0, prompt.stderr
     assert prompt.stdout.strip() == "hello"
     assert (root / ".llm-do" / "runs.sqlite").is_file()  # the default: beside the bundle, wherever exec runs
-    bad = run_cli("exec", project, "--durable", "mysql://x/y", "--script", script, cwd_to=root, env=env)
+    bad = run_cli("exec", durable_project, "--durable", "mysql://x/y", "--script", script, cwd_to=root, env=env)
     assert bad.exit_code == 2 and "not a database URL llm-do can use" in bad.stderr
     listed = run_cli("runs", "--db", f"sqlite:///{db}", cwd_to=root)
     assert listed.exit_code == 0 and " done " in listed.stdout

@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 
 from llm_do.runtime.batch import BatchInput
-from tests.helpers import run_cli, worker
-from tests.runtime.postgres_cluster import postgres_server  # noqa: F401  (a fixture)
-
-from .conftest import build_project, copy_project, inputs_file, one_line_error, results_of
+from tests.support.batch import inputs_file, results_of
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.projects import build_project, copy_project
 
 pytest.importorskip("dbos")
 

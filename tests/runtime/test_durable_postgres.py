@@ -6,31 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
-from tests.runtime.postgres_cluster import postgres_server  # noqa: F401  (a fixture)
-from tests.runtime.test_durable import (  # noqa: F401  (_template and project are fixtures)
-    APPROVAL_SCRIPT,
-    _template,
-    llm_do,
-    marks,
-    project,
-    run_id,
-    write,
-)
+from tests.support.cli import run_cli
+from tests.support.durable import APPROVAL_SCRIPT, llm_do, marks, run_id, write
 
 pytest.importorskip("dbos")
 
 
 @pytest.fixture
-def postgres_url(postgres_server: str) -> str:  # noqa: F811
+def postgres_url(postgres_server: str) -> str:
     return f"{postgres_server}/llmdo_runs"
 
 
-def test_a_durable_run_recorded_in_postgres(project: Path, tmp_path: Path, postgres_url: str) -> None:  # noqa: F811
-    root = project.parent
+def test_a_durable_run_recorded_in_postgres(durable_project: Path, tmp_path: Path, postgres_url: str) -> None:
+    root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", project, "--durable", postgres_url, "--detach-approvals", "--script", script, cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", postgres_url, "--detach-approvals", "--script", script, cwd=root, log=log)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     assert not (root / ".llm-do").exists()

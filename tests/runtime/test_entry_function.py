@@ -14,9 +14,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from llm_do.runtime import CallRefused, Runtime, RuntimeConfig, run_worker
 from llm_do.runtime.entry_function import run_entry_function
-from tests.helpers import run_cli, worker
-
-from .conftest import build_project, of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project
 
 FLOW = '''
 from llm_do.runtime import CallContext, CallRefused, WorkerArgs

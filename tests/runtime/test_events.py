@@ -8,30 +8,14 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
-
-PROJECT = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
-    "main.worker": worker("toolsets: [filesystem_project, helper]", "Lead."),
-    "helper.worker": worker("toolsets: [filesystem_project_ro]", "Help."),
-    "notes.txt": "the notes\n",
-}
-
-FLOW = {"workers": {
-    "main": [{"tool_calls": [{"tool": "helper", "args": {"input": "read the notes"}}]},
-             {"tool_calls": [{"tool": "write_file", "args": {"path": "out.txt", "content": "x"}}]},
-             {"text": "all done"}],
-    "helper": [{"tool_calls": [{"tool": "read_file", "args": {"path": "notes.txt"}}]}, {"text": "notes read"}],
-}}
+from tests.support.cli import one_line_error, run_cli
+from tests.support.events import FLOW, FLOW_PROJECT, of_kind, read_events
+from tests.support.projects import build_project
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
-    return build_project(tmp_path_factory.mktemp("events") / "proj", PROJECT)
+    return build_project(tmp_path_factory.mktemp("events") / "proj", FLOW_PROJECT)
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker, write_project
+from tests.support.events import of_kind, read_events
 
 SIMPLE = {
     "project.json": {"version": 1, "worker_files": ["*.worker"],
@@ -124,8 +123,6 @@ def test_a_run_within_its_timeout_finishes(py_bundle: Path, script) -> None:
 
 
 def test_run_builds_in_memory_and_writes_no_bundle(tmp_path: Path, script) -> None:
-    from tests.helpers import write_project
-
     root = write_project(tmp_path / "proj", SIMPLE)
     result = run_cli("run", root, "--script", script(text("ran from source")))
     assert result.exit_code == 0, result.stderr
@@ -134,8 +131,6 @@ def test_run_builds_in_memory_and_writes_no_bundle(tmp_path: Path, script) -> No
 
 
 def test_run_takes_a_prompt_and_the_current_directory(tmp_path: Path, script) -> None:
-    from tests.helpers import write_project
-
     root = write_project(tmp_path / "proj", {**SIMPLE, "main.worker": worker("model: test", "Work.")})
     result = run_cli("run", "hello", cwd_to=root)
     assert result.exit_code == 0, result.stderr
@@ -154,8 +149,6 @@ def test_run_sees_an_edit_at_once(build, script) -> None:
 
 
 def test_run_refuses_a_project_with_errors(tmp_path: Path, script) -> None:
-    from tests.helpers import write_project
-
     root = write_project(tmp_path / "proj", {**SIMPLE, "main.worker": worker("toolsets: [no_such_toolset]", "Work.")})
     result = run_cli("run", root, "--script", script(text("never")))
     assert result.exit_code == 1

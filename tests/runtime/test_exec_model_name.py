@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.compiler.test_checks_support import lint
-from tests.helpers import run_cli, worker, write_project
-
-from .conftest import one_line_error
+from tests.support.cli import one_line_error, run_cli, worker, write_project
+from tests.support.lint import lint
 
 SIMPLE = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main", "args": {"input": "hi"}}},

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import run_cli
-
-from .conftest import one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli
+from tests.support.events import read_events
 
 VERDICT = {"workers": {"judge": [{"output": {"score": 7, "reason": "clear"}}]}}
 

@@ -15,9 +15,8 @@ from pydantic_ai.models.function import FunctionModel
 
 from llm_do.runtime import InputProblem, Runtime, RuntimeConfig, run_worker
 from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected
-from tests.helpers import run_cli
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli
+from tests.support.events import of_kind, read_events
 
 ECHO = {"workers": {"main": [{"tool_calls": [{"tool": "echo_prompt", "args": {}}]}, {"text": "done"}]}}
 

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
 
 REAL = "openai:gpt-4o"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import worker
+from tests.support.cli import worker
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 

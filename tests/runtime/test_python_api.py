@@ -25,9 +25,8 @@ from llm_do.runtime import (
     strict,
 )
 from llm_do.runtime.events import ApprovalRequested, RunFinished, RuntimeEvent
-from tests.helpers import run_cli
-
-from .conftest import of_kind, read_events
+from tests.support.cli import run_cli
+from tests.support.events import of_kind, read_events
 
 
 class Models:

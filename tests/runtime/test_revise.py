@@ -24,9 +24,8 @@ from llm_do.runtime import (
     strict_mode_callback,
 )
 from llm_do.runtime.events import ApprovalRequested, RuntimeEvent
-from tests.helpers import worker
-
-from .test_approvals import project, tool_returns, turns, write_part
+from tests.support.approvals import project, tool_returns, turns, write_part
+from tests.support.cli import worker
 
 FEEDBACK = "write it to notes/b.txt instead, and in French"
 

@@ -10,9 +10,8 @@ import pytest
 
 from llm_do.runtime import Runtime, RuntimeConfig
 from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
 
 TEAM = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},

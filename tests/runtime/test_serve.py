@@ -24,10 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from llm_do.runtime.approvals import ApprovalDecision
 from llm_do.runtime.mcp_approvals import DECLINED, decision_of
-from tests.helpers import run_cli, worker
-from tests.processes import alive
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.processes import alive
 
 SERVE = [sys.executable, "-m", "llm_do.cli.main", "serve"]
 LIMIT = 90  # seconds for a whole scenario: the machine may be busy, a hang must still end
@@ -56,7 +55,6 @@ def text_of(result: types.CallToolResult) -> str:
 
 def locked(bundle: Path, worker_name: str, side: str) -> dict[str, Any]:
     return json.loads(bundle.read_text(encoding="utf-8"))["workers"][worker_name][side]["json_schema"]
-
 
 
 # --- listing and calling -------------------------------------------------------------------------

@@ -25,9 +25,9 @@ from llm_do.runtime import (
 )
 from llm_do.runtime.references import GLIMPSE_CHARS, shorten
 from llm_do.runtime.script import ScriptPlayer, load_script
-from tests.helpers import run_cli, worker
-
-from .conftest import build_project, copy_project, of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker, write_project
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project, copy_project
 
 PAYLOAD = "QUARTERLY-FIGURES " * 400
 
@@ -230,8 +230,6 @@ def test_shorten_cuts_after_a_whole_word() -> None:
 
 @pytest.mark.parametrize("flags", [(), ("--no-import",)], ids=["import", "no-import"])
 def test_a_service_name_the_runtime_would_refuse_does_not_build(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    from tests.helpers import write_project
-
     root = write_project(tmp_path / "p", {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
         "main.worker": worker("tools: [price]", "Price."),

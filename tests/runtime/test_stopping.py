@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import worker
-from tests.processes import alive
-
-from .conftest import build_project, copy_project
+from tests.support.cli import worker
+from tests.support.processes import alive
+from tests.support.projects import build_project, copy_project
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")
 
@@ -101,7 +100,6 @@ def interrupt_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool]) -> 
     wait_for(ready, "the tool start")
     proc.send_signal(signal.SIGINT)
     return finish(proc)
-
 
 
 def test_a_timeout_abandons_a_blocking_sync_tool(bundle: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from llm_do.runtime import Runtime, RuntimeConfig
 from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected, split_text
-from tests.helpers import worker
+from tests.support.cli import worker
 
 PROJECT = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},

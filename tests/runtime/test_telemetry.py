@@ -12,16 +12,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from llm_do.runtime import telemetry
-from tests.helpers import run_cli
-
-from .test_events import FLOW, PROJECT
+from tests.support.cli import run_cli
+from tests.support.events import FLOW, FLOW_PROJECT
+from tests.support.projects import build_project
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
-    return build_project(tmp_path_factory.mktemp("otel") / "proj", PROJECT)
+    return build_project(tmp_path_factory.mktemp("otel") / "proj", FLOW_PROJECT)
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ import pytest
 
 from llm_do.runtime.approvals import ApprovalRequest
 from llm_do.runtime.terminal_prompt import render_question
-from tests.helpers import worker
-
-from .conftest import of_kind, read_events
+from tests.support.cli import worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project, copy_project
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pseudo-terminals as controlling terminals")
 
@@ -45,15 +45,11 @@ def two_writes() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
     return build_project(tmp_path_factory.mktemp("terminal") / "proj", PROJECT)
 
 
 @pytest.fixture
 def bundle(_template: Path, tmp_path: Path) -> Path:
-    from .conftest import copy_project
-
     return copy_project(_template, tmp_path / "proj")
 
 

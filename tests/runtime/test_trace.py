@@ -10,16 +10,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from llm_do.cli.display.trace import ELLIPSIS, elide, event_lines
-from tests.helpers import run_cli
-
-from .test_events import FLOW, PROJECT
+from tests.support.cli import run_cli
+from tests.support.events import FLOW, FLOW_PROJECT
+from tests.support.projects import build_project
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from .conftest import build_project
-
-    return build_project(tmp_path_factory.mktemp("trace") / "proj", PROJECT)
+    return build_project(tmp_path_factory.mktemp("trace") / "proj", FLOW_PROJECT)
 
 
 def test_v_is_the_call_tree_indented_by_depth(bundle: Path, script, snapshot) -> None:

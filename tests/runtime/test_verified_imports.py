@@ -14,9 +14,9 @@ import pytest
 
 from llm_do.runtime.bundle import BundleRefused
 from llm_do.runtime.user_code import first_shadow
-from tests.helpers import run_cli, worker
-
-from .conftest import build_project, copy_project, of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project, copy_project
 
 TOOLS_PY = '''
 def marker() -> str:

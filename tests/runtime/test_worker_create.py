@@ -15,9 +15,8 @@ from pydantic_ai.models.function import FunctionModel
 
 from llm_do.compiler.pipeline import compile_project
 from llm_do.runtime import DefinitionProblem, Runtime, RuntimeConfig, create_worker
-from tests.helpers import run_cli, worker
-
-from .conftest import of_kind, one_line_error, read_events
+from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.events import of_kind, read_events
 
 MANIFEST = {"version": 1, "worker_files": ["**/*.worker"], "entry": {"worker": "main"}}
 TRICKY = ("Summarize {{ topic }} for {% if x %}them{% endif %}.\n{# keep #} and {% raw %}x{% endraw %}, "

@@ -10,9 +10,6 @@ from typing import Any
 
 import pydantic_ai.models
 import pytest
-from pydantic_ai import RunContext
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.usage import RunUsage
 
 from llm_do.stdlib.base import StdlibToolset
 from llm_do.stdlib.filesystem.descriptor import FilesystemSettings
@@ -20,20 +17,9 @@ from llm_do.stdlib.filesystem.toolset import FilesystemToolset
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.shell.descriptor import ShellSettings
 from llm_do.stdlib.shell.toolset import ShellToolset
+from tests.support.toolsets import call_tool
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
-
-
-def run_context() -> RunContext[None]:
-    return RunContext(deps=None, model=TestModel(), usage=RunUsage())
-
-
-async def call_tool(toolset: StdlibToolset, name: str, args: dict[str, Any]) -> Any:
-    ctx = run_context()
-    tools = await toolset.get_tools(ctx)
-    tool = tools[name]
-    validated = tool.args_validator.validate_python(args)
-    return await toolset.call_tool(name, validated, ctx, tool)
 
 
 @pytest.fixture

@@ -14,8 +14,7 @@ from llm_do.stdlib.filesystem.descriptor import FilesystemSettings
 from llm_do.stdlib.filesystem.toolset import FilesystemToolset
 from llm_do.stdlib.paths import PathRefused
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
-
-from .conftest import run_context
+from tests.support.toolsets import call_tool, run_context
 
 
 def failure(call, toolset, name: str, **args) -> str:
@@ -404,7 +403,6 @@ def test_listing_runs_off_the_event_loop(populated, monkeypatch) -> None:
     import threading
     import time
 
-    from .conftest import call_tool
 
     release = threading.Event()
     real_walk = fs_module.walk
@@ -445,7 +443,6 @@ def test_a_blocking_call_does_not_hold_up_a_stopped_run(fs, monkeypatch) -> None
     import threading
     import time
 
-    from .conftest import call_tool
 
     toolset = fs("filesystem_project")
     release = threading.Event()

@@ -26,7 +26,7 @@ from llm_do.stdlib.shell.toolset import (
     format_result,
     run_argv,
 )
-from tests.stdlib.conftest import run_context
+from tests.support.toolsets import run_context
 
 
 def failure(call, toolset, **args) -> str:

@@ -1,15 +1,9 @@
-"""Fixtures for MCP servers as toolsets: a project whose `mcp_servers` start the real test server
-(`echo_server.py`, written with the official `mcp` package) over stdio or streamable HTTP.
-
-The project names the interpreter and the server script through `${LLM_DO_TEST_PYTHON}` and
-`${LLM_DO_TEST_MCP_SERVER}`, so its bundle holds no path of this machine and snapshots are stable;
-what the server should do (change a schema, fail, record its pid and calls) goes through `${VAR}`s
-of its `env` too, expanded when the server starts.
-"""
+"""Fixtures for MCP servers as toolsets: the variables a project's server configuration reads,
+projects built with their servers listed for real, and the test server on streamable HTTP
+(tests/support/mcp.py says how the project names the server)."""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -20,17 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_cli, write_project
-from tests.processes import free_port
-
-SERVER = Path(__file__).with_name("echo_server.py")
-
-STDIO_SERVER: dict[str, Any] = {
-    "command": "${LLM_DO_TEST_PYTHON}",
-    "args": ["${LLM_DO_TEST_MCP_SERVER}"],
-    "env": {"ECHO_PID_FILE": "${ECHO_PID_FILE:-}", "ECHO_CALLS_FILE": "${ECHO_CALLS_FILE:-}",
-            "ECHO_CHANGED": "${ECHO_CHANGED:-}", "ECHO_FAIL": "${ECHO_FAIL:-}"},
-}
+from tests.support.cli import run_cli, write_project
+from tests.support.mcp import SERVER
+from tests.support.processes import free_port
 
 
 @pytest.fixture
@@ -46,14 +32,6 @@ def server_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Pat
     return files
 
 
-def mcp_project(server: dict[str, Any], front: str = "toolsets: [echo]", name: str = "echo") -> dict[str, Any]:
-    return {
-        "project.json": {"version": 1, "worker_files": ["main.worker"], "entry": {"worker": "main"},
-                         "mcp_servers": {name: server}},
-        "main.worker": f"---\n{front}\n---\nUse the tools.\n",
-    }
-
-
 @pytest.fixture
 def mcp_build(tmp_path: Path, server_env: dict[str, Path]) -> Callable[..., Path]:
     """`mcp_build(files) -> bundle.lock`: the project built (its servers listed for real)."""
@@ -65,7 +43,6 @@ def mcp_build(tmp_path: Path, server_env: dict[str, Path]) -> Callable[..., Path
         return root / "bundle.lock"
 
     return _build
-
 
 
 @pytest.fixture
@@ -95,8 +72,3 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-def call_script(tmp_path: Path, *calls: tuple[str, dict[str, Any]], name: str = "script.json") -> Path:
-    path = tmp_path / name
-    turns: list[dict[str, Any]] = [{"tool_calls": [{"tool": t, "args": a}]} for t, a in calls]
-    path.write_text(json.dumps({"workers": {"main": [*turns, {"text": "finished"}]}}), encoding="utf-8")
-    return path

@@ -11,9 +11,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from llm_do.bundle.mcp_config import config_hash
 from llm_do.bundle.schema import validate as validate_bundle
-from tests.helpers import run_cli, write_project
-
-from .conftest import STDIO_SERVER, mcp_project
+from tests.support.cli import run_cli, write_project
+from tests.support.mcp import STDIO_SERVER, mcp_project
 
 
 def _lint(tmp_path: Path, files: dict[str, Any], *flags: str) -> list[dict[str, Any]]:

@@ -16,8 +16,7 @@ from pydantic_ai.usage import RunUsage
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.views import UsedToolset
 from llm_do.runtime.toolsets.mcp import LockedMcpToolset
-
-from .conftest import SERVER
+from tests.support.mcp import SERVER
 
 
 def _echo_server() -> Any:

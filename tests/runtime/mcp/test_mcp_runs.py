@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from llm_do.runtime.toolsets.mcp import locked_differences
-from tests.helpers import run_cli, write_project
-from tests.processes import alive
-from tests.runtime.conftest import of_kind, one_line_error, read_events
-
-from .conftest import SERVER, STDIO_SERVER, call_script, mcp_project
+from tests.support.cli import one_line_error, run_cli, write_project
+from tests.support.events import of_kind, read_events
+from tests.support.mcp import SERVER, STDIO_SERVER, call_script, mcp_project
+from tests.support.processes import alive
 
 RULES = "approvals: [\"deny echo(text == 'forbidden')\"]"
 LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}",

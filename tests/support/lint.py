@@ -1,7 +1,7 @@
-"""Helpers shared by the test_checks_* files: lint a project as JSON and find one diagnostic in it.
+"""Lint a project as JSON and find one diagnostic in it, checked in full.
 
-(This module holds no tests. Expected positions are computed from the project's own text, so a
-test says "at `helpr` in main.worker" rather than repeating numbers the compiler printed.)
+Expected positions are computed from the project's own text, so a test says "at `helpr` in
+main.worker" rather than repeating numbers the compiler printed.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.compiler.codes import RULES
-from tests.helpers import run_cli
+from tests.support.cli import run_cli
 
 WARNING_CODES = frozenset(code for code, rule in RULES.items() if rule.severity == "warning")
 """The codes the registry describes as warnings; every other one here is an error."""

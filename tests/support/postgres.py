@@ -1,7 +1,8 @@
 """A Postgres cluster of the tests' own: started from the Debian packages in a temporary folder as
-an unprivileged user (the server refuses root), on loopback only, stopped after. One per session,
-shared by the durable runs' and the durable batches' tests (each uses a database of its own).
-Without Postgres a test skips saying why; with CI=1 it fails instead."""
+an unprivileged user (the server refuses root), on loopback only, stopped after. The fixture
+`postgres_server` (tests/runtime/conftest.py) starts one per session; the tests that use it are in
+one xdist group (`POSTGRES_GROUP`), so one worker runs them all on one cluster, each test with a
+database of its own. Without Postgres a test skips saying why; with CI=1 it fails instead."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.processes import free_port
+from tests.support.processes import free_port
 
 
 def _unavailable(why: str) -> None:
@@ -42,10 +44,13 @@ def _as_server_user(argv: list[str]) -> list[str]:
     return [runuser, "-u", "nobody", "--", *argv]
 
 
+POSTGRES_GROUP = pytest.mark.xdist_group("postgres")
+"""The mark of every test that uses `postgres_server`: one xdist worker, one cluster."""
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """The server's URL without a database: a test appends its own (`/llmdo_runs`)."""
+
+@contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """A running server's URL without a database: a test appends its own (`/llmdo_runs`)."""
     bin_dir = _bin_dir()
     if bin_dir is None:
         _unavailable("initdb not found (apt-get install postgresql)")

@@ -1,4 +1,4 @@
-"""Helpers the tests share: write a project from a dict, run the real CLI in-process."""
+"""Write a project from a dict, run the real CLI in-process, read what it printed."""
 
 from __future__ import annotations
 
@@ -76,3 +76,16 @@ def run_cli(*args: str | Path, cwd_to: Path | None = None, input: str | None = N
         finally:
             os.chdir(old)
         return CliResult(code, out.getvalue().decode("utf-8", "replace"), err.getvalue().decode("utf-8", "replace"))
+
+
+def one_line_error(result: CliResult) -> str:
+    """The single stderr line of a failed command (and no traceback)."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+# No terminal: what rich decides from the environment must not leak into the output.
+PLAIN_ENV: dict[str, str | None] = {"FORCE_COLOR": None, "NO_COLOR": None, "TTY_COMPATIBLE": None,
+                                    "TTY_INTERACTIVE": None, "COLUMNS": "500", "TERM": "dumb"}

@@ -1,0 +1,243 @@
+"""Projects the tests build: written from a dict, built by the real `llm-do build`, copied.
+
+Building a project with Python files starts an introspection subprocess (about a second), so the
+tests that share a Python project build it once into a template and run a copy (the bundle's
+`root` is relative, so a copied project runs as built).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.support.cli import run_cli, worker, write_project
+
+Files = dict[str, "str | dict[str, Any]"]
+
+
+def build_project(root: Path, files: Files) -> Path:
+    """Write `files` below `root`, run `llm-do build` on it; return the path of its bundle.lock."""
+    write_project(root, files)
+    result = run_cli("build", root)
+    assert result.exit_code == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
+    return root / "bundle.lock"
+
+
+def copy_project(bundle: Path, dest: Path) -> Path:
+    """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock."""
+    shutil.copytree(bundle.parent, dest)
+    return dest / bundle.name
+
+
+# --- the runtime's two Python projects (tests/runtime/conftest.py: py_bundle, schema_bundle) ----
+
+SCHEMAS_PY = '''
+    from pydantic import BaseModel
+
+    from llm_do.runtime import WorkerArgs
+
+
+    class Topic(WorkerArgs):
+        text: str
+
+        def prompt_messages(self):
+            return [f"Topic: {self.text}"]
+
+
+    class Verdict(BaseModel):
+        score: int
+        reason: str
+'''
+
+TOOLS_PY = '''
+    import asyncio
+
+    from pydantic_ai import RunContext
+
+    from llm_do.runtime import call_worker_async
+
+    import promptfmt
+
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+
+    def boom() -> str:
+        """Always fails."""
+        raise ValueError("kaboom")
+
+
+    async def nap(seconds: float) -> str:
+        """Sleep a while."""
+        await asyncio.sleep(seconds)
+        return "rested"
+
+
+    def echo_prompt(ctx: RunContext) -> str:
+        """The prompt this worker call was given, attachments as <media type, size>."""
+        prompt = ctx.prompt
+        parts = [prompt] if isinstance(prompt, str) else list(prompt or [])
+        return promptfmt.SEPARATOR.join(
+            p if isinstance(p, str) else f"<{p.media_type} {len(p.data)} bytes>" for p in parts
+        )
+
+
+    async def ask_judge(ctx: RunContext, text: str) -> str:
+        """Ask the judge through ctx.deps.call_worker."""
+        verdict = await ctx.deps.call_worker("judge", text=text)
+        return f"call_worker: {verdict.score} {verdict.reason}"
+
+
+    async def ask_judge_agent(ctx: RunContext, text: str) -> str:
+        """Ask the judge through the .agent-era ctx.deps.call_agent."""
+        verdict = await ctx.deps.call_agent("judge", {"text": text})
+        return f"call_agent: {verdict.score} {verdict.reason}"
+
+
+    async def ask_judge_api(ctx: RunContext, text: str) -> str:
+        """Ask the judge through llm_do.runtime.call_worker_async."""
+        verdict = await call_worker_async(ctx, "judge", text=text)
+        return f"call_worker_async: {verdict.score} {verdict.reason}"
+
+
+    async def ask_judge_handle(ctx: RunContext, text: str) -> str:
+        """Ask the judge through a handle bound to this call."""
+        verdict = await ctx.deps.worker("judge").call_async(text=text)
+        return f"handle: {verdict.score} {verdict.reason}"
+
+
+    TOOLS = {
+        "add": add,
+        "boom": boom,
+        "nap": nap,
+        "echo_prompt": echo_prompt,
+        "ask_judge": ask_judge,
+        "ask_judge_agent": ask_judge_agent,
+        "ask_judge_api": ask_judge_api,
+        "ask_judge_handle": ask_judge_handle,
+    }
+'''
+
+PYTHON_PROJECT: Files = {
+    "project.json": {
+        "version": 1,
+        "worker_files": ["*.worker"],
+        "python_files": ["tools.py", "schemas.py"],
+        "entry": {"worker": "main", "args": {"input": "from entry.args"}},
+    },
+    "schemas.py": SCHEMAS_PY,
+    # Imported by tools.py but not listed: the build records it, so editing it makes the lock stale.
+    "promptfmt.py": 'SEPARATOR = " | "\n',
+    "tools.py": TOOLS_PY,
+    "main.worker": worker(
+        """
+        tools: [add, boom, nap, echo_prompt, ask_judge, ask_judge_agent, ask_judge_api, ask_judge_handle]
+        toolsets: [judge]
+        approvals:
+          - allow boom
+          - allow nap
+          - allow echo_prompt
+          - allow ask_judge*
+        """,
+        "Use your tools.",
+    ),
+    "judge.worker": worker(
+        """
+        description: Scores a topic.
+        schema_in_ref: schemas.py:Topic
+        schema_out_ref: schemas.py:Verdict
+        """,
+        "Score the topic.",
+    ),
+}
+
+SCHEMA_PROJECT: Files = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "judge"}},
+    "schemas.py": SCHEMAS_PY,
+    "judge.worker": PYTHON_PROJECT["judge.worker"],
+    "boss.worker": worker("toolsets: [judge]", "Delegate to the judge."),
+}
+
+
+# --- `llm-do graph` and `capabilities` (tests/compiler/test_graph*.py) ---------------------------
+
+# main -> analyst (plain call), main -> reviewer (asked by main's rule), reviewer <-> critic
+# (declared recursion), filesystem_project (write_file is asked: gated), shell_readonly (allowed).
+GRAPH_PROJECT: Files = {
+    "project.json": {
+        "version": 1,
+        "worker_files": ["*.worker"],
+        "entry": {"worker": "main", "args": {"input": "review the repo"}},
+    },
+    "main.worker": worker(
+        """
+        model: test
+        toolsets:
+          - filesystem_project
+          - shell_readonly
+          - analyst
+          - reviewer
+        approvals:
+          - ask reviewer
+        """,
+        "Coordinate.",
+    ),
+    "analyst.worker": worker("toolsets: [filesystem_project_ro]", "Analyze."),
+    "reviewer.worker": worker("recursive: true\ntoolsets: [critic]", "Review."),
+    "critic.worker": worker("recursive: true\ntoolsets: [reviewer]", "Criticize."),
+}
+
+
+# --- a project of the `.agent` era (tests/compiler/test_legacy.py, test_migrate.py) ----------------
+
+# As in the real repository of that era (examples/recursive_summarizer).
+LEGACY_PROJECT: Files = {
+    "project.json": {
+        "version": 1,
+        "runtime": {"approval_mode": "approve_all", "max_depth": 10},
+        "entry": {"agent": "main", "args": {"input": "sample_input.txt"}},
+        "agent_files": ["main.agent", "summarizer.agent"],
+        "python_files": ["schemas.py"],
+    },
+    "main.agent": """
+        ---
+        name: main
+        description: Summarize a file by delegating ranges to the summarizer
+        # the summarizer does the real work
+        toolsets:
+          - filesystem_project
+          - summarizer
+        server_side_tools:
+          - tool_type: web_search
+            max_uses: 3
+        ---
+        Read the file named in the input and ask the summarizer for each part.
+        """,
+    "summarizer.agent": """
+        ---
+        name: summarizer
+        description: Recursively summarize a file range with offsets
+        input_model_ref: schemas.py:SummarizerInput
+        toolsets:
+          - filesystem_project
+          - summarizer
+        ---
+        Summarize the given range; split it and call yourself when it is long.
+        """,
+    "schemas.py": """
+        from llm_do.runtime import AgentArgs, PromptContent
+
+
+        class SummarizerInput(AgentArgs):
+            path: str
+            start: int = 0
+            end: int | None = None
+
+            def prompt_messages(self) -> list[PromptContent]:
+                return [f"Summarize {self.path} from {self.start} to {self.end}"]
+        """,
+    "sample_input.txt": "Lorem ipsum.\n",
+}
