@@ -1,9 +1,16 @@
-"""Every test is offline: pydantic-ai refuses real model requests for the whole session."""
+"""Every test is offline: pydantic-ai refuses real model requests for the whole session. A build's
+introspection facts come from a cache when the same project was introspected before
+(tests/support/introspection.py)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pydantic_ai.models
 import pytest
+
+from tests.support.introspection import FactsCache
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
@@ -13,3 +20,16 @@ def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's LLM_DO_MODEL or API keys must not change what a test sees."""
     monkeypatch.delenv("LLM_DO_MODEL", raising=False)
     monkeypatch.setenv("LLM_DO_IMPORT_TIMEOUT", "60")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _introspection_facts_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Builds take the facts of a project introspected before from a folder the session's xdist
+    workers share; `real_introspection()` turns it off."""
+    from llm_do.compiler.stages import introspect as stage
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stage, "run_child", FactsCache(shared / "introspection-facts").wrap(stage.run_child))
+        yield

@@ -19,6 +19,7 @@ import pytest
 from llm_do.compiler.pipeline import CompileResult, compile_project
 from llm_do.compiler.stages.emit import write_atomic
 from tests.support.cli import run_cli
+from tests.support.introspection import real_introspection
 
 PROJECTS_DIR = Path(__file__).resolve().parent / "projects"
 PROJECTS = sorted(p.parent.name for p in PROJECTS_DIR.glob("*/project.json"))
@@ -73,7 +74,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
             write_atomic(one / "bundle.lock", first.bundle)
         return name, Built(one, first, second.bundle)
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with real_introspection(), ThreadPoolExecutor(max_workers=4) as pool:  # the two copies are compared
         return dict(pool.map(build, PROJECTS))
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,20 @@ from typing import Any
 import pytest
 
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.introspection import real_introspection
 
 # Module names unique to this file, so `sys.modules` of the test process tells whether they ran here.
 TOOLS_MOD = "introspect_probe_tools"
 LIST_MOD = "introspect_probe_listed"
 KITS_MOD = "introspect_probe_kits"
 HELPER_MOD = "introspect_probe_helper"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _real_introspection() -> Iterator[None]:
+    """These tests are about the introspection child itself: every build starts one."""
+    with real_introspection():
+        yield
 
 
 def good_project(marker: Path) -> dict[str, Any]:

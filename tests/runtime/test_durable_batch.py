@@ -21,6 +21,7 @@ import pytest
 from llm_do.runtime.batch import BatchInput
 from tests.support.batch import inputs_file, results_of
 from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.postgres import POSTGRES_GROUP
 from tests.support.projects import build_project, copy_project
 
 pytest.importorskip("dbos")
@@ -277,6 +278,7 @@ def test_ctrl_c_stops_a_durable_batch_and_a_rerun_finishes_it(bundle: Path, tmp_
 # --- two processes on one Postgres queue ---------------------------------------------------------
 
 
+@POSTGRES_GROUP
 def test_two_batch_processes_on_one_postgres_queue_share_the_inputs(bundle: Path, tmp_path: Path,
                                                                      postgres_server: str) -> None:  # noqa: F811
     url = f"{postgres_server}/llmdo_batch"

@@ -1,4 +1,4 @@
-"""A durable run recorded in Postgres (the session's cluster, tests/runtime/postgres_cluster.py)."""
+"""A durable run recorded in Postgres (the session's cluster, tests/support/postgres.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import pytest
 
 from tests.support.cli import run_cli
 from tests.support.durable import APPROVAL_SCRIPT, llm_do, marks, run_id, write
+from tests.support.postgres import POSTGRES_GROUP
 
 pytest.importorskip("dbos")
+
+pytestmark = [POSTGRES_GROUP, pytest.mark.process]
 
 
 @pytest.fixture
