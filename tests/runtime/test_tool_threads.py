@@ -12,7 +12,10 @@ from llm_do.runtime.tool_threads import DaemonThreadExecutor
 def test_calls_run_on_daemon_threads_that_are_reused() -> None:
     pool = DaemonThreadExecutor()
     first = pool.submit(threading.current_thread).result(timeout=10)
-    time.sleep(0.05)  # let the thread count itself idle
+    deadline = time.monotonic() + 10
+    while pool._idle == 0:  # the thread counts itself idle after handing back its result
+        assert time.monotonic() < deadline, "the thread never went idle"
+        time.sleep(0.001)
     second = pool.submit(threading.current_thread).result(timeout=10)
     assert first.daemon
     assert first is second
