@@ -102,6 +102,7 @@ def _crlf_bom_copy(src: Path, dest: Path) -> Path:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.process
 def test_conformance_case(case: Path, tmp_path: Path, snapshot) -> None:
     expected = _expected(case)
     root = _copy(case, tmp_path / case.name)
@@ -190,6 +191,7 @@ def test_worker_file_linked_out_of_the_root_is_f002(tmp_path: Path, listing: str
 # --- llm-do migrate
 
 
+@pytest.mark.process
 def test_migrating_the_legacy_case_leaves_nothing_of_the_era(tmp_path: Path) -> None:
     """legacy.md: after `llm-do migrate` the project has only .worker files and builds with no
     diagnostic: aliases rewritten (the module.Class reference included), cycles declared."""

@@ -128,6 +128,7 @@ def _real_introspection() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.process
 def test_example_builds_reproducibly_and_runs_its_script(name: str, tmp_path: Path, snapshot) -> None:
     project = copy_example(name, tmp_path / "a" / name)
 
@@ -270,6 +271,7 @@ def test_file_organizer_without_approval_moves_and_writes_nothing(tmp_path: Path
     assert len(denied) == len(INBOX_FILED) + 1
 
 
+@pytest.mark.process
 def test_legacy_agent_migrates_to_worker_files_that_build_clean_and_run_the_same(tmp_path: Path) -> None:
     project = copy_example("legacy_agent", tmp_path / "legacy_agent")
     result = run_cli("migrate", project)
@@ -292,6 +294,7 @@ def test_legacy_agent_migrates_to_worker_files_that_build_clean_and_run_the_same
             "gated": False} in graph["edges"]
 
 
+@pytest.mark.process
 def test_two_examples_with_a_schemas_module_run_one_after_the_other_in_one_process(tmp_path: Path) -> None:
     """A host (or a test suite) runs several bundles in one process: each must get its own
     `schemas.py`, the file its bundle hashed, not the module another bundle imported first."""

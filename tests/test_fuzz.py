@@ -213,6 +213,7 @@ CLI_CASES = {
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
+@pytest.mark.process
 def test_mutated_projects_at_the_cli(tmp_path: Path, case: str) -> None:
     """The real console script: exit 0, 1 or 2, no traceback, JSON on stdout; a failed build keeps
     the old lock."""

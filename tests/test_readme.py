@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +24,7 @@ def python_snippet(heading: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.process
 def test_the_python_api_snippet_runs_as_written(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples" / "orchestrator", tmp_path / "examples" / "orchestrator",
                     ignore=shutil.ignore_patterns("bundle.lock", "__pycache__"))

@@ -73,6 +73,7 @@ def run(root: Path, *flags: str) -> tuple[Any, dict[str, tuple[str, str]]]:
     return (result.exit_code, result.stdout), {k: tuple(v) for k, v in seen.items()}
 
 
+@pytest.mark.process
 def test_plain_functions_under_tool_run_and_the_config_decides_their_approval(tmp_path: Path) -> None:
     (code, out), tools = run(project(tmp_path / "p"), "--reject-all")
     assert code == 0
@@ -80,6 +81,7 @@ def test_plain_functions_under_tool_run_and_the_config_decides_their_approval(tm
     assert "free a" in out
 
 
+@pytest.mark.process
 def test_blocked_stays_denied_when_every_call_is_approved(tmp_path: Path) -> None:
     (code, out), tools = run(project(tmp_path / "p"), "--approve-all")
     assert code == 0
@@ -87,6 +89,7 @@ def test_blocked_stays_denied_when_every_call_is_approved(tmp_path: Path) -> Non
     assert "asked a by main" in out
 
 
+@pytest.mark.process
 def test_a_rule_denying_the_toolset_wins_over_pre_approved(tmp_path: Path) -> None:
     (code, _), tools = run(project(tmp_path / "p", front="approvals: [deny my_tools]"), "--approve-all")
     assert code == 0
@@ -101,6 +104,7 @@ def test_the_approval_of_one_tool() -> None:
     assert tool_approval("allow", None) == "allow"
 
 
+@pytest.mark.process
 def test_projects_not_of_the_agent_era_keep_pydantic_ai_2_behaviour(tmp_path: Path) -> None:
     """The same tools in a .worker project: `.tool` on a plain function is pydantic-ai 2's error."""
     root = project(tmp_path / "p", suffix=".worker")

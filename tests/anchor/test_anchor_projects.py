@@ -79,6 +79,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
 
 
 @pytest.mark.parametrize("name", PROJECTS)
+@pytest.mark.process
 def test_builds_unchanged_and_byte_identically(built, name: str) -> None:
     project = built[name]
     assert project.result.bundle is not None, [str(d) for d in project.result.diagnostics]
@@ -90,6 +91,7 @@ def test_builds_unchanged_and_byte_identically(built, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", PLAYED)
+@pytest.mark.process
 def test_runs_with_the_test_model(built, name: str) -> None:
     root = built[name].root
     result = run_cli("exec", root / "bundle.lock", "--model", "test", "--approve-all", "Say hello.", cwd_to=root, input="")
@@ -98,6 +100,7 @@ def test_runs_with_the_test_model(built, name: str) -> None:
     assert result.stdout.strip()
 
 
+@pytest.mark.process
 def test_calculator_runs_its_1x_tools_pre_approved(built) -> None:
     """Plain functions under `@toolset.tool` run (pydantic-ai 1.x inference), and the factory's
     `pre_approved` lets them run when the run rejects every call that needs approval."""
@@ -112,12 +115,14 @@ def test_calculator_runs_its_1x_tools_pre_approved(built) -> None:
     ]
 
 
+@pytest.mark.process
 def test_orchestrating_tool_takes_its_default_approval_key_as_a_note(built) -> None:
     (note,) = [d for d in built["orchestrating_tool"].result.diagnostics if d.code == "L003"]
     assert (note.severity, note.file, note.line) == ("info", "project.json", 5)
     assert "agent_calls_require_approval" in note.message
 
 
+@pytest.mark.process
 def test_entry_functions_of_the_agent_era_run(built) -> None:
     """`main(input_data, runtime)` (entry_logging) and `main(_input_data, runtime: CallContext)`
     (pitchdeck_eval_code_entry): entry functions without `entry.calls`, so each may call every
@@ -136,6 +141,7 @@ def test_entry_functions_of_the_agent_era_run(built) -> None:
     assert (root / "evaluations" / "acma-pitchdeck.md").read_text().strip()
 
 
+@pytest.mark.process
 def test_custom_provider_records_its_model_factories(built) -> None:
     assert json.loads(built["custom_provider"].result.bundle)["model_factories"] == {"http-json": "providers", "ollama-local": "providers"}
 
@@ -143,6 +149,7 @@ def test_custom_provider_records_its_model_factories(built) -> None:
 BOOTSTRAP_INSTRUCTIONS = "You are a pitch deck evaluation specialist.\n\nOutput format (Markdown):\n# {Company Name}\n{{ not a variable }}"
 
 
+@pytest.mark.process
 def test_bootstrapping_creates_its_evaluator_with_agent_create_and_calls_it(built, tmp_path: Path) -> None:
     """The `.agent` era's dynamic_agents: agent_create writes the evaluator into generated_agents_dir
     (approved by the project's approve_all), agent_call runs it with a deck attached, and the next

@@ -37,6 +37,7 @@ def gateway_project(root: Path, model: str = "my-gateway:small") -> Path:
     })
 
 
+@pytest.mark.process
 def test_the_build_accepts_the_prefix_and_the_run_builds_the_model_with_the_factory(tmp_path: Path) -> None:
     root = gateway_project(tmp_path / "p")
     result = run_cli("build", root)
@@ -54,6 +55,7 @@ def test_lint_without_importing_reads_the_registration(tmp_path: Path) -> None:
     assert [d["code"] for d in result.json()["diagnostics"]] == ["Y006"]  # "read without importing": no M001
 
 
+@pytest.mark.process
 def test_a_prefix_nobody_registers_is_still_m001(tmp_path: Path) -> None:
     root = gateway_project(tmp_path / "p", model="other-gateway:small")
     result = run_cli("lint", root, "--format", "json")
@@ -67,6 +69,7 @@ def test_a_project_without_factories_has_no_model_factories_key(tmp_path: Path) 
     assert "model_factories" not in json.loads((root / "bundle.lock").read_text())
 
 
+@pytest.mark.process
 def test_registering_a_prefix_of_pydantic_ai_fails_the_import(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", {
         "project.json": {"version": 1, "entry": {"worker": "main"}, "worker_files": ["main.worker"],
@@ -103,6 +106,7 @@ def test_bad_prefixes_are_refused(prefix: str, problem: str) -> None:
         model_factories.register_model_factory(prefix, print)
 
 
+@pytest.mark.process
 def test_the_anchors_custom_provider_builds_an_openai_compatible_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """examples/custom_provider: LLM_DO_MODEL names its own prefix; building the model contacts nothing."""
     root = tmp_path / "custom_provider"

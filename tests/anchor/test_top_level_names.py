@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import llm_do
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,7 @@ def test_one_init_and_the_editable_install_merges_the_three_roots() -> None:
     assert sorted(Path(p).parent.name for p in llm_do.__path__) == sorted(ROOTS)
 
 
+@pytest.mark.process
 def test_a_wheel_layout_imports_every_package_and_name(tmp_path: Path) -> None:
     """The wheel merges the three `llm_do` directories into one (pyproject's hatch `packages`);
     the same merge here, imported with the source roots taken off sys.path."""

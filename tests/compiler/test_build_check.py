@@ -93,12 +93,14 @@ def check(root: Path, *extra: str):
     return result
 
 
+@pytest.mark.process
 def test_current_lock_exits_0(project: Path) -> None:
     result = check(project)
     assert result.exit_code == 0, result.stderr
     assert "up to date" in result.stderr
 
 
+@pytest.mark.process
 def test_missing_lock_exits_1(project: Path) -> None:
     (project / LOCK).unlink()
     result = check(project)
@@ -109,6 +111,7 @@ def test_missing_lock_exits_1(project: Path) -> None:
 
 
 @pytest.mark.parametrize("kind, rel, old, new", ONE_CHAR_EDITS, ids=[e[0] for e in ONE_CHAR_EDITS])
+@pytest.mark.process
 def test_one_character_edit_of_any_source_is_stale(project: Path, kind: str, rel: str, old: str, new: str) -> None:
     path = project / rel
     text = path.read_text()
@@ -124,6 +127,7 @@ def test_one_character_edit_of_any_source_is_stale(project: Path, kind: str, rel
             assert other not in result.stderr
 
 
+@pytest.mark.process
 def test_a_new_worker_matching_the_glob_is_stale(project: Path) -> None:
     write_project(project, {"workers/extra.worker": worker("", "Extra.")})
     result = check(project)
@@ -131,6 +135,7 @@ def test_a_new_worker_matching_the_glob_is_stale(project: Path) -> None:
     assert "workers/extra.worker" in result.stderr
 
 
+@pytest.mark.process
 def test_a_file_not_matching_the_glob_does_not_matter(project: Path) -> None:
     write_project(project, {"drafts/idea.worker": worker("", "Not listed."), "README.md": "Changed.\n"})
     result = check(project)
@@ -138,6 +143,7 @@ def test_a_file_not_matching_the_glob_does_not_matter(project: Path) -> None:
 
 
 @pytest.mark.parametrize("rel", ["workers/helper.worker", "tools.py", "textutil.py", "prompts/rules.j2", "data/facts.txt"])
+@pytest.mark.process
 def test_a_removed_source_is_stale(project: Path, rel: str) -> None:
     (project / rel).unlink()
     result = check(project)
@@ -145,6 +151,7 @@ def test_a_removed_source_is_stale(project: Path, rel: str) -> None:
     assert rel in result.stderr
 
 
+@pytest.mark.process
 def test_line_ending_changes_are_not_stale(project: Path) -> None:
     for rel in PROJECT:
         path = project / rel
@@ -153,6 +160,7 @@ def test_line_ending_changes_are_not_stale(project: Path) -> None:
     assert result.exit_code == 0, result.stderr
 
 
+@pytest.mark.process
 def test_lock_edited_by_hand_is_stale(project: Path) -> None:
     lock = project / LOCK
     text = lock.read_text()
@@ -163,6 +171,7 @@ def test_lock_edited_by_hand_is_stale(project: Path) -> None:
     assert "digest" in result.stderr
 
 
+@pytest.mark.process
 def test_truncated_lock_is_stale(project: Path) -> None:
     lock = project / LOCK
     lock.write_bytes(lock.read_bytes()[:200])
@@ -187,6 +196,7 @@ def _reseal(doc: dict) -> bytes:
     ],
     ids=["compiler", "format", "package"],
 )
+@pytest.mark.process
 def test_other_compiler_or_format_version_is_stale(project: Path, field: str, value, words: str) -> None:
     lock = project / LOCK
     doc = json.loads(lock.read_text())
@@ -197,12 +207,14 @@ def test_other_compiler_or_format_version_is_stale(project: Path, field: str, va
     assert words in result.stderr
 
 
+@pytest.mark.process
 def test_resealed_unchanged_lock_is_current(project: Path) -> None:
     """The independent resealing above is right: without a change the lock stays current."""
     lock = project / LOCK
     assert _reseal(json.loads(lock.read_text())) == lock.read_bytes()
 
 
+@pytest.mark.process
 def test_check_with_output_option_compares_that_lock_and_its_root(project: Path) -> None:
     out = project / "locks"
     out.mkdir()
@@ -238,6 +250,7 @@ def test_check_of_a_path_without_project_exits_2(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.process
 def test_hand_edit_with_a_recomputed_digest_is_stale(project: Path) -> None:
     """The digest is a checksum anyone can recompute: --check compares content, so it names the node."""
     lock = project / LOCK
@@ -251,6 +264,7 @@ def test_hand_edit_with_a_recomputed_digest_is_stale(project: Path) -> None:
     assert "helper" not in result.stderr
 
 
+@pytest.mark.process
 def test_hand_edit_with_node_hash_and_digest_recomputed_is_stale(project: Path) -> None:
     lock = project / LOCK
     doc = json.loads(lock.read_text())
@@ -265,6 +279,7 @@ def test_hand_edit_with_node_hash_and_digest_recomputed_is_stale(project: Path) 
     assert "worker 'helper' differs in instructions\n" in result.stderr
 
 
+@pytest.mark.process
 def test_same_content_in_other_bytes_is_not_current(project: Path) -> None:
     """A lock with the right content but written unlike `build` writes it (here: keys unsorted,
     digest recomputed) is still not what build would write."""
@@ -280,6 +295,7 @@ def test_same_content_in_other_bytes_is_not_current(project: Path) -> None:
     assert "not sealed" not in result.stderr
 
 
+@pytest.mark.process
 def test_project_with_errors_is_not_current_and_shows_them(project: Path) -> None:
     (project / "workers/main.worker").write_text(worker("model: test\ntoolsets: [helpr]", "Go."))
     result = check(project)

@@ -18,6 +18,8 @@ from llm_do.bundle.format import BUNDLE_FORMAT
 from llm_do.bundle.schema import validate as validate_bundle
 from tests.support.cli import run_cli, worker, write_project
 
+pytestmark = pytest.mark.process
+
 # A small representative project: vars + include, schema_in_ref, stdlib toolset with settings,
 # a Python tool (from tools.py, which imports a helper module), an approval rule, a declared
 # recursive worker, a file() read, and a non-ASCII character.

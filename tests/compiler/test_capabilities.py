@@ -171,6 +171,7 @@ def test_output_formats(project: Path, fmt: str, snapshot) -> None:
     assert result.stdout == snapshot
 
 
+@pytest.mark.process
 def test_python_tools_declare_capabilities_statically(tmp_path: Path) -> None:
     files = {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
@@ -199,6 +200,7 @@ def test_python_tools_declare_capabilities_statically(tmp_path: Path) -> None:
         assert caps["fs.write:cwd/**"]["toolset"] == "ext"
 
 
+@pytest.mark.process
 def test_capabilities_declaration_must_be_literal(tmp_path: Path) -> None:
     files = {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},

@@ -35,6 +35,7 @@ def test_wrong_python_files_path_is_one_error_with_a_did_you_mean(tmp_path: Path
     assert result.diagnostics[0]["hint"] == "did you mean 'tools.py'?"
 
 
+@pytest.mark.process
 def test_python_that_fails_to_import_is_one_error(tmp_path: Path) -> None:
     root = write_project(tmp_path, {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
@@ -153,6 +154,7 @@ def test_cascade_in_every_format(cascade_dir: Path, fmt: str, snapshot) -> None:
     assert out == snapshot
 
 
+@pytest.mark.process
 def test_text_lists_errors_before_warnings_root_causes_first(tmp_path: Path) -> None:
     write_project(tmp_path / "proj", {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py", "tools.py"]},

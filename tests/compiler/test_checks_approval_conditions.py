@@ -76,20 +76,24 @@ def at(result: Lint, needle: str, nth: int = 1) -> dict:
     return {"line": line, "column": column + offset}
 
 
+@pytest.mark.process
 def test_an_unknown_parameter_with_did_you_mean(rules: Lint) -> None:
     rules.expect("A003", "main.worker", **at(rules, "ask write_file(pth|pth"), suggests="path", mentions=("'pth'",))
 
 
+@pytest.mark.process
 def test_an_unknown_parameter_of_a_toolset_lists_what_there_is(rules: Lint) -> None:
     d = rules.expect("A003", "main.worker", **at(rules, "ask filesystem_project(size|size"), mentions=("'size'",))
     assert "path" in d["hint"] and "max_chars" in d["hint"]
 
 
+@pytest.mark.process
 def test_a_condition_on_a_toolset_applies_to_its_tools_that_have_the_parameter(rules: Lint) -> None:
     """Only read_file has max_chars: no error for write_file or list_files."""
     assert not [d for d in rules.diagnostics if "max_chars > 10" in d["message"]]
 
 
+@pytest.mark.process
 def test_an_unknown_key_inside_an_object_parameter(rules: Lint) -> None:
     rules.expect("A003", "main.worker", **at(rules, "ask export(options.speed|options"), mentions=("options.speed",))
 
@@ -100,46 +104,55 @@ def test_an_unknown_key_inside_an_object_parameter(rules: Lint) -> None:
     ("ask read_file(offset in [1, 'two'|'two'", ("'two'", "a number")),
     ("ask export(force == 'yes')|'yes'", ("'force'", "a boolean")),
 ])
+@pytest.mark.process
 def test_a_value_of_the_wrong_type_at_the_value(rules: Lint, needle: str, mentions: tuple[str, ...]) -> None:
     rules.expect("A004", "main.worker", **at(rules, needle), mentions=mentions)
 
 
+@pytest.mark.process
 def test_a_glob_on_a_non_string_at_the_parameter(rules: Lint) -> None:
     rules.expect("A005", "main.worker", **at(rules, "ask export(count ~|count"), mentions=("'count'", "a number"))
 
 
+@pytest.mark.process
 def test_nested_parameters_are_typed(rules: Lint) -> None:
     """`options.depth >= 2 and options.mode == 'slow'` reads through `Options | None` and `$ref`."""
     assert not [d for d in rules.diagnostics if "options.depth" in d["message"] or "options.mode" in d["message"]]
 
 
+@pytest.mark.process
 def test_a_path_glob_on_a_tool_that_sees_raw_arguments_warns(rules: Lint) -> None:
     rules.expect("A008", "main.worker", **at(rules, "ask export(target_path ~|target_path"), mentions=("'export'",))
 
 
+@pytest.mark.process
 def test_a_condition_no_call_can_satisfy_warns(rules: Lint) -> None:
     d = rules.expect("A007", "main.worker", **at(rules, "ask shell(argv[0] in ['rm', 'dd'])|shell"))
     assert "'ls', 'mv'" in d["hint"]
     rules.expect("A007", "main.worker", **at(rules, "ask export(count in [])|export"))
 
 
+@pytest.mark.process
 def test_a_condition_on_an_opaque_toolset_is_an_error(rules: Lint) -> None:
     rules.expect("A009", "main.worker", **at(rules, "deny dynamic(x == 1)|dynamic"), mentions=("'dynamic'",))
     rules.expect("A009", "main.worker", **at(rules, "ask *(path|*"))
 
 
+@pytest.mark.process
 def test_a_syntax_error_at_the_end_of_the_rule(rules: Lint) -> None:
     line, column = rules.at("main.worker", "allow write_file(path ~ 'out/**'")
     d = rules.expect("A001", "main.worker", line=line, column=column + len("allow write_file(path ~ 'out/**'"))
     assert "`)`" in d["message"]
 
 
+@pytest.mark.process
 def test_exactly_these_findings(rules: Lint) -> None:
     assert sorted(rules.codes()) == sorted(
         ["A003"] * 3 + ["A004"] * 4 + ["A005", "A007", "A007", "A008", "A009", "A009", "A001", "Y003"]
     ), rules.codes()
 
 
+@pytest.mark.process
 def test_the_text_report_snapshot(rules: Lint, snapshot) -> None:
     result = run_cli("lint", ".", cwd_to=rules.root, env=PLAIN_ENV)
     assert result.exit_code == 1
@@ -192,6 +205,7 @@ def test_ask_everything_then_allow_one_tool_keeps_working(tmp_path: Path) -> Non
     (("deny write_file", "deny write_file(path ~ 'a/**')"), "deny write_file(path ~ 'a/**')"),  # denied already
     (("deny filesystem_project", "deny write_file"), "deny write_file"),
 ])
+@pytest.mark.process
 def test_rules_that_decide_no_call_warn(tmp_path: Path, rules: tuple[str, ...], overruled: str) -> None:
     _, result = built_tools(tmp_path, *rules)
     # R001 too when the rule that wins is an unconditional allow: the write is asked of nobody
@@ -205,6 +219,7 @@ def test_rules_that_decide_no_call_warn(tmp_path: Path, rules: tuple[str, ...], 
     ("ask write_file", "allow write_file(path ~ 'a/**')"),  # a conditional allow leaves the ask its other calls
     ("allow filesystem_project", "ask write_file"),  # the ask overrules only one of the toolset's tools
 ])
+@pytest.mark.process
 def test_rules_that_still_decide_some_calls_do_not_warn(tmp_path: Path, rules: tuple[str, ...]) -> None:
     _, result = built_tools(tmp_path, *rules)
     assert result.diagnostics == []
@@ -232,6 +247,7 @@ def test_conditions_lower_to_trees(tmp_path: Path) -> None:
     assert tools["shell"]["default"] == "auto" and tools["shell"]["approval"] == "auto"
 
 
+@pytest.mark.process
 def test_an_opaque_toolset_gets_its_approval_from_the_rules_without_a_condition(tmp_path: Path) -> None:
     """A deny wins here too: `allow *` after `deny dynamic` leaves the opaque toolset denied."""
     root = write_project(tmp_path, {

@@ -123,30 +123,37 @@ def py(tmp_path_factory: pytest.TempPathFactory) -> Lint:
     ("s001b.worker", "my-schemas.py:Input"),
     ("s001c.worker", "'schemas.py:1bad'"),  # a quoted YAML value starts at its quote
 ])
+@pytest.mark.process
 def test_invalid_schema_reference(py: Lint, file: str, ref: str) -> None:
     py.expect("S001", file, ref)
 
 
+@pytest.mark.process
 def test_schema_file_missing(py: Lint) -> None:
     py.expect("S002", "s002.worker", "missing.py:Input", mentions=("missing.py",))
 
 
+@pytest.mark.process
 def test_schema_class_missing_with_did_you_mean(py: Lint) -> None:
     py.expect("S003", "s003.worker", "schemas.py:Inptu", suggests="Input", mentions=("Inptu",))
 
 
+@pytest.mark.process
 def test_input_schema_not_worker_args(py: Lint) -> None:
     py.expect("S004", "s004.worker", "schemas.py:Plain", mentions=("Plain",))
 
 
+@pytest.mark.process
 def test_input_schema_without_prompt_messages(py: Lint) -> None:
     py.expect("S005", "s005.worker", "schemas.py:Abstract", mentions=("Abstract",))
 
 
+@pytest.mark.process
 def test_output_schema_not_a_model(py: Lint) -> None:
     py.expect("S006", "s006.worker", "schemas.py:NotModel", mentions=("NotModel",))
 
 
+@pytest.mark.process
 def test_entry_args_invalid_for_the_entry_schema(py: Lint) -> None:
     """One diagnostic per bad field, at its value in project.json."""
     py.expect("S007", "project.json", "3", mentions=("topic",))
@@ -168,20 +175,24 @@ def test_entry_args_invalid_for_the_default_input(tmp_path) -> None:
     assert result.exit_code == 1
 
 
+@pytest.mark.process
 def test_unknown_tool_with_did_you_mean(py: Lint) -> None:
     py.expect("N004", "tool_user.worker", "serch", suggests="search", mentions=("serch",))
 
 
+@pytest.mark.process
 def test_toolset_listed_under_tools_says_where_it_belongs(py: Lint) -> None:
     d = py.expect("N004", "tool_user.worker", "web", nth=2)
     assert "toolsets" in d["hint"]
 
 
+@pytest.mark.process
 def test_python_tool_listed_under_toolsets_says_where_it_belongs(py: Lint) -> None:
     d = py.expect("N003", "tool_user.worker", "search")
     assert "tools" in d["hint"]
 
 
+@pytest.mark.process
 def test_tool_name_conflicts_with_python_tools(py: Lint) -> None:
     at_web = py.at("tool_user.worker", "web")
     py.expect("N005", "tool_user.worker", "fetch", mentions=("fetch",), related=("tool_user.worker", *at_web))
@@ -190,15 +201,18 @@ def test_tool_name_conflicts_with_python_tools(py: Lint) -> None:
               related=("tool_user.worker", *at_fs))
 
 
+@pytest.mark.process
 def test_worker_named_like_a_python_toolset(py: Lint) -> None:
     py.expect("N002", "web.worker", line=1, column=1, mentions=("web",))
 
 
+@pytest.mark.process
 def test_two_python_files_export_one_tool_name(py: Lint) -> None:
     line, _ = py.at("more_tools.py", "def search")
     py.expect("N009", "more_tools.py", line=line, mentions=("search", "tools.py"))
 
 
+@pytest.mark.process
 def test_two_python_files_export_one_toolset_name(py: Lint) -> None:
     line, _ = py.at("more_tools.py", 'TOOLSETS = {"web"')
     py.expect("N009", "more_tools.py", line=line, mentions=("web", "tools.py"))
@@ -210,11 +224,13 @@ def test_two_python_files_export_one_toolset_name(py: Lint) -> None:
     ("exports_c.py", "TOOLSETS = 'nope'", ("TOOLSETS",)),
     ("exports_d.py", "TOOLSETS = {", ("ts",)),
 ])
+@pytest.mark.process
 def test_malformed_exports_point_at_their_line(py: Lint, file: str, needle: str, words: tuple[str, ...]) -> None:
     line, _ = py.at(file, needle)
     py.expect("Y004", file, line=line, mentions=words)
 
 
+@pytest.mark.process
 def test_python_project_reports_exactly_these(py: Lint) -> None:
     """In particular: a good export next to a bad one still works (`ok` is a known tool), and the
     workers with schema problems are still workers (nothing unreachable)."""
@@ -259,32 +275,38 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Lint:
     return lint(write_project(tmp_path_factory.mktemp("broken"), BROKEN))
 
 
+@pytest.mark.process
 def test_import_error_at_the_raising_line(broken: Lint) -> None:
     line, _ = broken.at("broken.py", "raise RuntimeError")
     broken.expect("Y001", "broken.py", line=line, mentions=("RuntimeError", "boom at import"))
 
 
+@pytest.mark.process
 def test_syntax_error_at_its_line_and_column(broken: Lint) -> None:
     line, column = broken.at("syntax_bad.py", "(:")
     # Python points at the ':' that cannot follow '('.
     broken.expect("Y001", "syntax_bad.py", line=line, column=column + 1, mentions=("SyntaxError",))
 
 
+@pytest.mark.process
 def test_import_error_in_a_helper_module_points_into_that_module(broken: Lint) -> None:
     line, _ = broken.at("pkg/inner.py", "thing = undefined_name")
     broken.expect("Y001", "pkg/inner.py", line=line, mentions=("NameError", "undefined_name"))
 
 
+@pytest.mark.process
 def test_schema_module_that_fails_to_import(broken: Lint) -> None:
     line, _ = broken.at("bad_schema.py", "import nonexistent_module_xyz")
     broken.expect("Y001", "bad_schema.py", line=line, mentions=("nonexistent_module_xyz",))
 
 
+@pytest.mark.process
 def test_installed_module_that_does_not_exist_is_reported_at_the_reference(broken: Lint) -> None:
     broken.expect("Y001", "installed.worker", "not_installed_pkg_xyz.schemas:Input", column=ANY,
                   mentions=("not_installed_pkg_xyz",))
 
 
+@pytest.mark.process
 def test_import_failure_is_reported_once_and_nothing_cascades(broken: Lint) -> None:
     """A schema in a module that failed is not also 'class not found'; tools cannot be known, so a
     tools entry is not called unknown; no message carries a traceback."""

@@ -33,28 +33,34 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Lint:
     return lint(root)
 
 
+@pytest.mark.process
 def test_listed_worker_file_missing(files: Lint) -> None:
     files.expect("F001", "project.json", '"nope.worker"', mentions=("nope.worker",))
 
 
+@pytest.mark.process
 def test_listed_python_file_missing(files: Lint) -> None:
     files.expect("F001", "project.json", '"missing.py"', mentions=("missing.py",))
 
 
+@pytest.mark.process
 def test_worker_files_entry_that_is_not_a_worker_file(files: Lint) -> None:
     files.expect("F005", "project.json", '"notes.md"', mentions=("notes.md",))
 
 
+@pytest.mark.process
 def test_file_listed_twice_warns_at_the_repetition(files: Lint) -> None:
     files.expect("F004", "project.json", '"main.worker"', nth=2)
     files.expect("F004", "project.json", '"helpers.py"', nth=2)
 
 
+@pytest.mark.process
 def test_pattern_matching_nothing_warns(files: Lint) -> None:
     files.expect("F003", "project.json", '"sub/*.worker"')
     files.expect("F003", "project.json", '"**/*.wrker"')
 
 
+@pytest.mark.process
 def test_files_project_reports_exactly_these(files: Lint) -> None:
     assert files.exit_code == 1
     assert sorted(files.codes()) == ["F001", "F001", "F003", "F003", "F004", "F004", "F005"]
@@ -129,6 +135,7 @@ ESCAPES = [
 
 
 @pytest.mark.parametrize(("place", "kind"), ESCAPES, ids=[f"{p}-{k}" for p, k in ESCAPES])
+@pytest.mark.process
 def test_every_path_escape_is_refused(tmp_path: Path, place: str, kind: str) -> None:
     root, code, file, needle = _escape_case(tmp_path, place, kind)
     result = lint(root)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import write_project
 from tests.support.lint import assert_exit_matches, lint
 
@@ -124,6 +126,7 @@ EVERYTHING = {
 }
 
 
+@pytest.mark.process
 def test_project_using_every_feature_lints_clean(tmp_path: Path) -> None:
     result = lint(write_project(tmp_path, EVERYTHING))
     assert result.diagnostics == []

@@ -74,6 +74,7 @@ def find(found: list[dict], **want) -> dict:
     return hits[0]
 
 
+@pytest.mark.process
 def test_equal_projects_diff_equal_after_moves_and_reformatting(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     manifest = dict(BASE["project.json"], worker_files=["workers/**/*.worker"])
@@ -100,6 +101,7 @@ def test_equal_projects_diff_equal_after_moves_and_reformatting(tmp_path: Path) 
     assert diff(old / "bundle.lock", new).exit_code == 0
 
 
+@pytest.mark.process
 def test_write_through_a_new_callee_is_gained_by_the_worker_and_its_callers(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     new = project(tmp_path, "new", {
@@ -123,6 +125,7 @@ def test_write_through_a_new_callee_is_gained_by_the_worker_and_its_callers(tmp_
     assert editor_caps["fs.write:project/**"]["path"] == ["editor", "publisher"]
 
 
+@pytest.mark.process
 def test_relaxed_and_tightened_approvals(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     new = project(tmp_path, "new", {
@@ -141,6 +144,7 @@ def test_relaxed_and_tightened_approvals(tmp_path: Path) -> None:
     assert (widened["verb"], widened["note"], widened["severity"]) == ("widened", "approval relaxed", "high")
 
 
+@pytest.mark.process
 def test_breaking_schema_change_is_called_out(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     new = project(tmp_path, "new", {"schemas.py": BASE["schemas.py"].replace(
@@ -152,6 +156,7 @@ def test_breaking_schema_change_is_called_out(tmp_path: Path) -> None:
                                 "style: removed"]
 
 
+@pytest.mark.process
 def test_scope_widened_and_limits(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     manifest = dict(BASE["project.json"], runtime={"max_depth": 9, "approval_mode": "approve_all"})
@@ -168,6 +173,7 @@ def test_scope_widened_and_limits(tmp_path: Path) -> None:
     assert (depth["verb"], depth["before"], depth["after"]) == ("widened", "5", "9")
 
 
+@pytest.mark.process
 def test_exit_codes_and_fail_on(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     cosmetic = project(tmp_path, "cosmetic", {"editor.worker": BASE["editor.worker"].replace("Edits.", "Edits drafts.")})
@@ -180,6 +186,7 @@ def test_exit_codes_and_fail_on(tmp_path: Path) -> None:
     assert diff(old, old, "--fail-on", "low").exit_code == 0
 
 
+@pytest.mark.process
 def test_comparisons_that_cannot_be_made_are_errors(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
     broken = project(tmp_path, "broken", {"main.worker": worker("toolsets: [nowhere]")})
@@ -228,6 +235,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.process
 def test_git_rev_compares_the_committed_project(repo: Path) -> None:
     app = repo / "app"
     (app / "main.worker").write_text(BASE["main.worker"].replace("approvals: [ask editor]", "approvals: [allow editor]"))

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.cli import worker, write_project
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.process, pytest.mark.e2e]
 
 LLM_DO = shutil.which("llm-do")
 

@@ -46,6 +46,7 @@ def _with_entry(**entry) -> dict:
     return {**PROJECT, "project.json": {**PROJECT["project.json"], "entry": entry}}
 
 
+@pytest.mark.process
 def test_a_worker_and_a_function_as_entry_is_n010_at_the_worker(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", _with_entry(worker="writer", function="flow.py:main", calls=["writer"]))
     found = lint(root)
@@ -65,6 +66,7 @@ def test_calls_without_a_function_is_n010(tmp_path: Path) -> None:
     ("flow.py:NOT_A_FUNCTION", "\"flow.py:NOT_A_FUNCTION\"", ("not a function",)),
     ("flow.py:", "\"flow.py:\"", ("function name",)),
 ])
+@pytest.mark.process
 def test_an_entry_function_that_cannot_be_one_is_n011(tmp_path: Path, function: str, needle: str, words) -> None:
     root = write_project(tmp_path / "p", _with_entry(function=function, calls=["writer"]))
     d = lint(root).expect("N011", "project.json", needle, mentions=words)
@@ -77,6 +79,7 @@ def test_an_entry_function_in_a_missing_file_is_f001(tmp_path: Path) -> None:
     lint(root).expect("F001", "project.json", "\"flw.py:main\"", mentions=("flw.py",))
 
 
+@pytest.mark.process
 def test_an_entry_function_whose_module_fails_to_import_is_y001_at_the_raising_line(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", {**_with_entry(function="flow.py:main", calls=["writer", "reader"]),
                                           "flow.py": "import os\nraise RuntimeError('no config')\n"})
@@ -85,6 +88,7 @@ def test_an_entry_function_whose_module_fails_to_import_is_y001_at_the_raising_l
     found.absent("N011")
 
 
+@pytest.mark.process
 def test_calls_naming_no_worker_is_n012_with_did_you_mean(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", _with_entry(function="flow.py:main", calls=["writer", "raeder"]))
     found = lint(root)
@@ -92,6 +96,7 @@ def test_calls_naming_no_worker_is_n012_with_did_you_mean(tmp_path: Path) -> Non
     found.expect("G003", "reader.worker", line=1, column=1)  # not called, now that the name is wrong
 
 
+@pytest.mark.process
 def test_without_calls_a_warning_and_every_worker_is_reachable(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", _with_entry(function="flow.py:main"))
     found = lint(root)
@@ -100,6 +105,7 @@ def test_without_calls_a_warning_and_every_worker_is_reachable(tmp_path: Path) -
     assert found.exit_code == 0
 
 
+@pytest.mark.process
 def test_entry_args_are_validated_against_the_functions_input(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", _with_entry(function="flow.py:main", calls=["writer", "reader"],
                                                      args={"subject": "x"}))
@@ -110,6 +116,7 @@ def test_entry_args_are_validated_against_the_functions_input(tmp_path: Path) ->
     assert all("the entry function 'flow.py:main' takes Topic" in d["hint"] for d in s007)
 
 
+@pytest.mark.process
 def test_front_matter_calls_make_an_edge_and_end_g003(tmp_path: Path) -> None:
     files = {
         "project.json": {"version": 1, "worker_files": ["*.worker"]},
@@ -142,6 +149,7 @@ def test_front_matter_calls_make_an_edge_and_end_g003(tmp_path: Path) -> None:
     lint(typo).expect("N012", "main.worker", "helpr", suggests="helper")
 
 
+@pytest.mark.process
 def test_the_entry_function_runs_at_depth_0_so_its_callees_may_run_at_max_depth(tmp_path: Path) -> None:
     project = _with_entry(function="flow.py:main", calls=["writer"])
     project["project.json"]["runtime"] = {"max_depth": 2}
@@ -163,6 +171,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "mermaid", "dot"])
+@pytest.mark.process
 def test_graph_shows_the_entry_function_and_its_calls(built: Path, fmt: str, snapshot) -> None:
     result = run_cli("graph", built / "bundle.lock", "--format", fmt)
     assert result.exit_code == 0, result.stderr
@@ -170,6 +179,7 @@ def test_graph_shows_the_entry_function_and_its_calls(built: Path, fmt: str, sna
     assert result.stdout == snapshot
 
 
+@pytest.mark.process
 def test_graph_json_has_the_function_node_and_its_edges(built: Path) -> None:
     doc = json.loads(run_cli("graph", built, "--format", "json").stdout)
     assert doc["entry"] == "function:flow.py:main"
@@ -178,6 +188,7 @@ def test_graph_json_has_the_function_node_and_its_edges(built: Path) -> None:
     assert calls == {("function:flow.py:main", "worker:writer"), ("function:flow.py:main", "worker:reader")}
 
 
+@pytest.mark.process
 def test_capabilities_list_the_entry_function_first_with_its_calls_and_what_they_reach(built: Path) -> None:
     result = run_cli("capabilities", built / "bundle.lock", "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -191,12 +202,14 @@ def test_capabilities_list_the_entry_function_first_with_its_calls_and_what_they
     assert caps["fs.read:project/**"][0] == "flow.py:main"
 
 
+@pytest.mark.process
 def test_lint_warns_of_a_side_effect_the_entry_function_reaches_unapproved(built: Path) -> None:
     (r001,) = lint(built).of("R001")
     assert "flow.py:main -> writer -> write_file" in r001["message"]
     assert "to those of" not in r001["hint"]  # an entry function has no approvals to add a rule to
 
 
+@pytest.mark.process
 def test_diff_sees_a_call_added_to_entry_calls(tmp_path: Path, built: Path) -> None:
     new = write_project(tmp_path / "new", {**PROJECT, "project.json": {**PROJECT["project.json"],
                                            "entry": {"function": "flow.py:main", "calls": ["reader"]}}})

@@ -129,6 +129,7 @@ PYTHON_PROJECT = {
 }
 
 
+@pytest.mark.process
 def test_python_tools_are_tool_nodes(tmp_path: Path, snapshot) -> None:
     root = write_project(tmp_path / "proj", PYTHON_PROJECT)
     assert run_cli("build", root).exit_code == 0

@@ -17,6 +17,8 @@ import pytest
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.introspection import real_introspection
 
+pytestmark = pytest.mark.process
+
 # Module names unique to this file, so `sys.modules` of the test process tells whether they ran here.
 TOOLS_MOD = "introspect_probe_tools"
 LIST_MOD = "introspect_probe_listed"

@@ -26,6 +26,7 @@ def legacy_build(tmp_path_factory: pytest.TempPathFactory):
     return root, result, bundle
 
 
+@pytest.mark.process
 def test_legacy_project_builds(legacy_build) -> None:
     _, result, bundle = legacy_build
     assert result.exit_code == 0, result.stderr
@@ -44,6 +45,7 @@ def test_legacy_project_builds(legacy_build) -> None:
     assert bundle["runtime"]["max_depth"] == 10
 
 
+@pytest.mark.process
 def test_input_model_ref_and_agent_args(legacy_build) -> None:
     bundle = legacy_build[2]
     schema = bundle["workers"]["summarizer"]["input"]
@@ -53,12 +55,14 @@ def test_input_model_ref_and_agent_args(legacy_build) -> None:
     assert schema["json_schema"]["required"] == ["path"]
 
 
+@pytest.mark.process
 def test_server_side_tools_pass_into_the_bundle(legacy_build) -> None:
     bundle = legacy_build[2]
     assert bundle["workers"]["main"]["server_side_tools"] == [{"tool_type": "web_search", "max_uses": 3}]
     assert bundle["workers"]["summarizer"]["server_side_tools"] == []
 
 
+@pytest.mark.process
 def test_self_recursive_agent_warns_l002_instead_of_g001(legacy_build) -> None:
     _, result, _ = legacy_build
     assert "G001" not in result.stderr

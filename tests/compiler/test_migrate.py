@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.support.cli import run_cli, worker, write_project
@@ -26,6 +27,7 @@ def l_codes(stderr: str) -> list[str]:
     return re.findall(r"\bL\d{3}\b", stderr)
 
 
+@pytest.mark.process
 def test_migrates_the_legacy_project(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", LEGACY_PROJECT)
     before_main_body = front_matter((root / "main.agent").read_text())[1]
@@ -66,6 +68,7 @@ def test_migrates_the_legacy_project(tmp_path: Path) -> None:
     assert bundle["workers"]["main"]["source"] == "main.worker"
 
 
+@pytest.mark.process
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", LEGACY_PROJECT)
     before = listing(root)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.cli import run_cli, worker, write_project
 
 
@@ -133,6 +135,7 @@ def test_clean_project_passes_with_the_info(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.process
 def test_control_lint_without_the_flag_imports_and_finds_the_same(tmp_path: Path) -> None:
     """The marker mechanism works: without --no-import the code runs (in lint's subprocess)."""
     marker = tmp_path / "ran.txt"

@@ -189,6 +189,7 @@ def test_a_dangling_link_is_no_match_and_a_link_loop_no_hang(tmp_path: Path) -> 
     assert not result.of("F006", "dangling.worker")
 
 
+@pytest.mark.process
 def test_a_build_removes_temporaries_that_killed_builds_left(tmp_path: Path) -> None:
     root = _project(tmp_path)
     dead = _dead_pid()

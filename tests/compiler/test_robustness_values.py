@@ -297,6 +297,7 @@ def test_instructions_longer_than_the_limit_are_refused(tmp_path: Path) -> None:
     lint(root).expect("P011", "main.worker", line=3, column=1, mentions=("characters",))
 
 
+@pytest.mark.process
 def test_a_huge_literal_in_python_has_a_column(tmp_path: Path) -> None:
     root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
                     **{"tools.py": "x = " + "9" * 5000 + "\n"})
@@ -306,6 +307,7 @@ def test_a_huge_literal_in_python_has_a_column(tmp_path: Path) -> None:
         assert d["line"] == 1 and d["column"] is not None and d["column"] >= 1, d
 
 
+@pytest.mark.process
 def test_python_too_deeply_nested_to_parse_is_an_import_error(tmp_path: Path) -> None:
     deep = "def f():\n    retu" + "{{ (" * 99 + ") }}" * 99 + "\n"  # CPython's parser: MemoryError, not SyntaxError
     root = _project(tmp_path, {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
@@ -321,6 +323,7 @@ def test_json_output_is_valid_for_every_case_above(tmp_path: Path) -> None:
     json.loads(out.stdout)
 
 
+@pytest.mark.process
 def test_a_schema_file_name_too_long_for_the_system_is_a_diagnostic(tmp_path: Path) -> None:
     name = "s" + "9" * 4400 + ".py"
     root = _project(tmp_path, **{"main.worker": worker(f"schema_in_ref: {name}:Input")})

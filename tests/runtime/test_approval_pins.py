@@ -301,6 +301,7 @@ def poke_script(script) -> Path:
     return script({"workers": {"main": [{"tool_calls": [{"tool": "poke", "args": {"name": "p"}}]}, {"text": "done"}]}})
 
 
+@pytest.mark.process
 def test_an_opaque_toolsets_approval_is_in_the_bundle(bundle_of) -> None:
     import json
 
@@ -310,6 +311,7 @@ def test_an_opaque_toolsets_approval_is_in_the_bundle(bundle_of) -> None:
         assert [u.get("opaque_approval") for u in node["toolsets"]] == [approval], key
 
 
+@pytest.mark.process
 def test_a_deny_on_an_opaque_toolset_holds_under_approve_all(bundle_of, script, tmp_path: Path) -> None:
     bundle = bundle_of("deny")
     events = tmp_path / "events.jsonl"
@@ -322,6 +324,7 @@ def test_a_deny_on_an_opaque_toolset_holds_under_approve_all(bundle_of, script, 
     assert of_kind(evs, "approval_decided") == []
 
 
+@pytest.mark.process
 def test_an_allow_on_an_opaque_toolset_runs_without_asking(bundle_of, script, tmp_path: Path) -> None:
     bundle = bundle_of("allow")
     events = tmp_path / "events.jsonl"
@@ -331,6 +334,7 @@ def test_an_allow_on_an_opaque_toolset_runs_without_asking(bundle_of, script, tm
     assert [e["approval"] for e in of_kind(read_events(events), "tool_called")] == ["allow"]
 
 
+@pytest.mark.process
 def test_an_opaque_toolsets_tools_are_asked_by_default(bundle_of, script, tmp_path: Path) -> None:
     bundle = bundle_of("ask")
     events = tmp_path / "events.jsonl"
@@ -342,6 +346,7 @@ def test_an_opaque_toolsets_tools_are_asked_by_default(bundle_of, script, tmp_pa
     assert [(e["approved"], e["by"]) for e in of_kind(evs, "approval_decided")] == [(False, "mode")]
 
 
+@pytest.mark.process
 def test_a_tool_with_neither_a_bundle_entry_nor_metadata_is_asked(bundle_of, monkeypatch: pytest.MonkeyPatch) -> None:
     """A listed toolset that grows a tool at run time: the bundle's `allow listed` covers only the
     tools it listed; the new one gets the Python default, `ask`, whoever answers."""
@@ -366,6 +371,7 @@ def test_a_tool_with_neither_a_bundle_entry_nor_metadata_is_asked(bundle_of, mon
 # --- what the gate reports -------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_tool_asking_for_a_retry_is_a_failed_result_and_the_run_goes_on(bundle_of, script, tmp_path: Path) -> None:
     """`ModelRetry` from a tool is the tool's answer to the model, not a crash; and in a scripted run
     not a script error either (unlike arguments that fail validation)."""
@@ -421,6 +427,7 @@ def test_a_failing_tool_is_a_failed_result_and_the_run_goes_on(build, script, tm
     assert (returned["outcome"], returned["result"]) == ("failed", "'missing.txt' does not exist")
 
 
+@pytest.mark.process
 def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, script, tmp_path: Path) -> None:
     bundle = bundle_of("listed")
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "broken", "args": {"name": "now"}}]}, {"text": "done"}]}})
@@ -433,6 +440,7 @@ def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, sc
     assert returned == [("broken", "crashed", "ValueError: kaboom now")]
 
 
+@pytest.mark.process
 def test_a_structured_result_is_shown_as_json_in_events(bundle_of, script, tmp_path: Path) -> None:
     bundle = bundle_of("listed")
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "info", "args": {"name": "café"}}]}, {"text": "done"}]}})

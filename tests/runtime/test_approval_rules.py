@@ -141,6 +141,7 @@ def test_a_format_1_lock_is_refused_with_rebuild(build) -> None:
     assert "bundle format 1" in result.stderr and "llm-do build" in result.stderr
 
 
+@pytest.mark.process
 def test_rules_are_evaluated_without_the_compiler_or_lark(build, tmp_path: Path) -> None:
     """The bundle holds the rules lowered: a run that decides calls by them imports no parser."""
     bundle = build(rules_project("allow write_file(path ~ 'output/**')", "deny write_file(path ~ '**/*.py')",
@@ -160,6 +161,7 @@ def test_rules_are_evaluated_without_the_compiler_or_lark(build, tmp_path: Path)
     assert (bundle.parent / "output/a.txt").exists()  # allowed by its rule, in the default prompt mode
 
 
+@pytest.mark.process
 def test_a_python_tool_is_judged_on_its_raw_arguments(build) -> None:
     """No normalizer: `out/..` passes for `out/*` (which is why lint warns, A008)."""
     bundle = build({

@@ -56,6 +56,7 @@ def bundle(_template: Path, tmp_path: Path) -> Path:
     return copy_project(_template, tmp_path / "proj")
 
 
+@pytest.mark.process
 def test_one_result_per_input_with_the_failures_saying_why(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["alpha", {"input": "beta"}, "boom now", "gamma"])
     out = tmp_path / "out.jsonl"
@@ -73,6 +74,7 @@ def test_one_result_per_input_with_the_failures_saying_why(bundle: Path, tmp_pat
     assert by_line[1]["usage"]["requests"] == 2 and by_line[1]["usage"]["tool_calls"] == 1  # its own usage only
 
 
+@pytest.mark.process
 def test_a_rerun_skips_what_is_done_and_retry_failed_replaces_failed_lines(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["alpha", "boom", "gamma"])
     out = tmp_path / "out.jsonl"
@@ -88,6 +90,7 @@ def test_a_rerun_skips_what_is_done_and_retry_failed_replaces_failed_lines(bundl
     assert lines[-1] == 2
 
 
+@pytest.mark.process
 def test_a_results_file_of_another_batch_is_refused_and_left_alone(bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     first = inputs_file(tmp_path / "a.jsonl", ["alpha"])
@@ -105,6 +108,7 @@ def test_a_results_file_of_another_batch_is_refused_and_left_alone(bundle: Path,
     assert "not the results file of an llm-do batch" in one_line_error(result)
 
 
+@pytest.mark.process
 def test_a_bad_inputs_line_is_a_usage_error_before_anything_runs(bundle: Path, tmp_path: Path) -> None:
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('"fine"\n\n[1, 2]\n')
@@ -115,6 +119,7 @@ def test_a_bad_inputs_line_is_a_usage_error_before_anything_runs(bundle: Path, t
     assert not out.exists()
 
 
+@pytest.mark.process
 def test_usage_errors_write_no_results_file(bundle: Path, tmp_path: Path, script) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
     out = tmp_path / "out.jsonl"
@@ -126,6 +131,7 @@ def test_usage_errors_write_no_results_file(bundle: Path, tmp_path: Path, script
     assert nowhere.exit_code == 2 and "cannot write it" in one_line_error(nowhere)
 
 
+@pytest.mark.process
 def test_script_turns_are_consumed_in_order_across_the_runs(bundle: Path, tmp_path: Path, script) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b", "c"])
     out = tmp_path / "out.jsonl"
@@ -136,6 +142,7 @@ def test_script_turns_are_consumed_in_order_across_the_runs(bundle: Path, tmp_pa
     assert "script turns not used: 'main' 1 of 4" in result.stderr
 
 
+@pytest.mark.process
 def test_verbose_labels_each_trace_line_with_its_input(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b"])
     result = run_cli("batch", bundle, inputs, "-o", tmp_path / "out.jsonl", "--model", "test", "-v")
@@ -143,6 +150,7 @@ def test_verbose_labels_each_trace_line_with_its_input(bundle: Path, tmp_path: P
     assert "#1 ▸ main (test)" in result.stderr and "#2 ▸ main (test)" in result.stderr
 
 
+@pytest.mark.process
 def test_stopped_halfway_and_rerun_yields_every_input_once(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", [f"input {n}" for n in range(1, 51)])
     out = tmp_path / "out.jsonl"
@@ -211,6 +219,7 @@ def test_the_progress_bar_counts_done_failed_and_tokens() -> None:
     assert "3/5" in shown and "1 failed" in shown and "18 tokens" in shown and "/s" in shown
 
 
+@pytest.mark.process
 def test_on_a_terminal_the_batch_shows_a_progress_bar(bundle: Path, tmp_path: Path) -> None:
     import pty
 

@@ -262,6 +262,7 @@ def test_a_bad_thread_id_is_a_usage_error(build, thread: str) -> None:
     assert "letters, digits" in one_line_error(result)
 
 
+@pytest.mark.process
 def test_an_entry_worker_without_a_prompt_cannot_chat(build, tmp_path: Path) -> None:
     files = {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["schemas.py"],
@@ -300,6 +301,7 @@ FUNCTION_ENTRY = {
 }
 
 
+@pytest.mark.process
 def test_a_project_whose_entry_is_a_function_chats_with_a_worker_it_names(build, script) -> None:
     bundle = build(FUNCTION_ENTRY)
     refused = run_cli("chat", bundle, "--script", script({"workers": {"helper": [{"text": "x"}]}}), input="hi\n")

@@ -47,6 +47,7 @@ def parts_of(messages: list[Any], kind: type) -> list[Any]:
     return [p for m in messages for p in getattr(m, "parts", []) if isinstance(p, kind)]
 
 
+@pytest.mark.process
 def test_a_callee_is_a_tool_named_after_it_with_its_input_schema(schema_bundle: Path) -> None:
     models = Recorder(
         boss=[[ToolCallPart("judge", {"text": "cats"})], [TextPart("boss done")]],

@@ -31,6 +31,7 @@ KILL_SCRIPT = {"workers": {
     "helper": [{"tool_calls": [{"tool": "mark", "args": {"n": 10}}]}, {"text": "helped"}],
 }}
 
+@pytest.mark.process
 def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
@@ -62,6 +63,7 @@ def normalized(text: str, rid: str, root: Path) -> str:
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD HH:MM:SS", text)
 
 
+@pytest.mark.process
 def test_a_detached_approval_is_answered_from_another_process(durable_project: Path, tmp_path: Path, snapshot) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
@@ -91,6 +93,7 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     assert re.search(rf"^{rid}\s+\S+\s+done\s", done.stdout, re.M), done.stdout
 
 
+@pytest.mark.process
 def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
@@ -121,6 +124,7 @@ def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_pa
     assert "not today" in [e for e in returned if e["tool"] == "publish"][0]["result"]
 
 
+@pytest.mark.process
 def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
@@ -136,6 +140,7 @@ def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: P
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.process
 def test_a_result_that_cannot_be_recorded_names_the_tool(durable_project: Path, tmp_path: Path) -> None:
     root = durable_project.parent
     script = write(tmp_path / "s.json", {"workers": {"main": [{"tool_calls": [{"tool": "lock", "args": {}}]},
@@ -146,6 +151,7 @@ def test_a_result_that_cannot_be_recorded_names_the_tool(durable_project: Path, 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.process
 def test_a_durable_run_that_times_out_is_failed_for_good(durable_project: Path, tmp_path: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
@@ -161,6 +167,7 @@ def test_a_durable_run_that_times_out_is_failed_for_good(durable_project: Path, 
     assert again.exit_code == 2 and "is failed" in again.stderr
 
 
+@pytest.mark.process
 def test_durable_takes_a_db_url_only_with_a_scheme(durable_project: Path, tmp_path: Path) -> None:
     """`--durable PROMPT` is a durable run of that prompt; `--durable sqlite:///X` names the database."""
     root = durable_project.parent

@@ -111,6 +111,7 @@ def llm_do(*args: str | Path, log: Path, wait: bool = True, **env: str) -> Any:
 # --- SQLite, in this process ---------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_durable_batch_completes_and_a_rerun_runs_nothing_again(bundle: Path, tmp_path: Path) -> None:
     prompts = ["alpha", "beta", "gamma", "boom", "delta", "epsilon"]
     inputs = inputs_file(tmp_path / "in.jsonl", prompts)
@@ -148,6 +149,7 @@ def test_a_durable_batch_completes_and_a_rerun_runs_nothing_again(bundle: Path, 
     assert sorted(r["line"] for r in results_of(out)) == [1, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.process
 def test_script_turns_go_to_the_runs_that_run_not_to_inputs_read_back(bundle: Path, tmp_path: Path, script) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a", "b", "c"])
     out = tmp_path / "out.jsonl"
@@ -164,6 +166,7 @@ def test_script_turns_go_to_the_runs_that_run_not_to_inputs_read_back(bundle: Pa
     assert "script turns not used: 'main' 4 of 4" in again.stderr
 
 
+@pytest.mark.process
 def test_a_database_url_llm_do_cannot_use_is_a_usage_error(bundle: Path, tmp_path: Path) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
     out = tmp_path / "out.jsonl"
@@ -173,6 +176,7 @@ def test_a_database_url_llm_do_cannot_use_is_a_usage_error(bundle: Path, tmp_pat
     assert not out.exists()
 
 
+@pytest.mark.process
 def test_without_dbos_durable_says_how_to_get_it(bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     inputs = inputs_file(tmp_path / "in.jsonl", ["a"])
     monkeypatch.setitem(sys.modules, "dbos", None)  # as if not installed
@@ -184,6 +188,7 @@ def test_without_dbos_durable_says_how_to_get_it(bundle: Path, tmp_path: Path, m
 
 @pytest.mark.parametrize("command", [["exec", "BUNDLE", "hi", "--model", "test", "--durable"], ["runs"], ["resume", "r-1"],
                                      ["approvals"]])
+@pytest.mark.process
 def test_every_durable_command_without_dbos_says_how_to_get_it(command: list[str], bundle: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "dbos", None)  # as if not installed
@@ -194,6 +199,7 @@ def test_every_durable_command_without_dbos_says_how_to_get_it(command: list[str
     assert not (tmp_path / ".llm-do").exists()
 
 
+@pytest.mark.process
 def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) -> None:
     from llm_do.cli.durable_batch import hold_results, release_results
 
@@ -209,6 +215,7 @@ def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) ->
     release_results(again)
 
 
+@pytest.mark.process
 def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -> None:
     """Without a terminal, in `prompt` mode, an asked call is denied as in a batch without
     --durable; no input of a batch waits for an approval."""
@@ -226,6 +233,7 @@ def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -
 # --- a killed process ----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_killed_durable_batch_is_finished_by_a_rerun_without_running_an_input_twice(bundle: Path, tmp_path: Path) -> None:
     prompts = [f"input {n}" for n in range(1, 13)]
     inputs = inputs_file(tmp_path / "in.jsonl", prompts)
@@ -249,6 +257,7 @@ def test_a_killed_durable_batch_is_finished_by_a_rerun_without_running_an_input_
     assert notes(log, "done") == Counter(prompts)  # each tool call that completed ran once
 
 
+@pytest.mark.process
 def test_ctrl_c_stops_a_durable_batch_and_a_rerun_finishes_it(bundle: Path, tmp_path: Path) -> None:
     prompts = [f"input {n}" for n in range(1, 21)]
     inputs = inputs_file(tmp_path / "in.jsonl", prompts)
@@ -279,6 +288,7 @@ def test_ctrl_c_stops_a_durable_batch_and_a_rerun_finishes_it(bundle: Path, tmp_
 
 
 @POSTGRES_GROUP
+@pytest.mark.process
 def test_two_batch_processes_on_one_postgres_queue_share_the_inputs(bundle: Path, tmp_path: Path,
                                                                      postgres_server: str) -> None:  # noqa: F811
     url = f"{postgres_server}/llmdo_batch"

@@ -21,6 +21,8 @@ from tests.support.projects import build_project
 FLOW = '''
 from llm_do.runtime import CallContext, CallRefused, WorkerArgs
 
+pytestmark = pytest.mark.process
+
 
 class Topic(WorkerArgs):
     topic: str

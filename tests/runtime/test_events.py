@@ -94,6 +94,7 @@ def test_the_events_file_keeps_what_happened_when_the_run_fails(bundle: Path, sc
     assert "helper" in evs[-1]["error"] and evs[-1]["usage"]["requests"] == 1
 
 
+@pytest.mark.process
 def test_events_to_a_pipe_closed_early_end_quietly(bundle: Path, script) -> None:
     """`llm-do exec ... --events - | head -n 1`: no traceback, no "run failed", no noise."""
     import subprocess

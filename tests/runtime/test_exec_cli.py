@@ -35,6 +35,7 @@ def test_a_lone_positional_naming_a_file_is_the_bundle(build, script, tmp_path: 
     assert result.stdout.strip() == "ran the named bundle"
 
 
+@pytest.mark.process
 def test_a_lone_positional_that_is_no_file_is_the_prompt_for_the_default_bundle(py_bundle: Path, script,
                                                                                 tmp_path: Path) -> None:
     echo = {"workers": {"main": [{"tool_calls": [{"tool": "echo_prompt", "args": {}}]}, {"text": "ok"}]}}
@@ -80,6 +81,7 @@ def test_usage_errors_are_exit_2(build, args: list[str]) -> None:
     assert result.stderr.strip()
 
 
+@pytest.mark.process
 def test_a_tool_that_raises_fails_the_run_naming_tool_and_worker(py_bundle: Path, script) -> None:
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "boom", "args": {}}]}, {"text": "never"}]}})
     result = run_cli("exec", py_bundle, "go", "--script", s)
@@ -101,6 +103,7 @@ def test_usage_limits_of_the_project_are_enforced(build, script) -> None:
     assert run_cli("exec", bundle, "go", "--script", script(text("one"))).exit_code == 0
 
 
+@pytest.mark.process
 def test_timeout_stops_the_run(py_bundle: Path, script) -> None:
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 30}}]}, {"text": "late"}]}})
     started = time.monotonic()
@@ -112,6 +115,7 @@ def test_timeout_stops_the_run(py_bundle: Path, script) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.process
 def test_a_run_within_its_timeout_finishes(py_bundle: Path, script) -> None:
     s = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 0.01}}]}, {"text": "on time"}]}})
     result = run_cli("exec", py_bundle, "go", "--script", s, "--timeout", "30")
@@ -261,6 +265,7 @@ def boom_line(bundle: Path) -> int:
     return next(i for i, line in enumerate(lines, 1) if 'raise ValueError("kaboom")' in line)
 
 
+@pytest.mark.process
 def test_a_crashed_tool_names_its_file_and_line(py_bundle: Path, script) -> None:
     result = run_cli("exec", py_bundle, "go", "--script", crash_script(script))
     assert result.exit_code == 1
@@ -269,6 +274,7 @@ def test_a_crashed_tool_names_its_file_and_line(py_bundle: Path, script) -> None
 
 
 @pytest.mark.parametrize("how", ["-v", "LLM_DO_DEBUG"])
+@pytest.mark.process
 def test_verbose_shows_the_tools_traceback_in_project_code_only(py_bundle: Path, script, how: str) -> None:
     flags = ["-v"] if how == "-v" else []
     env = {"LLM_DO_DEBUG": "1"} if how == "LLM_DO_DEBUG" else None
@@ -281,11 +287,13 @@ def test_verbose_shows_the_tools_traceback_in_project_code_only(py_bundle: Path,
     assert err.strip().splitlines()[-1].startswith("llm-do: run failed: tool 'boom'")
 
 
+@pytest.mark.process
 def test_without_verbose_no_traceback_is_shown(py_bundle: Path, script) -> None:
     result = run_cli("exec", py_bundle, "go", "--script", crash_script(script), env={"LLM_DO_DEBUG": None})
     assert 'File "' not in result.stderr
 
 
+@pytest.mark.process
 def test_a_result_that_cannot_be_serialized_names_the_tool(build, script, tmp_path: Path) -> None:
     bundle = build({
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],

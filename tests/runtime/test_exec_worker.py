@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import one_line_error, run_cli
 from tests.support.events import read_events
+
+pytestmark = pytest.mark.process
 
 VERDICT = {"workers": {"judge": [{"output": {"score": 7, "reason": "clear"}}]}}
 

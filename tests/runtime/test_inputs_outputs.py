@@ -18,6 +18,8 @@ from llm_do.runtime.script import Script, ScriptPlayer, ScriptTurnRejected
 from tests.support.cli import one_line_error, run_cli
 from tests.support.events import of_kind, read_events
 
+pytestmark = pytest.mark.process
+
 ECHO = {"workers": {"main": [{"tool_calls": [{"tool": "echo_prompt", "args": {}}]}, {"text": "done"}]}}
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from llm_do.bundle.canonical import seal
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.processes import IMPORT_PROBE
@@ -80,12 +82,14 @@ def test_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> None:
     assert "bundle.lock" in one_line_error(run_cli("exec", "hi", "--model", "test", cwd_to=tmp_path))
 
 
+@pytest.mark.process
 def test_a_python_source_changed_since_the_build_is_stale(py_bundle: Path) -> None:
     tools = py_bundle.parent / "tools.py"
     tools.write_text(tools.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     assert_refused(run_cli("exec", py_bundle, "hi", "--model", "test"), "stale", "tools.py")
 
 
+@pytest.mark.process
 def test_a_module_imported_by_the_tools_is_verified_too(py_bundle: Path) -> None:
     """promptfmt.py is not in python_files, but tools.py imports it: editing it makes the lock stale."""
     helper = py_bundle.parent / "promptfmt.py"
@@ -93,11 +97,13 @@ def test_a_module_imported_by_the_tools_is_verified_too(py_bundle: Path) -> None
     assert_refused(run_cli("exec", py_bundle, "hi", "--model", "test"), "stale", "promptfmt.py")
 
 
+@pytest.mark.process
 def test_a_deleted_python_source_is_stale(py_bundle: Path) -> None:
     (py_bundle.parent / "schemas.py").unlink()
     assert_refused(run_cli("exec", py_bundle, "hi", "--model", "test"), "schemas.py")
 
 
+@pytest.mark.process
 def test_line_endings_of_a_python_source_do_not_make_it_stale(py_bundle: Path, script) -> None:
     """A checkout with CRLF line endings is the same source (the hashes are over normalized text)."""
     tools = py_bundle.parent / "tools.py"
@@ -147,6 +153,7 @@ def test_the_bundle_root_is_relative_to_the_bundle(build, tmp_path: Path, script
     assert "project notes" in returned[0]["result"]
 
 
+@pytest.mark.process
 def test_exec_imports_nothing_of_the_compiler(build, tmp_path: Path) -> None:
     bundle = build(
         {

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.cli import worker
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+pytestmark = [pytest.mark.process, pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")]
 
 PROJECT = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},

@@ -28,6 +28,8 @@ from llm_do.runtime.events import ApprovalRequested, RunFinished, RuntimeEvent
 from tests.support.cli import run_cli
 from tests.support.events import of_kind, read_events
 
+pytestmark = pytest.mark.process
+
 
 class Models:
     """Per-worker FunctionModels answering from queues; `judge` always gives a Verdict."""

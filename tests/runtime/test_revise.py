@@ -156,6 +156,7 @@ def echo_prompt() -> Any:
     return FunctionModel(respond)
 
 
+@pytest.mark.process
 def test_run_keywords_are_never_input_fields(build) -> None:
     bundle = build(KEYWORD_PROJECT)
     config = RuntimeConfig(model=echo_prompt())
@@ -170,6 +171,7 @@ def test_run_keywords_are_never_input_fields(build) -> None:
         run_worker(bundle, {"worker": "w"}, input_data={"worker": "w"}, config=config)
 
 
+@pytest.mark.process
 def test_input_fields_named_like_call_keywords_reach_the_worker(build) -> None:
     """`name`, `parent`, `worker`: a Python call's keyword arguments are all input fields."""
     from pydantic_ai import ModelResponse, ToolCallPart
@@ -189,6 +191,7 @@ def test_input_fields_named_like_call_keywords_reach_the_worker(build) -> None:
         "worker=w config=none name=n3 parent=-")
 
 
+@pytest.mark.process
 def test_message_callback_is_on_message(build) -> None:
     bundle = build(KEYWORD_PROJECT)
     got: list[tuple[str, int, int]] = []

@@ -239,6 +239,7 @@ def test_a_tool_the_worker_lacks_ends_a_scripted_run_from_python(build) -> None:
         Runtime.load(bundle, RuntimeConfig(model_for=player.model_for)).run("go")
 
 
+@pytest.mark.process
 def test_the_tool_calls_of_a_turn_run_one_after_another_in_order(py_bundle: Path, script, tmp_path: Path) -> None:
     """`nap` sleeps before it returns and `add` returns at once: run together, `add` would finish first."""
     s = script({"workers": {"main": [{"tool_calls": [call("nap", seconds=0.3), call("add", a=1, b=2), call("nap", seconds=0)]},

@@ -28,6 +28,8 @@ from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.processes import alive
 
+pytestmark = pytest.mark.process
+
 SERVE = [sys.executable, "-m", "llm_do.cli.main", "serve"]
 LIMIT = 90  # seconds for a whole scenario: the machine may be busy, a hang must still end
 

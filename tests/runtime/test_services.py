@@ -96,6 +96,7 @@ def tool_results(messages: list[Any]) -> list[tuple[str, str, str]]:
     return [(p.tool_name, p.outcome, p.model_response_str()) for m in messages for p in m.parts if p.part_kind == "tool-return"]
 
 
+@pytest.mark.process
 def test_a_tool_uses_the_services_the_host_gave(bundle: Path, script: Callable[..., Path]) -> None:
     catalog = Catalog()
     player = scripted(script, {
@@ -114,6 +115,7 @@ def test_a_tool_uses_the_services_the_host_gave(bundle: Path, script: Callable[.
     assert ("stock", "success", "7 units of B2 (5 EUR each)") in tool_results(clerk_messages)
 
 
+@pytest.mark.process
 def test_the_bundle_records_which_tool_needs_which_service(bundle: Path) -> None:
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     grants = [g for g in doc["workers"]["clerk"]["capabilities"] if g["capability"].startswith("service:")]
@@ -123,6 +125,7 @@ def test_the_bundle_records_which_tool_needs_which_service(bundle: Path) -> None
     assert "service:warehouse" in shown.stdout, shown.stdout
 
 
+@pytest.mark.process
 def test_a_missing_service_fails_before_any_model_call(bundle: Path, script: Callable[..., Path]) -> None:
     asked: list[str] = []
 
@@ -141,6 +144,7 @@ def test_a_missing_service_fails_before_any_model_call(bundle: Path, script: Cal
     assert run_worker(bundle, "go", worker="plain", config=RuntimeConfig(model="test")).output
 
 
+@pytest.mark.process
 def test_exec_says_which_service_is_missing_and_exits_2(bundle: Path, script: Callable[..., Path], tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     s = script({"workers": {"main": [{"text": "never"}]}})
@@ -152,6 +156,7 @@ def test_exec_says_which_service_is_missing_and_exits_2(bundle: Path, script: Ca
 
 
 @pytest.mark.parametrize("name", ["get", "items", "references", "_private", "not an identifier", "services"])
+@pytest.mark.process
 def test_reserved_and_malformed_service_names_are_refused(bundle: Path, name: str) -> None:
     with pytest.raises(ServiceProblem, match="RuntimeConfig\\(services=...\\): service name"):
         Runtime.load(bundle, RuntimeConfig(services={name: object()}))
@@ -174,6 +179,7 @@ def test_services_read_by_key_and_attribute_and_say_what_is_missing() -> None:
 
 # --- references -----------------------------------------------------------------------------------
 
+@pytest.mark.process
 def test_the_model_sees_a_reference_and_a_tool_resolves_it(bundle: Path, script: Callable[..., Path]) -> None:
     player = scripted(script, {"main": [
         {"tool_calls": [{"tool": "load_report", "args": {"quarter": "Q3"}}]},
@@ -195,6 +201,7 @@ def test_the_model_sees_a_reference_and_a_tool_resolves_it(bundle: Path, script:
     assert "QUARTERLY-FIGURES" not in sent  # the payload never reached the model
 
 
+@pytest.mark.process
 def test_references_live_in_the_store_the_host_gives(bundle: Path, script: Callable[..., Path]) -> None:
     store = InMemoryReferenceStore()
     player = scripted(script, {"main": [{"tool_calls": [{"tool": "load_report", "args": {"quarter": "Q1"}}]}, {"text": "ok"}]})
@@ -229,6 +236,7 @@ def test_shorten_cuts_after_a_whole_word() -> None:
 
 
 @pytest.mark.parametrize("flags", [(), ("--no-import",)], ids=["import", "no-import"])
+@pytest.mark.process
 def test_a_service_name_the_runtime_would_refuse_does_not_build(tmp_path: Path, flags: tuple[str, ...]) -> None:
     root = write_project(tmp_path / "p", {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},

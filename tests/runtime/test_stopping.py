@@ -21,7 +21,7 @@ from tests.support.cli import worker
 from tests.support.processes import alive
 from tests.support.projects import build_project, copy_project
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")
+pytestmark = [pytest.mark.process, pytest.mark.skipif(sys.platform != "linux", reason="process checks read /proc")]
 
 TOOLS_PY = '''
     import subprocess

@@ -73,6 +73,7 @@ def test_a_streamed_turn_the_run_rejects_is_named_with_its_turn(build) -> None:
     assert scripted_run(bundle, workers, stream=True)[0].output == "first"
 
 
+@pytest.mark.process
 def test_a_structured_output_turn_streams_through_the_output_tool(build) -> None:
     files = {
         "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["schemas.py"],

@@ -119,6 +119,7 @@ class Terminal:
 QUESTION = "worker 'helper' (depth 2) wants to call write_file"
 
 
+@pytest.mark.process
 def test_the_question_shows_what_is_approved(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     screen = term.read_until("view all: ")
@@ -144,6 +145,7 @@ def test_the_question_shows_what_is_approved(bundle: Path) -> None:
     ],
     ids=["once", "session", "deny", "enter-alone-asks-again"],
 )
+@pytest.mark.process
 def test_each_answer_is_confirmed_and_kept(bundle: Path, answers: list[str], confirmations: list[str], asked: int,
                                           written: bool) -> None:
     term = Terminal(bundle, two_writes())
@@ -165,6 +167,7 @@ def test_each_answer_is_confirmed_and_kept(bundle: Path, answers: list[str], con
         assert [(d["by"], d["approved"]) for d in decided] == [("terminal", a) for a in approved]
 
 
+@pytest.mark.process
 def test_end_of_input_denies_and_says_so(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     term.read_until("view all: ")
@@ -177,6 +180,7 @@ def test_end_of_input_denies_and_says_so(bundle: Path) -> None:
     assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
 
 
+@pytest.mark.process
 def test_ctrl_c_at_the_prompt_ends_the_run_at_once(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     term.read_until("view all: ")
@@ -191,6 +195,7 @@ def test_ctrl_c_at_the_prompt_ends_the_run_at_once(bundle: Path) -> None:
     assert of_kind(read_events(term.events), "tool_returned") == []  # the asked tool never ran
 
 
+@pytest.mark.process
 def test_ctrl_c_signal_at_the_prompt_exits_130(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     term.read_until("view all: ")
@@ -198,6 +203,7 @@ def test_ctrl_c_signal_at_the_prompt_exits_130(bundle: Path) -> None:
     assert term.finish(seconds=20) == 130
 
 
+@pytest.mark.process
 def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
     term = Terminal(bundle, two_writes(), flags=("--timeout", "3"))
     term.read_until("view all: ")
@@ -207,6 +213,7 @@ def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
     assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
 
 
+@pytest.mark.process
 def test_revise_sends_the_typed_feedback_instead_of_running(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     term.read_until("view all: ")
@@ -248,6 +255,7 @@ print(run_worker(sys.argv[1], "write", worker="helper", config=config).output)
 """
 
 
+@pytest.mark.process
 def test_revise_feedback_typed_at_the_terminal_reaches_the_model(bundle: Path) -> None:
     driver = bundle.parent / "driver.py"
     driver.write_text(REVISE_DRIVER, encoding="utf-8")
@@ -263,6 +271,7 @@ def test_revise_feedback_typed_at_the_terminal_reaches_the_model(bundle: Path) -
     assert not (bundle.parent / "docs" / "a.txt").exists()
 
 
+@pytest.mark.process
 def test_with_stderr_redirected_the_question_goes_to_the_terminal(bundle: Path, tmp_path: Path) -> None:
     with open(tmp_path / "stderr.txt", "wb") as err:
         term = Terminal(bundle, two_writes(), stderr=err)
@@ -274,6 +283,7 @@ def test_with_stderr_redirected_the_question_goes_to_the_terminal(bundle: Path, 
     assert QUESTION not in (tmp_path / "stderr.txt").read_text()
 
 
+@pytest.mark.process
 def test_without_a_terminal_on_stdin_the_call_is_denied_and_said_on_stderr(bundle: Path) -> None:
     """stdin redirected, stderr still a terminal: nobody can answer, so nobody is asked."""
     term = Terminal(bundle, two_writes(), stdin_tty=False)

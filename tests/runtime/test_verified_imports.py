@@ -76,6 +76,7 @@ def marker_result(events: list[dict[str, Any]]) -> str:
     return returned["result"]
 
 
+@pytest.mark.process
 def test_the_verified_source_runs(bundle: Path, script, tmp_path: Path) -> None:
     result, events = exec_script(bundle, script, user_calls("marker"), tmp_path)
     assert result.exit_code == 0, result.stderr
@@ -83,6 +84,7 @@ def test_the_verified_source_runs(bundle: Path, script, tmp_path: Path) -> None:
     assert str(bundle.parent) not in sys.path  # the project root is no import path
 
 
+@pytest.mark.process
 def test_a_forged_bytecode_cache_is_not_executed(bundle: Path, script, tmp_path: Path) -> None:
     """A `__pycache__` entry claiming tools.py's size and mtime would be loaded by Python's own
     import system without reading the source; the runtime compiles the verified bytes instead."""
@@ -100,6 +102,7 @@ def test_a_forged_bytecode_cache_is_not_executed(bundle: Path, script, tmp_path:
     assert cache.read_bytes() == bytes(_code_to_timestamp_pyc(forged, stat.st_mtime, stat.st_size))  # nothing rewrote it
 
 
+@pytest.mark.process
 def test_a_package_beside_the_verified_module_is_refused_with_exit_3(bundle: Path, script, tmp_path: Path) -> None:
     package = bundle.parent / "tools"
     package.mkdir()
@@ -111,6 +114,7 @@ def test_a_package_beside_the_verified_module_is_refused_with_exit_3(bundle: Pat
     assert not (package / "package.ran").exists()
 
 
+@pytest.mark.process
 def test_a_worker_that_rewrites_tools_py_cannot_get_its_code_executed(bundle: Path, script, tmp_path: Path) -> None:
     """`main` may write files: it rewrites tools.py before `user` first imports it. The run goes
     on with the bytes verified at load."""
@@ -125,6 +129,7 @@ def test_a_worker_that_rewrites_tools_py_cannot_get_its_code_executed(bundle: Pa
     assert marker_result(events) == "verified"
 
 
+@pytest.mark.process
 def test_a_function_level_import_of_an_unlocked_project_module_is_refused(bundle: Path, script, tmp_path: Path) -> None:
     """helpers.py is imported only inside a tool's body, so the build never recorded it: importing
     it is refused (exit 3) with a message saying what to do, and its code never runs."""
@@ -135,6 +140,7 @@ def test_a_function_level_import_of_an_unlocked_project_module_is_refused(bundle
     assert not (bundle.parent / "helpers.ran").exists()
 
 
+@pytest.mark.process
 def test_the_python_api_raises_bundle_refused(bundle: Path) -> None:
     from pydantic_ai import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
@@ -250,6 +256,7 @@ except SystemExit as exc:
 """
 
 
+@pytest.mark.process
 def test_the_import_hook_loads_only_for_bundles_with_python(build, bundle: Path, script) -> None:
     import subprocess
 
@@ -263,6 +270,7 @@ def test_the_import_hook_loads_only_for_bundles_with_python(build, bundle: Path,
     assert seen == [["EXIT 0 False"], ["EXIT 0 True"]]
 
 
+@pytest.mark.process
 def test_a_source_entry_laid_out_otherwise_is_still_verified(bundle: Path) -> None:
     """The fast scan finds Python sources by their canonical lines; a sealed bundle whose entries
     carry another key between `kind` and `sha256` is decoded instead, never passed unchecked."""

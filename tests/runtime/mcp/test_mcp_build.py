@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from llm_do.bundle.mcp_config import config_hash
@@ -25,6 +26,7 @@ def _codes(diagnostics: list[dict[str, Any]]) -> list[tuple[str, str, int, int]]
     return [(d["code"], d["severity"], d["line"], d["column"]) for d in diagnostics]
 
 
+@pytest.mark.process
 def test_the_listed_tools_are_locked_with_the_servers_configuration(mcp_build, snapshot: SnapshotAssertion) -> None:
     server = {**STDIO_SERVER, "allowed_tools": ["echo", "add"]}
     bundle = mcp_build(mcp_project(server))
@@ -40,6 +42,7 @@ def test_the_listed_tools_are_locked_with_the_servers_configuration(mcp_build, s
     assert main["capabilities"] == snapshot(name="capabilities")
 
 
+@pytest.mark.process
 def test_a_prefix_renames_the_exposed_tools(mcp_build) -> None:
     bundle = mcp_build(mcp_project({**STDIO_SERVER, "prefix": "ec", "allowed_tools": ["echo"]}))
     doc = json.loads(bundle.read_text())
@@ -47,6 +50,7 @@ def test_a_prefix_renames_the_exposed_tools(mcp_build) -> None:
     assert doc["workers"]["main"]["capabilities"] == [{"capability": "mcp:echo:echo", "tool": "ec_echo"}]
 
 
+@pytest.mark.process
 def test_the_http_server_is_listed_and_locked(mcp_build, http_server: str) -> None:
     bundle = mcp_build(mcp_project({"url": http_server, "allowed_tools": ["echo"]}))
     node = json.loads(bundle.read_text())["toolsets"]["echo"]
@@ -54,12 +58,14 @@ def test_the_http_server_is_listed_and_locked(mcp_build, http_server: str) -> No
     assert node["tools"]["echo"]["parameters"]["required"] == ["text"]
 
 
+@pytest.mark.process
 def test_the_same_project_builds_to_the_same_bytes(mcp_build) -> None:
     first = mcp_build(mcp_project(STDIO_SERVER), name="a").read_bytes()
     second = mcp_build(mcp_project(STDIO_SERVER), name="b").read_bytes()
     assert first == second
 
 
+@pytest.mark.process
 def test_an_unlistable_server_is_an_error_at_its_name(tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.setenv("ECHO_FAIL", "1")
     [d] = _lint(tmp_path, mcp_project(STDIO_SERVER))
@@ -68,6 +74,7 @@ def test_an_unlistable_server_is_an_error_at_its_name(tmp_path: Path, server_env
     assert "refusing to start" in d["message"]  # the server's own last word on stderr
 
 
+@pytest.mark.process
 def test_an_unset_variable_is_an_error_naming_it(tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.delenv("LLM_DO_TEST_MCP_SERVER")
     [d] = _lint(tmp_path, mcp_project(STDIO_SERVER))
@@ -75,6 +82,7 @@ def test_an_unset_variable_is_an_error_naming_it(tmp_path: Path, server_env, mon
     assert "LLM_DO_TEST_MCP_SERVER is not set" in d["message"]
 
 
+@pytest.mark.process
 def test_allowed_tools_naming_a_missing_tool(tmp_path: Path, server_env) -> None:
     [d] = _lint(tmp_path, mcp_project({**STDIO_SERVER, "allowed_tools": ["echo", "ehco2"]}))
     assert _codes([d]) == [("X002", "error", 23, 9)]  # at the item of allowed_tools
@@ -118,6 +126,7 @@ def test_a_server_needs_one_of_command_and_url(tmp_path: Path, server_env) -> No
     assert (d["code"], d["message"]) == ("X005", "MCP server 'echo' has `env`, which only a stdio server takes")
 
 
+@pytest.mark.process
 def test_tool_names_conflict_across_servers(tmp_path: Path, server_env) -> None:
     files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo"]}, front="toolsets: [echo, echo2]")
     files["project.json"]["mcp_servers"]["echo2"] = {**STDIO_SERVER, "allowed_tools": ["echo"]}
@@ -125,6 +134,7 @@ def test_tool_names_conflict_across_servers(tmp_path: Path, server_env) -> None:
     assert d["message"] == "tool 'echo' from 'echo2' conflicts with 'echo' from 'echo'"
 
 
+@pytest.mark.process
 def test_approval_conditions_are_checked_against_the_locked_schema(tmp_path: Path, server_env) -> None:
     files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo", "add"]},
                         front="toolsets: [echo]\napprovals: [\"allow echo(txt == 'hi')\", \"allow add(a ~ 'x')\"]")
@@ -132,6 +142,7 @@ def test_approval_conditions_are_checked_against_the_locked_schema(tmp_path: Pat
     assert codes == ["A003", "A005"]
 
 
+@pytest.mark.process
 def test_without_the_mcp_extra_the_build_says_what_to_install(tmp_path: Path, server_env, monkeypatch) -> None:
     shadow = tmp_path / "shadow" / "fastmcp"
     shadow.mkdir(parents=True)

@@ -53,6 +53,7 @@ def _calls(server_env: dict[str, Path]) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
+@pytest.mark.process
 def test_an_asked_tool_is_denied_without_a_terminal(bundle: Path, tmp_path: Path, server_env) -> None:
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}))
     assert result.exit_code == 0, result.stderr
@@ -62,6 +63,7 @@ def test_an_asked_tool_is_denied_without_a_terminal(bundle: Path, tmp_path: Path
     assert not alive(int(server_env["pid"].read_text()))  # started at the run's start, stopped at its end
 
 
+@pytest.mark.process
 def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
     lazy_pid, lazy_cwd = tmp_path / "lazy.pid", tmp_path / "lazy.cwd"
     monkeypatch.setenv("LAZY_PID_FILE", str(lazy_pid))
@@ -79,6 +81,7 @@ def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Pa
     assert lazy_cwd.read_text() == str(bundle.parent)  # a stdio server starts in the project root
 
 
+@pytest.mark.process
 def test_a_server_not_required_starts_when_first_used(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.setenv("LAZY_FAIL", "1")
     result, events = _exec(bundle, tmp_path, ("lazy_echo", {"text": "hi"}), flags=("--approve-all",))
@@ -88,6 +91,7 @@ def test_a_server_not_required_starts_when_first_used(bundle: Path, tmp_path: Pa
     assert not alive(int(server_env["pid"].read_text()))  # the required one, started first, is stopped too
 
 
+@pytest.mark.process
 def test_a_rule_denies_even_with_approve_all(bundle: Path, tmp_path: Path, server_env) -> None:
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "forbidden"}), flags=("--approve-all",))
     assert result.exit_code == 0, result.stderr
@@ -97,6 +101,7 @@ def test_a_rule_denies_even_with_approve_all(bundle: Path, tmp_path: Path, serve
     assert _calls(server_env) == []
 
 
+@pytest.mark.process
 def test_a_changed_schema_is_refused_before_any_model_call(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.setenv("ECHO_CHANGED", "1")
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
@@ -108,6 +113,7 @@ def test_a_changed_schema_is_refused_before_any_model_call(bundle: Path, tmp_pat
     assert not alive(int(server_env["pid"].read_text()))
 
 
+@pytest.mark.process
 def test_a_server_that_fails_to_start_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.setenv("ECHO_FAIL", "1")
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
@@ -120,6 +126,7 @@ def test_a_server_that_fails_to_start_ends_the_run_in_one_line(bundle: Path, tmp
     assert not of_kind(events, "worker_started")
 
 
+@pytest.mark.process
 def test_an_unset_variable_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
     monkeypatch.delenv("LLM_DO_TEST_PYTHON")
     result, _ = _exec(bundle, tmp_path, ("echo", {"text": "hi"}))
@@ -167,6 +174,7 @@ def _stopped_in_wait(bundle: Path, tmp_path: Path, server_env, timeout: int | No
 
 
 @pytest.mark.parametrize("how", ["timeout", "ctrl-c"])
+@pytest.mark.process
 def test_no_server_outlives_a_stopped_run(bundle: Path, tmp_path: Path, server_env, how: str) -> None:
     """The run is stopped in the middle of the server's `wait`. A timeout starts at 4 s and doubles
     (up to 32) while the run ended before its call began, as on a slow machine; each server ends."""
@@ -189,6 +197,7 @@ def test_no_server_outlives_a_stopped_run(bundle: Path, tmp_path: Path, server_e
     assert pid is not None
 
 
+@pytest.mark.process
 def test_the_http_server_is_called_through_the_gate(mcp_build, http_server: str, tmp_path: Path, server_env) -> None:
     bundle = mcp_build(mcp_project({"url": http_server, "allowed_tools": ["echo", "add"]}))
     result, events = _exec(bundle, tmp_path, ("add", {"a": 2, "b": 3}), flags=("--approve-all",))
@@ -200,6 +209,7 @@ def test_the_http_server_is_called_through_the_gate(mcp_build, http_server: str,
     assert returned["outcome"] == "denied"
 
 
+@pytest.mark.process
 def test_without_the_mcp_extra_a_run_says_what_to_install(bundle: Path, tmp_path: Path, server_env) -> None:
     shadow = tmp_path / "shadow" / "fastmcp"
     shadow.mkdir(parents=True)
