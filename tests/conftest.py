@@ -33,3 +33,17 @@ def _introspection_facts_cache(tmp_path_factory: pytest.TempPathFactory) -> Iter
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(stage, "run_child", FactsCache(shared / "introspection-facts").wrap(stage.run_child))
         yield
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist sends each test module to one worker (an xdist_group, e.g. the Postgres tests', to one
+    worker too), so a module's fixtures (its built projects, its started servers) are built once."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleOrGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if "@" in nodeid:
+                return nodeid.rsplit("@", 1)[-1]
+            return nodeid.split("::", 1)[0]
+
+    return ModuleOrGroup(config, log)

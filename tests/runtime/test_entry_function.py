@@ -18,10 +18,10 @@ from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.projects import build_project
 
+pytestmark = pytest.mark.process
+
 FLOW = '''
 from llm_do.runtime import CallContext, CallRefused, WorkerArgs
-
-pytestmark = pytest.mark.process
 
 
 class Topic(WorkerArgs):
