@@ -42,6 +42,7 @@ def test_the_package_imports_only_the_standard_library() -> None:
         assert not foreign, f"llm_do/bundle/{path.name} imports {foreign}"
 
 
+@pytest.mark.process
 def test_importing_every_module_but_schema_loads_nothing_else() -> None:
     names = sorted(f"llm_do.bundle.{p.stem}" for p in PACKAGE.glob("*.py") if p.name not in NOT_STDLIB_ONLY
                    and p.stem != "__init__")

@@ -83,6 +83,8 @@ class FactsCache:
         return hashlib.sha256(material.encode()).hexdigest()
 
     def wrap(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        facts_type = sys.modules[run.__module__].Facts  # the record the child's answer is read into
+
         def cached(request: Any, root: Path, timeout: float | None = None) -> Any:
             key = self.key(request, Path(root), timeout) if _enabled[0] else None
             if key is None:
@@ -93,7 +95,7 @@ class FactsCache:
                 text = path.read_text(encoding="utf-8")
                 for placeholder, place in places:
                     text = text.replace(placeholder, place)
-                return _facts_type().model_validate_json(text)
+                return facts_type.model_validate_json(text)
             facts = run(request, root, timeout)
             if facts.failure_code not in UNKEPT_FAILURES:
                 text = facts.model_dump_json()
@@ -111,9 +113,3 @@ def _places(root: Path) -> list[tuple[str, str]]:
     """(placeholder, the root's path as JSON text): the resolved path first when it is longer."""
     places = {"<<ROOT>>": str(root), "<<REAL-ROOT>>": os.path.realpath(root)}
     return sorted(((k, json.dumps(v)[1:-1]) for k, v in places.items()), key=lambda kv: len(kv[1]), reverse=True)
-
-
-def _facts_type() -> Any:
-    from llm_do.compiler.introspect.facts import Facts
-
-    return Facts
