@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from llm_do.runtime.bundle import BundleRefused
-from llm_do.runtime.user_code import first_shadow
+from llm_do.toolkit.user_code import first_shadow
 from tests.helpers import run_cli, worker
 
 from .conftest import build_project, copy_project, of_kind, one_line_error, read_events

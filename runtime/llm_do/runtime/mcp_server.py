@@ -25,8 +25,8 @@ from mcp.server.lowlevel import Server
 
 from llm_do.bundle.version import VERSION
 from llm_do.bundle.views import WorkerSpec, shortened
+from llm_do.toolkit.processes import children, kill_new_descendants
 
-from .child_processes import children, kill_new_descendants
 from .mcp_served_run import ServedRun
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from llm_do.bundle.views import WorkerSpec
+from llm_do.toolkit import user_code
 
-from . import user_code
 from .args import WorkerArgs
 from .bundle import BundleRefused, LoadedBundle, load_bundle
 from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from .references import References
     from .services import Services
     from .session import Conversation
+from llm_do.toolkit.tool_threads import abandonable_tools
+
 from .inputs import WorkerInputError, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
-from .tool_threads import abandonable_tools
 
 
 class RunResult(NamedTuple):

@@ -27,6 +27,8 @@ from typing import Any, NamedTuple
 
 from dbos import DBOS, SetWorkflowID
 
+from llm_do.toolkit.processes import pid_alive
+
 from ..batch import BatchInput, BatchResult
 from .dbos import DurableRuntime
 from .names import short_digest
@@ -107,23 +109,13 @@ def dead_local_executors(executors: Iterable[str | None], host: str | None = Non
                          alive: Callable[[int], bool] | None = None) -> list[str]:
     """The batch executors of this machine whose process is gone."""
     mine = f"{EXECUTOR_PREFIX}{host or socket.gethostname()}-"
-    alive = alive or _alive
+    alive = alive or pid_alive
     dead = []
     for executor in set(filter(None, executors)):
         pid = executor[len(mine):]
         if executor.startswith(mine) and pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             dead.append(executor)
     return sorted(dead)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def register_batch_workflow(template: DurableRuntime,
