@@ -72,7 +72,8 @@ def test_the_runtime_composer_is_imported_by_no_module_below_it() -> None:
     """`Runtime` composes the gate, the worker calls and the toolset builder; they know the run
     only as `call_scope.RunHost`."""
     modules = _modules()
-    below = ("toolsets.gate", "toolsets.workers", "toolsets.python", "toolsets.mcp", "toolset_builder", "call_scope", "approvals")
+    below = ("toolsets.gate", "toolsets.workers", "toolsets.python", "toolsets.mcp", "toolset_builder", "call_scope", "approvals",
+             "calls", "durability")
     for name in below:
         module = f"llm_do.runtime.{name}"
         assert "llm_do.runtime.runtime" not in _imports(module, modules[module], modules), module

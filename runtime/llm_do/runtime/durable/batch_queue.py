@@ -30,7 +30,8 @@ from dbos import DBOS, SetWorkflowID
 from llm_do.toolkit.processes import pid_alive
 
 from ..batch import BatchInput, BatchResult
-from .dbos import DurableRuntime
+from ..runtime import Runtime
+from .dbos import durability_of, sibling
 from .names import short_digest
 
 BATCH_WORKFLOW_PREFIX = "llm-do.batch."
@@ -118,15 +119,14 @@ def dead_local_executors(executors: Iterable[str | None], host: str | None = Non
     return sorted(dead)
 
 
-def register_batch_workflow(template: DurableRuntime,
-                            run: Callable[[BatchInput, DurableRuntime], Awaitable[BatchResult]]) -> Any:
+def register_batch_workflow(template: Runtime, run: Callable[[BatchInput, Runtime], Awaitable[BatchResult]]) -> Any:
     """The workflow that runs one input (registered before `launch`). Each input runs on a runtime
     of its own (its usage, approvals, references) sharing the template's durable Agents."""
 
-    @DBOS.workflow(name=f"{BATCH_WORKFLOW_PREFIX}{short_digest(template.digest)}")
+    @DBOS.workflow(name=f"{BATCH_WORKFLOW_PREFIX}{short_digest(durability_of(template).digest)}")
     async def run_input(record: dict[str, Any]) -> dict[str, Any]:
         item = BatchInput(record["line"], record["input"])
-        return (await run(item, template.sibling(answer_here=True)))._asdict()
+        return (await run(item, sibling(template, answer_here=True)))._asdict()
 
     return run_input
 
