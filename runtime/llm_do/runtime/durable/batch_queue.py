@@ -141,10 +141,7 @@ def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, con
     known = recorded(prefix, DBOS.list_workflows(workflow_id_prefix=prefix, load_input=False, load_output=True))
     stale = dead_local_executors(r.executor for r in known.values() if r.status == "PENDING")
     if stale:
-        from dbos._dbos import _get_dbos_instance
-        from dbos._recovery import recover_pending_workflows
-
-        recover_pending_workflows(_get_dbos_instance(), stale)
+        DBOS._recover_pending_workflows(stale)  # no public API for another executor's workflows (RULES.md)
     waiting: dict[str, BatchInput] = {}
     for item, workflow_id, enqueue in plan(prefix, todo, known, retry_failed):
         if enqueue:

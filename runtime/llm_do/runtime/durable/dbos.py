@@ -72,15 +72,11 @@ def shutdown() -> None:
 
 def answer_queued(run_id: str, topic: str) -> bool:
     """Whether an answer to approval `topic` was sent to the run (consumed or not)."""
-    import sqlalchemy as sa
     from dbos._dbos import _get_dbos_instance
 
-    sys_db = _get_dbos_instance()._sys_db
-    table = sys_db.tables.notifications
-    with sys_db.engine.connect() as conn:
-        row = conn.execute(sa.select(table.c.topic).where(table.c.destination_uuid == run_id, table.c.topic == topic)
-                           .limit(1)).first()
-    return row is not None
+    from .records import message_sent
+
+    return message_sent(_get_dbos_instance()._sys_db, run_id, topic)  # no public API (RULES.md)
 
 
 @dataclass
