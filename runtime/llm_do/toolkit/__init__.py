@@ -10,5 +10,6 @@ runtime need, so that neither imports the other for them.
 
 The stdlib imports only this package and the bundle format; the runtime imports the stdlib to
 build the built-in toolsets. Nothing here imports the runtime, the stdlib or the compiler, nor
-pydantic-ai's Agent.
+pydantic-ai's Agent (`tests/test_import_layers.py` checks it); `hooks` names the approval
+vocabulary for type checkers only.
 """
