@@ -197,8 +197,11 @@ class DbosDurability:
         if runtime.approval_mode != "prompt" or self.answer_here or (
                 not self.detach_approvals and (config.interactive or config.approval_callback)):
             # Answered here and now (a mode, a callback, the terminal): the answer is a step, so a
-            # resumed run does not ask again.
-            return await DBOS.run_step_async({"name": f"{self.prefix(request.worker)}.approval"}, ask)
+            # resumed run does not ask again. (A coroutine function: DBOS tells async steps by that.)
+            async def decide() -> tuple[Any, str]:
+                return await ask()
+
+            return await DBOS.run_step_async({"name": f"{self.prefix(request.worker)}.approval"}, decide)
         with self._approval_lock:
             self._approvals += 1
             number = self._approvals
