@@ -84,10 +84,10 @@ def main() -> None:
     from pydantic_ai.usage import RunUsage, UsageLimits
 
     limits = UsageLimits(request_limit=None, tool_calls_limit=None)
-    runtime = durable.DurableRuntime(bundle, RuntimeConfig(model_for=durable_player.model_for, usage_limits=limits), digest=digest,
-                                     player=durable_player)
+    runtime = durable.durable_runtime(bundle, RuntimeConfig(model_for=durable_player.model_for, usage_limits=limits),
+                                      digest=digest, player=durable_player)
     t0 = time.perf_counter()
-    runtime.prepare()
+    durable.prepare(runtime)
     workflow = durable.register_run_workflow(runtime)
     durable.launch(db, executor=f"llm-do-bench-{uuid.uuid4()}", digest=digest)
     launched = time.perf_counter() - t0

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCE_ROOTS = ("compiler", "runtime", "stdlib")
 
 DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
-    "stdlib/llm_do/stdlib/paths.py": (
+    "runtime/llm_do/toolkit/files.py": (
         "tests/stdlib/test_paths.py", "tests/stdlib/test_shell_commands.py", "tests/stdlib/test_filesystem_toolset.py",
     ),
     "stdlib/llm_do/stdlib/shell/commands.py": (

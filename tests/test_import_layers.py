@@ -72,7 +72,8 @@ def test_the_runtime_composer_is_imported_by_no_module_below_it() -> None:
     """`Runtime` composes the gate, the worker calls and the toolset builder; they know the run
     only as `call_scope.RunHost`."""
     modules = _modules()
-    below = ("toolsets.gate", "toolsets.workers", "toolsets.python", "toolsets.mcp", "toolset_builder", "call_scope", "approvals")
+    below = ("toolsets.gate", "toolsets.workers", "toolsets.python", "toolsets.mcp", "toolset_builder", "call_scope", "approvals",
+             "calls", "durability")
     for name in below:
         module = f"llm_do.runtime.{name}"
         assert "llm_do.runtime.runtime" not in _imports(module, modules[module], modules), module
@@ -101,10 +102,8 @@ def test_the_bundle_package_imports_no_other_llm_do_package() -> None:
 
 COMPILER_USES_OF_THE_RUNTIME = {
     "llm_do.runtime.args": "PromptInput and WorkerArgs: the schema classes user Python subclasses",
-    "llm_do.runtime.user_code": "how a project file is named as a module and its exports read, as a run imports it",
     "llm_do.runtime.entry_signature": "the entry function's parameters, read as a run calls it",
     "llm_do.runtime.legacy_tools": "pydantic-ai 1.x's tools for `.agent`-era Python, imported at introspection",
-    "llm_do.runtime.created_workers": "which toolsets create workers",
     "llm_do.runtime.toolsets.mcp": "connecting to an MCP server to list its tools at build, as a run connects",
     "llm_do.runtime.bundle": "`llm-do run`: building a bundle in memory and running it",
 }
@@ -147,3 +146,33 @@ def test_no_two_packages_of_the_compiler_import_each_other() -> None:
                 arrows.add((a, b))
     both = sorted((a, b) for a, b in arrows if a < b and (b, a) in arrows)
     assert not both, f"packages that import each other: {both}"
+
+
+def _package(module: str) -> str:
+    """`llm_do.runtime.toolsets.gate` -> `llm_do.runtime`: the packages of the one namespace."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """Packages layer as modules do (`cli -> {compiler, runtime} -> stdlib -> toolkit -> bundle`): the runtime
+    imports the stdlib to build the built-in toolsets, the stdlib imports only `toolkit` (and the
+    bundle format), never the runtime back."""
+    modules = _modules()
+    edges: dict[tuple[str, str], tuple[str, str]] = {}
+    for module, path in modules.items():
+        for target in _imports(module, path, modules):
+            pair = (_package(module), _package(target))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, (module, target))
+    both = sorted(f"{a} <-> {b} ({' -> '.join(edges[a, b])}; {' -> '.join(edges[b, a])})"
+                  for a, b in edges if a < b and (b, a) in edges)
+    assert not both, "packages that import each other: " + "; ".join(both)
+
+
+def test_the_toolkit_imports_only_the_bundle_format() -> None:
+    """What tools are written against stands on the format alone: the stdlib and the runtime build on it."""
+    modules = _modules()
+    for module, path in modules.items():
+        if _package(module) == "llm_do.toolkit":
+            outside = {t for t in _imports(module, path, modules) if _package(t) not in ("llm_do.toolkit", "llm_do.bundle")}
+            assert not outside, f"{module} imports {sorted(outside)}"

@@ -114,7 +114,7 @@ def test_the_anchors_custom_provider_builds_an_openai_compatible_model(tmp_path:
     assert run_cli("build", root).exit_code == 0
     monkeypatch.setenv("LLM_DO_MODEL", "ollama-local:llama3")
     runtime = Runtime(load_bundle(root / "bundle.lock"))
-    model, label = runtime._model(runtime.bundle.worker("main"))
+    model, label = runtime.calls.model(runtime.bundle.worker("main"))
     assert label == "ollama-local:llama3"
     assert (type(model).__name__, model.model_name, model.system) == ("OpenAIChatModel", "llama3", "ollama-local")
     assert model.base_url.startswith("http://127.0.0.1:11434/v1")

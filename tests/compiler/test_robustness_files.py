@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from llm_do.compiler.stages.emit import remove_stale_temporaries, write_atomic
+from llm_do.compiler.stages.emit import write_atomic
 from llm_do.compiler.syntax.limits import MAX_FILE_BYTES
 from llm_do.compiler.syntax.project_glob import glob_project
+from llm_do.toolkit.files import remove_stale_temporaries
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.lint import Lint, assert_exit_matches, lint
 

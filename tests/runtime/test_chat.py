@@ -15,7 +15,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.usage import UsageLimits
 
 from llm_do.runtime import ApprovalDecision, Runtime, RuntimeConfig, run_worker
-from llm_do.runtime.threads import ThreadProblem
+from llm_do.runtime.conversation_store import ThreadProblem
 from tests.support.cli import one_line_error, run_cli, worker
 
 PROJECT = {

@@ -11,17 +11,17 @@ import pytest
 
 from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.syntax.front_matter import NAME_PATTERN
-from llm_do.runtime.created_workers import (
+from llm_do.stdlib.worker_create.definition import (
     NAME_PATTERN as RUNTIME_NAME_PATTERN,
 )
-from llm_do.runtime.created_workers import (
+from llm_do.stdlib.worker_create.definition import (
     DefinitionProblem,
     WorkerDefinition,
     check_definition,
     escape_template,
     worker_file_text,
-    write_new_file,
 )
+from llm_do.toolkit.files import write_new
 from tests.support.cli import write_project
 
 INSTRUCTIONS = [
@@ -55,7 +55,7 @@ def test_instructions_and_descriptions_survive_the_next_build(tmp_path: Path) ->
     root = tmp_path / "p"
     write_project(root, files)
     for definition in made.values():
-        write_new_file(root / "workers" / f"{definition.name}.worker", worker_file_text(definition))
+        write_new(root / "workers" / f"{definition.name}.worker", worker_file_text(definition).encode())
     result = compile_project(root)
     assert result.bundle is not None, [str(d) for d in result.diagnostics if d.is_error]
     workers = json.loads(result.bundle)["workers"]
@@ -86,10 +86,10 @@ def test_definitions_refused(definition: WorkerDefinition, problem: str) -> None
         check_definition(definition, {"main"})
 
 
-def test_write_new_file_never_replaces(tmp_path: Path) -> None:
+def test_write_new_never_replaces(tmp_path: Path) -> None:
     target = tmp_path / "a" / "x.worker"
-    write_new_file(target, "one")
+    write_new(target, b"one")
     with pytest.raises(FileExistsError):
-        write_new_file(target, "two")
+        write_new(target, b"two")
     assert target.read_text() == "one"
     assert sorted(p.name for p in target.parent.iterdir()) == ["x.worker"]  # no temporary left behind

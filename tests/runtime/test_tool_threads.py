@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from llm_do.runtime.tool_threads import DaemonThreadExecutor
+from llm_do.toolkit.tool_threads import DaemonThreadExecutor
 
 
 def test_calls_run_on_daemon_threads_that_are_reused() -> None:

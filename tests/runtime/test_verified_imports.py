@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from llm_do.runtime.bundle import BundleRefused
-from llm_do.runtime.user_code import first_shadow
+from llm_do.toolkit.user_code import first_shadow
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.projects import build_project, copy_project

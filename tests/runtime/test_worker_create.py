@@ -299,7 +299,7 @@ def test_the_gate_asks_for_worker_create_even_when_a_bundle_says_allow(tmp_path:
     def approval(name: str, bound: str) -> str:
         gate = ApprovalGate(toolset, spec=spec._replace(tools={name: ToolBinding("worker_create", None, bound)}), runtime=None)
         tool = ToolsetTool(toolset=toolset, tool_def=ToolDefinition(name=name), max_retries=1, args_validator=None)
-        return gate.approval_for(name, {}, tool)
+        return gate.decision_for(name, {}, tool)
 
     assert approval("worker_create", "allow") == "ask"
     assert approval("worker_create", "deny") == "deny"

@@ -12,8 +12,8 @@ from pydantic_ai.exceptions import ToolFailed
 from llm_do.stdlib.filesystem import toolset as fs_module
 from llm_do.stdlib.filesystem.descriptor import FilesystemSettings
 from llm_do.stdlib.filesystem.toolset import FilesystemToolset
-from llm_do.stdlib.paths import PathRefused
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
+from llm_do.toolkit.files import PathRefused
 from tests.support.toolsets import call_tool, run_context
 
 

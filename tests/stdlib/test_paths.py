@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.stdlib.paths import (
+from llm_do.toolkit.files import (
     PathRefused,
     check_suffix,
     confine,

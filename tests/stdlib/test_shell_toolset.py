@@ -19,7 +19,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.shell.descriptor import ShellSettings
 from llm_do.stdlib.shell.toolset import (
     ENV_SET,
-    RunResult,
+    CommandResult,
     ShellToolset,
     command_env,
     find_executable,
@@ -98,9 +98,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _result(**fields) -> RunResult:
+def _result(**fields) -> CommandResult:
     base = dict(exit_code=0, stdout=b"", stderr=b"", stdout_bytes=0, stderr_bytes=0, timed_out=False, timeout=30.0)
-    return RunResult(**{**base, **fields})
+    return CommandResult(**{**base, **fields})
 
 
 def test_format_result() -> None:

@@ -48,7 +48,7 @@ TOOLSET_METADATA_KEY: Final = "llm_do_toolset"
 # A tool whose approval depends on its arguments carries, in the bundle, the worker's rules that
 # target it (`WorkerTool.rules`) with each condition lowered to a JSON tree (`model.Condition`).
 # The functions below evaluate that tree on the call's normalized arguments; they are what
-# `ApprovalGate.approval_for` asks when a tool has rules. No lark and no compiler: the tree is data.
+# `ApprovalGate.decision_for` asks when a tool has rules. No lark and no compiler: the tree is data.
 
 ORDERING_OPS: Final = frozenset({"<", "<=", ">", ">="})
 COMPARE_OPS: Final = frozenset({"glob", "==", "!=", "in"}) | ORDERING_OPS

@@ -21,7 +21,7 @@ from .errors import CliError, ExitCode
 if TYPE_CHECKING:
     from llm_do.runtime.batch import BatchInput, BatchResult
     from llm_do.runtime.batch_results import ResultsFile
-    from llm_do.runtime.durable.dbos import DurableRuntime
+    from llm_do.runtime.runtime import Runtime
 
     from .session import RunSession
 
@@ -68,9 +68,9 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
 
     bundle, verbose = session.bundle, session.setup.opts.verbose
     digest = bundle_digest(bundle)
-    template = durable.DurableRuntime(bundle, session.config, digest=digest, player=session.setup.player)
+    template = durable.durable_runtime(bundle, session.config, digest=digest, player=session.setup.player)
 
-    async def run(item: BatchInput, runtime: DurableRuntime) -> BatchResult:
+    async def run(item: BatchInput, runtime: Runtime) -> BatchResult:
         LABEL.set(f"#{item.line} ")
         return await run_one(bundle, session.config, item, runtime=runtime)
 
@@ -78,7 +78,7 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     click.echo(f"llm-do: batch id: {prefix.rstrip('-')}", err=True)
     progress, on_result = reporter(store, total, len(todo), verbose)
     try:
-        template.prepare()
+        durable.prepare(template)
         workflow = register_batch_workflow(template, run)
         durable.launch(url, executor=executor_id(), digest=digest, verbose=verbose)
         with progress if progress is not None else nullcontext():

@@ -22,8 +22,8 @@ from .session import RunSession, run_session
 
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
-    from llm_do.runtime.durable.dbos import DurableRuntime
     from llm_do.runtime.durable.records import RunRecord
+    from llm_do.runtime.runtime import Runtime
 
 
 def require_dbos() -> None:
@@ -59,7 +59,7 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         runtime = _runtime(session, detach_approvals)
         data = run_input(runtime, prompt, inputs, worker)
         run_id = str(uuid.uuid4())
-        record = {"bundle": str(bundle.path.resolve()), "digest": runtime.digest, "worker": name,
+        record = {"bundle": str(bundle.path.resolve()), "digest": bundle_digest(bundle), "worker": name,
                   "input": data, "detach": detach_approvals}
         click.echo(f"llm-do: run id: {run_id}", err=True)
         return drive(runtime, session, url, run_id, record)
@@ -102,23 +102,23 @@ def bundle_digest(bundle: LoadedBundle) -> str:
     return str(bundle.text.get("digest"))
 
 
-def _runtime(session: RunSession, detach_approvals: bool) -> DurableRuntime:
-    from llm_do.runtime.durable.dbos import DurableRuntime
+def _runtime(session: RunSession, detach_approvals: bool) -> Runtime:
+    from llm_do.runtime.durable.dbos import durable_runtime
 
-    return DurableRuntime(session.bundle, session.config, digest=bundle_digest(session.bundle),
-                          player=session.setup.player, detach_approvals=detach_approvals)
+    return durable_runtime(session.bundle, session.config, digest=bundle_digest(session.bundle),
+                           player=session.setup.player, detach_approvals=detach_approvals)
 
 
-def drive(runtime: DurableRuntime, session: RunSession, url: str, run_id: str, record: dict[str, object] | None) -> int:
+def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: dict[str, object] | None) -> int:
     """Launch DBOS for the run, start it (or let it recover); its output is the session's, or it
     stopped to wait for an approval (exit 4)."""
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.names import executor_id
 
     try:
-        runtime.prepare()
+        durable.prepare(runtime)
         workflow = durable.register_run_workflow(runtime)
-        durable.launch(url, executor=executor_id(run_id), digest=runtime.digest, verbose=session.setup.opts.verbose)
+        durable.launch(url, executor=executor_id(run_id), digest=bundle_digest(runtime.bundle), verbose=session.setup.opts.verbose)
         outcome, value = asyncio.run(durable.start_or_resume(workflow, run_id, record, runtime))
     finally:
         durable.shutdown()
@@ -133,13 +133,13 @@ def drive(runtime: DurableRuntime, session: RunSession, url: str, run_id: str, r
     return ExitCode.OK
 
 
-def _output(runtime: DurableRuntime, value: object, worker: str | None) -> object:
+def _output(runtime: Runtime, value: object, worker: str | None) -> object:
     """The run's output as its worker's output class again (it crossed the workflow as JSON)."""
     name = worker or runtime.bundle.entry.get("worker")
     spec = runtime.bundle.worker(name) if isinstance(name, str) else None
     if spec is None or spec.output is None or not isinstance(value, dict):
         return value
     try:
-        return runtime._class(spec.output.module, spec.output.qualname).model_validate(value)
+        return runtime.output_class(spec).model_validate(value)
     except Exception:
         return value

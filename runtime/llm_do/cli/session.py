@@ -201,8 +201,8 @@ def run_session(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
                 stale: Literal["start", "end"] | None = None, children: Children = "on_failure") -> Iterator[RunSession]:
     """Run the command's job in a session (see the module): `stale` says when the note about worker
     files changed since the build is given (at the start, or at the end unless interrupted)."""
-    from llm_do.runtime.child_processes import children as children_of
-    from llm_do.runtime.child_processes import kill_new_descendants
+    from llm_do.toolkit.processes import children as children_of
+    from llm_do.toolkit.processes import kill_new_descendants
 
     pending = _stale_check(bundle) if stale == "end" else None
     try:

@@ -78,7 +78,8 @@ async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput,
     """One input's run (on `runtime`, a durable batch's, else a fresh `Runtime`). A bundle refused
     mid-run (unverified Python) is every input's problem, so it ends the batch; every other failure
     is this input's."""
-    from .runtime import Runtime, usage_dict
+    from .calls import usage_dict
+    from .runtime import Runtime
 
     runtime = runtime or Runtime(bundle, config)
     try:

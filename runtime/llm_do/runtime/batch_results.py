@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import IO, NamedTuple
+
+from llm_do.toolkit.files import atomic_write
 
 from .batch import BatchResult
 from .errors import InputProblem
@@ -115,7 +115,10 @@ class ResultsFile:
         self.failed = existing.failed
         if not text or existing.rewrite:
             body = [identity.header()] + (existing.kept if text else [])
-            _atomic_write(path, "".join(line + "\n" for line in body))
+            try:
+                atomic_write(path, "".join(line + "\n" for line in body).encode("utf-8"))
+            except OSError as exc:
+                raise ResultsProblem(f"{path}: cannot write it ({exc.strerror or exc})") from None
         try:
             self._stream: IO[str] | None = open(path, "a", encoding="utf-8")
         except OSError as exc:
@@ -136,18 +139,4 @@ class ResultsFile:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
-
-
-def _atomic_write(target: Path, text: str) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise ResultsProblem(f"{target}: cannot write it ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 

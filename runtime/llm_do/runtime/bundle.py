@@ -185,7 +185,7 @@ def _verify_python_sources(bundle: LoadedBundle) -> None:
             raise BundleRefused(f"{bundle.path}: stale: {rel} changed since the build; {REBUILD}")
         bundle.python_sources[rel] = data
     if sources:
-        from .user_code import first_shadow
+        from llm_do.toolkit.user_code import first_shadow
 
         shadow = first_shadow(bundle.root, list(sources))
         if shadow is not None:

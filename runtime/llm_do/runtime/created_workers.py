@@ -1,137 +1,34 @@
-"""Workers created during a run (`worker_create`, `create_worker`): the file that proposes them, and
-the spec the runtime runs them by until the next build takes the file in.
+"""Workers created during a run: the file that proposes one (written below the project root, never
+replacing a file), and the spec the runtime runs it by until the next build takes the file in.
 
-A created worker has the least privilege a worker can have: no toolsets, no tools, the default
-input (`PromptInput`), text output, and the model it was given or else its caller's. Its file holds
-only `name`, `description` and `model`, and a body the next `llm-do build` renders back to exactly
-the instructions it was created with (template syntax is escaped). Standard library only, so the
-rules can be tested without a run.
+What a definition may hold and the file's text are the stdlib's (`stdlib.worker_create.definition`).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import secrets
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
-"""A worker name, as the compiler checks it (`front_matter.NAME_PATTERN`; a test keeps them equal)."""
-_NAME = re.compile(NAME_PATTERN)
+from llm_do.stdlib.worker_create.definition import (
+    CREATING_TOOLSETS,
+    DEFAULT_FOLDER,
+    DefinitionProblem,
+    WorkerDefinition,
+    check_definition,
+    worker_file_text,
+)
 
-DEFAULT_FOLDER = "workers/generated"
-"""Where created workers are written, relative to the project root, unless the toolset's `path`
-(or the `.agent` era's `generated_agents_dir`) says otherwise."""
-
-CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
-"""The stdlib toolsets that create workers during a run."""
-
-MAX_NAME = 100
-MAX_TEXT_BYTES = 1_000_000
-"""Most UTF-8 bytes of instructions and description together (well under what a build reads)."""
-
-_TEMPLATE = re.compile(r"\{[{%#]")
-_ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
-_YAML_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-class DefinitionProblem(ValueError):
-    """A definition that cannot become a worker; the message is for the model (or the host)."""
-
-
-class WorkerDefinition(NamedTuple):
-    name: str
-    instructions: str
-    description: str
-    model: str | None = None
-
-
-def check_definition(definition: WorkerDefinition, taken: set[str]) -> WorkerDefinition:
-    """The definition as it will be written (instructions stripped, newlines `\\n`), or
-    `DefinitionProblem`. `taken`: names of the bundle's workers and toolsets, the stdlib's
-    toolsets and the workers already created in this run."""
-    name = definition.name
-    if not name or len(name) > MAX_NAME or not _NAME.fullmatch(name):
-        raise DefinitionProblem(f"{name!r} is not a valid worker name: a letter or '_' first, then letters, digits, '_' "
-                                f"or '-' (at most {MAX_NAME} characters)")
-    if name in taken:
-        raise DefinitionProblem(f"the name '{name}' is taken by a worker or toolset of this project; choose another")
-    instructions = definition.instructions.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if not instructions:
-        raise DefinitionProblem("the instructions are empty")
-    for field, value in (("instructions", instructions), ("description", definition.description),
-                         ("model", definition.model or "")):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise DefinitionProblem(f"the {field} are not valid text (they have a lone surrogate)") from None
-    size = len(instructions.encode("utf-8")) + len(definition.description.encode("utf-8"))
-    if size > MAX_TEXT_BYTES:
-        raise DefinitionProblem(f"the instructions and description are {size} bytes, more than the {MAX_TEXT_BYTES} a created "
-                                "worker may have")
-    model = definition.model.strip() if definition.model else None
-    if model is not None and not re.fullmatch(r"[^\s]+", model):
-        raise DefinitionProblem(f"{definition.model!r} is not a model name (`provider:model-name`)")
-    return WorkerDefinition(name, instructions, definition.description.strip(), model or None)
-
-
-def escape_template(text: str) -> str:
-    """Instructions as a body the build renders back to `text`: without template syntax as they
-    are, else inside `{% raw %}`, with any `{%` that would end the raw block written as a
-    template expression."""
-    if not _TEMPLATE.search(text):
-        return text
-    return "{% raw %}" + _ENDRAW.sub("{% endraw %}{{ '{%' }}{% raw %}", text) + "{% endraw %}"
-
-
-def yaml_string(value: str) -> str:
-    """A double-quoted YAML scalar (JSON's escapes, plus those of characters YAML may not hold)."""
-    quoted = json.dumps(value, ensure_ascii=False)
-    return _YAML_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) < 0x10000
-                                 else f"\\U{ord(m.group()):08x}", quoted)
-
-
-def worker_file_text(definition: WorkerDefinition) -> str:
-    """The `.worker` file of a checked definition: name, description, model if given; no tools."""
-    lines = ["---", f"name: {yaml_string(definition.name)}", f"description: {yaml_string(definition.description)}"]
-    if definition.model:
-        lines.append(f"model: {yaml_string(definition.model)}")
-    lines.append("---")
-    return "\n".join(lines) + "\n" + escape_template(definition.instructions) + "\n"
-
-
-def write_new_file(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically, never replacing a file: `FileExistsError` when one is
-    there. The text goes to a temporary file first and is linked into place, so a reader sees no
-    file or the whole of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise
-        except OSError:  # a filesystem without hard links: check, then rename (atomic, but not exclusive)
-            if path.exists():
-                raise FileExistsError(path) from None
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+__all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDefinition", "check_definition", "created_spec",
+           "save"]
 
 
 def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
     """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
     its path relative to the root (`DefinitionProblem` when the folder leads out of the root, or
     the file exists, or cannot be written)."""
-    from llm_do.stdlib.paths import PathRefused, confine
+    from llm_do.toolkit.files import PathRefused, confine, write_new
 
     try:
         target = confine(root, folder) / f"{definition.name}.worker"
@@ -139,7 +36,7 @@ def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, s
         raise DefinitionProblem(f"the folder for created workers: {exc}") from None
     source = target.relative_to(os.path.realpath(root)).as_posix()
     try:
-        write_new_file(target, worker_file_text(definition))
+        write_new(target, worker_file_text(definition).encode("utf-8"))
     except FileExistsError:
         raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
     except OSError as exc:

@@ -15,8 +15,8 @@ import asyncio
 from typing import Any
 
 from llm_do.bundle.errors import BundleRefused
+from llm_do.toolkit import user_code
 
-from . import user_code
 from .args import PromptInput
 from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureError, entry_params

@@ -25,8 +25,8 @@ from mcp.server.lowlevel import Server
 
 from llm_do.bundle.version import VERSION
 from llm_do.bundle.views import WorkerSpec, shortened
+from llm_do.toolkit.processes import children, kill_new_descendants
 
-from .child_processes import children, kill_new_descendants
 from .mcp_served_run import ServedRun
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def progress_message(event: RuntimeEvent) -> str | None:
     return None
 
 
-class Progress:
+class ProgressNotifier:
     """Sends one request's progress notifications in the order the run's events came; `emit` is
     synchronous (runtime listeners are), the sending is not, so a task drains a queue."""
 
@@ -184,7 +184,7 @@ class BundleServer:
 
     async def _execute(self, run: ServedRun, worker: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """The run of one call, in its own task (it may outlive the request that started it)."""
-        progress = Progress(lambda n, message: run.ctx.session.report_progress(n, None, message))
+        progress = ProgressNotifier(lambda n, message: run.ctx.session.report_progress(n, None, message))
         runtime = self._runtime(run, progress)
         before = children(os.getpid())
         self._active += 1
@@ -203,7 +203,7 @@ class BundleServer:
         await progress.close()
         return output_result(result.output)
 
-    def _runtime(self, run: ServedRun, progress: Progress) -> Any:
+    def _runtime(self, run: ServedRun, progress: ProgressNotifier) -> Any:
         """A run of its own for this call: the shared configuration, plus this call's progress
         and, with `--approvals-via-client`, its client to ask."""
         from .mcp_approvals import ClientApprover, refuse_unasked

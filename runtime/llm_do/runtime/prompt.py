@@ -34,7 +34,7 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     if not attachments:
         text = "\n\n".join(str(p) for p in parts)
         return text if text.strip() else "(no input)"
-    from llm_do.stdlib.paths import normalize_suffixes, suffix_allowed
+    from llm_do.toolkit.files import normalize_suffixes, suffix_allowed
 
     policy = policy or {}
     max_count = policy.get("max_count")
@@ -74,13 +74,13 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
 
 def _read(shown: str, path: Path, limit: int) -> bytes:
     """At most `limit` bytes of a regular file: a FIFO or a device would block the run or never end."""
-    from llm_do.stdlib.paths import NotRegularFile, read_regular_file
+    from llm_do.toolkit.files import IrregularFile, read_regular_file
 
     try:
         return read_regular_file(path, limit)
     except FileNotFoundError:
         raise AttachmentProblem(f"attachment '{shown}' not found") from None
-    except NotRegularFile:
+    except IrregularFile:
         raise AttachmentProblem(f"attachment '{shown}' is not a regular file") from None
     except OSError as exc:
         raise AttachmentProblem(f"attachment '{shown}': cannot read it ({exc.strerror or exc})") from None

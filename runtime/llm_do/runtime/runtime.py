@@ -1,37 +1,39 @@
 """`Runtime`: one process-wide owner of a run's configuration and shared state (usage, approvals,
-events), and the place worker calls happen.
+events, services, references), and what a host calls: `run`, `run_async`, `events`, `chat`.
 
-A call builds a fresh frame and fresh toolsets, checks depth, validates its input, builds the
-prompt, picks the model, and runs the worker's pydantic-ai Agent with the shared usage.
+It composes the rest: each worker call is made by its `WorkerCaller` (`calls`), which builds a
+fresh frame and fresh toolsets, checks depth, validates the input, builds the prompt, picks the
+model and runs the worker's pydantic-ai Agent with the shared usage. A durable run is this same
+`Runtime` given a `Durability` (`durability`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from llm_do.bundle.views import WorkerSpec
+from llm_do.toolkit.tool_threads import abandonable_tools
 
-from . import user_code
 from .args import WorkerArgs
-from .bundle import BundleRefused, LoadedBundle, load_bundle
-from .call_scope import CallContext, CallFrame, CallScope, WorkerHandle
+from .bundle import LoadedBundle, load_bundle
+from .call_scope import CallFrame, WorkerHandle
+from .calls import WorkerCaller, usage_dict
 from .config import RuntimeConfig
-from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem, failure_line
+from .durability import NO_DURABILITY
+from .errors import InputProblem, RunFailed, failure_line
 
 if TYPE_CHECKING:
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
+    from .durability import Durability
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
     from .session import Conversation
-from .inputs import WorkerInputError, normalize_input
-from .models import ModelProblem, build_model, choose_model, model_label
-from .prompt import AttachmentProblem, build_prompt
-from .tool_threads import abandonable_tools
+
+__all__ = ["RunResult", "Runtime", "usage_dict"]
 
 
 class RunResult(NamedTuple):
@@ -43,7 +45,8 @@ class RunResult(NamedTuple):
 class Runtime:
     """One run's owner: the bundle, the configuration, and the state every call shares."""
 
-    def __init__(self, bundle: LoadedBundle, config: RuntimeConfig | None = None) -> None:
+    def __init__(self, bundle: LoadedBundle, config: RuntimeConfig | None = None, *,
+                 durability: Durability | None = None) -> None:
         from pydantic_ai.usage import RunUsage, UsageLimits
 
         self.bundle = bundle
@@ -55,12 +58,10 @@ class Runtime:
         limits = node.get("usage_limits")
         self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
         self.usage = RunUsage()
-        self._agents = self.bundle.agents
-        self._created: dict[str, WorkerSpec] = {}
-        """Workers created in this run (`create_worker`), by name: only this run may call them."""
-        self._created_agents: dict[str, Any] = {}
-        self._models = self.bundle.models
-        self._classes: dict[tuple[str, str], Any] = {}
+        self.durability: Durability = durability or NO_DURABILITY
+        """What makes the run durable (`durability`); by default nothing."""
+        self.calls = WorkerCaller(self, self.durability)
+        """The machinery of the run's worker calls."""
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
         self._services: Services | None = None
         self._references: References | None = None
@@ -100,6 +101,12 @@ class Runtime:
         return self._approver
 
     async def request_approval(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
+        """The answer to a call the gate asks about, and who gave it; a durable run may wait for it
+        its own way (`Durability.approve`)."""
+        return await self.durability.approve(self, request, lambda: self.ask_approval(request, shown))
+
+    async def ask_approval(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
+        """Ask now: the host's event stream, else the approver (mode, callback or terminal)."""
         from .approvals import ApprovalDecision
 
         approver = self.approver
@@ -155,37 +162,38 @@ class Runtime:
 
     # --- schemas
 
-    def _class(self, module: str, qualname: str) -> Any:
-        key = (module, qualname)
-        if key not in self._classes:
-            try:
-                self._classes[key] = user_code.resolve_attr(self.bundle.import_module(module), qualname)
-            except BundleRefused:
-                raise
-            except Exception as exc:
-                raise RunFailed(f"cannot load {module}:{qualname}: {type(exc).__name__}: {exc}") from None
-        return self._classes[key]
-
     def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]:
-        return self._class(spec.input.module, spec.input.qualname)
+        return self.calls.input_class(spec)
+
+    def output_class(self, spec: WorkerSpec) -> Any:
+        """The worker's output class (`str` for text): a durable run's output crossed the workflow
+        as JSON and is read back with it."""
+        return self.calls.output_class(spec)
 
     def entry_input_class(self) -> type[WorkerArgs]:
         """The input schema of the run's entry: the entry worker's, or the entry function's."""
         function = self.bundle.entry_function
         if function is not None:
-            return self._class(function["input"]["module"], function["input"]["qualname"])
+            return self.calls.load_class(function["input"]["module"], function["input"]["qualname"])
         return self.input_class(self.bundle.worker(self.bundle.entry["worker"]))
 
     # --- calls
 
     def spec(self, name: str) -> WorkerSpec | None:
         """The bundle's worker `name`, or the one created in this run, or None."""
-        return self.bundle.worker(name) or self._created.get(name)
+        return self.calls.spec(name)
 
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle:
         if self.spec(name) is None:
             raise InputProblem(f"the bundle has no worker '{name}'")
         return WorkerHandle(self, name, parent)
+
+    async def call_worker_async(
+        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
+    ) -> Any:
+        """Run worker `name` one level below `parent` (at depth 1 without one); return its output."""
+        output, _ = await self.calls.call(name, args, kwargs, parent, from_model)
+        return output
 
     # --- workers created in this run
 
@@ -205,180 +213,19 @@ class Runtime:
             if problem := model_problem(definition.model, registered):
                 raise created.DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
         target, source = created.save(self.bundle.root, folder or created.DEFAULT_FOLDER, definition)
-        self._created[definition.name] = created.created_spec(definition, source)
+        self.calls.add_created(created.created_spec(definition, source))
         return target
 
     def created(self, name: str) -> bool:
         """Whether worker `name` was created in this run."""
-        return name in self._created
+        return self.calls.created(name)
 
     def _taken_names(self) -> set[str]:
         from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
         toolsets = self.bundle.text.member_names("toolsets")
         named = {(self.bundle.toolset(k) or {}).get("name") for k in toolsets}
-        return {*self.bundle.worker_names(), *toolsets, *(n for n in named if n), *STDLIB_TOOLSETS, *self._created}
-
-    async def call_worker_async(
-        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
-    ) -> Any:
-        """Run worker `name` one level below `parent` (at depth 1 without one); return its output."""
-        output, _ = await self._call(name, args, kwargs, parent, from_model)
-        return output
-
-    async def _call(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool,
-        message_history: list[Any] | None = None,
-    ) -> tuple[Any, CallFrame]:
-        depth = 1 if parent is None else parent.depth + 1
-        spec = self.spec(name)
-        if spec is None:
-            raise InputProblem(f"the bundle has no worker '{name}'")
-        if depth > self.max_depth:
-            raise CallRefused(f"calling '{name}' would run at depth {depth}, past max_depth {self.max_depth}; it was not called")
-        if parent is None:
-            self.check_services(name)
-        elif spec.services:  # a worker a Python tool calls need not be reachable by the bundle's edges
-            from .services import check_worker_services
-
-            check_worker_services(name, spec.services, self.config.services or {})
-        try:
-            worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
-            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)
-        except (WorkerInputError, AttachmentProblem) as exc:
-            if parent is not None:
-                raise CallRefused(str(exc)) from None
-            raise InputProblem(str(exc)) from None
-        frame = CallFrame(name, depth, parent)
-        if self.mcp_servers is None and self.bundle.mcp_server_keys():
-            return await self._run_with_mcp_servers(spec, frame, prompt, message_history), frame
-        return await self._run(spec, frame, prompt, message_history), frame
-
-    async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any,
-                                    message_history: list[Any] | None) -> Any:
-        """The outermost call of a bundle with MCP servers: they are started (the required ones
-        now, before any model call), shared by every call below, and stopped when it ends."""
-        from .toolsets.mcp import McpServers
-
-        async with McpServers(self.bundle) as servers:
-            self.mcp_servers = servers
-            try:
-                return await self._run(spec, frame, prompt, message_history)
-            finally:
-                self.mcp_servers = None
-
-    def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
-        """The model of a call (its `frame`, which records it: its callees inherit it)."""
-        override = self.config.model_for(spec.name) if self.config.model_for else self.config.model
-        inherited = frame.parent.model if frame is not None and frame.parent is not None else None
-        try:
-            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
-            if frame is not None:
-                frame.model = chosen
-            label = model_label(chosen)
-            if isinstance(chosen, str):
-                if chosen not in self._models:
-                    self._import_model_factory(chosen)
-                    self._models[chosen] = build_model(chosen)
-                chosen = self._models[chosen]
-        except ModelProblem as exc:
-            raise RunFailed(str(exc)) from None
-        return chosen, label
-
-    def _import_model_factory(self, model: str) -> None:
-        """Import the project module that registers the model's provider prefix, if one does
-        (the bundle's `model_factories`), so that its factory builds the model."""
-        module = (self.bundle.text.get("model_factories") or {}).get(model.partition(":")[0])
-        if module is None:
-            return
-        try:
-            self.bundle.import_module(module)
-        except BundleRefused:
-            raise
-        except Exception as exc:  # user code: report, do not crash the runtime with a traceback
-            raise ModelProblem(f"cannot use model '{model}': importing '{module}' failed: {type(exc).__name__}: {exc}") from None
-
-    def _agent(self, spec: WorkerSpec) -> Any:
-        agents = self._created_agents if spec.name in self._created else self._agents
-        agent = agents.get(spec.name)
-        if agent is None:
-            from pydantic_ai import Agent
-
-            output_type: Any = str
-            if spec.output is not None:
-                output_type = self._class(spec.output.module, spec.output.qualname)
-            agent = Agent(
-                output_type=output_type,
-                instructions=spec.instructions,
-                deps_type=CallContext,
-                name=spec.name,
-                defer_model_check=True,
-                capabilities=_native_tools(spec.server_side_tools) or None,
-            )
-            agents[spec.name] = agent
-        return agent
-
-    def _toolsets(self, spec: WorkerSpec) -> Any:
-        """A call's toolsets behind the gate (a durable run wraps the gated tools in steps)."""
-        from .toolset_builder import build_toolsets
-
-        return build_toolsets(self, spec)
-
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
-        model, label = self._model(spec, frame)
-        settings = spec.model_settings or self.bundle.defaults.get("model_settings")
-        try:
-            async with CallScope(self, frame, self._toolsets(spec)) as scope:
-                if self.listening:
-                    from .events import WorkerStarted
-
-                    self.emit(WorkerStarted(spec.name, frame.depth, label))
-                with _tool_call_order(model):
-                    result = await self._agent(spec).run(
-                        prompt,
-                        deps=scope.context,
-                        model=model,
-                        toolsets=[scope.toolsets] if scope.toolsets is not None else None,
-                        usage=self.usage,
-                        usage_limits=self.usage_limits,
-                        model_settings=settings,
-                        message_history=message_history,
-                        event_stream_handler=self._stream_handler(frame) if self._streams(model) else None,
-                    )
-        except ToolsetProblem as exc:
-            raise RunFailed(f"worker '{spec.name}': {exc}") from None
-        frame.messages = result.all_messages()
-        if self.config.on_message is not None:
-            self.config.on_message(spec.name, frame.depth, frame.messages)
-        if self.listening:
-            from .events import WorkerFinished, jsonable
-
-            self.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(self.usage)))
-        return result.output
-
-    def _streams(self, model: Any) -> bool:
-        """Whether this call streams: the run asks for it, someone listens, and the model can (a
-        host's FunctionModel without a stream function cannot; it answers whole)."""
-        return self.config.stream and self.listening and getattr(model, "stream_function", True) is not None
-
-    def _stream_handler(self, frame: CallFrame) -> Any:
-        """Hands the text of a streamed response to the listeners as `OutputDelta` events."""
-        from pydantic_ai import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
-
-        from .events import OutputDelta
-
-        async def handle(ctx: Any, events: Any) -> None:
-            async for event in events:
-                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    text = event.part.content
-                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                    text = event.delta.content_delta
-                else:
-                    continue
-                if text:
-                    self.emit(OutputDelta(frame.worker, frame.depth, text))
-
-        return handle
+        return {*self.bundle.worker_names(), *toolsets, *(n for n in named if n), *STDLIB_TOOLSETS, *self.calls.created_names()}
 
     # --- whole runs
 
@@ -408,7 +255,7 @@ class Runtime:
         else:
             name = worker or self.bundle.entry["worker"]
             args, kwargs = self.entry_input(name, args, kwargs)
-            call = self._call(name, args, kwargs, None, confine_attachments, message_history)
+            call = self.calls.call(name, args, kwargs, None, confine_attachments, message_history)
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
@@ -470,47 +317,3 @@ class Runtime:
 async def _no_frame(call: Any, label: str) -> tuple[Any, CallFrame]:
     """An entry function's output, with the frame a run's result reads messages from (none)."""
     return await call, CallFrame(label, 0)
-
-
-def usage_dict(usage: Any) -> dict[str, int]:
-    return {
-        "requests": usage.requests,
-        "tool_calls": usage.tool_calls,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-
-
-def _tool_call_order(model: Any) -> AbstractContextManager[None]:
-    """A scripted model's tool calls run one after another in the order given (spec/runtime.md);
-    a real model's calls of one response may run concurrently, as pydantic-ai runs them."""
-    if not getattr(model, "runs_tool_calls_in_order", False):
-        return nullcontext()
-    from pydantic_ai.tool_manager import ToolManager
-
-    return ToolManager.parallel_execution_mode("sequential")
-
-
-def _native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:
-    """`server_side_tools` of the .agent era as pydantic-ai native tools."""
-    if not configs:
-        return []
-    from pydantic_ai.capabilities import NativeTool
-    from pydantic_ai.native_tools import CodeExecutionTool, ImageGenerationTool, WebFetchTool, WebSearchTool
-
-    out = []
-    for cfg in configs:
-        kind = cfg.get("tool_type")
-        if kind == "web_search":
-            tool = WebSearchTool(max_uses=cfg.get("max_uses"), blocked_domains=cfg.get("blocked_domains"),
-                                 allowed_domains=cfg.get("allowed_domains"))
-        elif kind == "web_fetch":
-            tool = WebFetchTool()
-        elif kind == "code_execution":
-            tool = CodeExecutionTool()
-        elif kind == "image_generation":
-            tool = ImageGenerationTool()
-        else:
-            raise RunFailed(f"unknown server_side_tools tool_type '{kind}' (web_search, web_fetch, code_execution, image_generation)")
-        out.append(NativeTool(tool))
-    return out

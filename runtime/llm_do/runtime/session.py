@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .threads import Thread, changed_bundle_note, read_thread, thread_path, write_thread
+from .conversation_store import Thread, changed_bundle_note, read_thread, thread_path, write_thread
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle
@@ -66,7 +66,7 @@ class Conversation:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
             if stored is not None:
                 if stored.worker != self.worker:
-                    from .threads import ThreadProblem
+                    from .conversation_store import ThreadProblem
 
                     raise ThreadProblem(f"thread '{thread}' is a conversation with worker '{stored.worker}', "
                                         f"not '{self.worker}'")

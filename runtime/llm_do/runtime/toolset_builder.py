@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
@@ -24,9 +25,12 @@ BUILDERS: dict[str, str] = {
 }
 """Bundle toolset kind -> `module:function(runtime, node, use, spec)` building its toolset."""
 
+Wrap = Callable[[WorkerSpec, AbstractToolset[Any]], AbstractToolset[Any]]
 
-def build_toolsets(runtime: RunHost, spec: WorkerSpec) -> ApprovalGate | None:
-    """The worker's toolsets behind the gate; None for a worker with no tools (nothing to gate)."""
+
+def build_toolsets(runtime: RunHost, spec: WorkerSpec, wrap: Wrap | None = None) -> ApprovalGate | None:
+    """The worker's toolsets behind the gate; None for a worker with no tools (nothing to gate).
+    `wrap`: applied to the toolsets before the gate is put around them (a durable run's steps)."""
     toolsets: list[AbstractToolset[Any]] = []
     callees = [u.worker for u in spec.toolsets if u.worker]
     for use in spec.toolsets:
@@ -44,7 +48,9 @@ def build_toolsets(runtime: RunHost, spec: WorkerSpec) -> ApprovalGate | None:
         return None
     from .toolsets.gate import ApprovalGate
 
-    inner = toolsets[0] if len(toolsets) == 1 else CombinedToolset(toolsets)
+    inner: AbstractToolset[Any] = toolsets[0] if len(toolsets) == 1 else CombinedToolset(toolsets)
+    if wrap is not None:
+        inner = wrap(spec, inner)
     return ApprovalGate(inner, spec=spec, runtime=runtime)
 
 

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
-
-from .user_code import module_name
+from llm_do.toolkit.user_code import module_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

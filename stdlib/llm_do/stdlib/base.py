@@ -21,19 +21,22 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import ASK, AUTO, Action
-from llm_do.runtime.tool_args import ModelArgsValidator
-from llm_do.runtime.tool_threads import run_blocking
+from llm_do.toolkit.files import PathRefused, confine, relative
+from llm_do.toolkit.hooks import ToolsetHooks
+from llm_do.toolkit.tool_args import ModelArgsValidator
+from llm_do.toolkit.tool_threads import run_blocking
 
 from .descriptor import ToolsetDescriptor
-from .paths import PathRefused, confine, relative
 
 
-class StdlibToolset(AbstractToolset[Any]):
+class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
     """Base of the built-in toolsets.
 
     A subclass implements one method per tool, named after it, taking the validated arguments as
     keyword arguments; it may override `approval_for` when its descriptor's approval is `auto`,
-    and extend `normalize_args` with fields it derives for approval rules.
+    and extend `normalize_args` with fields it derives for approval rules. The gate's questions
+    (`ToolsetHooks`) are answered here from the descriptor; `edit_args` only by a toolset that
+    offers editing (`worker_create`).
     """
 
     def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:

@@ -16,8 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from llm_do.runtime import user_code
 from llm_do.runtime.args import WorkerArgs
+from llm_do.toolkit import user_code
 
 from .records import (
     ArgsCheck,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from llm_do.bundle.names import SERVICE_KIND, service_name_problem
-from llm_do.runtime import user_code
+from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
 from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact

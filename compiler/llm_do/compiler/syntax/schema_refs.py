@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from llm_do.runtime.user_code import module_name
+from llm_do.toolkit.user_code import module_name
 
 from .sources import OutsideRoot, lexically_confined
 

@@ -27,8 +27,11 @@ from typing import Any, NamedTuple
 
 from dbos import DBOS, SetWorkflowID
 
+from llm_do.toolkit.processes import pid_alive
+
 from ..batch import BatchInput, BatchResult
-from .dbos import DurableRuntime
+from ..runtime import Runtime
+from .dbos import durability_of, sibling
 from .names import short_digest
 
 BATCH_WORKFLOW_PREFIX = "llm-do.batch."
@@ -107,7 +110,7 @@ def dead_local_executors(executors: Iterable[str | None], host: str | None = Non
                          alive: Callable[[int], bool] | None = None) -> list[str]:
     """The batch executors of this machine whose process is gone."""
     mine = f"{EXECUTOR_PREFIX}{host or socket.gethostname()}-"
-    alive = alive or _alive
+    alive = alive or pid_alive
     dead = []
     for executor in set(filter(None, executors)):
         pid = executor[len(mine):]
@@ -116,25 +119,14 @@ def dead_local_executors(executors: Iterable[str | None], host: str | None = Non
     return sorted(dead)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def register_batch_workflow(template: DurableRuntime,
-                            run: Callable[[BatchInput, DurableRuntime], Awaitable[BatchResult]]) -> Any:
+def register_batch_workflow(template: Runtime, run: Callable[[BatchInput, Runtime], Awaitable[BatchResult]]) -> Any:
     """The workflow that runs one input (registered before `launch`). Each input runs on a runtime
     of its own (its usage, approvals, references) sharing the template's durable Agents."""
 
-    @DBOS.workflow(name=f"{BATCH_WORKFLOW_PREFIX}{short_digest(template.digest)}")
+    @DBOS.workflow(name=f"{BATCH_WORKFLOW_PREFIX}{short_digest(durability_of(template).digest)}")
     async def run_input(record: dict[str, Any]) -> dict[str, Any]:
         item = BatchInput(record["line"], record["input"])
-        return (await run(item, template.sibling(answer_here=True)))._asdict()
+        return (await run(item, sibling(template, answer_here=True)))._asdict()
 
     return run_input
 
@@ -149,10 +141,7 @@ def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, con
     known = recorded(prefix, DBOS.list_workflows(workflow_id_prefix=prefix, load_input=False, load_output=True))
     stale = dead_local_executors(r.executor for r in known.values() if r.status == "PENDING")
     if stale:
-        from dbos._dbos import _get_dbos_instance
-        from dbos._recovery import recover_pending_workflows
-
-        recover_pending_workflows(_get_dbos_instance(), stale)
+        DBOS._recover_pending_workflows(stale)  # no public API for another executor's workflows (RULES.md)
     waiting: dict[str, BatchInput] = {}
     for item, workflow_id, enqueue in plan(prefix, todo, known, retry_failed):
         if enqueue:

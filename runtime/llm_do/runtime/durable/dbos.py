@@ -3,11 +3,14 @@ a worker call is a step, so a run resumed after a crash replays what completed a
 completed step again.
 
 - `launch` starts DBOS for a DB URL (reusable by a durable batch: one launch, many workflows).
-- `DurableRuntime` is the `Runtime` of a durable run: per-worker Agents carry pydantic-ai's
-  `DBOSDurability` (model requests become steps), tools behind the approval gate are wrapped in
-  `StepToolset` (one step per call), and an approval that waits for a person waits in the workflow
-  (`DBOS.recv`), where it survives the process.
+- `DbosDurability` is the `Durability` a durable run's `Runtime` is given (`durable_runtime`):
+  per-worker Agents carry pydantic-ai's `DBOSDurability` (model requests become steps), tools
+  behind the approval gate are wrapped in `StepToolset` (one step per call), and an approval that
+  waits for a person waits in the workflow (`DBOS.recv`), where it survives the process.
+  `prepare` builds the Agents before `launch`, as DBOS requires.
 - `register_run_workflow` registers the workflow that runs a record (bundle, digest, worker, input).
+
+RULES.md (beside this module) says what may cross a step boundary.
 
 Names derive from the bundle digest and worker/toolset/tool names, so a resumed process registers
 exactly the names the crashed one recorded. Each run gets its own DBOS executor id: launching
@@ -36,7 +39,7 @@ from ..bundle import LoadedBundle
 from ..call_scope import CallContext, CallFrame
 from ..config import RuntimeConfig
 from ..errors import RunFailed
-from ..runtime import Runtime, _native_tools
+from ..runtime import Runtime
 from ..script import TURN_KEY
 from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
 
@@ -69,15 +72,11 @@ def shutdown() -> None:
 
 def answer_queued(run_id: str, topic: str) -> bool:
     """Whether an answer to approval `topic` was sent to the run (consumed or not)."""
-    import sqlalchemy as sa
     from dbos._dbos import _get_dbos_instance
 
-    sys_db = _get_dbos_instance()._sys_db
-    table = sys_db.tables.notifications
-    with sys_db.engine.connect() as conn:
-        row = conn.execute(sa.select(table.c.topic).where(table.c.destination_uuid == run_id, table.c.topic == topic)
-                           .limit(1)).first()
-    return row is not None
+    from .records import message_sent
+
+    return message_sent(_get_dbos_instance()._sys_db, run_id, topic)  # no public API (RULES.md)
 
 
 @dataclass
@@ -140,125 +139,67 @@ class ScriptReplay(AbstractCapability[Any]):
         return response
 
 
-class DurableRuntime(Runtime):
-    """A `Runtime` whose workers' Agents are durable (built before DBOS launches, as DBOS requires)
-    and whose approvals wait in the workflow."""
+class DbosDurability:
+    """The `Durability` of a DBOS run: per-worker Agents built before DBOS launches (as DBOS
+    requires), with their model fixed and `DBOSDurability` (model requests become steps); tools
+    behind the gate wrapped in `StepToolset` (one step per call); approvals answered as a step, or
+    waited for in the workflow (`DBOS.recv`), where the wait survives the process."""
 
-    def __init__(self, bundle: LoadedBundle, config: RuntimeConfig, *, digest: str, player: Any = None,
-                 detach_approvals: bool = False) -> None:
-        super().__init__(bundle, config)
+    def __init__(self, digest: str, *, player: Any = None, detach_approvals: bool = False, answer_here: bool = False,
+                 agents: dict[str, Any] | None = None, chosen: dict[str, tuple[Any, str]] | None = None) -> None:
         self.digest = digest
         self.player = player
         self.detach_approvals = detach_approvals
-        self._agents = {}  # durable Agents are this run's own, never the bundle's shared ones
-        self._chosen: dict[str, tuple[Any, str]] = {}
+        self.answer_here = answer_here
+        """Approvals are decided in the run (mode, callback, terminal or denied), never left waiting:
+        a batch's inputs do not stop to ask."""
+        self.agents: dict[str, Any] = {} if agents is None else agents
+        """This run's durable Agents (never the bundle's shared ones), shared with its siblings."""
+        self.chosen: dict[str, tuple[Any, str]] = {} if chosen is None else chosen
+        """Each worker's model and label, fixed by `prepare`."""
         self._approvals = 0
         self._approval_lock = threading.Lock()
         self.on_suspend: Callable[[dict[str, Any]], None] | None = None
         """Called (from DBOS's thread) when the run waits for an approval nobody has answered yet."""
-        self.answer_here = False
-        """Approvals are decided in the run (mode, callback, terminal or denied), never left waiting:
-        a batch's inputs do not stop to ask."""
 
-    def sibling(self, *, answer_here: bool = False) -> DurableRuntime:
-        """A runtime for another run of this process (a batch's next input): its own usage,
-        approvals and references, the same durable Agents (registered once, before `launch`)."""
-        other = DurableRuntime(self.bundle, self.config, digest=self.digest, player=self.player,
-                               detach_approvals=self.detach_approvals)
-        other._agents = self._agents
-        other._chosen = self._chosen
-        other.answer_here = answer_here
-        return other
+    def sibling(self, *, answer_here: bool = False) -> DbosDurability:
+        """The durability of another run of this process (a batch's next input): its own approvals,
+        the same durable Agents and models (registered once, before `launch`)."""
+        return DbosDurability(self.digest, player=self.player, detach_approvals=self.detach_approvals,
+                              answer_here=answer_here, agents=self.agents, chosen=self.chosen)
 
     def prefix(self, worker: str) -> str:
         return step_prefix(self.digest, worker)
 
-    def prepare(self) -> None:
-        """Build every worker's model and durable Agent: DBOS registers their steps now."""
-        names = self.bundle.worker_names()
-        for name in self._by_callers(names):
-            spec = self.bundle.worker(name)
-            assert spec is not None
-            self._chosen[name] = Runtime._model(self, spec, self._inheriting_frame(spec))
-            self._agent(spec)
+    # --- Durability
 
-    def _by_callers(self, names: list[str]) -> list[str]:
-        """Workers ordered so that a worker comes after a worker calling it, where the calls allow
-        (a worker without a model inherits its caller's, fixed here for the durable Agent).
+    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
+        return self.agents
 
-        It follows the `tool` call edges only (the workers among a worker's `toolsets`, in their
-        order), not every edge of `calls`: a worker only Python tools call (`code` edges, front
-        matter `calls:`) is not a tool of its caller's Agent, and `_inheriting_frame` looks for a
-        caller among the `toolsets` too. The two sets differ exactly by those `code` edges."""
-        callees: dict[str, list[str]] = {}
-        for edge in self.bundle.call_edges():
-            if edge.kind == "tool":
-                callees.setdefault(edge.caller, []).append(edge.callee)
-        ordered: list[str] = []
-        seen: set[str] = set()
+    def model_for(self, spec: WorkerSpec) -> tuple[Any, str] | None:
+        return self.chosen.get(spec.name)
 
-        def visit(name: str) -> None:
-            if name in seen:
-                return
-            seen.add(name)
-            ordered.append(name)
-            for callee in callees.get(name, ()):
-                visit(callee)
+    def agent_capabilities(self, spec: WorkerSpec) -> list[Any]:
+        capabilities: list[Any] = []
+        if self.player is not None:
+            capabilities.append(ScriptReplay(self.player, spec.name))
+        capabilities.append(DBOSDurability(name=self.prefix(spec.name), parallel_execution_mode="sequential"))
+        return capabilities
 
-        for name in names:
-            visit(name)
-        return ordered
-
-    def _inheriting_frame(self, spec: WorkerSpec) -> CallFrame | None:
-        """A frame whose parent holds the model of the first prepared worker calling `spec`."""
-        if spec.model is not None:
-            return None
-        for caller, (_, label) in self._chosen.items():
-            caller_spec = self.bundle.worker(caller)
-            if caller_spec is not None and any(u.worker == spec.name for u in caller_spec.toolsets):
-                parent = CallFrame(caller, 1)
-                parent.model = label
-                return CallFrame(spec.name, 2, parent)
-        return None
-
-    def _model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
-        return self._chosen[spec.name]
-
-    def _agent(self, spec: WorkerSpec) -> Any:
-        agent = self._agents.get(spec.name)
-        if agent is None:
-            from pydantic_ai import Agent
-
-            output_type: Any = str
-            if spec.output is not None:
-                output_type = self._class(spec.output.module, spec.output.qualname)
-            model, _ = self._chosen[spec.name]
-            capabilities: list[Any] = list(_native_tools(spec.server_side_tools))
-            if self.player is not None:
-                capabilities.append(ScriptReplay(self.player, spec.name))
-            capabilities.append(DBOSDurability(name=self.prefix(spec.name), parallel_execution_mode="sequential"))
-            agent = Agent(model, output_type=output_type, instructions=spec.instructions, deps_type=CallContext,
-                          name=spec.name, defer_model_check=True, capabilities=capabilities)
-            self._agents[spec.name] = agent
-        return agent
-
-    def _toolsets(self, spec: WorkerSpec) -> Any:
-        gate = super()._toolsets(spec)
-        if gate is None:
-            return None
+    def wrap_tools(self, spec: WorkerSpec, toolset: Any) -> Any:
         inline = frozenset(u.worker for u in spec.toolsets if u.worker)
-        gate.wrapped = StepToolset(gate.wrapped, prefix=self.prefix(spec.name), spec=spec, inline=inline)
-        return gate
+        return StepToolset(toolset, prefix=self.prefix(spec.name), spec=spec, inline=inline)
 
-    async def request_approval(self, request: Any, shown: dict[str, Any] | None = None) -> tuple[Any, str]:
+    async def approve(self, runtime: Runtime, request: Any, ask: Any) -> tuple[Any, str]:
         from ..approvals import ApprovalDecision
 
-        if self.approval_mode != "prompt" or self.answer_here or (
-                not self.detach_approvals and (self.config.interactive or self.config.approval_callback)):
+        config = runtime.config
+        if runtime.approval_mode != "prompt" or self.answer_here or (
+                not self.detach_approvals and (config.interactive or config.approval_callback)):
             # Answered here and now (a mode, a callback, the terminal): the answer is a step, so a
-            # resumed run does not ask again.
+            # resumed run does not ask again. (A coroutine function: DBOS tells async steps by that.)
             async def decide() -> tuple[Any, str]:
-                return await Runtime.request_approval(self, request, shown)
+                return await ask()
 
             return await DBOS.run_step_async({"name": f"{self.prefix(request.worker)}.approval"}, decide)
         with self._approval_lock:
@@ -268,10 +209,10 @@ class DurableRuntime(Runtime):
         info = {"id": str(number), "worker": request.worker, "depth": request.depth, "tool": request.tool,
                 "args": _jsonable(request.args), "toolset": request.toolset, "state": "pending"}
         await DBOS.set_event_async(topic, info)
-        if self.listening:
+        if runtime.listening:
             from ..events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
+            runtime.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
         run_id = DBOS.workflow_id
         assert run_id is not None
         if self.on_suspend is not None and not await asyncio.to_thread(answer_queued, run_id, topic):
@@ -283,10 +224,81 @@ class DurableRuntime(Runtime):
         await DBOS.set_event_async(topic, {**info, "state": "approved" if approved else "denied", "note": answer.get("note")})
         return ApprovalDecision(approved, note=answer.get("note")), "detached"
 
-    async def run_record(self, record: dict[str, Any]) -> Any:
-        """The workflow's body: run the record's worker on its input; the output as JSON data."""
-        result = await self.run_async(record["input"], worker=record["worker"])
-        return _jsonable(result.output)
+
+def durable_runtime(bundle: LoadedBundle, config: RuntimeConfig, *, digest: str, player: Any = None,
+                    detach_approvals: bool = False) -> Runtime:
+    """A `Runtime` whose runs are durable on DBOS (`prepare` it before `launch`)."""
+    return Runtime(bundle, config, durability=DbosDurability(digest, player=player, detach_approvals=detach_approvals))
+
+
+def durability_of(runtime: Runtime) -> DbosDurability:
+    durability = runtime.durability
+    assert isinstance(durability, DbosDurability), "not a durable runtime (durable_runtime)"
+    return durability
+
+
+def sibling(runtime: Runtime, *, answer_here: bool = False) -> Runtime:
+    """A runtime for another run of this process (a batch's next input): its own usage, approvals
+    and references, the same durable Agents."""
+    return Runtime(runtime.bundle, runtime.config, durability=durability_of(runtime).sibling(answer_here=answer_here))
+
+
+def prepare(runtime: Runtime) -> None:
+    """Build every worker's model and durable Agent: DBOS registers their steps now, before `launch`."""
+    durability = durability_of(runtime)
+    bundle = runtime.bundle
+    for name in _by_callers(bundle, bundle.worker_names()):
+        spec = bundle.worker(name)
+        assert spec is not None
+        durability.chosen[name] = runtime.calls.model(spec, _inheriting_frame(bundle, durability.chosen, spec))
+        runtime.calls.agent(spec)
+
+
+def _by_callers(bundle: LoadedBundle, names: list[str]) -> list[str]:
+    """Workers ordered so that a worker comes after a worker calling it, where the calls allow
+    (a worker without a model inherits its caller's, fixed here for the durable Agent).
+
+    It follows the `tool` call edges only (the workers among a worker's `toolsets`, in their
+    order), not every edge of `calls`: a worker only Python tools call (`code` edges, front
+    matter `calls:`) is not a tool of its caller's Agent, and `_inheriting_frame` looks for a
+    caller among the `toolsets` too. The two sets differ exactly by those `code` edges."""
+    callees: dict[str, list[str]] = {}
+    for edge in bundle.call_edges():
+        if edge.kind == "tool":
+            callees.setdefault(edge.caller, []).append(edge.callee)
+    ordered: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        ordered.append(name)
+        for callee in callees.get(name, ()):
+            visit(callee)
+
+    for name in names:
+        visit(name)
+    return ordered
+
+
+def _inheriting_frame(bundle: LoadedBundle, chosen: dict[str, tuple[Any, str]], spec: WorkerSpec) -> CallFrame | None:
+    """A frame whose parent holds the model of the first prepared worker calling `spec`."""
+    if spec.model is not None:
+        return None
+    for caller, (_, label) in chosen.items():
+        caller_spec = bundle.worker(caller)
+        if caller_spec is not None and any(u.worker == spec.name for u in caller_spec.toolsets):
+            parent = CallFrame(caller, 1)
+            parent.model = label
+            return CallFrame(spec.name, 2, parent)
+    return None
+
+
+async def run_record(runtime: Runtime, record: dict[str, Any]) -> Any:
+    """The workflow's body: run the record's worker on its input; the output as JSON data."""
+    result = await runtime.run_async(record["input"], worker=record["worker"])
+    return _jsonable(result.output)
 
 
 def _jsonable(value: Any) -> Any:
@@ -300,18 +312,18 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def register_run_workflow(runtime: DurableRuntime) -> Any:
+def register_run_workflow(runtime: Runtime) -> Any:
     """The workflow that runs one record of this bundle (registered before `launch`)."""
 
-    @DBOS.workflow(name=workflow_name(runtime.digest))
+    @DBOS.workflow(name=workflow_name(durability_of(runtime).digest))
     async def run_bundle(record: dict[str, Any]) -> Any:
-        return await runtime.run_record(record)
+        return await run_record(runtime, record)
 
     return run_bundle
 
 
 async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | None,
-                          runtime: DurableRuntime) -> tuple[str, Any]:
+                          runtime: Runtime) -> tuple[str, Any]:
     """Start the run (`record` given) or wait for the recovered one; return ("done", output) or
     ("suspended", approval info) when `--detach-approvals` leaves it waiting."""
     from dbos import SetWorkflowID
@@ -322,8 +334,9 @@ async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | N
     def suspend(info: dict[str, Any]) -> None:
         loop.call_soon_threadsafe(lambda: suspended.done() or suspended.set_result(info))
 
-    if runtime.detach_approvals:
-        runtime.on_suspend = suspend
+    durability = durability_of(runtime)
+    if durability.detach_approvals:
+        durability.on_suspend = suspend
     if record is not None:
         with SetWorkflowID(run_id):
             handle = await DBOS.start_workflow_async(workflow, record)

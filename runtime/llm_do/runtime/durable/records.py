@@ -97,13 +97,7 @@ class Records:
         return self.client._sys_db.get_all_events(run_id)
 
     def answered(self, run_id: str, topic: str) -> bool:
-        import sqlalchemy as sa
-
-        table = self.client._sys_db.tables.notifications
-        with self.client._sys_db.engine.connect() as conn:
-            row = conn.execute(sa.select(table.c.topic).where(table.c.destination_uuid == run_id, table.c.topic == topic)
-                               .limit(1)).first()
-        return row is not None
+        return message_sent(self.client._sys_db, run_id, topic)
 
     def pending(self, run_id: str) -> list[PendingApproval]:
         """Approvals the run asked for that nobody has answered yet."""
@@ -134,3 +128,15 @@ class Records:
 def _approval_number(key: str) -> int:
     tail = key.removeprefix(APPROVAL_PREFIX)
     return int(tail) if tail.isdigit() else 0
+
+
+def message_sent(sys_db: Any, run_id: str, topic: str) -> bool:
+    """Whether a message on `topic` was sent to run `run_id` (received or not). DBOS has no public
+    API for this: `sys_db` is its private system database (RULES.md)."""
+    import sqlalchemy as sa
+
+    table = sys_db.tables.notifications
+    with sys_db.engine.connect() as conn:
+        row = conn.execute(sa.select(table.c.topic).where(table.c.destination_uuid == run_id, table.c.topic == topic)
+                           .limit(1)).first()
+    return row is not None

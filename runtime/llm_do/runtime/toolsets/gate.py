@@ -3,7 +3,8 @@ depth, so a denied tool never runs however deeply it is nested.
 
 A tool's approval comes from the bundle (its default, changed by the worker's rules; a tool with
 conditional rules is decided per call on its normalized arguments); `auto` asks the stdlib toolset
-(shell: by command); tools of opaque toolsets carry theirs as metadata.
+(shell: by command); tools of opaque toolsets carry theirs as metadata. What the gate may ask a
+toolset (normalize, settle `auto`, always ask, show, edit) is declared in `toolkit.hooks`.
 What the rules say lives in `llm_do.bundle.approval`, who answers an asked call in `approvals`; this
 module is only where both are enforced.
 """
@@ -31,6 +32,7 @@ from llm_do.bundle.approval import (
 )
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import WorkerSpec
+from llm_do.toolkit.hooks import hooks_of, offers_edit
 
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..errors import LlmDoError, RunFailed
@@ -46,34 +48,26 @@ class ApprovalGate(WrapperToolset[CallContext]):
     spec: WorkerSpec
     runtime: RunHost
 
-    def approval_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> Action:
+    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> Action:
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
-        with `auto` settled by the toolset that owns the tool."""
+        with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`)."""
+        hooks = hooks_of(tool.toolset)
         binding = self.spec.tools.get(name)
         if binding is not None and binding.rules is not None:
-            approval = decide(binding.rules, self._normalized(name, tool_args, tool), binding.default or binding.approval)
+            approval = decide(binding.rules, hooks.normalize_args(name, tool_args), binding.default or binding.approval)
         elif binding is not None:
             approval = binding.approval
         else:
             approval = (tool.tool_def.metadata or {}).get(APPROVAL_METADATA_KEY, PYTHON_TOOL_DEFAULT)
         if approval == AUTO:
-            settle = getattr(tool.toolset, "approval_for", None)
-            approval = settle(name, tool_args) if settle else ASK
-        if approval == ALLOW and getattr(tool.toolset, "always_asks", lambda _: False)(name):
+            approval = hooks.approval_for(name, tool_args)
+        if approval == ALLOW and hooks.always_asks(name):
             approval = ASK  # worker_create: no rule may let it through unasked
         return approval
 
-    @staticmethod
-    def _normalized(name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
-        """The arguments as the tool will use them (a path resolved below the toolset's root, a
-        command line parsed), so a rule judges what the call does; tools without a normalizer
-        (Python tools, worker calls) are judged on their arguments as given."""
-        normalize = getattr(tool.toolset, "normalize_args", None)
-        return normalize(name, tool_args) if normalize else tool_args
-
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
-        approval = self.approval_for(name, tool_args, tool)
+        approval = self.decision_for(name, tool_args, tool)
         if self.runtime.listening:
             from ..events import ToolCalled
 
@@ -113,9 +107,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         binding = self.spec.tools.get(name)
         key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
         settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
-        editor = getattr(tool.toolset, "edit_args", None)
-        edit = (lambda: editor(name, tool_args)) if editor is not None and self.spec.tools.get(name) is not None else None
-        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, self._normalized(name, tool_args, tool),
+        hooks = hooks_of(tool.toolset)
+        edit = (lambda: hooks.edit_args(name, tool_args)) if offers_edit(hooks) and self.spec.tools.get(name) is not None else None
+        return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, hooks.normalize_args(name, tool_args),
                                edit=edit)
 
     async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
@@ -123,8 +117,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
         arguments better than the model does (paths below a sub-root) says how the terminal
         question shows them. Returns the arguments a person edited before approving, if any."""
-        show = getattr(tool.toolset, "shown_args", None)
-        shown = show(name, tool_args) if show else None
+        shown = hooks_of(tool.toolset).shown_args(name, tool_args)
         request = self.approval_request(frame, name, tool_args, tool)
         decision, by = await self.runtime.request_approval(request, shown)
         if self.runtime.listening:

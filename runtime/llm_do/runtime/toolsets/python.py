@@ -11,8 +11,8 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import UsedToolset, WorkerSpec
+from llm_do.toolkit import user_code
 
-from .. import user_code
 from ..errors import ToolsetProblem
 
 if TYPE_CHECKING:

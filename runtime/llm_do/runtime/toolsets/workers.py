@@ -14,9 +14,9 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.views import worker_description
+from llm_do.toolkit.tool_args import ModelArgsValidator
 
 from ..call_scope import CallContext, RunHost
-from ..tool_args import ModelArgsValidator
 
 
 class WorkerCallToolset(AbstractToolset[CallContext]):

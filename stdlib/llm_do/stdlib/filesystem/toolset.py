@@ -1,23 +1,22 @@
 """The filesystem toolsets at run time: read, write and list text files below one root.
 
-Every path goes through `paths.confine`; every refusal is a `ToolFailed` the model reads and
+Every path goes through `toolkit.files.confine`; every refusal is a `ToolFailed` the model reads and
 recovers from, never an exception that ends the run.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 from pydantic_ai.exceptions import ToolFailed
 
-from ..base import StdlibToolset
-from ..paths import (
-    NotRegularFile,
+from llm_do.toolkit.files import (
+    IrregularFile,
     PathRefused,
+    atomic_write,
     check_suffix,
     confine,
     read_regular_file,
@@ -25,6 +24,8 @@ from ..paths import (
     suffix_allowed,
     touches_git_dir,
 )
+
+from ..base import StdlibToolset
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
 from .listing import PatternError, compile_pattern, walk
 
@@ -46,7 +47,7 @@ class FilesystemToolset(StdlibToolset):
         limit = self.settings.max_read_bytes
         try:
             data = read_regular_file(target, limit + 1)
-        except NotRegularFile:
+        except IrregularFile:
             raise ToolFailed(f"{path!r} is not a regular file") from None
         except OSError as e:
             raise ToolFailed(f"cannot read {path!r}: {e.strerror or e}") from None
@@ -158,25 +159,3 @@ def _check_pattern(pattern: str) -> None:
         raise ToolFailed(f"pattern {pattern!r} must be relative to the listed directory")
     if ".." in pattern.replace("\\", "/").split("/"):
         raise ToolFailed(f"pattern {pattern!r} may not contain '..'")
-
-
-def atomic_write(target: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `target`, then rename it over `target`.
-
-    Readers see the old content or the new one, never a partial file; an existing file keeps its
-    permissions, a new one gets the usual ones (0666 less the umask).
-    """
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    tmp = target.with_name(f".{target.name[:200]}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from llm_do.bundle.approval import Action
-
-from ..paths import PathRefused, confine, encodable, touches_git_dir
+from llm_do.toolkit.files import PathRefused, confine, encodable, touches_git_dir
 
 Arity = Literal["none", "required", "attached"]
 """`none`: a plain flag; `required`: `-k V`, `-kV`, `--key V` or `--key=V`; `attached`: an optional

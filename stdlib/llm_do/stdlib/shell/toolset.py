@@ -86,7 +86,7 @@ class ShellToolset(StdlibToolset):
 
 
 @dataclass(frozen=True)
-class RunResult:
+class CommandResult:
     exit_code: int | None
     """None when the process could not be reaped after the kill."""
     stdout: bytes
@@ -122,7 +122,7 @@ async def run_argv(
     env: Mapping[str, str] | None = None,
     keep_bytes: int = 1_000_000,
     executable: str | None = None,
-) -> RunResult:
+) -> CommandResult:
     """Run `argv` without a shell in its own process group; kill the whole group on timeout.
 
     Output written before the timeout is kept. Cancelling the caller kills the group too.
@@ -167,7 +167,7 @@ async def run_argv(
             await asyncio.wait(tasks, timeout=KILL_GRACE)  # reap it and let its pipes close
         for task in tasks:
             task.cancel()
-    return RunResult(
+    return CommandResult(
         exit_code=proc.returncode,
         stdout=bytes(out.data),
         stderr=bytes(err.data),
@@ -185,7 +185,7 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def format_result(result: RunResult, max_chars: int) -> str:
+def format_result(result: CommandResult, max_chars: int) -> str:
     """What the model reads: the exit status, then stdout and stderr (each cut at `max_chars`)."""
     if result.timed_out:
         parts = [f"timed out after {result.timeout:g} s; the command was killed"]

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_do.runtime.created_workers import DEFAULT_FOLDER
-
 from ..descriptor import ToolDescriptor, ToolsetDescriptor
+from .definition import DEFAULT_FOLDER
 
 
 class WorkerCreateSettings(BaseModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llm_do.runtime.created_workers import yaml_string
+from .definition import yaml_string
 
 KEYS = ("name", "description", "model")
 _FENCE = re.compile(r"^---[ \t]*$", re.M)

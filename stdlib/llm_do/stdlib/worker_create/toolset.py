@@ -13,10 +13,10 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import ToolsetTool
 
-from llm_do.runtime.created_workers import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
+from llm_do.toolkit.files import relative
 
 from ..base import StdlibToolset, filesystem_lock
-from ..paths import relative
+from .definition import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
 from .descriptor import WorkerCreateSettings
 
 _CREATE = ("worker_create", "agent_create")

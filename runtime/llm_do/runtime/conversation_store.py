@@ -68,7 +68,7 @@ def write_thread(path: Path, thread: Thread) -> None:
     """Store `thread` at `path`, atomically."""
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    from llm_do.stdlib.filesystem.toolset import atomic_write
+    from llm_do.toolkit.files import atomic_write
 
     doc = {
         "thread_format": THREAD_FORMAT,

@@ -1,14 +1,19 @@
-"""Path confinement shared by the filesystem and shell toolsets.
+"""Files for tools and for llm-do itself: path confinement below a root, and the one atomic writer.
 
-A model names files with strings; every such string goes through `confine` before anything touches
+Confinement (the filesystem and shell toolsets, attachments, created workers): a model names files with strings; every such string goes through `confine` before anything touches
 the disk. The path is judged twice: lexically (no absolute forms, no `..` climbing out) and as the
 kernel would follow it (every existing symlink resolved), so neither `../x` nor `link/x` with
 `link -> /etc` reaches outside the root. Messages are one line, written for the model.
+
+Writing (`atomic_write`, `write_new`): bundles, project files, chat threads, batch results and
+files a tool writes all go through one writer: a temporary file beside the target, flushed to
+disk (fsync), then renamed (or linked) into place, keeping an existing file's mode.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -18,7 +23,7 @@ class PathRefused(ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
 
 
-class NotRegularFile(OSError):
+class IrregularFile(OSError):
     """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 
@@ -98,7 +103,7 @@ def check_suffix(name: str, allowed: Sequence[str] | None, shown: str) -> None:
 
 
 def read_regular_file(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file at `path`, or `NotRegularFile`.
+    """At most `limit` bytes of the regular file at `path`, or `IrregularFile`.
 
     The file is opened without blocking and without following a final link, then checked on the
     open descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped
@@ -107,5 +112,88 @@ def read_regular_file(path: Path, limit: int) -> bytes:
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(f"{path} is not a regular file")
+            raise IrregularFile(f"{path} is not a regular file")
         return f.read(limit)
+
+
+def atomic_write(path: Path, data: bytes, *, remove_stale: bool = False) -> None:
+    """Write `data` to `path` through a temporary file in the same directory, flushed to disk and
+    renamed over `path`: readers see the old content or the new, never a torn file, and a failure
+    leaves the old one in place. An existing file keeps its mode; a new one gets the usual one
+    (0666 less the umask).
+
+    The temporary file's name carries the writer's process id (`.NAME.PID.RANDOM.tmp`): a write
+    killed half-way leaves it behind, and with `remove_stale` the next write to the same path
+    removes it once that process is gone (`remove_stale_temporaries`)."""
+    if remove_stale:
+        remove_stale_temporaries(path)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    tmp = _write_temporary(path, data)
+    try:
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically, never replacing a file: `FileExistsError` when one is
+    there. The temporary file (written as `atomic_write` writes it) is linked into place, so a
+    reader sees no file or the whole of it; the parent directories are made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temporary(path, data)
+    try:
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a filesystem without hard links: check, then rename (atomic, but not exclusive)
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    """`data` in a new file `.NAME.PID.RANDOM.tmp` beside `path` (created exclusively, so with the
+    mode 0666 less the umask), on disk when this returns."""
+    tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def remove_stale_temporaries(path: Path) -> list[str]:
+    """Delete the temporary files that killed writes of `path` left (`.NAME.PID.RANDOM.tmp` whose
+    process has ended, or `.NAME.RANDOM.tmp` from before the id was in the name); their names."""
+    from .processes import pid_alive
+
+    prefix = f".{path.name[:200]}."
+    removed = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        writer = name[len(prefix):-len(".tmp")].split(".")
+        # this process writes one file at a time: an older temporary of ours is a leftover
+        if len(writer) == 2 and writer[0].isdigit() and int(writer[0]) != os.getpid() and pid_alive(int(writer[0])):
+            continue
+        try:
+            os.unlink(path.parent / name)
+            removed.append(name)
+        except OSError:
+            pass
+    return removed

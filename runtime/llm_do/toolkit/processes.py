@@ -1,12 +1,13 @@
-"""The processes a stopped run leaves behind, and their end.
+"""Processes: whether one is alive (`pid_alive`), and those a stopped run leaves behind, and their end.
 
-A run that times out or is interrupted abandons its sync tools' threads (`tool_threads`); a
+A run that times out or is interrupted abandons its sync tools' threads (`toolkit.tool_threads`); a
 process such a tool started (`subprocess.run(["sleep", "60"])`) would outlive llm-do as an orphan.
 The CLI notes this process's children before a run and, when the run does not finish, kills every
 process that descends from one it did not have before. The shell toolset kills its own process
 groups when cancelled; this is the net for everything else.
 
-Linux only (it reads `/proc/PID/task/TID/children`); elsewhere both functions do nothing.
+The children are found on Linux only (it reads `/proc/PID/task/TID/children`); elsewhere `children`
+and `kill_new_descendants` do nothing.
 """
 
 from __future__ import annotations
@@ -60,3 +61,17 @@ def kill_new_descendants(before: set[int]) -> list[int]:
         except ChildProcessError:  # reaped already (by the abandoned tool's Popen.wait, say)
             pass
     return sorted(doomed)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` may still run: False only when it is certainly gone. (On Windows
+    `os.kill` would end the process, not probe it: there every process counts as alive.)"""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True

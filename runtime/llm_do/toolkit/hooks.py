@@ -1,0 +1,62 @@
+"""What a toolset may tell the approval gate about its tools, beyond pydantic-ai's `AbstractToolset`.
+
+The gate (`llm_do.runtime.toolsets.gate`) asks each tool's toolset through `hooks_of`: a toolset
+that subclasses `ToolsetHooks` (the stdlib's `StdlibToolset`) answers for itself, any other (Python
+toolsets, worker calls, MCP servers) gets the defaults below, which leave every decision to the
+bundle's approval rules and show and judge the arguments as the model gave them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from llm_do.bundle.approval import Action
+
+
+@runtime_checkable
+class ToolsetHooks(Protocol):
+    """The five questions the gate asks a tool's toolset. Subclass it to answer some of them; the
+    others keep these defaults."""
+
+    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
+        """The approval a call needs when the bundle leaves it to the toolset (`auto`): by default,
+        ask."""
+        return "ask"
+
+    def always_asks(self, name: str) -> bool:
+        """Whether every call of the tool is asked, whatever the rules say (`worker_create`)."""
+        return False
+
+    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments an approval rule judges, as the tool will use them (a path resolved below
+        the toolset's root, a command line parsed); by default, as given."""
+        return args
+
+    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The call's arguments as the person approving it knows them; None: as given."""
+        return None
+
+    def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """Let a person edit the call before approving it (on the terminal, in $EDITOR): the edited
+        arguments, or None when unchanged; raises ValueError saying why an edit cannot be used.
+        Offered only by a toolset that overrides it (`offers_edit`)."""
+        return None
+
+
+class _Defaults(ToolsetHooks):
+    """The answers for a toolset that gives none of its own."""
+
+
+DEFAULT_HOOKS: ToolsetHooks = _Defaults()
+
+
+def hooks_of(toolset: object) -> ToolsetHooks:
+    """The toolset itself when it answers the gate's questions, else the defaults."""
+    return toolset if isinstance(toolset, ToolsetHooks) else DEFAULT_HOOKS
+
+
+def offers_edit(hooks: ToolsetHooks) -> bool:
+    """Whether the toolset lets a person edit its calls before approving them."""
+    return type(hooks).edit_args is not ToolsetHooks.edit_args
+
