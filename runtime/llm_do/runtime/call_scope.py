@@ -44,6 +44,7 @@ class RunHost(Protocol):
     config: RuntimeConfig
     mcp_servers: ServerPool | None
     """The run's MCP servers while a run of a bundle with MCP servers is under way."""
+    approval_mode: str
 
     @property
     def listening(self) -> bool: ...

@@ -11,7 +11,7 @@ wrapped in steps) comes from the run's `Durability`, never from overriding a met
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import WorkerSpec
@@ -24,16 +24,27 @@ from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
 
 if TYPE_CHECKING:
+    from pydantic_ai.usage import RunUsage, UsageLimits
+
     from .args import WorkerArgs
+    from .call_scope import RunHost
     from .durability import Durability
-    from .runtime import Runtime
+
+    class CallHost(RunHost, Protocol):
+        """What the calls need of the run that makes them (implemented by `Runtime`)."""
+
+        max_depth: int
+        usage: RunUsage
+        usage_limits: UsageLimits | None
+
+        def check_services(self, worker: str) -> None: ...
 
 
 class WorkerCaller:
     """The worker calls of one run (`runtime`): its workers (the bundle's and those created in this
     run), their input and output classes, models and Agents, and the call itself."""
 
-    def __init__(self, runtime: Runtime, durability: Durability) -> None:
+    def __init__(self, runtime: CallHost, durability: Durability) -> None:
         self.runtime = runtime
         self.bundle = runtime.bundle
         self.durability = durability

@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 
     from .approvals import ApprovalDecision, ApprovalRequest
     from .bundle import LoadedBundle
-    from .call_scope import CallContext
-    from .runtime import Runtime
+    from .call_scope import CallContext, RunHost
 
 Ask = Callable[[], Awaitable[tuple["ApprovalDecision", str]]]
 """Asks for the approval now, the way the run would without durability: the decision and who made it."""
@@ -48,7 +47,7 @@ class Durability(Protocol):
         """The worker's toolsets (all of them, combined) as the gate will wrap them."""
         ...
 
-    async def approve(self, runtime: Runtime, request: ApprovalRequest, ask: Ask) -> tuple[ApprovalDecision, str]:
+    async def approve(self, runtime: RunHost, request: ApprovalRequest, ask: Ask) -> tuple[ApprovalDecision, str]:
         """The answer to an approval request: `ask()`, or the engine's own way of waiting."""
         ...
 
@@ -69,7 +68,7 @@ class NoDurability:
     def wrap_tools(self, spec: WorkerSpec, toolset: AbstractToolset[CallContext]) -> AbstractToolset[CallContext]:
         return toolset
 
-    async def approve(self, runtime: Runtime, request: ApprovalRequest, ask: Ask) -> tuple[ApprovalDecision, str]:
+    async def approve(self, runtime: RunHost, request: ApprovalRequest, ask: Ask) -> tuple[ApprovalDecision, str]:
         return await ask()
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-class LoadedBundle(Protocol):
+class VerifiedSources(Protocol):
     """What the hook needs of a loaded bundle (`bundle.LoadedBundle`, which imports this module)."""
 
     path: Path
@@ -58,7 +58,7 @@ class VerifiedSource(NamedTuple):
 
 class Project(NamedTuple):
     root: str
-    bundle: weakref.ref[LoadedBundle]
+    bundle: weakref.ref[VerifiedSources]
     """Weak: a project whose bundle is gone (its runs are over) is dropped at the next activation."""
     bundle_path: str
     modules: dict[str, VerifiedSource]
@@ -192,7 +192,7 @@ def _refusal(project: Project, name: str, found: str) -> UnverifiedImport:
     return UnverifiedImport(message, name=name, path=found)
 
 
-def activate(bundle: LoadedBundle) -> None:
+def activate(bundle: VerifiedSources) -> None:
     """Serve `bundle`'s verified sources from now on (first on `sys.meta_path`), dropping modules
     imported earlier from other bytes: another build of this project, or another project's."""
     root = str(bundle.root)
@@ -223,7 +223,7 @@ def _serves(project: Project, name: str, loader: Loader) -> bool:
     return name in project.namespaces and getattr(loader, "root", None) == project.root
 
 
-def _project(bundle: LoadedBundle) -> Project:
+def _project(bundle: VerifiedSources) -> Project:
     root = str(bundle.root)
     modules: dict[str, VerifiedSource] = {}
     for rel, data in bundle.python_sources.items():
@@ -242,7 +242,7 @@ def _project(bundle: LoadedBundle) -> Project:
     return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces)
 
 
-def import_verified(bundle: LoadedBundle, name: str) -> Any:
+def import_verified(bundle: VerifiedSources, name: str) -> Any:
     """Import `name` with `bundle`'s verified sources served."""
     activate(bundle)
     return importlib.import_module(name)

@@ -36,7 +36,7 @@ from llm_do.bundle.approval import TOOLSET_METADATA_KEY
 from llm_do.bundle.views import WorkerSpec
 
 from ..bundle import LoadedBundle
-from ..call_scope import CallContext, CallFrame
+from ..call_scope import CallContext, CallFrame, RunHost
 from ..config import RuntimeConfig
 from ..errors import RunFailed
 from ..runtime import Runtime
@@ -190,7 +190,7 @@ class DbosDurability:
         inline = frozenset(u.worker for u in spec.toolsets if u.worker)
         return StepToolset(toolset, prefix=self.prefix(spec.name), spec=spec, inline=inline)
 
-    async def approve(self, runtime: Runtime, request: Any, ask: Any) -> tuple[Any, str]:
+    async def approve(self, runtime: RunHost, request: Any, ask: Any) -> tuple[Any, str]:
         from ..approvals import ApprovalDecision
 
         config = runtime.config
