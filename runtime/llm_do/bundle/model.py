@@ -140,7 +140,8 @@ class WorkerToolset(TypedDict):
     worker: NotRequired[str | None]
     settings: NotRequired[dict[str, Any]]
     """Absent: {}."""
-    opaque_approval: NotRequired[Approval | None]
+    opaque_approval: NotRequired[Action | None]
+    """The whole opaque toolset's approval: the worker's rules for it, else `ask` (never `auto`)."""
 
 
 class ConditionAll(TypedDict):

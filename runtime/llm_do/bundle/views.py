@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
+    from .approval import Action, Approval
     from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
 
 
@@ -39,16 +40,16 @@ class UsedToolset(NamedTuple):
     toolset: str | None
     worker: str | None
     settings: dict[str, Any]
-    opaque_approval: str | None
+    opaque_approval: Action | None
 
 
 class ToolBinding(NamedTuple):
     toolset: str | None
     worker: str | None
-    approval: str
+    approval: Approval
     rules: list[RuleNode] | None = None
     """The rules that decide each call by its arguments (see `model.WorkerTool`), or None."""
-    default: str | None = None
+    default: Approval | None = None
 
 
 class WorkerSpec(NamedTuple):

@@ -59,7 +59,7 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         runtime = _runtime(session, detach_approvals)
         data = run_input(runtime, prompt, inputs, worker)
         run_id = str(uuid.uuid4())
-        record = {"bundle": str(bundle.path.resolve()), "digest": bundle_digest(bundle), "worker": name,
+        record: dict[str, object] = {"bundle": str(bundle.path.resolve()), "digest": bundle_digest(bundle), "worker": name,
                   "input": data, "detach": detach_approvals}
         click.echo(f"llm-do: run id: {run_id}", err=True)
         return drive(runtime, session, url, run_id, record)

@@ -13,6 +13,7 @@ below the composer imports it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
     from pydantic_ai.toolsets import AbstractToolset
 
+    from llm_do.bundle.approval import ApprovalMode
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals import ApprovalDecision, ApprovalRequest
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 class ServerPool(Protocol):
     """The run's open MCP servers (`toolsets.mcp.McpServers`): a toolset asks for its server."""
 
-    async def server(self, key: str, node: dict[str, Any]) -> Any: ...
+    async def server(self, key: str, node: Mapping[str, Any]) -> Any: ...
 
 
 class RunHost(Protocol):
@@ -44,7 +46,7 @@ class RunHost(Protocol):
     config: RuntimeConfig
     mcp_servers: ServerPool | None
     """The run's MCP servers while a run of a bundle with MCP servers is under way."""
-    approval_mode: str
+    approval_mode: ApprovalMode
 
     @property
     def listening(self) -> bool: ...

@@ -289,11 +289,18 @@ def native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:
     if not configs:
         return []
     from pydantic_ai.capabilities import NativeTool
-    from pydantic_ai.native_tools import CodeExecutionTool, ImageGenerationTool, WebFetchTool, WebSearchTool
+    from pydantic_ai.native_tools import (
+        AbstractNativeTool,
+        CodeExecutionTool,
+        ImageGenerationTool,
+        WebFetchTool,
+        WebSearchTool,
+    )
 
     out = []
     for cfg in configs:
         kind = cfg.get("tool_type")
+        tool: AbstractNativeTool
         if kind == "web_search":
             tool = WebSearchTool(max_uses=cfg.get("max_uses"), blocked_domains=cfg.get("blocked_domains"),
                                  allowed_domains=cfg.get("allowed_domains"))

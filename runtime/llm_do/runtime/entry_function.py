@@ -12,7 +12,7 @@ Loaded only when a bundle's entry is a function.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.errors import BundleRefused
 from llm_do.toolkit import user_code
@@ -22,6 +22,9 @@ from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureError, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
 from .inputs import WorkerInputError, normalize_input
+
+if TYPE_CHECKING:
+    from llm_do.bundle.model import EntryFunctionNode
 
 
 class EntryContext(CallContext):
@@ -67,7 +70,7 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def _function(runtime: Any, node: dict[str, Any]) -> Any:
+def _function(runtime: Any, node: EntryFunctionNode) -> Any:
     try:
         return user_code.resolve_attr(runtime.bundle.import_module(node["module"]), node["qualname"])
     except BundleRefused:
@@ -76,9 +79,8 @@ def _function(runtime: Any, node: dict[str, Any]) -> Any:
         raise RunFailed(f"cannot load the entry function {node['name']}: {type(exc).__name__}: {exc}") from None
 
 
-async def run_entry_function(runtime: Any, node: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run the bundle's entry function (`node` is `llm_do.bundle.model.EntryFunctionNode`); its return value
-    is the run's output."""
+async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run the bundle's entry function (`node`); its return value is the run's output."""
     label = node["name"]
     func = _function(runtime, node)
     try:

@@ -210,8 +210,13 @@ class BundleServer:
         from .runtime import Runtime
 
         listeners = [f for f in (self.config.on_event, progress.emit) if f is not None]
+
+        def on_event(event: RuntimeEvent) -> None:
+            for listener in listeners:
+                listener(event)
+
         callback = ClientApprover(run) if self.approvals_from == "client" else refuse_unasked
-        config = dataclasses.replace(self.config, on_event=lambda e: [f(e) for f in listeners],
+        config = dataclasses.replace(self.config, on_event=on_event,
                                      approval_callback=callback, interactive=False)
         return Runtime(self.bundle, config)
 

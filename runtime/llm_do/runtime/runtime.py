@@ -26,6 +26,11 @@ from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
 
 if TYPE_CHECKING:
+    from pydantic_ai.usage import UsageLimits
+
+    from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.model import UsageLimitsNode
+
     from .approvals import ApprovalDecision, ApprovalRequest, Approver
     from .durability import Durability
     from .events import RuntimeEvent
@@ -42,21 +47,34 @@ class RunResult(NamedTuple):
     usage: dict[str, int]
 
 
+def _usage_limits(node: UsageLimitsNode) -> UsageLimits:
+    """The bundle's `runtime.usage_limits` as pydantic-ai's: a cost limit as the Decimal it
+    compares costs with, and fields left None at pydantic-ai's defaults."""
+    from decimal import Decimal
+
+    from pydantic_ai.usage import UsageLimits
+
+    fields: dict[str, Any] = {k: v for k, v in node.items() if v is not None}
+    if "cost_limit" in fields:
+        fields["cost_limit"] = Decimal(str(fields["cost_limit"]))
+    return UsageLimits(**fields)
+
+
 class Runtime:
     """One run's owner: the bundle, the configuration, and the state every call shares."""
 
     def __init__(self, bundle: LoadedBundle, config: RuntimeConfig | None = None, *,
                  durability: Durability | None = None) -> None:
-        from pydantic_ai.usage import RunUsage, UsageLimits
+        from pydantic_ai.usage import RunUsage
 
         self.bundle = bundle
         self.config = config or RuntimeConfig()
         node = self.bundle.runtime
         self.max_depth: int = self.config.max_depth or node["max_depth"]
-        self.approval_mode = self.config.approval_mode or node["approval_mode"]
+        self.approval_mode: ApprovalMode = self.config.approval_mode or node["approval_mode"]
         self._approver: Approver | None = None
         limits = node.get("usage_limits")
-        self.usage_limits = self.config.usage_limits or (UsageLimits(**limits) if limits else None)
+        self.usage_limits: UsageLimits | None = self.config.usage_limits or (_usage_limits(limits) if limits else None)
         self.usage = RunUsage()
         self.durability: Durability = durability or NO_DURABILITY
         """What makes the run durable (`durability`); by default nothing."""
@@ -117,7 +135,7 @@ class Runtime:
             from .events import ApprovalRequested
 
             self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset,
-                                        _respond=lambda d: future.done() or future.set_result(d)))
+                                        _respond=lambda d: None if future.done() else future.set_result(d)))
             decision = await future
             if decision.approved and decision.remember == "session":
                 approver.remember(request)
@@ -175,7 +193,14 @@ class Runtime:
         function = self.bundle.entry_function
         if function is not None:
             return self.calls.load_class(function["input"]["module"], function["input"]["qualname"])
-        return self.input_class(self.bundle.worker(self.bundle.entry["worker"]))
+        return self.input_class(self._entry_worker_spec())
+
+    def _entry_worker_spec(self) -> WorkerSpec:
+        name = self.bundle.entry.get("worker")
+        spec = self.bundle.worker(name) if name else None
+        if spec is None:
+            raise InputProblem(f"the bundle's entry names no worker it has (entry.worker: {name!r})")
+        return spec
 
     # --- calls
 
@@ -224,7 +249,7 @@ class Runtime:
         from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
         toolsets = self.bundle.text.member_names("toolsets")
-        named = {(self.bundle.toolset(k) or {}).get("name") for k in toolsets}
+        named = {node.get("name") for k in toolsets if (node := self.bundle.toolset(k)) is not None}
         return {*self.bundle.worker_names(), *toolsets, *(n for n in named if n), *STDLIB_TOOLSETS, *self.calls.created_names()}
 
     # --- whole runs
@@ -253,7 +278,9 @@ class Runtime:
             given = (args, kwargs) if args or kwargs else ((self.bundle.entry.get("args") or {},), {})
             call = _no_frame(run_entry_function(self, function, *given), function["name"])
         else:
-            name = worker or self.bundle.entry["worker"]
+            name = worker or self.bundle.entry.get("worker")
+            if not name:
+                raise InputProblem("the bundle's entry names neither a worker nor a function")
             args, kwargs = self.entry_input(name, args, kwargs)
             call = self.calls.call(name, args, kwargs, None, confine_attachments, message_history)
         try:

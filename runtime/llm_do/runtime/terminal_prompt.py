@@ -24,10 +24,17 @@ from typing import IO, Any, Literal, NamedTuple, Protocol
 class AskedCall(Protocol):
     """What the question shows of a call (`approvals.ApprovalRequest`, whose `Approver` asks here)."""
 
-    worker: str
-    depth: int
-    tool: str
-    args: dict[str, Any]
+    @property
+    def worker(self) -> str: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def args(self) -> dict[str, Any]: ...
 
 
 class Revision(NamedTuple):

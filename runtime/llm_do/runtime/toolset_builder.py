@@ -36,7 +36,7 @@ def build_toolsets(runtime: RunHost, spec: WorkerSpec, wrap: Wrap | None = None)
     for use in spec.toolsets:
         if use.worker:
             continue
-        node = runtime.bundle.toolset(use.toolset)
+        node = runtime.bundle.toolset(use.toolset) if use.toolset else None
         if node is None:
             raise ToolsetProblem(f"the bundle has no toolset '{use.toolset}'")
         toolsets.append(_builder(node["kind"])(runtime, node, use, spec))

@@ -133,12 +133,12 @@ class VerifiedImports(MetaPathFinder):
             found = _project_file(project.root, name)
             if found is not None:
                 raise _refusal(project, name, found)
-        spec = self._others(name, path, target)
+        other = self._others(name, path, target)
         for project in owners:
-            found = _spec_location(project.root, name, spec) if spec is not None else _directory(project.root, name)
+            found = _spec_location(project.root, name, other) if other is not None else _directory(project.root, name)
             if found is not None:
                 raise _refusal(project, name, found)
-        return spec
+        return other
 
     def _others(self, name: str, path: Sequence[str] | None, target: ModuleType | None) -> ModuleSpec | None:
         """What the rest of `sys.meta_path` finds, as the import system would ask it."""

@@ -179,7 +179,7 @@ def remove_stale_temporaries(path: Path) -> list[str]:
     from .processes import pid_alive
 
     prefix = f".{path.name[:200]}."
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(path.parent)
     except OSError:

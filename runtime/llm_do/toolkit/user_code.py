@@ -69,7 +69,7 @@ def exported_tools(module: ModuleType) -> tuple[str | None, list[tuple[object, o
         import inspect
 
         items = [(n, getattr(module, n, None)) for n in public]
-        functions = [(n, v) for n, v in items if inspect.isfunction(v)]
+        functions: list[tuple[object, object]] = [(n, v) for n, v in items if inspect.isfunction(v)]
         if functions:
             return "__all__", functions
     return None, []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -80,7 +81,7 @@ def _check(project: Path, lock: Path) -> int:
     return ExitCode.FAILED
 
 
-def _is_source(lock: Path, root: Path, sources: dict[str, object]) -> bool:
+def _is_source(lock: Path, root: Path, sources: Mapping[str, object]) -> bool:
     try:
         return lock.resolve().relative_to(root).as_posix() in sources
     except ValueError:

@@ -55,10 +55,11 @@ def chosen_workers(bundle: LoadedBundle, workers: str | None, all_workers: bool)
     if all_workers:
         return sorted(names)
     if workers is None:
-        if bundle.entry.get("worker") is None:
+        entry = bundle.entry.get("worker")
+        if entry is None:
             raise CliError("the entry is a Python function, which is not served: name the workers to serve with "
                            "--workers A,B or --all-workers", ExitCode.USAGE)
-        return [bundle.entry["worker"]]
+        return [entry]
     chosen = [w.strip() for w in workers.split(",") if w.strip()]
     if not chosen:
         raise CliError("--workers: name at least one worker", ExitCode.USAGE)

@@ -56,7 +56,6 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None
     DBOS(config={
         "name": APP_NAME,
         "system_database_url": db_url,
-        "run_admin_server": False,
         "executor_id": executor,
         "application_version": short_digest(digest),
         "log_level": level,
@@ -332,7 +331,7 @@ async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | N
     suspended: asyncio.Future[dict[str, Any]] = loop.create_future()
 
     def suspend(info: dict[str, Any]) -> None:
-        loop.call_soon_threadsafe(lambda: suspended.done() or suspended.set_result(info))
+        loop.call_soon_threadsafe(lambda: None if suspended.done() else suspended.set_result(info))
 
     durability = durability_of(runtime)
     if durability.detach_approvals:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -69,7 +70,7 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def locked_differences(node: dict[str, Any], live: dict[str, dict[str, Any]]) -> str | None:
+def locked_differences(node: Mapping[str, Any], live: dict[str, dict[str, Any]]) -> str | None:
     """Why the live tools (server name -> input schema) do not match the lock, or None."""
     server = node["name"]
     prefix = node.get("prefix")
@@ -108,7 +109,7 @@ class McpServers:
         self._servers.clear()
         await self._stack.aclose()
 
-    async def server(self, key: str, node: dict[str, Any]) -> MCPToolset[Any]:
+    async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
         """The started server of toolset `key`, started (and checked against the lock) if not yet."""
         found = self._servers.get(key)
         if found is not None:

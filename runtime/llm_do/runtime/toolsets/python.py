@@ -64,7 +64,12 @@ def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key:
         value = by_name.get(name)
         if value is None:
             raise ToolsetProblem(f"'{node['module']}' no longer exports the tool '{name}'")
-        tools.append(value if isinstance(value, Tool) else Tool(value, name=name))
+        if isinstance(value, Tool):
+            tools.append(value)
+        elif callable(value):
+            tools.append(Tool(value, name=name))
+        else:
+            raise ToolsetProblem(f"'{node['module']}' exports the tool '{name}' as a {type(value).__name__}, not a function or Tool")
     return FunctionToolset(tools, id=key)
 
 
@@ -75,6 +80,9 @@ def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) 
     value = dict(user_code.exported_toolsets(module)).get(node["key"])
     if value is None:
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")
+    if not isinstance(value, AbstractToolset) and not callable(value):
+        raise ToolsetProblem(f"'{node['module']}' exports the toolset '{node['key']}' as a {type(value).__name__}, "
+                             "not a toolset or a toolset factory")
     if use.opaque_approval is None:
         return value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False, id=node["name"])
     from ..toolset_approvals import factory_with_approvals, with_approvals

@@ -17,6 +17,7 @@ from llm_do.bundle.views import worker_description
 from llm_do.toolkit.tool_args import ModelArgsValidator
 
 from ..call_scope import CallContext, RunHost
+from ..errors import RunFailed
 
 
 class WorkerCallToolset(AbstractToolset[CallContext]):
@@ -34,6 +35,8 @@ class WorkerCallToolset(AbstractToolset[CallContext]):
             self._tools = {}
             for name in self.callees:
                 spec = self.runtime.bundle.worker(name)
+                if spec is None:
+                    raise RunFailed(f"the bundle has no worker '{name}' for its caller to call")
                 schema = self.runtime.input_class(spec)
                 self._tools[name] = ToolsetTool(
                     toolset=self,

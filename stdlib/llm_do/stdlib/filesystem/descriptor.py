@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..descriptor import ToolDescriptor, ToolsetDescriptor
@@ -66,7 +68,7 @@ LIST_FILES = ToolDescriptor(
 _IMPL = "llm_do.stdlib.filesystem.toolset:FilesystemToolset"
 
 
-def _filesystem(name: str, root: str, writable: bool) -> ToolsetDescriptor:
+def _filesystem(name: str, root: Literal["project", "cwd"], writable: bool) -> ToolsetDescriptor:
     where = "the project root" if root == "project" else "the directory the run was started in"
     mode = "Read, write and list" if writable else "Read and list"
     return ToolsetDescriptor(
