@@ -166,7 +166,7 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         op, np_ = old.get("packages") or {}, new.get("packages") or {}
         for pkg in sorted(set(op) | set(np_)):
             if op.get(pkg) != np_.get(pkg):
-                verb = "added" if pkg not in op else "removed" if pkg not in np_ else "changed"
+                verb: Verb = "added" if pkg not in op else "removed" if pkg not in np_ else "changed"
                 out.append(Change("low", verb, "project", f"package {pkg}", op.get(pkg), np_.get(pkg)))
     return out
 
@@ -230,11 +230,12 @@ def _limit_change(name: str, before: Any, after: Any) -> Change:
 
 def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
     out: list[Change] = []
-    for key, severity in (("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"),
-                          ("description", "low"), ("recursive", "medium"), ("attachments", "low"),
-                          ("server_side_tools", "medium")):
+    settings: tuple[tuple[str, Severity], ...] = (
+        ("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"), ("description", "low"),
+        ("recursive", "medium"), ("attachments", "low"), ("server_side_tools", "medium"))
+    for key, severity in settings:
         if old.get(key) != new.get(key):
-            area = "model" if key in ("model", "compatible_models") else "setting"
+            area: Area = "model" if key in ("model", "compatible_models") else "setting"
             out.append(Change(severity, "changed", area, f"{key} of {name}", _text(old.get(key)), _text(new.get(key)),
                               worker=name))
     if old.get("instructions") != new.get("instructions"):
@@ -406,7 +407,8 @@ def _reach_text(reach: Reach) -> str:
     return f"via {via_text(reach)} [{gate_text(reach)}]"
 
 
-def _reach_change(worker: str, verb: str, reach: Reach, before: str | None, cap: str) -> Change:
+def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap: str) -> Change:
+    severity: Severity
     if verb == "narrowed":
         severity = "low"
     elif is_side_effect(cap):

@@ -35,6 +35,13 @@ class CallGraph:
                 calls[edge.caller][edge.callee] = None
         return cls(calls)
 
+    def position(self, caller: str, callee: str) -> Location:
+        """Where `caller` names `callee`: only a graph built from the sources has positions."""
+        at = self.calls[caller][callee]
+        if at is None:
+            raise ValueError(f"the call graph read from a bundle has no position for '{caller}' -> '{callee}'")
+        return at
+
     def edges(self) -> list[tuple[str, str, Location | None]]:
         return [(u, v, at) for u in sorted(self.calls) for v, at in sorted(self.calls[u].items())]
 

@@ -7,6 +7,7 @@ project root, 1-based line and column in code points), an optional hint, related
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,10 +60,16 @@ class Diagnostic(BaseModel):
         return (self.file, self.line or 0, self.column or 0, _SEVERITY_RANK[self.severity], self.code, self.message)
 
 
+class LazyLocation(Protocol):
+    """A position found only when a diagnostic needs it (`stages.load`'s manifest locations)."""
+
+    def resolve(self) -> Location: ...
+
+
 def diagnostic(
     code: str,
     message: str,
-    at: Location,
+    at: Location | LazyLocation,
     *,
     hint: str | None = None,
     related: tuple[Related, ...] | list[Related] = (),
@@ -75,7 +82,7 @@ def diagnostic(
         at = at.resolve()
     return Diagnostic(
         code=code,
-        severity=RULES[code].severity,
+        severity=Severity(RULES[code].severity),
         message=message,
         file=at.file,
         line=at.line,

@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, Location, Related, diagnostic
 from .syntax.limits import MAX_RENDERED_CHARS
 from .syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
 from .template_limits import nesting_overflow
+
+if TYPE_CHECKING:
+    from jinja2 import nodes
+
+    from .template_sandbox import BoundedSandbox
 
 _SYNTAX = re.compile(r"\{[{%#]")
 _SECRET_NAMES = re.compile(
@@ -68,7 +73,7 @@ class TemplateContext:
         return self._env
 
 
-def _environment(ctx: TemplateContext):
+def _environment(ctx: TemplateContext) -> BoundedSandbox:
     from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 
     from .template_sandbox import BoundedSandbox
@@ -165,7 +170,7 @@ def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list
                            related=related)]
 
 
-def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree, undeclared: set[str], defined: set[str],
+def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree: nodes.Template, undeclared: set[str], defined: set[str],
                   related: tuple) -> list[Diagnostic]:
     from jinja2 import nodes
 
@@ -185,8 +190,10 @@ def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree, undeclared: se
             hint=_undefined_hint(name, ctx.variables), related=related,
         ))
     assigned = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
-    for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-        out.extend(_check_include(ctx, unit, node, defined | assigned, related))
+    loading = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+    for node in tree.find_all(loading):
+        if isinstance(node, loading):  # always true: narrows find_all's result for the type checker
+            out.extend(_check_include(ctx, unit, node, defined | assigned, related))
     for call in tree.find_all(nodes.Call):
         if isinstance(call.node, nodes.Name) and call.node.name == "file" and call.args and isinstance(call.args[0], nodes.Const):
             out.extend(_check_file_call(ctx, unit, str(call.args[0].value), call.lineno, related))
@@ -206,7 +213,8 @@ def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
     return undefined_variable_hint(name, variables)
 
 
-def _check_include(ctx: TemplateContext, unit: TemplateUnit, node, defined: set[str], related: tuple) -> list[Diagnostic]:
+def _check_include(ctx: TemplateContext, unit: TemplateUnit,
+                   node: nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends, defined: set[str], related: tuple) -> list[Diagnostic]:
     from jinja2 import nodes
 
     target = node.template

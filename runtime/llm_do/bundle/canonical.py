@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 DIGEST_KEY = "digest"
@@ -78,7 +79,7 @@ class _Indented:
     def __init__(self, out: list[str]) -> None:
         self.out = out
         self.memo: dict[tuple[int, int], str] = {}
-        self.string = json.encoder.encode_basestring  # type: ignore[attr-defined]
+        self.string = json.encoder.encode_basestring
 
     def encode(self, value: Any, level: int) -> None:
         out = self.out
@@ -136,7 +137,7 @@ class _Indented:
             self.encode(item, level)
 
 
-def seal(doc: dict[str, Any]) -> bytes:
+def seal(doc: Mapping[str, Any]) -> bytes:
     """Serialize ``doc`` with its ``digest``: sha256 of the file form with the digest value blank."""
     blank = document_json({**doc, DIGEST_KEY: ""})
     digest = tagged(sha256_hex(blank))

@@ -46,7 +46,7 @@ class EntryContext(CallContext):
             raise CallRefused(f"the entry function '{self.label}' called worker '{name}', which its entry.calls does not "
                               f"declare (it may call: {declared})")
 
-    def call_worker(self, name: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def call_worker(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call worker `name` at depth 1: awaitable in an async function, the output itself in a
         sync one (which runs in a thread of its own)."""
         self._allow(name)

@@ -8,8 +8,8 @@ of the word inside the rule.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
@@ -38,12 +38,22 @@ class RuledToolset(Protocol):
     opaque_approval: str | None
 
 
-class RuledWorker(Protocol):
-    """A resolved worker as the rules see it (`resolve.RuledWorker`, which calls `apply_rules`)."""
+ToolT = TypeVar("ToolT", bound=RuledTool)
+_ToolT_co = TypeVar("_ToolT_co", bound=RuledTool, covariant=True)
+
+
+class RuledWorker(Protocol, Generic[_ToolT_co]):
+    """A resolved worker as the rules see it (`resolve.RuledWorker`, which calls `apply_rules`),
+    whose tools are of its own tool type (which the rule callbacks take)."""
 
     parsed: ParsedWorker
-    tools: dict[str, RuledTool]
-    toolsets: list[RuledToolset]
+
+    @property
+    def tools(self) -> Mapping[str, _ToolT_co]: ...
+
+    @property
+    def toolsets(self) -> Sequence[RuledToolset]: ...
+
     rules: list[ApprovalRule]
     tools_unknown: bool
     unknown_names: set[str]
@@ -52,7 +62,7 @@ class RuledWorker(Protocol):
 class RulePlaces:
     """Where each rule's text starts in the .worker file, for columns inside a rule."""
 
-    def __init__(self, worker: RuledWorker, source: str | None) -> None:
+    def __init__(self, worker: RuledWorker[Any], source: str | None) -> None:
         self.worker = worker
         self.lines = source.split("\n") if source is not None else []
 
@@ -70,8 +80,8 @@ class RulePlaces:
         return Location(file=item.file, line=item.line, column=start + offset + 1)
 
 
-def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[RuledTool], ToolParams | None],
-                diagnostics: list[Diagnostic], always_asked: Callable[[RuledTool], bool] = lambda tool: False) -> None:
+def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Callable[[ToolT], ToolParams | None],
+                diagnostics: list[Diagnostic], always_asked: Callable[[ToolT], bool] = lambda tool: False) -> None:
     """`always_asked`: tools no allow rule applies to (A010 where a rule names one)."""
     places = RulePlaces(worker, source)
     groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
@@ -129,7 +139,7 @@ def apply_rules(worker: RuledWorker, source: str | None, params_of: Callable[[Ru
     _report_overruled(worker, applying, by_rule, places, diagnostics)
 
 
-def _askable(rule: ApprovalRule, names: list[str], worker: RuledWorker, always_asked: Callable[[RuledTool], bool],
+def _askable(rule: ApprovalRule, names: list[str], worker: RuledWorker[ToolT], always_asked: Callable[[ToolT], bool],
              places: RulePlaces, diagnostics: list[Diagnostic]) -> list[str]:
     """The tools an allow rule applies to: not those always asked (A010 when the rule names one of
     them or its toolset; a glob passes over them quietly)."""
@@ -145,7 +155,7 @@ def _askable(rule: ApprovalRule, names: list[str], worker: RuledWorker, always_a
     return kept
 
 
-def _report_overruled(worker: RuledWorker, applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],
+def _report_overruled(worker: RuledWorker[Any], applying: dict[str, list[ApprovalRule]], by_rule: dict[int, list[str]],
                       places: RulePlaces, diagnostics: list[Diagnostic]) -> None:
     """A006 for each rule that decides no call: a deny or a later rule decides every call it matches."""
     for rule in worker.rules:

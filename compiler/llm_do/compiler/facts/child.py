@@ -183,7 +183,7 @@ def _class(root: Path, req: ClassRequest, failed: dict[str, PyError]) -> tuple[C
     fact.is_model = issubclass(cls, BaseModel)
     fact.is_worker_args = issubclass(cls, WorkerArgs)
     fact.abstract = inspect.isabstract(cls)
-    if fact.is_model:
+    if issubclass(cls, BaseModel):
         try:
             fact.json_schema = cls.model_json_schema()
         except Exception as exc:
@@ -326,12 +326,12 @@ def answer(request: Request) -> Facts:
         facts.args_checks.append(check)
     loaded = set()
     for module in list(sys.modules.values()):
-        filename = getattr(module, "__file__", None)
-        rel = _rel(root, filename)
-        if rel and rel.endswith(".py") and "site-packages" not in filename and not any(
-            part.startswith(".") for part in Path(rel).parts
+        loaded_file: str | None = getattr(module, "__file__", None)
+        loaded_rel = _rel(root, loaded_file)
+        if loaded_rel and loaded_file and loaded_rel.endswith(".py") and "site-packages" not in loaded_file and not any(
+            part.startswith(".") for part in Path(loaded_rel).parts
         ):
-            loaded.add(rel)
+            loaded.add(loaded_rel)
     facts.loaded_files = sorted(loaded)
     facts.packages = _packages([r.module for r in request.classes if r.file is None])
     return facts

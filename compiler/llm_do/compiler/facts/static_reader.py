@@ -29,18 +29,18 @@ def read_statically(sources: SourceMap, python_files: list[str], classes: list[C
             for prefix in registered_prefixes(tree):
                 facts.model_factories.setdefault(prefix, rel)
     for req in classes:
-        fact = ClassFact(ref=req.ref, module=req.module, qualname=req.qualname, file=req.file)
-        facts.classes[req.ref] = fact
+        cls_fact = ClassFact(ref=req.ref, module=req.module, qualname=req.qualname, file=req.file)
+        facts.classes[req.ref] = cls_fact
         if req.file is None:
             continue  # an installed module: nothing to read without importing
         tree = trees.get(req.module)
         if tree is None:
             fact_file = _module(sources, req.file)
-            fact.error = fact_file[0].error
+            cls_fact.error = fact_file[0].error
             tree = fact_file[1]
         if tree is None:
             continue
-        _class_fact(tree, fact)
+        _class_fact(tree, cls_fact)
     return facts
 
 

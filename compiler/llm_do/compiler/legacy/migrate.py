@@ -49,11 +49,11 @@ def migrate_front_matter(text: str, *, recursive: bool) -> tuple[str, bool]:
     has_recursive = False
     for line in lines:
         m = _KEY.match(line)
-        key = m.group("key") if m else None
+        key, rest = (m.group("key"), m.group("rest")) if m else (None, "")
         if key == "input_model_ref":
-            line = "schema_in_ref:" + _colon_ref(m.group("rest"))
+            line = "schema_in_ref:" + _colon_ref(rest)
         elif key == "entry":
-            entry = m.group("rest").strip().lower() in ("true", "yes")
+            entry = rest.strip().lower() in ("true", "yes")
             continue
         elif key == "recursive":
             has_recursive = True
@@ -100,7 +100,7 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
                 value = parent.pop(path[-1])
                 if why := already_done(path, value):
                     hint = f"already what llm-do does: {why}"
-                plan.notes.append(f"removed {'.'.join(path)}: {hint}")
+                plan.notes.append(f"removed {'.'.join(map(str, path))}: {hint}")
         plan.writes["project.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return plan
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from llm_do.bundle.canonical import seal
 from llm_do.toolkit.files import atomic_write
 
 
-def emit(doc: dict[str, Any]) -> bytes:
+def emit(doc: Mapping[str, Any]) -> bytes:
     return seal(doc)
 
 

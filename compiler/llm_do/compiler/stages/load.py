@@ -117,9 +117,10 @@ def _read_manifest(
                                       hint=read.hint))
         return None, empty, frozenset()
     data = read.data
-    positions: Positions = LazyPositions(lambda: json_positions(text))
+    lazy = LazyPositions(lambda: json_positions(text))
+    positions: Positions = lazy
     if read.has_duplicates:
-        for path, pos in positions.table.duplicates:
+        for path, pos in lazy.table.duplicates:
             diagnostics.append(diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=manifest_file, line=pos.line,
                                                                                           column=pos.column)))
     unfit = first_unfit(data)
@@ -139,7 +140,7 @@ def _read_manifest(
 
 def _implicit_worker_files(root: Path) -> list[str]:
     """Every *.worker below the root, as `**/*.worker` would match: no hidden files or directories."""
-    out = []
+    out: list[str] = []
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         rel_dir = os.path.relpath(directory, root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
@@ -56,7 +57,9 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     if split == "P004":
         return None, [diagnostic("P004", "the front matter opened on line 1 is never closed", top,
                                  hint="end the front matter with a line that is exactly '---'")]
-    front_text, body, body_line = split  # type: ignore[misc]
+    if isinstance(split, str):
+        raise ValueError(f"split_front_matter gave the unknown problem {split!r}")
+    front_text, body, body_line = split
     doc = load_yaml(front_text, line_offset=1)
     if isinstance(doc, YamlProblem):
         lines = source.text.split("\n")
@@ -101,7 +104,7 @@ def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions
     """The validation diagnostics, with a hint added to those at a value `hints` knows."""
     if not hints:
         return found
-    at = {}
+    at: dict[tuple[int | None, int | None], Any] = {}
     for path, hint in hints.items():
         pos = positions.value(path)
         at[(pos.line, pos.column)] = hint

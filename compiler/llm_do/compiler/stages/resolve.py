@@ -86,17 +86,17 @@ def resolve(
                               python_tools=python_tools, entry=manifest.entry_worker, mcp_servers=mcp_servers)
     # What a toolsets entry may name, in order of preference for a did-you-mean.
     names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(mcp_servers), *sorted(workers)]
-    for worker in workers.values():
-        incomplete = worker.parsed.incomplete
-        worker.tools_unknown = bool({"toolsets", "tools"} & incomplete)
-        worker.calls_unknown = bool({"toolsets", "calls"} & incomplete)
-        resolve_toolsets(project, worker, names, python_known, unknowns, diagnostics)
-        _resolve_declared_calls(project, worker, unknowns, diagnostics)
-        resolve_tools(project, worker, python_known, diagnostics)
-        _resolve_schemas(project, worker, refs, diagnostics)
-    for worker in workers.values():  # after every worker's schemas: a rule may test a callee's input
-        source = loaded.sources.files.get(worker.parsed.file)
-        apply_rules(worker, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics,
+    for resolved in workers.values():
+        incomplete = resolved.parsed.incomplete
+        resolved.tools_unknown = bool({"toolsets", "tools"} & incomplete)
+        resolved.calls_unknown = bool({"toolsets", "calls"} & incomplete)
+        resolve_toolsets(project, resolved, names, python_known, unknowns, diagnostics)
+        _resolve_declared_calls(project, resolved, unknowns, diagnostics)
+        resolve_tools(project, resolved, python_known, diagnostics)
+        _resolve_schemas(project, resolved, refs, diagnostics)
+    for resolved in workers.values():  # after every worker's schemas: a rule may test a callee's input
+        source = loaded.sources.files.get(resolved.parsed.file)
+        apply_rules(resolved, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics,
                     always_asked=_always_asked)
     if manifest.entry_function is not None:
         fn = resolve_entry_function(loaded, function_ref, facts.entry_function, project.workers, unknowns.workers,

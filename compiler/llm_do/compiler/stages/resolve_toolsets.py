@@ -111,8 +111,8 @@ def resolve_toolsets(
             if python.fact.tools is None:
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
             else:
-                for tool in python.fact.tools:
-                    _add_tool(worker, ResolvedTool(name=tool.name, kind="python_toolset", toolset=ref.name, group=ref.name,
+                for tool_fact in python.fact.tools:
+                    _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=ref.name, group=ref.name,
                                                    default_approval=PYTHON_TOOL_DEFAULT, at=at),
                               diagnostics)
             continue

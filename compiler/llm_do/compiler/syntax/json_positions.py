@@ -43,10 +43,14 @@ def json_positions(text: str) -> PositionTable:
     except LarkError:
         return table
 
-    def pos(node) -> Pos:
+    def pos(node: object) -> Pos:
         if isinstance(node, Token):
+            if node.line is None or node.column is None:
+                raise ValueError(f"lark gave the JSON token {node!r} no position")
             return Pos(node.line, node.column)
-        return Pos(node.meta.line, node.meta.column)
+        if isinstance(node, Tree):
+            return Pos(node.meta.line, node.meta.column)
+        raise TypeError(f"not a node of lark's JSON tree: {node!r}")
 
     pending: list[tuple[object, Path]] = [(tree, ())]
     while pending:
@@ -59,7 +63,7 @@ def json_positions(text: str) -> PositionTable:
             seen: set[str] = set()
             for pair in node.children:
                 key_node, value_node = pair.children
-                key = json.loads(key_node.children[0])
+                key = json.loads(str(key_node.children[0]))  # a Token: the key's JSON string
                 if key in seen:
                     table.duplicates.append((path + (key,), pos(key_node)))
                 seen.add(key)

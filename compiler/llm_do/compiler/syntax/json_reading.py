@@ -8,6 +8,7 @@ becomes a problem at an offset here; what `json` reads is then JSON the bundle c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -68,7 +69,7 @@ def _bounded_int(token: str) -> int:
     return int(token)
 
 
-def _duplicates_noted(found: list[bool]):
+def _duplicates_noted(found: list[bool]) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
     """A json object hook that keeps the last value, as json does, and notes repeated keys."""
 
     def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -46,11 +46,11 @@ def parse_ref(text: str, *, legacy: bool = False) -> SchemaRef:
             rel = lexically_confined(left)
         except OutsideRoot as exc:
             raise RefError("F002", f"schema reference {exc}") from None
-        module = module_name(rel)
-        if module is None:
+        path_module = module_name(rel)
+        if path_module is None:
             raise RefError("S001", f"'{left}' cannot be imported as a module: every part of the path must be a Python identifier",
                            hint="rename the file, e.g. `my-schemas.py` to `my_schemas.py`")
-        return SchemaRef(text, module, qualname, rel)
+        return SchemaRef(text, path_module, qualname, rel)
     if not _QUALNAME.match(left):
         raise RefError("S001", f"'{left}' in '{text}' is neither a .py path nor a module name",
                        hint="write `schemas.py:ClassName` or `package.module:ClassName`")

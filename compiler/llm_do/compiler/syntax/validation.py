@@ -7,6 +7,7 @@ import typing
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..suggest import did_you_mean
@@ -109,7 +110,7 @@ def _dotted(path: Path) -> str:
     return out
 
 
-def _one(model: type[BaseModel], err: dict, path: Path, file: str, positions: Positions, where: str) -> Diagnostic:
+def _one(model: type[BaseModel], err: ErrorDetails, path: Path, file: str, positions: Positions, where: str) -> Diagnostic:
     kind = err["type"]
     prefix = f"{where} " if where else ""
     if kind == "extra_forbidden":

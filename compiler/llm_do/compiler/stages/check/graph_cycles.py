@@ -17,7 +17,7 @@ def check_cycles(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]
             if worker.parsed.front.recursive:
                 continue
             callee = min(v for v in graph.calls[name] if v in group)
-            at = graph.calls[name][callee]
+            at = graph.position(name, callee)
             if worker.parsed.legacy:
                 out.append(diagnostic("L002", f"'{name}' takes part in the call cycle {shown}", at,
                                       hint="the .agent format cannot declare recursion; migrate to .worker and add `recursive: true`"))

@@ -15,14 +15,14 @@ def check_depth(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
             project.workers[w].calls_unknown for w in depth if w in project.workers):
         return []  # an edge an earlier error hid may be a shorter path: depths are not known
     out: list[Diagnostic] = []
-    for caller, callee, at in graph.edges():
+    for caller, callee, _ in graph.edges():
         d = depth.get(caller)
         if d is not None and d >= max_depth:
             out.append(diagnostic(
                 "G002",
                 f"'{caller}' runs at depth {d} at the earliest, so its call to '{callee}' would run at depth {d + 1},"
                 f" past max_depth {max_depth}",
-                at,
+                graph.position(caller, callee),
                 hint="raise runtime.max_depth in project.json or shorten the chain",
             ))
     return out

@@ -15,13 +15,14 @@ def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Dia
     reported: set[tuple] = set()
     for module in facts.modules.values():
         if module.error is not None:
-            err = module.error
-            key = (err.file, err.line, err.message)
+            failed = module.error
+            key = (failed.file, failed.line, failed.message)
             reported.add(key)
-            out.append(diagnostic("Y001", f"importing '{module.file}' failed: {err.message}",
-                                  Location(file=err.file or module.file, line=err.line or 1, column=err.column)))
-        for err in module.export_errors:
-            out.append(diagnostic("Y004", err.message, Location(file=err.file or module.file, line=err.line)))
+            out.append(diagnostic("Y001", f"importing '{module.file}' failed: {failed.message}",
+                                  Location(file=failed.file or module.file, line=failed.line or 1, column=failed.column)))
+        for export_error in module.export_errors:
+            out.append(diagnostic("Y004", export_error.message,
+                                  Location(file=export_error.file or module.file, line=export_error.line)))
         for ts in module.toolsets:
             if ts.tools is None and facts.imported and _used(project, ts.name):
                 out.append(diagnostic("Y003", f"toolset '{ts.name}' is opaque: {ts.opaque_reason}",
@@ -36,7 +37,8 @@ def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Dia
             out.append(diagnostic("Y001", f"importing '{cls.module}' failed: {err.message}", at))
     function = project.entry_function
     err = function.fact.error if function is not None and function.fact is not None else None
-    if err is not None and function.ref is not None and (err.file, err.line, err.message) not in reported:
+    if (function is not None and err is not None and function.ref is not None
+            and (err.file, err.line, err.message) not in reported):
         at = Location(file=err.file, line=err.line or 1, column=err.column) if err.file else function.at
         out.append(diagnostic("Y001", f"importing '{function.ref.file or function.ref.module}' (the entry function's module) "
                                       f"failed: {err.message}", at))
