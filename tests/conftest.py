@@ -1,6 +1,5 @@
 """Every test is offline: pydantic-ai refuses real model requests for the whole session. A build's
-introspection facts come from a cache when the same project was introspected before
-(tests/support/introspection.py)."""
+introspection comes from llm-do's own cache, in a folder of the session (tests/support/introspection.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from collections.abc import Iterator
 import pydantic_ai.models
 import pytest
 
-from tests.support.introspection import FactsCache
+from llm_do.compiler.facts.cache import NO_CACHE_VARIABLE
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
@@ -23,15 +22,14 @@ def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _introspection_facts_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Builds take the facts of a project introspected before from a folder the session's xdist
-    workers share; `real_introspection()` turns it off."""
-    from llm_do.compiler.stages import introspect as stage
-
+def _introspection_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """llm-do's introspection cache in a folder the session's xdist workers share, never the
+    developer's own; `real_introspection()` turns it off."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(stage, "run_child", FactsCache(shared / "introspection-facts").wrap(stage.run_child))
+        patch.setenv("XDG_CACHE_HOME", str(shared / "cache"))
+        patch.delenv(NO_CACHE_VARIABLE, raising=False)
         yield
 
 

@@ -53,12 +53,12 @@ def read_lock(path: Path) -> dict[str, Any]:
     return json.loads(data)
 
 
-def compile_document(project: Path, label: str, *, import_python: bool) -> dict[str, Any]:
+def compile_document(project: Path, label: str, *, import_python: bool, cache: bool = True) -> dict[str, Any]:
     from .pipeline import compile_project
     from .stages.load import ProjectNotFound
 
     try:
-        result = compile_project(project, import_python=import_python)
+        result = compile_project(project, import_python=import_python, cache=cache)
     except ProjectNotFound as exc:
         raise BundleInputProblem(f"{label}: {exc}") from None
     except OSError as exc:
@@ -68,17 +68,18 @@ def compile_document(project: Path, label: str, *, import_python: bool) -> dict[
     return json.loads(result.bundle)
 
 
-def load_document(spec: str, *, import_python: bool = True) -> dict[str, Any]:
-    """The bundle document SPEC names: `git:REV[:PATH]`, a `.lock` file, or a project."""
+def load_document(spec: str, *, import_python: bool = True, cache: bool = True) -> dict[str, Any]:
+    """The bundle document SPEC names: `git:REV[:PATH]`, a `.lock` file, or a project. A `git:`
+    side never takes introspection from the cache."""
     if spec.startswith(GIT_PREFIX):
         with git_export(spec) as project:
-            return compile_document(project, spec, import_python=import_python)
+            return compile_document(project, spec, import_python=import_python, cache=False)
     path = Path(spec)
     if path.is_file() and path.suffix == ".lock":
         return read_lock(path)
     if not path.exists():
         raise BundleInputProblem(f"{spec}: no such file or directory")
-    return compile_document(path, spec, import_python=import_python)
+    return compile_document(path, spec, import_python=import_python, cache=cache)
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:

@@ -35,12 +35,12 @@ class LockStatus:
         return not self.differences
 
 
-def check_lock(project_path: Path, lock: Path | None = None) -> LockStatus:
+def check_lock(project_path: Path, lock: Path | None = None, *, cache: bool = True) -> LockStatus:
     """Build `project_path` in memory and compare with the lock's bytes. Writes nothing.
 
     Raises `ProjectNotFound` when the path names no project.
     """
-    result = compile_project(project_path, lock_dir=lock.parent if lock else None)
+    result = compile_project(project_path, lock_dir=lock.parent if lock else None, cache=cache)
     lock = lock or result.loaded.root / "bundle.lock"
     status = LockStatus(lock, result)
     try:

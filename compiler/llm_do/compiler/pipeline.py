@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
+from .facts.cache import IntrospectionCache, cache_wanted
 from .stages.check import check
 from .stages.emit import emit
 from .stages.introspect import collect_refs, entry_function_ref, introspect
@@ -37,9 +38,13 @@ class CompileResult:
 
 
 def compile_project(
-    path: Path, *, import_python: bool = True, lock_dir: Path | None = None, emit_bundle: bool = True
+    path: Path, *, import_python: bool = True, lock_dir: Path | None = None, emit_bundle: bool = True,
+    cache: bool = True,
 ) -> CompileResult:
     """Compile the project at `path` (a directory or its project.json).
+
+    `cache`: take the introspection of Python that did not change from the user's cache (see
+    `facts.cache`; `LLM_DO_NO_CACHE` turns it off too).
 
     Raises `ProjectNotFound` when the path names no project (a usage error, not a finding).
     `lock_dir` is where the lock will live (for the bundle's relative `root`).
@@ -62,7 +67,7 @@ def compile_project(
     diagnostics.extend(found)
     entry = None if function_ref else next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
     facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python,
-                       entry_function=function_ref)
+                       entry_function=function_ref, cache=IntrospectionCache() if cache and cache_wanted() else None)
     mcp_facts = list_servers(loaded, import_python=import_python)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)

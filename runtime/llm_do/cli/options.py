@@ -171,6 +171,13 @@ def no_import_option(command: Command[R]) -> Command[R]:
                              "schemas are not checked.")(command)
 
 
+def no_cache_option(command: Command[R]) -> Command[R]:
+    """`--no-cache` (every command that compiles): import the project's Python afresh."""
+    return click.option("--no-cache", is_flag=True,
+                        help="Import the project's Python even when it did not change since a build cached "
+                             "what it defines (LLM_DO_NO_CACHE=1 does the same).")(command)
+
+
 def durable_option(command: Command[R]) -> Command[R]:
     """`--durable [DB_URL]`: a value only when it has a scheme (see `DurableAwareCommand`)."""
     return click.option("--durable", "durable", is_flag=False, flag_value="", default=None, metavar="[DB_URL]",

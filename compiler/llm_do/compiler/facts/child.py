@@ -8,6 +8,7 @@ user code asks for it: pydantic-ai is imported only to describe tools.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import os
@@ -19,6 +20,7 @@ from typing import Any
 from llm_do.runtime.args import WorkerArgs
 from llm_do.toolkit import user_code
 
+from .project_reads import ProjectReads
 from .records import (
     ArgsCheck,
     ClassFact,
@@ -26,6 +28,7 @@ from .records import (
     Facts,
     FunctionFact,
     FunctionRequest,
+    ImportEnvironment,
     ModuleFact,
     PyError,
     Request,
@@ -288,7 +291,8 @@ def _registered_prefixes() -> set[str]:
     return set(registry.registered_prefixes()) if registry is not None else set()
 
 
-def answer(request: Request) -> Facts:
+def answer(request: Request, reads: ProjectReads | None = None) -> Facts:
+    """`reads`: the audit hook's record, installed before any user code ran (for the cache)."""
     root = Path(request.root).resolve()
     user_code.add_root(str(root))
     if request.agent_era:
@@ -334,7 +338,38 @@ def answer(request: Request) -> Facts:
             loaded.add(loaded_rel)
     facts.loaded_files = sorted(loaded)
     facts.packages = _packages([r.module for r in request.classes if r.file is None])
+    facts.environment = _environment(root, reads)
     return facts
+
+
+def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | None:
+    """What the imports read in the project, and the module files and `sys.path` folders outside
+    it as they are after the imports; None when nothing recorded the project's reads."""
+    if reads is None:
+        return None
+    inside = str(root) + os.sep
+    environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders))
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if not isinstance(filename, str) or not os.path.isabs(filename):
+            continue
+        real = os.path.realpath(filename)
+        if real.startswith(inside):
+            continue
+        try:
+            st = os.stat(real)
+        except OSError:
+            continue
+        environment.module_files[real] = [st.st_mtime_ns, st.st_size]
+    for entry in sys.path:
+        real = os.path.realpath(entry or ".")
+        if real == str(root) or real.startswith(inside):
+            continue
+        try:
+            environment.path_folders[real] = os.stat(real).st_mtime_ns
+        except OSError:
+            environment.path_folders[real] = None
+    return environment
 
 
 def main() -> None:
@@ -342,7 +377,10 @@ def main() -> None:
     os.dup2(2, 1)  # whatever user code prints goes to stderr, never into the answer
     sys.stdout = sys.stderr
     request = Request.model_validate_json(sys.stdin.read())
-    facts = answer(request)
+    reads = ProjectReads(Path(request.root).resolve())
+    reads.install()
+    importlib.invalidate_caches()  # folders listed before the hook are listed again, and heard
+    facts = answer(request, reads)
     out.write(facts.model_dump_json())
     out.flush()
 

@@ -91,6 +91,19 @@ class FunctionFact(BaseModel):
     """entry.args validated against that input: pydantic errors (loc, msg, type)."""
 
 
+class ImportEnvironment(BaseModel):
+    """What the child's imports read, in the project and outside it: the introspection cache's checks."""
+
+    module_files: dict[str, list[int]] = Field(default_factory=dict)
+    """Module file -> [modification time in ns, size]."""
+    path_folders: dict[str, int | None] = Field(default_factory=dict)
+    """Folder on `sys.path` -> its modification time in ns (None: missing)."""
+    project_files: list[str] = Field(default_factory=list)
+    """Project files the child opened for reading (bytecode as its source), relative to the root."""
+    project_folders: list[str] = Field(default_factory=list)
+    """Project folders the child listed, relative to the root."""
+
+
 class Facts(BaseModel):
     imported: bool
     modules: dict[str, ModuleFact] = Field(default_factory=dict)
@@ -107,6 +120,8 @@ class Facts(BaseModel):
     failure: PyError | None = None
     """The subprocess itself failed or timed out; `failure_code` says which."""
     failure_code: str | None = None
+    environment: ImportEnvironment | None = None
+    """Set by the child; the cache keeps an answer only with it."""
 
 
 class ClassRequest(BaseModel):

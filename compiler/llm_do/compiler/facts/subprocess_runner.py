@@ -12,6 +12,8 @@ from pydantic import ValidationError
 from .records import Facts, McpFacts, McpRequest, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
+MOMENTARY_FAILURES = frozenset({"Y002", "Y005"})
+"""The time limit passed, or the child died: answers of the moment, not of the sources."""
 
 
 def import_timeout() -> float:

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, diagnostic
+from ..facts.cache import IntrospectionCache
 from ..facts.records import ClassRequest, Facts, FunctionRequest, Request
 from ..facts.static_reader import read_statically
 from ..facts.subprocess_runner import introspect as run_child
@@ -66,9 +67,11 @@ def introspect(
     *,
     import_python: bool,
     entry_function: SchemaRef | None = None,
+    cache: IntrospectionCache | None = None,
 ) -> Facts:
     """`entry_ref`: the entry worker's input schema; `entry_function`: the entry function, when
-    the entry is one (its file must exist and stay in the root to be imported)."""
+    the entry is one (its file must exist and stay in the root to be imported). With a `cache`, an
+    answer kept from an earlier build whose checks still hold stands in for the child."""
     classes: dict[str, ClassRequest] = {}
     for ref in refs.refs.values():
         classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
@@ -88,7 +91,13 @@ def introspect(
                                    file=entry_function.file, args=entry_args)
     request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate,
                       agent_era=agent_era, entry_function=function)
-    return run_child(request, project.root)
+    if cache is None:
+        return run_child(request, project.root)
+    facts = cache.lookup(request, project.root)
+    if facts is None:
+        facts = run_child(request, project.root)
+        cache.store(request, project.root, facts)
+    return facts
 
 
 def _inside(project: LoadedProject, rel: str) -> bool:

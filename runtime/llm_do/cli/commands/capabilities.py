@@ -10,7 +10,7 @@ from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, loa
 from llm_do.compiler.capability_report import RENDERERS, report
 
 from ..errors import ExitCode, usage_problem
-from ..options import no_import_option
+from ..options import no_cache_option, no_import_option
 from ._compile import as_report, print_diagnostics
 
 
@@ -18,12 +18,13 @@ from ._compile import as_report, print_diagnostics
 @click.argument("target", default=".")
 @click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
 @no_import_option
-def capabilities(target: str, fmt: str, no_import: bool) -> int:
+@no_cache_option
+def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
     """Show what every worker can do, itself and through the workers it calls, with the call path
     and the approvals on it. TARGET is a project (compiled in memory, never read from its lock),
     a bundle.lock, or git:REV[:PATH]. Lines marked `!` are side effects with no approval."""
     try:
-        doc = load_document(target, import_python=not no_import)
+        doc = load_document(target, import_python=not no_import, cache=not no_cache)
     except ProjectErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
         return ExitCode.FAILED

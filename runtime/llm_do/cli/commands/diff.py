@@ -15,7 +15,7 @@ from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, loa
 from llm_do.compiler.diff_report import RENDERERS, DiffInputs
 
 from ..errors import ExitCode, usage_problem
-from ..options import no_import_option
+from ..options import no_cache_option, no_import_option
 from ._compile import as_report, print_diagnostics
 
 
@@ -25,13 +25,14 @@ from ._compile import as_report, print_diagnostics
 @click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Exit 1 only when a change of this severity or higher exists.")
 @no_import_option
-def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool) -> int:
+@no_cache_option
+def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_cache: bool) -> int:
     """Compare what two versions of a project can do. OLD and NEW are each a bundle.lock, a project
     directory (compiled in memory) or git:REV[:PATH] (the project as committed at REV)."""
     docs = []
     for spec in (old, new):
         try:
-            docs.append(load_document(spec, import_python=not no_import))
+            docs.append(load_document(spec, import_python=not no_import, cache=not no_cache))
         except ProjectErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
             raise usage_problem(str(exc)) from None

@@ -12,13 +12,15 @@ from llm_do.bundle.errors import BundleRefused
 from llm_do.compiler.graph_export import RENDERERS, bundle_graph
 
 from ..errors import usage_problem
+from ..options import no_cache_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
 @click.argument("target", default=".", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
-def graph(target: Path, fmt: str) -> int:
+@no_cache_option
+def graph(target: Path, fmt: str, no_cache: bool) -> int:
     """Show the call graph of a project (compiled in memory) or of a bundle.lock."""
     if target.is_file() and target.suffix == ".lock":
         try:
@@ -28,7 +30,7 @@ def graph(target: Path, fmt: str) -> int:
         except ValueError as exc:
             raise usage_problem(f"{target}: cannot read the bundle: {exc}") from None
     else:
-        result = compile_or_exit(target)
+        result = compile_or_exit(target, cache=not no_cache)
         if result.bundle is None:
             print_diagnostics([as_report(target.as_posix(), result)])
             return 1

@@ -9,7 +9,7 @@ import click
 from llm_do.compiler.report.diagnostics import ProjectDiagnostics, counts
 
 from ..errors import ExitCode
-from ..options import no_import_option
+from ..options import no_cache_option, no_import_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -19,8 +19,9 @@ FORMATS = ("text", "json", "sarif", "github")
 @click.argument("projects", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @no_import_option
+@no_cache_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) -> int:
+def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, strict: bool) -> int:
     """Check PROJECTS (default: .) and report every problem at once.
 
     Linting imports the project's Python (in a subprocess) to read its schemas and tools, which
@@ -28,7 +29,7 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, strict: bool) ->
     """
     reports: list[ProjectDiagnostics] = []
     for project in projects or (Path("."),):
-        result = compile_or_exit(project, import_python=not no_import, emit_bundle=False)
+        result = compile_or_exit(project, import_python=not no_import, emit_bundle=False, cache=not no_cache)
         reports.append(as_report(project.as_posix(), result))
     if fmt == "text":
         print_diagnostics(reports)

@@ -11,15 +11,17 @@ from llm_do.compiler.legacy.migrate import cyclic_workers, plan_migration
 from llm_do.compiler.stages.emit import write_atomic
 
 from ..errors import ExitCode, usage_problem
+from ..options import no_cache_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
 @click.argument("project", default=".", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print what would change and write nothing.")
-def migrate(project: Path, dry_run: bool) -> int:
+@no_cache_option
+def migrate(project: Path, dry_run: bool, no_cache: bool) -> int:
     """Rewrite a project of the .agent era to .worker files and today's project.json."""
-    before = compile_or_exit(project, emit_bundle=False)
+    before = compile_or_exit(project, emit_bundle=False, cache=not no_cache)
     loaded = before.loaded
     agent_files = [f for f in loaded.worker_files if f.endswith(".agent")]
     names = {}
@@ -51,7 +53,7 @@ def migrate(project: Path, dry_run: bool) -> int:
                 (loaded.root / rel).unlink()
     except OSError as exc:
         raise usage_problem(f"cannot write: {exc.strerror}") from None
-    after = compile_or_exit(project, emit_bundle=False)
+    after = compile_or_exit(project, emit_bundle=False, cache=not no_cache)
     print_diagnostics([as_report(project.as_posix(), after)])
     click.echo("migrated; check the result with `llm-do build`" if after.ok else "migrated, with errors left to fix", err=True)
     return ExitCode.OK if after.ok else 1

@@ -8,7 +8,7 @@ import click
 
 from ..errors import CliError, ExitCode
 from ..inputs import InputOptions
-from ..options import RunOptions, input_options, run_options
+from ..options import RunOptions, input_options, no_cache_option, run_options
 from ..params import verified_bytes
 from ._compile import as_report, compile_or_exit, print_diagnostics
 from .exec import run_once
@@ -29,10 +29,11 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @click.argument("positionals", nargs=-1, metavar="[PROJECT] [PROMPT]")
 @input_options
 @run_options
-def run(positionals: tuple[str, ...], inputs: InputOptions, opts: RunOptions) -> int:
+@no_cache_option
+def run(positionals: tuple[str, ...], inputs: InputOptions, opts: RunOptions, no_cache: bool) -> int:
     """Compile PROJECT (default .) in memory and run it; nothing is written."""
     project, prompt = split_positionals(positionals)
-    result = compile_or_exit(project)
+    result = compile_or_exit(project, cache=not no_cache)
     print_diagnostics([as_report(project.as_posix(), result)])
     if result.bundle is None:
         raise CliError("the project has errors; nothing was run", ExitCode.FAILED)
