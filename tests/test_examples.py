@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from tests.support.cli import run_cli
-from tests.support.introspection import real_introspection
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLES = sorted(p.parent.name for p in EXAMPLES_DIR.glob("*/project.json"))
@@ -118,13 +117,6 @@ def test_every_required_example_is_there_with_readme_and_script() -> None:
 
 
 # --- each example, end to end
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _real_introspection() -> Iterator[None]:
-    """Each example is built twice and at another path to compare the bytes: every build introspects."""
-    with real_introspection():
-        yield
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
