@@ -50,11 +50,12 @@ class ShellToolset(StdlibToolset):
             return "allow"
 
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Adds `argv`, the command line as it will run (left out when it will be refused)."""
+        """Adds `argv`, the command line normalized (`commands`: one spelling per call, paths
+        resolved below the root), left out when the line will be refused."""
         normalized = super().normalize_args(name, args)
         if name == "shell":
             try:
-                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).argv)
+                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).normalized)
             except CommandRefused:
                 pass
         return normalized
