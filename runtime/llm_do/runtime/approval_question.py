@@ -26,7 +26,7 @@ SHORT = 200
 """Characters of a value shown as JSON before `v` is needed."""
 
 
-class AskedCall(Protocol):
+class DescribedCall(Protocol):
     """What the description shows of a call (`approvals.ApprovalRequest`)."""
 
     @property
@@ -75,7 +75,7 @@ def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str
     return head, cut
 
 
-def describe_call(call: AskedCall, shown: Mapping[str, Any], full: bool = False) -> tuple[str, bool]:
+def describe_call(call: DescribedCall, shown: Mapping[str, Any], full: bool = False) -> tuple[str, bool]:
     """The description (a first line naming the worker, its depth, the tool and its toolset, then
     one line or block per argument), and whether `full` would show more."""
     toolset = f" (toolset {call.toolset})" if call.toolset else ""

@@ -105,12 +105,10 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
 
     @property
     def root_label(self) -> str:
-        """The toolset's root as a person knows it: `docs/`, or the project (working directory)."""
-        whole = "the project" if self.descriptor.root == "project" else "the working directory"
-        sub = relative(self.base, self.root) if os.path.realpath(self.root) != os.path.realpath(self.base) else ""
-        if not sub:
-            return whole
-        return f"{sub}/" if self.descriptor.root == "project" else f"{sub}/ of the working directory"
+        """The toolset's root as a person knows it (`ToolsetDescriptor.root_label`), as
+        `capabilities` and `diff` say it too."""
+        same = os.path.realpath(self.root) == os.path.realpath(self.base)
+        return self.descriptor.root_label("." if same else relative(self.base, self.root))
 
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments an approval rule judges: defaults filled in, and every path parameter
