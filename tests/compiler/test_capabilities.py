@@ -262,7 +262,7 @@ def test_a_write_restricted_by_a_condition_is_shown_so(tmp_path: Path) -> None:
     write = by_worker(caps_json(root))["main"]["fs.write:project/**"]
     assert write["gate"] == "conditional"
     assert write["gated_steps"] == [{"worker": "main", "tool": "write_file", "approval": "conditional", "by": "rules",
-                                     "rules": ["allow write_file(path ~ 'output/**')"]}]
+                                     "rules": ["allow write_file(path ~ 'output/**')"], "paths_in": "the project"}]
     text = run_cli("capabilities", root).stdout
-    assert "[conditional at main.write_file by allow write_file(path ~ 'output/**')]" in text
+    assert "[conditional at main.write_file by allow write_file(path ~ 'output/**') (paths in the project)]" in text
     assert lint_codes(root) == []  # not R001: only writes below output/ go unasked

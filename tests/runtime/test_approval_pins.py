@@ -120,16 +120,15 @@ def test_the_ready_made_callbacks_answer_as_named(build, callback: str, written:
         assert decided.note == "calls that need approval are rejected in this run"
 
 
-def test_a_request_describes_itself_in_one_line_with_long_values_cut() -> None:
-    request = ApprovalRequest("main", 1, "write_file", {"path": "a.txt", "content": "x" * 200})
-    text = request.describe()
-    assert text.startswith('main wants to call write_file(path="a.txt", content="xxx')
-    assert text.endswith("…)") and len(text) < 150 and "\n" not in text
-    exact = ApprovalRequest("main", 1, "t", {"v": "y" * 78}).describe()  # 80 characters with the quotes
-    assert exact == f'main wants to call t(v="{"y" * 78}")'
-    over = ApprovalRequest("main", 1, "t", {"v": "y" * 79}).describe()  # 81: cut to 79 and "…"
-    assert over == f'main wants to call t(v="{"y" * 78}…)'
-    assert ApprovalRequest("main", 1, "t", {"v": "café"}).describe() == 'main wants to call t(v="café")'
+def test_a_request_describes_itself_as_every_approver_is_asked() -> None:
+    """One line per argument, one-line values whole (a path is never cut), the toolset named;
+    text of several lines as its size and first lines (tests/runtime/test_approval_question.py)."""
+    request = ApprovalRequest("main", 1, "write_file", {"path": "p" * 300, "content": "x" * 200})
+    assert request.describe() == f"worker 'main' (depth 1) wants to call write_file\n  path: {'p' * 300}\n  content: {'x' * 200}"
+    assert ApprovalRequest("main", 1, "t", {"v": "café"}, "tools.TOOLS").describe() == (
+        "worker 'main' (depth 1) wants to call t (toolset tools.TOOLS)\n  v: café")
+    normalized = ApprovalRequest("main", 1, "t", {"v": "./a"}, None, {}, {"v": "a"})
+    assert normalized.describe() == "worker 'main' (depth 1) wants to call t\n  v: a"
 
 
 TWO_HELPERS = {

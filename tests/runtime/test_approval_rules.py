@@ -130,6 +130,24 @@ def test_auto_still_asks_the_toolset_when_no_rule_matches(build) -> None:
     assert approvals == {"mv src/keep.txt k.txt": "deny", "ls": "allow", "mv a b": "ask"}
 
 
+SPELLINGS = ["mv keep.txt d/", "mv ./keep.txt d/", "mv d/../keep.txt d/", "mv -t d keep.txt", "mv --target-directory=d keep.txt",
+             "mv -- keep.txt ./d"]
+
+
+@pytest.mark.parametrize("command", SPELLINGS)
+def test_a_respelled_command_meets_the_same_rule(build, command: str) -> None:
+    """Red team M5: the rule judges the normalized argv, so every spelling of `mv keep.txt d/` is
+    denied under approve_all and the file stays where it is."""
+    project = rules_project("allow shell", "deny shell(argv[0] == 'mv' and argv[1] == 'keep.txt' and argv[2] == 'd')",
+                            toolsets="shell_file_ops")
+    project["keep.txt"] = "k\n"
+    project["d/.keep"] = ""
+    bundle = build(project)
+    approvals = run_calls(bundle, [("shell", {"command": command})], "approve_all")
+    assert approvals == {command: "deny"}
+    assert (bundle.parent / "keep.txt").exists() and not (bundle.parent / "d/keep.txt").exists()
+
+
 def test_a_format_1_lock_is_refused_with_rebuild(build) -> None:
     """Format 1 knew no conditions: its `approval` alone would loosen a conditional deny."""
     bundle = build(rules_project("deny write_file(path ~ 'src/**')"))

@@ -23,7 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from llm_do.runtime.approvals import ApprovalDecision
-from llm_do.runtime.mcp_approvals import DECLINED, decision_of
+from llm_do.runtime.mcp_approvals import DECLINED, NO_CHOICE, decision_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.processes import alive
@@ -165,7 +165,7 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
             await session.call_tool("main", {"input": "add again"})
 
     run(scenario())
-    assert asked == ['Approve? main wants to call add(a=1, b=2) [tools.TOOLS]'] * 2
+    assert asked == ["Approve? worker 'main' (depth 1) wants to call add (toolset tools.TOOLS)\n  a: 1\n  b: 2"] * 2
     approved, denied = of_kind(read_events(events), "tool_returned", tool="add")
     assert (approved["outcome"], approved["result"]) == ("ok", "3")
     assert denied["outcome"] == "denied" and "not with those numbers" in denied["result"]
@@ -181,6 +181,9 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
         ("accept", {"approve": False}, ApprovalDecision(False, note=DECLINED)),
         ("accept", {"approve": False, "note": "use b=3"}, ApprovalDecision(False, note="use b=3")),
         ("accept", {"approve": "yes"}, ApprovalDecision(False, note=DECLINED)),
+        ("accept", {}, ApprovalDecision(False, note=NO_CHOICE)),  # L7: no choice made is no approval
+        ("accept", None, ApprovalDecision(False, note=NO_CHOICE)),
+        ("accept", {"remember": True}, ApprovalDecision(False, note=NO_CHOICE)),
         ("decline", None, ApprovalDecision(False, note=DECLINED)),
         ("cancel", None, ApprovalDecision(False, note=DECLINED)),
     ],
@@ -215,6 +218,49 @@ def test_a_client_of_the_2026_era_answers_in_its_next_call(py_bundle: Path, scri
     approved, declined = of_kind(read_events(events), "tool_returned", tool="add")
     assert (approved["outcome"], approved["result"]) == ("ok", "3")
     assert declined["outcome"] == "denied" and DECLINED in declined["result"]
+
+
+def test_the_client_is_asked_what_every_approver_is_asked_and_must_choose(build, script, tmp_path: Path) -> None:
+    """Red team H1: the question names the file the write goes to, whole (never the model's
+    spelling cut at 80 characters); L7: a form accepted without a choice approves nothing. In
+    process, with the 2026-era client, whose question comes back in the call's result."""
+    from llm_do.cli.options import RunOptions
+    from llm_do.cli.session import prepare_run
+    from llm_do.runtime import mcp_server
+    from llm_do.runtime.bundle import load_bundle
+
+    climb = "docs/" + "release-notes/" * 8 + "../" * 9 + "tools.py"
+    write = {"tool_calls": [{"tool": "write_file", "args": {"path": climb, "content": "import os\n"}}]}
+    root = build({"project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+                  "main.worker": worker("toolsets: [filesystem_project]", "Write."), "docs/readme.md": "notes\n"}).parent
+    events = tmp_path / "events.jsonl"
+    bundle = load_bundle(root / "bundle.lock")
+    opts = RunOptions(script=script({"workers": {"main": [write, {"text": "one"}, write, {"text": "two"}]}}),
+                      events=str(events))
+    setup = prepare_run(bundle, opts, interactive=False)
+    served = mcp_server.BundleServer(bundle, setup.config, ["main"], "client")
+    answers = [types.ElicitResult(action="accept", content={}), types.ElicitResult(action="accept", content={"approve": True})]
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return answers[len(asked) - 1]
+
+    async def scenario() -> None:
+        async with Client(served.server(), elicitation_callback=elicit) as client:
+            await client.call_tool("main", {"input": "write"})
+            assert not (root / "tools.py").exists()
+            await client.call_tool("main", {"input": "write again"})
+
+    try:
+        run(scenario())
+    finally:
+        setup.close()
+    assert asked == ["Approve? worker 'main' (depth 1) wants to call write_file (toolset filesystem_project)\n"
+                     "  path: tools.py (in the project)\n  content: 10 bytes, 1 line\n    | import os"] * 2
+    unchosen, approved = of_kind(read_events(events), "tool_returned", tool="write_file")
+    assert unchosen["outcome"] == "denied" and NO_CHOICE in unchosen["result"]
+    assert approved["outcome"] == "ok" and (root / "tools.py").read_text() == "import os\n"
 
 
 def test_approvals_via_client_denies_when_the_client_cannot_be_asked(py_bundle: Path, script, tmp_path: Path) -> None:
@@ -505,6 +551,6 @@ def test_a_question_nobody_answers_in_time_stops_its_run(py_bundle: Path, script
         setup.close()
     assert isinstance(first, types.InputRequiredResult)
     [(key, question)] = first.input_requests.items()
-    assert question.params.message == "Approve? main wants to call add(a=1, b=2) [tools.TOOLS]"
+    assert question.params.message == "Approve? worker 'main' (depth 1) wants to call add (toolset tools.TOOLS)\n  a: 1\n  b: 2"
     assert late.is_error and "request_state is unknown or has expired" in text_of(late)
     assert [e["error"] for e in of_kind(read_events(events), "run_failed")] == ["the run was interrupted"]

@@ -20,6 +20,7 @@ import pytest
 
 from llm_do.runtime.approvals import ApprovalRequest
 from llm_do.runtime.terminal_prompt import render_question
+from llm_do.toolkit.hooks import Decisive
 from tests.support.cli import worker
 from tests.support.events import of_kind, read_events
 from tests.support.projects import build_project, copy_project
@@ -124,7 +125,7 @@ def test_the_question_shows_what_is_approved(bundle: Path) -> None:
     term = Terminal(bundle, two_writes())
     screen = term.read_until("view all: ")
     assert QUESTION in screen
-    assert "  path: docs/notes/a.txt" in screen  # as the user knows it: the toolset's sub-root included
+    assert "  path: notes/a.txt (in docs/)" in screen  # as the rule sees it, the toolset's root beside it
     assert f"  content: {len(CONTENT)} bytes, 10 lines" in screen
     assert "    | line 6" in screen and "line 7" not in screen and "… 4 more lines" in screen
     term.type("v\n")  # the whole content, then the question again
@@ -294,18 +295,17 @@ def test_without_a_terminal_on_stdin_the_call_is_denied_and_said_on_stderr(bundl
 
 
 def test_the_rendered_question(snapshot) -> None:
-    request = ApprovalRequest("helper", 2, "write_file", {"path": "notes/a.txt", "content": CONTENT})
-    shown = {"path": "docs/notes/a.txt", "content": CONTENT, "flags": {"x": list(range(100))}}
-    question, more = render_question(request, shown)
-    assert more
-    assert question == snapshot
-    full, _ = render_question(request, shown, full=True)
-    assert full == snapshot
+    shown = {"path": Decisive("notes/a.txt", "in docs/"), "content": CONTENT, "flags": {"x": list(range(100))}}
+    request = ApprovalRequest("helper", 2, "write_file", {"path": "notes/a.txt", "content": CONTENT}, "filesystem_project",
+                              shown=shown)
+    assert request.leaves_out()
+    assert render_question(request) == snapshot
+    assert render_question(request, full=True) == snapshot
 
 
 def test_control_characters_from_the_model_are_shown_escaped() -> None:
     """An escape sequence in the content must not reach the terminal: it could hide what is asked."""
-    request = ApprovalRequest("main", 1, "write_file", {})
-    question, _ = render_question(request, {"path": "a\x1b[2Kb.txt", "content": "ok\n\x1b[1A\x1b[2Kerased\r\n"})
+    request = ApprovalRequest("main", 1, "write_file", {"path": "a\x1b[2Kb.txt", "content": "ok\n\x1b[1A\x1b[2Kerased\r\n"})
+    question = render_question(request)
     assert "\x1b" not in question and "\r" not in question
     assert "a\\x1b[2Kb.txt" in question and "\\x1b[1A\\x1b[2Kerased" in question

@@ -274,7 +274,7 @@ def test_the_question_shows_the_whole_file_that_would_be_written(build, monkeypa
     runtime = scripted_runtime(bundle, {"main": [create(instructions=long), {"text": "ok"}]})
     assert runtime.run("go").output == "ok"
     asked = person.asked.getvalue()
-    assert "file: workers/generated/poet.worker" in asked
+    assert "file: poet.worker (in workers/generated/)" in asked
     assert "| {% raw %}Rule 0: be precise about {{ item }}." in asked
     assert "| Rule 11: be precise about {{ item }}.{% endraw %}" in asked  # `v` showed all of it
     assert (bundle.parent / "workers/generated/poet.worker").read_text(encoding="utf-8").count("Rule ") == 12

@@ -76,6 +76,35 @@ def test_shell_adds_the_parsed_argv(root: Path) -> None:
     assert args == {"command": "mv  'output/a b'  src/c", "timeout": None, "argv": ["mv", "output/a b", "src/c"]}
 
 
+@pytest.mark.parametrize("command", ["mv keep.txt d/", "mv ./keep.txt d", "mv d/../keep.txt d/", "mv -t d keep.txt",
+                                     "mv -td keep.txt", "mv --target-directory d keep.txt", "mv keep.txt output/../d"])
+def test_every_spelling_of_one_move_normalizes_alike(root: Path, command: str) -> None:
+    """Operands resolved like paths and the destination flag folded in as the last operand."""
+    (root / "d").mkdir()
+    assert shell(root).normalize_args("shell", {"command": command})["argv"] == ["mv", "keep.txt", "d"]
+
+
+@pytest.mark.parametrize(("command", "argv"), [
+    ("mv -fv ./a -- -b d/", ["mv", "-f", "-v", "--", "a", "-b", "d"]),
+    ("mv -t output/link a", ["mv", "a", "src"]),
+    ("ls -la output/./link", ["ls", "-l", "-a", "src"]),
+    ("ls --sort=size .", ["ls", "--sort", "size", "."]),
+])
+def test_flags_are_one_per_word_and_operands_resolved(root: Path, command: str, argv: list[str]) -> None:
+    assert shell(root).normalize_args("shell", {"command": command})["argv"] == argv
+
+
+@pytest.mark.parametrize(("command", "argv"), [
+    ("grep -n ./x output/../src", ["grep", "-n", "./x", "src"]),  # the pattern is not a path
+    ("grep -f ./output/p.txt x", ["grep", "-f", "output/p.txt", "x"]),
+    ("head -5 ./src/keep.txt", ["head", "-5", "src/keep.txt"]),
+    ("find ./output/.. -name '*.py' -newer ./src", ["find", ".", "-name", "*.py", "-newer", "src"]),
+    ("git --no-pager log -n 3 -- ./src", ["git", "log", "-n", "3", "./src"]),  # pathspecs as given
+])
+def test_readonly_commands_normalize_by_their_tables(root: Path, command: str, argv: list[str]) -> None:
+    assert shell(root, "shell_readonly").normalize_args("shell", {"command": command})["argv"] == argv
+
+
 @pytest.mark.parametrize("command", ["rm -rf x", "ls | cat", "mv ../a b", ""])
 def test_a_command_line_the_toolset_refuses_has_no_argv(root: Path, command: str) -> None:
     assert "argv" not in shell(root).normalize_args("shell", {"command": command})

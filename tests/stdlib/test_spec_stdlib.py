@@ -92,6 +92,8 @@ def test_every_flag_is_documented(name: str, spec: CommandSpec | FindSpec, text:
         assert "`-NUM`" in text
     if isinstance(spec, CommandSpec):
         assert f"`{name}`" in SPEC
+        if spec.target_options:
+            assert "*target* flags" in text and all(f"`{flag}`" in text for flag in spec.target_options)
 
 
 def test_commands_and_approvals() -> None:

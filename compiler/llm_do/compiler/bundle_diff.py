@@ -23,7 +23,8 @@ from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
 from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
-from .reach_text import gate_text, via_text
+from .reach_text import gate_text, rules_text, via_text
+from .rule_roots import rules_see_paths_in
 from .schema_diff import field_changes
 
 Severity = Literal["high", "medium", "low"]
@@ -278,8 +279,10 @@ def _approval(binding: WorkerTool | None) -> str | None:
     return "conditional" if binding.get("rules") else binding.get("approval")
 
 
-def _rules_text(binding: WorkerTool) -> str:
-    return "; ".join(r.get("text", "") for r in binding.get("rules") or ())
+def _rules_text(doc: dict, node: WorkerNode, binding: WorkerTool) -> str:
+    """The rules, with the root their path conditions see (a changed `path` changes what they mean)."""
+    paths_in = rules_see_paths_in(doc.get("toolsets") or {}, node, binding.get("toolset"))
+    return rules_text([r.get("text", "") for r in binding.get("rules") or ()], paths_in)
 
 
 def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
@@ -287,11 +290,11 @@ def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict
     ot, nt = old.get("tools") or {}, new.get("tools") or {}
     for tool in sorted(set(ot) & set(nt)):
         a, b = _approval(ot[tool]), _approval(nt[tool])
-        if a == b and (a != "conditional" or _rules_text(ot[tool]) == _rules_text(nt[tool])):
+        before = _rules_text(old_doc, old, ot[tool]) if a == "conditional" else a
+        after = _rules_text(new_doc, new, nt[tool]) if b == "conditional" else b
+        if a == b and (a != "conditional" or before == after):
             continue
         subject = f"approval of {name}.{tool}"
-        before = _rules_text(ot[tool]) if a == "conditional" else a
-        after = _rules_text(nt[tool]) if b == "conditional" else b
         if a == b or a not in STRICTNESS or b not in STRICTNESS:
             out.append(Change("medium", "changed", "approval", subject, before, after, worker=name))
             continue

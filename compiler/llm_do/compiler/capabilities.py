@@ -25,6 +25,8 @@ from typing import Any
 from llm_do.bundle.approval import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.bundle.views import ToolBinding, call_edges, tool_bindings, used_toolsets
 
+from .rule_roots import rules_see_paths_in
+
 CONDITIONAL = "conditional"
 GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
 """Gate levels, weakest first: `conditional` = rules with conditions decide per call, `auto` = the
@@ -66,6 +68,8 @@ class Gate:
     """The tool's own default; a different `approval` was set by the worker's rules."""
     rules: tuple[str, ...] = ()
     """The texts of the worker's rules for this tool when one of them has a condition."""
+    paths_in: str | None = None
+    """With `rules`: the toolset's root their path conditions are relative to (`rule_roots`)."""
 
     @cached_property
     def level(self) -> str | None:
@@ -88,6 +92,8 @@ class Gate:
         doc: dict[str, Any] = {"approval": self.level or DENY, "by": self.by}
         if self.rules:
             doc["rules"] = list(self.rules)
+            if self.paths_in is not None:
+                doc["paths_in"] = self.paths_in
         return doc
 
 
@@ -282,7 +288,7 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
             else:
                 default = ((toolsets.get(binding.toolset or "") or {}).get("tools") or {}).get(tool, {}).get(
                     "approval", PYTHON_TOOL_DEFAULT)
-            gates[tool] = _gate(binding, default)
+            gates[tool] = _gate(binding, default, rules_see_paths_in(toolsets, node, binding.toolset) if binding.rules else None)
         view = WorkerView()
         for callee in callees.get(name, ()):
             view.calls[callee] = gates.get(callee, OPEN)
@@ -303,10 +309,10 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
     return views
 
 
-def _gate(binding: ToolBinding, default: str) -> Gate:
+def _gate(binding: ToolBinding, default: str, paths_in: str | None) -> Gate:
     if binding.rules:
         texts = tuple(r.get("text") or r.get("action", "") for r in binding.rules)
-        return Gate(binding.approval, binding.default if binding.default is not None else default, texts)
+        return Gate(binding.approval, binding.default if binding.default is not None else default, texts, paths_in)
     return plain_gate(binding.approval, default)
 
 

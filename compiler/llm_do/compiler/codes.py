@@ -339,6 +339,15 @@ RULES: dict[str, Rule] = _rules(
          "write a new worker into the project, so a person (or the run's approval mode) must answer each "
          "one. An allow rule naming it does not apply to it; ask and deny rules do.",
          raised_in=("approvals.apply",)),
+    Rule("A011", "path-glob-outside-root", "warning", "A path glob that cannot match what it names inside the toolset's root.",
+         "A rule sees a stdlib tool's path as the tool receives it: relative to the toolset's root (its "
+         "`path` setting) and normalized, with `..`, `.` and symbolic links resolved and no leading or "
+         "trailing `/`. Under `path: notes` the file notes/secret.txt is `secret.txt`, so "
+         "`deny write_file(path ~ 'notes/secret*')` names notes/notes/secret* and never denies it. A glob "
+         "that repeats the root, is absolute, has `.` or `..` segments or ends in `/` is reported at the "
+         "glob, with the glob that matches what it names as the hint. The approval question, "
+         "`capabilities` and `diff` name the root beside the path and the rules.",
+         raised_in=("approvals.check",)),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "

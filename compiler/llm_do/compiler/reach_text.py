@@ -20,8 +20,15 @@ def via_text(reach: Reach) -> str:
 def _step_text(step: Step) -> str:
     text = f"{step.worker}.{step.via}"
     if step.gate.rules:
-        return f"{text} by {'; '.join(step.gate.rules)}"
+        return f"{text} by {rules_text(step.gate.rules, step.gate.paths_in)}"
     return text + (" by a rule" if step.gate.by == "rule" else "")
+
+
+def rules_text(rules: tuple[str, ...] | list[str], paths_in: str | None) -> str:
+    """`allow write_file; deny write_file(path ~ 'secret*') (paths in docs/)`: the rules, and the
+    root their path conditions are relative to."""
+    where = f" (paths in {paths_in})" if paths_in else ""
+    return "; ".join(rules) + where
 
 
 def gate_text(reach: Reach) -> str:

@@ -62,6 +62,8 @@ class GatedStep(_Strict):
     approval: Literal["allow", "conditional", "auto", "ask", "deny"]
     by: Literal["default", "rule", "rules"]
     rules: list[str] | None = None
+    paths_in: str | None = Field(default=None, description=(
+        "With rules: the toolset's root their path conditions are relative to (`docs/`, `the project`)."))
 
 
 class WorkerCapability(_Strict):

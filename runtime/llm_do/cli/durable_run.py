@@ -126,6 +126,8 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
         click.echo(f"llm-do: run {run_id} waits for approval {value['id']}: {value['tool']} of worker '{value['worker']}'; "
                    f"answer with `llm-do approve {run_id} {value['id']}` or `llm-do deny {run_id} {value['id']}`, "
                    f"then `llm-do resume {run_id}`", err=True)
+        if value.get("question"):
+            click.echo(f"  {value['question']}", err=True)
         session.script_check = False
         return ExitCode.SUSPENDED
     worker = (record or {}).get("worker")

@@ -43,12 +43,29 @@ class ApprovalRequest:
     """Offered for calls a person may edit before approving them (`worker_create`): opens the
     editor and returns the edited arguments (None: unchanged); raises ValueError saying why an
     edit cannot be used."""
+    shown: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The arguments as every approver is shown them (`ToolsetHooks.shown_args`: paths and
+    commands as the rules judge them, whole); None: the normalized arguments, else as given."""
 
-    def describe(self) -> str:
-        """One line for a host's own approval UI or log (the terminal prompt shows more)."""
-        shown = ", ".join(f"{k}={_short(v)}" for k, v in self.args.items())
-        where = f" [{self.toolset}{_settings_note(self.settings)}]" if self.toolset else ""
-        return f"{self.worker} wants to call {self.tool}({shown}){where}"
+    def shown_args(self) -> dict[str, Any]:
+        """What `describe` shows of each argument."""
+        if self.shown is not None:
+            return self.shown
+        return self.args if self.normalized_args is None else self.normalized_args
+
+    def describe(self, full: bool = False) -> str:
+        """The description every approver gets (`approval_question`): the worker, its depth, the
+        tool and its toolset, then each argument as the rules judge it, paths and commands whole,
+        long text as its size and first lines (all of it with `full`)."""
+        from .approval_question import describe_call
+
+        return describe_call(self, self.shown_args(), full)[0]
+
+    def leaves_out(self) -> bool:
+        """Whether `describe()` summarizes something `describe(full=True)` shows."""
+        from .approval_question import describe_call
+
+        return describe_call(self, self.shown_args())[1]
 
     def session_key(self) -> str:
         """What "approve for this session" remembers: the worker, the toolset with its settings,
@@ -124,15 +141,6 @@ strict_mode_callback = reject_all
 """The seed API's name for `reject_all`."""
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _settings_note(settings: dict[str, Any]) -> str:
-    return f" {_short(settings)}" if settings else ""
-
-
 @dataclass
 class Approver:
     """Answers requests for one run: mode first, then the session cache, then whoever can ask.
@@ -152,9 +160,8 @@ class Approver:
     def remembered(self, request: ApprovalRequest) -> bool:
         return request.session_key() in self._session
 
-    async def decide(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
-        """The decision and who made it: mode, session, callback or terminal. `shown`: the arguments
-        as the terminal question shows them (paths as the person knows them)."""
+    async def decide(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
+        """The decision and who made it: mode, session, callback or terminal."""
         if self.mode == "approve_all":
             return ApprovalDecision(True), "mode"
         if self.mode == "reject_all":
@@ -169,7 +176,7 @@ class Approver:
         elif self.interactive:
             from .terminal_prompt import Revision, ask_on_terminal
 
-            answer = await ask_on_terminal(request, shown)
+            answer = await ask_on_terminal(request)
             if isinstance(answer, dict):
                 decision = ApprovalDecision(True, args=answer)
             elif answer in ("once", "session"):

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .approvals import ApprovalRequest
 
 
 @dataclass
@@ -77,7 +80,17 @@ class ApprovalRequested(RuntimeEvent):
     args: dict[str, Any]
     toolset: str | None = None
     """The bundle key of the tool's toolset (None for a call to another worker)."""
+    normalized_args: dict[str, Any] | None = None
+    """The arguments as the rules judge them (`ApprovalRequest.normalized_args`)."""
+    question: str = ""
+    """The description every approver gets (`ApprovalRequest.describe()`): what a host shows."""
     _respond: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, request: ApprovalRequest, _respond: Callable[[Any], None] | None = None) -> ApprovalRequested:
+        """The event for an `approvals.ApprovalRequest`, with the same description it gives."""
+        return cls(request.worker, request.depth, request.tool, request.args, request.toolset, request.normalized_args,
+                   request.describe(), _respond=_respond)
 
     def respond(self, decision: Any) -> None:
         if self._respond is None:

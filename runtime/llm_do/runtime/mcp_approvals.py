@@ -4,6 +4,10 @@ A server has no terminal: stdin and stdout carry the protocol. So an asked call 
 the server was started with `--approve-all` (settled by the approval mode before anyone is asked)
 or with `--approvals-via-client`, where the client is asked through MCP elicitation, if it
 declared that it supports it. Either way the model reads why a call did not run.
+
+The client is asked the description every approver gets (`ApprovalRequest.describe()`: paths and
+commands whole, as the rules judge them), and only an explicit `approve: true` approves: a client
+that accepts the form without a choice (filling in defaults) approves nothing.
 """
 
 from __future__ import annotations
@@ -17,18 +21,20 @@ NOT_GIVEN = ("approval was not given: this MCP server asks no one (start `llm-do
              "or with --approvals-via-client for a client that supports elicitation)")
 NO_ELICITATION = "approval was not given: the MCP client cannot be asked (it does not support elicitation)"
 DECLINED = "the client's user declined this call"
+NO_CHOICE = "the client accepted the approval form without choosing to approve; the call was not approved"
 
 ELICITATION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "approve": {"type": "boolean", "title": "Approve", "description": "Run this call.", "default": True},
+        "approve": {"type": "boolean", "title": "Approve", "description": "Run this call."},
         "remember": {"type": "boolean", "title": "Remember",
                      "description": "Approve the same call again, unasked, for the rest of this run.", "default": False},
         "note": {"type": "string", "title": "Note", "description": "When not approving: why, for the model to read."},
     },
     "required": ["approve"],
 }
-"""The form a client shows: flat, primitive properties only, as MCP elicitation requires."""
+"""The form a client shows: flat, primitive properties only, as MCP elicitation requires. `approve`
+has no default: a person chooses it."""
 
 
 def _told(request: ApprovalRequest, note: str) -> ApprovalDecision:
@@ -44,12 +50,15 @@ def refuse_unasked(request: ApprovalRequest) -> ApprovalDecision:
 
 
 def decision_of(action: str, content: dict[str, Any] | None) -> ApprovalDecision:
-    """The client's answer to the approval form as a decision: only an accepted form that approves
-    approves; a declined or cancelled form denies."""
+    """The client's answer to the approval form as a decision: only an accepted form that says
+    `approve: true` approves; a declined or cancelled form, or one accepted without that choice,
+    denies."""
     content = content or {}
     if action != "accept":
         return ApprovalDecision(False, note=DECLINED)
-    if content.get("approve", True) is True:
+    if "approve" not in content:
+        return ApprovalDecision(False, note=NO_CHOICE)
+    if content["approve"] is True:
         return ApprovalDecision(True, "session" if content.get("remember") is True else "once")
     note = content.get("note")
     return ApprovalDecision(False, note=note if isinstance(note, str) and note.strip() else DECLINED)

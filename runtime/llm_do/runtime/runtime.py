@@ -118,12 +118,12 @@ class Runtime:
             self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
         return self._approver
 
-    async def request_approval(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
+    async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The answer to a call the gate asks about, and who gave it; a durable run may wait for it
         its own way (`Durability.approve`)."""
-        return await self.durability.approve(self, request, lambda: self.ask_approval(request, shown))
+        return await self.durability.approve(self, request, lambda: self.ask_approval(request))
 
-    async def ask_approval(self, request: ApprovalRequest, shown: dict[str, Any] | None = None) -> tuple[ApprovalDecision, str]:
+    async def ask_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask now: the host's event stream, else the approver (mode, callback or terminal)."""
         from .approvals import ApprovalDecision
 
@@ -134,8 +134,7 @@ class Runtime:
             future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset,
-                                        _respond=lambda d: None if future.done() else future.set_result(d)))
+            self.emit(ApprovalRequested.of(request, _respond=lambda d: None if future.done() else future.set_result(d)))
             decision = await future
             if decision.approved and decision.remember == "session":
                 approver.remember(request)
@@ -143,8 +142,8 @@ class Runtime:
         if approver.mode == "prompt" and self.listening:
             from .events import ApprovalRequested
 
-            self.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
-        return await approver.decide(request, shown)
+            self.emit(ApprovalRequested.of(request))
+        return await approver.decide(request)
 
     # --- what tools and entry code reach through ctx.deps
 

@@ -1,9 +1,10 @@
 """Asking the person at the terminal whether a tool call may run.
 
-The question says what is at stake: the tool, the worker and its depth, each argument as the
-person knows it (paths relative to the project, the toolset's sub-directory included) and, for
-long text such as a file's content, its size and first lines, with `v` to see all of it. Enter
-alone answers nothing (the question is asked again); the answer is confirmed on screen.
+The question is the description every approver gets (`approval_question`): the worker and its
+depth, the tool, each argument as the rules judge it (a path relative to the toolset's root, with
+the root beside it) and, for long text such as a file's content, its size and first lines, with
+`v` to see all of it. Enter alone answers nothing (the question is asked again); the answer is
+confirmed on screen.
 
 The answer is read from stdin's file descriptor when the event loop has it readable, never in a
 thread: Ctrl-C cancels the waiting run at once, and no thread blocked in a read keeps the process
@@ -14,27 +15,23 @@ alive. The question goes to stderr when it is a terminal, else to the controllin
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any, Literal, NamedTuple, Protocol
 
+from .approval_question import printable
+
 
 class AskedCall(Protocol):
-    """What the question shows of a call (`approvals.ApprovalRequest`, whose `Approver` asks here)."""
-
-    @property
-    def worker(self) -> str: ...
-
-    @property
-    def depth(self) -> int: ...
+    """What the question needs of a call (`approvals.ApprovalRequest`, whose `Approver` asks here)."""
 
     @property
     def tool(self) -> str: ...
 
-    @property
-    def args(self) -> dict[str, Any]: ...
+    def describe(self, full: bool = False) -> str: ...
+
+    def leaves_out(self) -> bool: ...
 
 
 class Revision(NamedTuple):
@@ -45,54 +42,13 @@ class Revision(NamedTuple):
 
 Answer = Literal["once", "session", "deny", "end of input"]
 
-PREVIEW_LINES = 6
-"""Lines of a long text argument shown before `v` is needed."""
-LINE_WIDTH = 120
-SHORT = 200
-"""Characters of a one-line value shown before `v` is needed."""
-
 CHOICES = "[y] approve once  [s] approve for this run  [n] deny  [r] revise with feedback"
 
 
-def printable(text: str) -> str:
-    """`text` with control characters escaped: the model wrote it, and an escape sequence on the
-    terminal could hide or rewrite what is being approved."""
-    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)
-
-
-def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str], bool]:
-    """The lines showing one argument, and whether anything was left out (then `v` shows all)."""
-    if not isinstance(value, str):
-        value = printable(json.dumps(value, ensure_ascii=False, default=str))
-        if full or len(value) <= SHORT:
-            return [f"  {name}: {value}"], False
-        return [f"  {name}: {value[:SHORT]}…"], True
-    lines = value.splitlines()
-    if "\n" not in value and len(value) <= SHORT:
-        return [f"  {name}: {printable(value)}"], False
-    size = len(value.encode("utf-8"))
-    head = [f"  {name}: {size} bytes, {len(lines)} line{'s' if len(lines) != 1 else ''}"]
-    shown = lines if full else lines[:PREVIEW_LINES]
-    cut = False
-    for line in shown:
-        if not full and len(line) > LINE_WIDTH:
-            line, cut = line[:LINE_WIDTH] + "…", True
-        head.append(f"    | {printable(line)}")
-    if len(shown) < len(lines):
-        head.append(f"    | … {len(lines) - len(shown)} more lines")
-        cut = True
-    return head, cut
-
-
-def render_question(request: AskedCall, shown: dict[str, Any], full: bool = False) -> tuple[str, bool]:
-    """The whole question (every line but the choices), and whether `v` would show more."""
-    lines = [f"llm-do: approval needed: worker '{request.worker}' (depth {request.depth}) wants to call {request.tool}"]
-    more = False
-    for name, value in shown.items():
-        rendered, cut = render_argument(name, value, full)
-        lines += rendered
-        more = more or cut
-    return "\n".join(lines), more
+def render_question(request: AskedCall, full: bool = False) -> str:
+    """The whole question but the choices: the description every approver gets
+    (`approval_question`), all of it with `full` (`v`)."""
+    return f"llm-do: approval needed: {request.describe(full)}"
 
 
 def choices(more: bool, editable: bool = False) -> str:
@@ -144,12 +100,11 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = None) -> Answer | Revision | dict[str, Any]:
+async def ask_on_terminal(request: AskedCall) -> Answer | Revision | dict[str, Any]:
     """Ask until answered: approve once, approve for the rest of the run, deny, or revise (the
     feedback typed on the next line; an empty one asks the question again); for a call the request
     offers to edit (`edit`), also edit and approve: the edited arguments are returned."""
     out, release = terminal_output()
-    shown = request.args if shown is None else shown
     edit = getattr(request, "edit", None)
 
     def say(text: str) -> None:
@@ -157,7 +112,7 @@ async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = Non
         out.flush()
 
     try:
-        question, more = render_question(request, shown)
+        question, more = render_question(request), request.leaves_out()
         say(f"\n{question}\n{choices(more, edit is not None)}")
         while True:
             try:
@@ -194,7 +149,7 @@ async def ask_on_terminal(request: AskedCall, shown: dict[str, Any] | None = Non
                 say(choices(more, edit is not None))
                 continue
             if answer in ("v", "view") and more:
-                say(render_question(request, shown, full=True)[0] + "\n" + choices(False, edit is not None))
+                say(render_question(request, full=True) + "\n" + choices(False, edit is not None))
                 continue
             if answer in ("e", "edit") and edit is not None:
                 try:

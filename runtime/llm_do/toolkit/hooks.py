@@ -8,10 +8,21 @@ bundle's approval rules and show and judge the arguments as the model gave them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import Action
+
+
+@dataclass(frozen=True)
+class Decisive:
+    """A shown argument that decides where the call takes effect (a path, a command line): every
+    approver is shown all of it, never cut or summarized, since a cut could hide where a write
+    goes; `where` names the directory it is relative to (`in docs/`), shown beside it."""
+
+    text: str
+    where: str | None = None
 
 
 @runtime_checkable
@@ -34,7 +45,8 @@ class ToolsetHooks(Protocol):
         return args
 
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The call's arguments as the person approving it knows them; None: as given."""
+        """The call's arguments as every approver is shown them, as the rules judge them (paths
+        and commands as `Decisive`); None: as given."""
         return None
 
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:

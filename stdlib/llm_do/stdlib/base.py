@@ -22,7 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import ASK, AUTO, Action
 from llm_do.toolkit.files import PathRefused, confine, relative
-from llm_do.toolkit.hooks import ToolsetHooks
+from llm_do.toolkit.hooks import Decisive, ToolsetHooks
 from llm_do.toolkit.tool_args import ModelArgsValidator
 from llm_do.toolkit.tool_threads import run_blocking
 
@@ -89,21 +89,26 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
         return descriptor is not None and descriptor.always_ask
 
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """The call's arguments as the person approving it knows them: each path parameter
-        relative to the project (or the working directory), the toolset's sub-directory included;
-        for a tool without one, of a toolset confined to a sub-directory, that directory first."""
+        """The call's arguments as every approver is shown them: each path parameter as the rules
+        see it (relative to the toolset's root, resolved), whole, with the root beside it; a path
+        the tool will refuse as written, saying so."""
         shown = dict(args)
         descriptor = self.descriptor.tool(name)
-        params = [p for p in (descriptor.path_params if descriptor else ()) if isinstance(args.get(p), str)]
-        for param in params:
-            try:
-                shown[param] = relative(self.base, confine(self.root, args[param]))
-            except (PathRefused, ValueError):
-                # refused when the tool runs; show what the model wrote
-                continue
-        if not params and os.path.realpath(self.root) != os.path.realpath(self.base):
-            shown = {"in": relative(self.base, self.root) + "/", **shown}
+        for param in (descriptor.path_params if descriptor else ()):
+            value = args.get(param)
+            if isinstance(value, str):
+                try:
+                    shown[param] = Decisive(relative(self.root, confine(self.root, value)), f"in {self.root_label}")
+                except (PathRefused, ValueError):
+                    shown[param] = Decisive(value, f"outside {self.root_label}: the tool will refuse it")
         return shown
+
+    @property
+    def root_label(self) -> str:
+        """The toolset's root as a person knows it (`ToolsetDescriptor.root_label`), as
+        `capabilities` and `diff` say it too."""
+        same = os.path.realpath(self.root) == os.path.realpath(self.base)
+        return self.descriptor.root_label("." if same else relative(self.base, self.root))
 
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The arguments an approval rule judges: defaults filled in, and every path parameter

@@ -64,6 +64,20 @@ class ToolsetDescriptor(BaseModel):
     def tool(self, name: str) -> ToolDescriptor | None:
         return next((t for t in self.tools if t.name == name), None)
 
+    @property
+    def rules_see_paths(self) -> bool:
+        """Whether approval rules on its tools test paths relative to its root (a path parameter,
+        or shell's `argv`)."""
+        return any(t.path_params or "argv" in t.derived for t in self.tools)
+
+    def root_label(self, sub: str) -> str:
+        """Where its paths are relative to, as every screen says it beside a path or a rule:
+        `docs/`, `the project`, `sub/ of the working directory`. `sub`: the toolset's directory
+        below the project (or working directory), `.` for that directory itself."""
+        if sub in (".", ""):
+            return "the project" if self.root == "project" else "the working directory"
+        return f"{sub}/" if self.root == "project" else f"{sub}/ of the working directory"
+
     def grants(self, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         """Each tool's capabilities with their scope under these settings, `KIND:SCOPE`:
         `fs.read:project/docs/**`, `fs.write:cwd/**/*.md`, `proc.exec:ls,mv`.
@@ -77,9 +91,14 @@ class ToolsetDescriptor(BaseModel):
         return {t.name: tuple(f"{c}:{scopes[c]}" if c in scopes else c for c in t.capabilities) for t in self.tools}
 
 
+def sub_directory(settings: dict[str, Any]) -> str:
+    """The `path` setting as a normalized POSIX path below the root (`.`: the root itself)."""
+    return posixpath.normpath(str(settings.get("path", ".")).replace("\\", "/"))
+
+
 def _file_scope(root: str, settings: dict[str, Any]) -> str:
     """`project/docs/**`, or `project/docs/**/*.md` (`*{.md,.txt}`) with allowed_suffixes."""
-    sub = posixpath.normpath(str(settings.get("path", ".")).replace("\\", "/"))
+    sub = sub_directory(settings)
     base = root if sub == "." else f"{root}/{sub}"
     suffixes = sorted(set(settings.get("allowed_suffixes") or ()))
     if not suffixes:

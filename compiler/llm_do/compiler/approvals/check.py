@@ -1,5 +1,5 @@
 """Checking a rule's condition against the tools it targets: which of them it applies to (those
-having every parameter it tests), and what is wrong with it (A003-A005, A007, A008).
+having every parameter it tests), and what is wrong with it (A003-A005, A007, A008, A011).
 
 Pure: tools come in as `ToolParams`, findings go out with columns inside the rule's text.
 """
@@ -14,6 +14,7 @@ from llm_do.bundle.approval import ORDERING_OPS, compare
 from ..suggest import did_you_mean
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, compares
 from .params import ToolParams, fits, json_type, types_of, values_of
+from .path_globs import misplaced
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +56,24 @@ def check_condition(rule: ApprovalRule, candidates: dict[str, ToolParams]) -> tu
                         "which no toolset normalizes (`..`, `.` and symbolic links are not resolved)",
                 hint="check the path inside the tool, or use a stdlib filesystem toolset, whose paths rules see resolved"))
             break
+    out += _root_findings(tests, [candidates[name] for name in applicable])
     return applicable, out
+
+
+def _root_findings(tests: list[Compare], params: list[ToolParams]) -> list[Finding]:
+    """A011: a glob over a path a rule sees relative to the toolset's root that cannot match
+    what it names there (it repeats the root, or has `./`, `..`, a leading or trailing `/`)."""
+    out: list[Finding] = []
+    for test in tests:
+        path = test.param.path
+        if test.op != "glob" or not isinstance(test.value, str) or (path[0] == "argv" and path[1:2] in ((), (0,))):
+            continue
+        found = next((m for p in params if path[0] in p.path_params and (m := misplaced(test.value, p.root))), None)
+        if found is not None:
+            out.append(Finding(code="A011", column=test.value_column,
+                               message=f"glob {test.value!r} on '{test.param.text}' {found.reason}",
+                               hint=f"write '{found.fixed}'" if found.fixed else "leave the rule out: it can never match"))
+    return out
 
 
 def _listed_values(tests: list[Compare], params: ToolParams) -> str | None:

@@ -26,6 +26,11 @@ class ToolParams:
     normalized: bool
     """Whether the toolset normalizes the arguments before rules see them (stdlib toolsets); a
     tool without a normalizer (Python) is judged on its raw arguments."""
+    path_params: tuple[str, ...] = ()
+    """Parameters (and derived fields: shell's `argv`) whose values rules see as paths relative
+    to the toolset's root, normalized."""
+    root: str = "."
+    """That root below the project (or working directory), as a POSIX path (`docs`)."""
 
     def names(self) -> list[str]:
         return sorted({*_properties(self.schema, self.schema), *self.derived})

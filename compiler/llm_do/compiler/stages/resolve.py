@@ -8,8 +8,10 @@ The records it produces are in `resolved`; a worker's `toolsets:` and `tools:` a
 from __future__ import annotations
 
 import os
+from functools import partial
 
 from llm_do.runtime.args import PromptInput
+from llm_do.stdlib.descriptor import sub_directory
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.apply import apply_rules
@@ -96,7 +98,7 @@ def resolve(
         _resolve_schemas(project, resolved, refs, diagnostics)
     for resolved in workers.values():  # after every worker's schemas: a rule may test a callee's input
         source = loaded.sources.files.get(resolved.parsed.file)
-        apply_rules(resolved, source.text if source else None, lambda tool: _tool_params(project, tool), diagnostics,
+        apply_rules(resolved, source.text if source else None, partial(_tool_params, project, resolved), diagnostics,
                     always_asked=_always_asked)
     if manifest.entry_function is not None:
         fn = resolve_entry_function(loaded, function_ref, facts.entry_function, project.workers, unknowns.workers,
@@ -179,11 +181,17 @@ def _always_asked(tool: ResolvedTool) -> bool:
     return descriptor is not None and descriptor.always_ask
 
 
-def _tool_params(project: ResolvedProject, tool: ResolvedTool) -> ToolParams | None:
-    """The parameters approval rules may test on this tool (its schema, plus derived fields)."""
+def _tool_params(project: ResolvedProject, worker: ResolvedWorker, tool: ResolvedTool) -> ToolParams | None:
+    """The parameters approval rules may test on this tool (its schema, plus derived fields), and
+    for a stdlib tool which of them are paths and the root they are relative to."""
     if tool.kind == "stdlib":
         descriptor = STDLIB_TOOLSETS[tool.group].tool(tool.name)
-        return ToolParams(schema=descriptor.parameters, derived=descriptor.derived, normalized=True) if descriptor else None
+        if descriptor is None:
+            return None
+        settings = next((u.settings for u in worker.toolsets if u.kind == "stdlib" and u.name == tool.group), {})
+        paths = (*descriptor.path_params, *(("argv",) if "argv" in descriptor.derived else ()))
+        return ToolParams(schema=descriptor.parameters, derived=descriptor.derived, normalized=True, path_params=paths,
+                          root=sub_directory(settings))
     if tool.kind == "worker":
         callee = project.workers.get(tool.worker or "")
         if callee is None:

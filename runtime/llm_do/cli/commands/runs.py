@@ -97,6 +97,9 @@ def approvals(run_id: str | None, db: str | None) -> int:
     rows = [["RUN", "ID", "WORKER", "TOOL", "ARGUMENTS"]]
     rows += [[p.run, p.id, p.worker, p.tool, json.dumps(p.args, ensure_ascii=False, sort_keys=True)] for p in pending]
     click.echo(_table(rows))
+    for p in pending:  # what the call does, as every approver is shown it
+        if p.question:
+            click.echo(f"\napproval {p.id} of run {p.run}: {p.question}")
     return ExitCode.OK
 
 

@@ -206,12 +206,13 @@ class DbosDurability:
             number = self._approvals
         topic = f"{APPROVAL_PREFIX}{number}"
         info = {"id": str(number), "worker": request.worker, "depth": request.depth, "tool": request.tool,
-                "args": _jsonable(request.args), "toolset": request.toolset, "state": "pending"}
+                "args": _jsonable(request.args), "toolset": request.toolset, "question": request.describe(),
+                "state": "pending"}
         await DBOS.set_event_async(topic, info)
         if runtime.listening:
             from ..events import ApprovalRequested
 
-            runtime.emit(ApprovalRequested(request.worker, request.depth, request.tool, request.args, request.toolset))
+            runtime.emit(ApprovalRequested.of(request))
         run_id = DBOS.workflow_id
         assert run_id is not None
         if self.on_suspend is not None and not await asyncio.to_thread(answer_queued, run_id, topic):

@@ -40,6 +40,8 @@ class PendingApproval:
     worker: str
     tool: str
     args: dict[str, Any]
+    question: str = ""
+    """The description every approver gets (`ApprovalRequest.describe()`), as the run recorded it."""
 
 
 class Records:
@@ -107,7 +109,8 @@ class Records:
                 continue
             if self.answered(run_id, key):
                 continue
-            out.append(PendingApproval(run_id, str(info["id"]), info["worker"], info["tool"], info.get("args") or {}))
+            out.append(PendingApproval(run_id, str(info["id"]), info["worker"], info["tool"], info.get("args") or {},
+                                       str(info.get("question") or "")))
         return out
 
     def answer(self, run_id: str, approval_id: str, approved: bool, note: str | None) -> PendingApproval:

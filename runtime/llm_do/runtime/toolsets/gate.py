@@ -101,7 +101,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
     def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
         """The request naming exactly what would run: the worker, the toolset (its bundle key and
-        this worker's settings for it), the tool, and the arguments as the toolset normalizes them."""
+        this worker's settings for it), the tool, the arguments as the toolset normalizes them, and
+        as every approver is shown them."""
         from ..approvals import ApprovalRequest
 
         binding = self.spec.tools.get(name)
@@ -110,16 +111,14 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         edit = (lambda: hooks.edit_args(name, tool_args)) if offers_edit(hooks) and self.spec.tools.get(name) is not None else None
         return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, hooks.normalize_args(name, tool_args),
-                               edit=edit)
+                               edit=edit, shown=hooks.shown_args(name, tool_args))
 
     async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
                    tool: ToolsetTool[CallContext]) -> dict[str, Any] | None:
-        """Ask whoever answers for this run; a denial refuses the call. A toolset that knows its
-        arguments better than the model does (paths below a sub-root) says how the terminal
-        question shows them. Returns the arguments a person edited before approving, if any."""
-        shown = hooks_of(tool.toolset).shown_args(name, tool_args)
+        """Ask whoever answers for this run; a denial refuses the call. Returns the arguments a
+        person edited before approving, if any."""
         request = self.approval_request(frame, name, tool_args, tool)
-        decision, by = await self.runtime.request_approval(request, shown)
+        decision, by = await self.runtime.request_approval(request)
         if self.runtime.listening:
             from ..events import ApprovalDecided
 

@@ -11,6 +11,11 @@ against tables kept here as data, so the reference (spec/stdlib.md) can be check
 - operands and path-valued flags are confined to the root (`paths.confine`), except the ones a
   command reads as patterns (grep's pattern, find's `-name` and the like).
 
+Approval rules judge each accepted line's **normalized** argv, not its spelling: the command, its
+flags one per word (`-la` is `-l -a`, `--lines=5` is `--lines 5`), then its operands, every path
+resolved below the root like a filesystem tool's `path` (`./a`, `d/../a` are `a`), and a flag
+that names the destination (`mv -t D`, `target_options`) folded in as the last operand.
+
 A flag is declared as taking a separate value (`-n 5`) only where the real program does so;
 otherwise the next word is judged as an operand, which is always the safer mistake.
 """
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from llm_do.bundle.approval import Action
-from llm_do.toolkit.files import PathRefused, confine, encodable, touches_git_dir
+from llm_do.toolkit.files import PathRefused, confine, encodable, relative, touches_git_dir
 
 Arity = Literal["none", "required", "attached"]
 """`none`: a plain flag; `required`: `-k V`, `-kV`, `--key V` or `--key=V`; `attached`: an optional
@@ -41,6 +46,16 @@ class Command:
 
     argv: tuple[str, ...]
     approval: Action
+    normalized: tuple[str, ...] = ()
+    """The line as approval rules judge it: one spelling per call (module docstring)."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a spec makes of a command's arguments: the words to run and the words a rule judges."""
+
+    run: list[str]
+    normalized: list[str]
 
 
 @dataclass(frozen=True)
@@ -82,19 +97,42 @@ class CommandSpec:
     """Short flags may be combined (`-la`); git's revision parser does not allow it."""
     check: Callable[[CommandSpec, Parsed, Path], None] | None = None
     """Command-specific rules run after the generic ones."""
+    target_options: frozenset[str] = frozenset()
+    """Flags whose value is the destination (`mv -t D`): in the normalized argv the value is the
+    last operand, so `mv -t d a` and `mv a d` are one call."""
 
-    def parse(self, args: Sequence[str], root: Path) -> list[str]:
+    def parse(self, args: Sequence[str], root: Path) -> Judged:
         parsed = _parse_options(self, args, root)
         paths = parsed.operands
+        pattern: list[str] = []
         if self.operands == "pattern then paths" and not parsed.has(*self.pattern_flags):
             if not paths:
                 raise CommandRefused(f"{self.name}: no pattern given")
-            paths = paths[1:]
+            pattern, paths = paths[:1], paths[1:]
         for operand in paths:
             confine_arg(self.name, operand, root, wildcards=self.operands == "git")
         if self.check:
             self.check(self, parsed, root)
-        return list(args)
+        return Judged(list(args), self._normalized(parsed, pattern, paths, root))
+
+    def _normalized(self, parsed: Parsed, pattern: list[str], paths: list[str], root: Path) -> list[str]:
+        """Flags one per word (values resolved where they name files), then the operands resolved
+        like paths (git's revisions and pathspecs as given), the destination flag's value last."""
+        words: list[str] = []
+        target: list[str] = []
+        for name, value in parsed.options:
+            if name == "-NUM":
+                words.append(f"-{value}")
+                continue
+            resolved = value if value is None or not self.options[name].path else resolve_arg(value, root)
+            if name in self.target_options and resolved is not None:
+                target = [resolved]
+                continue
+            words += [name] if resolved is None else [name, resolved]
+        if self.operands != "git":
+            paths = [resolve_arg(p, root) for p in paths]
+        operands = [*pattern, *paths, *target]
+        return [*words, *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
 
 
 @dataclass(frozen=True)
@@ -107,18 +145,23 @@ class FindSpec:
     """Each primary and what its one argument is, if it takes one."""
     refused: Mapping[str, str]
 
-    def parse(self, args: Sequence[str], root: Path) -> list[str]:
+    def parse(self, args: Sequence[str], root: Path) -> Judged:
+        """The normalized argv: starting points and path-valued primaries resolved, `-P` (the
+        default) left out, the expression otherwise as given."""
         i = 0
         while i < len(args) and (args[i] in ("-P", "-H", "-L", "-D") or args[i].startswith("-O")):
             if args[i] != "-P":  # -H and -L follow symlinks; -D and -O tune debugging and optimisation
                 self._refuse_primary(args[i])
             i += 1
+        normalized: list[str] = []
         while i < len(args) and not _starts_expression(args[i]):
             confine_arg(self.name, args[i], root)
+            normalized.append(resolve_arg(args[i], root))
             i += 1
         while i < len(args):
             token = args[i]
             i += 1
+            normalized.append(token)
             if token in ("(", ")", "!", ","):
                 continue
             if not token.startswith("-"):
@@ -132,8 +175,9 @@ class FindSpec:
                 raise CommandRefused(f"find: {token} needs a value")
             if kind == "path":
                 confine_arg(self.name, args[i], root)
+            normalized.append(resolve_arg(args[i], root) if kind == "path" else args[i])
             i += 1
-        return list(args)
+        return Judged(list(args), normalized)
 
     def _refuse_primary(self, token: str) -> None:
         if token in self.refused:
@@ -155,7 +199,9 @@ class GitSpec:
     subcommand_prefix: Mapping[str, tuple[str, ...]]
     """Inserted after the subcommand: no external diff programs, no textconv filters."""
 
-    def parse(self, args: Sequence[str], root: Path) -> list[str]:
+    def parse(self, args: Sequence[str], root: Path) -> Judged:
+        """Runs with the safety prefixes; the normalized argv is the subcommand and its own
+        normalized words (the global flags allowed change nothing, so they are left out)."""
         i = 0
         while i < len(args) and args[i].startswith("-"):
             flag = args[i].partition("=")[0]
@@ -171,7 +217,8 @@ class GitSpec:
         if sub is None:
             raise CommandRefused(f"git {args[i]} is not allowed (allowed: {allowed})")
         rest = sub.parse(args[i + 1 :], root)
-        return [*self.prefix, args[i], *self.subcommand_prefix.get(args[i], ()), *rest]
+        return Judged([*self.prefix, args[i], *self.subcommand_prefix.get(args[i], ()), *rest.run],
+                      [args[i], *rest.normalized])
 
 
 Spec = CommandSpec | FindSpec | GitSpec
@@ -190,7 +237,8 @@ def parse_command(toolset: str, command_line: str, root: Path) -> Command:
     spec = commands.get(argv[0])
     if spec is None:
         raise CommandRefused(f"{argv[0]!r} is not allowed here (allowed: {', '.join(commands)})")
-    return Command(argv=(spec.name, *spec.parse(argv[1:], root)), approval=spec.approval)
+    judged = spec.parse(argv[1:], root)
+    return Command(argv=(spec.name, *judged.run), approval=spec.approval, normalized=(spec.name, *judged.normalized))
 
 
 # --- the shell syntax nothing here interprets --------------------------------------------------
@@ -251,6 +299,11 @@ def confine_arg(command: str, arg: str, root: Path, wildcards: bool = False) -> 
         return confine(root, arg)
     except PathRefused as e:
         raise CommandRefused(f"{command}: {e}") from None
+
+
+def resolve_arg(arg: str, root: Path) -> str:
+    """A confined operand as a rule sees it: relative to `root`, `..`, `.` and links resolved."""
+    return relative(root, confine(root, arg))
 
 
 def _parse_options(spec: CommandSpec, args: Sequence[str], root: Path) -> Parsed:
@@ -652,6 +705,7 @@ MV = CommandSpec(
         **_required("-t", "--target-directory", path=True),
         **_attached("--update"),
     },
+    target_options=frozenset({"-t", "--target-directory"}),
     refused={
         "-i": "it asks questions on a terminal, and there is none",
         "--interactive": "it asks questions on a terminal, and there is none",

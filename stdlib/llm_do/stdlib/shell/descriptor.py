@@ -34,8 +34,8 @@ class ShellArgs(BaseModel):
 
 
 def argv_schema(toolset: str) -> dict[str, Any]:
-    """The derived `argv`: the command line as the toolset parses it (the command, then its
-    arguments as they will run), whose first word is one of the toolset's commands."""
+    """The derived `argv`: the command line normalized (`commands`: flags one per word, paths
+    resolved, the destination last), whose first word is one of the toolset's commands."""
     from .commands import ALLOWLISTS
 
     return {"argv": {"type": "array", "items": {"type": "string"},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from typing import Any
 from pydantic_ai.exceptions import ToolFailed
 
 from llm_do.bundle.approval import Action
+from llm_do.toolkit.hooks import Decisive
 
 from ..base import StdlibToolset
 from .commands import CommandRefused, parse_command
@@ -50,14 +52,28 @@ class ShellToolset(StdlibToolset):
             return "allow"
 
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Adds `argv`, the command line as it will run (left out when it will be refused)."""
+        """Adds `argv`, the command line normalized (`commands`: one spelling per call, paths
+        resolved below the root), left out when the line will be refused."""
         normalized = super().normalize_args(name, args)
         if name == "shell":
             try:
-                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).argv)
+                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).normalized)
             except CommandRefused:
                 pass
         return normalized
+
+    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The command line as the rules judge it (normalized), whole, with the directory it
+        runs in beside it; a line the toolset will refuse as written, saying so."""
+        shown = super().shown_args(name, args)
+        command = args.get("command")
+        if name == "shell" and isinstance(command, str):
+            try:
+                normalized = parse_command(self.descriptor.name, command, self.root).normalized
+                shown["command"] = Decisive(shlex.join(normalized), f"in {self.root_label}")
+            except CommandRefused:
+                shown["command"] = Decisive(command, f"in {self.root_label}; the toolset will refuse it")
+        return shown
 
     async def shell(self, command: str, timeout: float | None = None) -> str:
         try:

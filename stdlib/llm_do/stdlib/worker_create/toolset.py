@@ -14,6 +14,7 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import ToolsetTool
 
 from llm_do.toolkit.files import relative
+from llm_do.toolkit.hooks import Decisive
 
 from ..base import StdlibToolset, filesystem_lock
 from .definition import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
@@ -66,7 +67,7 @@ class WorkerCreateToolset(StdlibToolset):
                 WorkerDefinition(args["name"], args["instructions"], args["description"], args.get("model")), set())
         except (DefinitionProblem, KeyError):
             return dict(args)  # refused when the tool runs; show what the model wrote
-        shown = {"file": f"{relative(self.base, self.root)}/{definition.name}.worker",
+        shown = {"file": Decisive(f"{definition.name}.worker", f"in {self.root_label}"),
                  "definition": worker_file_text(definition)}
         extra = {k: v for k, v in args.items() if k in ("tools", "toolsets") and v}
         return {**shown, **extra}
