@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,30 @@ def test_broken_front_matter_has_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "P001" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+COMPILE_PROBE = """
+import sys
+from llm_do.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic_ai", "mcp", "fastmcp", "dbos", "sqlalchemy",
+                                                          "rich", "httpx", "openai", "anthropic", "llm_do"}
+                | {m for m in sys.modules if m.startswith("llm_do.runtime")})
+print("RESULT", code, " ".join(loaded))
+"""
+
+
+@pytest.mark.parametrize("command", ["build", "lint"])
+def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_path: Path, command: str) -> None:
+    """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS or rich (nothing
+    to print) for a project that declares none of it."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    proc = subprocess.run([sys.executable, "-c", COMPILE_PROBE, command, str(root)], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    code, *loaded = line.split()[1:]
+    assert code == "0", proc.stderr
+    assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"}, loaded

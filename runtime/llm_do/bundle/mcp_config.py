@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -68,3 +69,15 @@ def describe(config: Mapping[str, Any]) -> str:
     if config.get("url"):
         return str(config["url"])
     return " ".join([str(config.get("command", "")), *(str(a) for a in config.get("args") or ())])
+
+
+START_TIMEOUT = 30.0
+"""Seconds a server has to start and answer `initialize` (LLM_DO_MCP_START_TIMEOUT overrides)."""
+
+
+def start_timeout() -> float:
+    """The start time limit, for the build's listing and the run's sessions alike."""
+    try:
+        return float(os.environ.get("LLM_DO_MCP_START_TIMEOUT", START_TIMEOUT))
+    except ValueError:
+        return START_TIMEOUT

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from llm_do.bundle.mcp_config import connection
+from llm_do.bundle.mcp_config import connection, start_timeout
 
 from ..diagnostics import Diagnostic, diagnostic
 from ..facts.records import McpFacts, McpRequest, McpToolFact
@@ -50,8 +50,6 @@ def list_servers(project: LoadedProject, *, import_python: bool) -> McpFacts | N
     manifest = project.manifest
     if manifest is None or not import_python:
         return None
-    from llm_do.runtime.toolsets.mcp import start_timeout
-
     servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
                if not s.opaque and bool(s.command) != bool(s.url)}
     if not servers:

@@ -26,7 +26,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, start_timeout
 from llm_do.bundle.views import UsedToolset, WorkerSpec
 
 from ..errors import RunFailed
@@ -36,16 +36,6 @@ if TYPE_CHECKING:
 
     from ..bundle import LoadedBundle
     from ..call_scope import CallContext, RunHost
-
-START_TIMEOUT = 30.0
-"""Seconds a server has to start and answer `initialize` (LLM_DO_MCP_START_TIMEOUT overrides)."""
-
-
-def start_timeout() -> float:
-    try:
-        return float(os.environ.get("LLM_DO_MCP_START_TIMEOUT", START_TIMEOUT))
-    except ValueError:
-        return START_TIMEOUT
 
 
 def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None) -> Any:
