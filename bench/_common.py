@@ -63,10 +63,12 @@ class Series:
     label: str
     times: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    """The environment of every run (default: `bench_env()`)."""
 
     def add(self, argv: list[str]) -> str:
         """Run `argv` once, record its wall and CPU time, return its stdout."""
-        elapsed, out, _ = run_once(argv)
+        elapsed, out, _ = run_once(argv, env=self.env)
         self.times.append(elapsed)
         self.cpu.append(last_cpu[0])
         return out
