@@ -105,6 +105,7 @@ class IntrospectionCache:
         material = _key_material(request)
         path = self._entry_path(material)
         try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's own: others read nothing
             secret = self._secret(create=True)
             variant = {"checks": _checks(request, root, facts), "facts": _without_root(facts, root)}
             try:
@@ -114,7 +115,7 @@ class IntrospectionCache:
             variants = [variant, *(v for v in kept if v.get("checks") != variant["checks"])][:VARIANTS]
             body = json.dumps({"format": FORMAT, "key": material, "variants": variants}, sort_keys=True,
                               separators=(",", ":"))
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, exist_ok=True)
             atomic_write(path, json.dumps({"entry": body, "mac": _mac(secret, body)}).encode())
             _prune(self.folder, MAX_BYTES)
         except OSError:
