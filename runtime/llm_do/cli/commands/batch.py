@@ -58,8 +58,6 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
         raise CliError(f"{inputs}: cannot read it ({exc.strerror})", ExitCode.USAGE) from None
     except UnicodeDecodeError:
         raise CliError(f"{inputs}: not UTF-8 text", ExitCode.USAGE) from None
-    except InputProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
     url = None
     if durable is not None:
         from ..durable_run import db_url, require_dbos

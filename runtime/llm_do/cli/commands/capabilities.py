@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
 from llm_do.compiler.capability_report import RENDERERS, report
 
 from ..errors import ExitCode, usage_problem
@@ -25,7 +25,7 @@ def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
     a bundle.lock, or git:REV[:PATH]. Lines marked `!` are side effects with no approval."""
     try:
         doc = load_document(target, import_python=not no_import, cache=not no_cache)
-    except ProjectErrors as exc:
+    except ProjectHasErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
         return ExitCode.FAILED
     except BundleInputProblem as exc:

@@ -11,7 +11,7 @@ import shlex
 import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
 from llm_do.compiler.diff_report import RENDERERS, DiffInputs
 
 from ..errors import ExitCode, usage_problem
@@ -33,7 +33,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
     for spec in (old, new):
         try:
             docs.append(load_document(spec, import_python=not no_import, cache=not no_cache))
-        except ProjectErrors as exc:
+        except ProjectHasErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
             raise usage_problem(str(exc)) from None
         except BundleInputProblem as exc:
