@@ -69,11 +69,12 @@ def test_the_usage_problems_are_input_problems() -> None:
 
 def test_value_errors_stay_value_errors() -> None:
     """Code (and users' tools) that catch ValueError keep catching these."""
+    from pydantic_ai.exceptions import ToolFailed
+
     from llm_do.runtime.errors import CallRefused
     from llm_do.stdlib.shell.commands import CommandRefused
     from llm_do.stdlib.worker_create.definition import DefinitionProblem
     from llm_do.toolkit.files import PathRefused
-    from pydantic_ai.exceptions import ToolFailed
 
     for cls in (CommandRefused, DefinitionProblem, PathRefused):
         assert issubclass(cls, ValueError) and issubclass(cls, Refused | LlmDoError)
