@@ -4,10 +4,8 @@
 and results as JSON elided with an ellipsis to fit a line. `-vv` adds each worker call's model
 messages when the call finishes (pydantic-ai hands them over only then).
 
-Elision never breaks a value: a string is shortened inside its quotes (`"the long te…"`), a
-list or an object keeps its brackets and ends in `…`, so what is shown still reads as JSON.
-Everything here is formatting of plain data (event dicts, message parts); the sink that writes the
-lines is the only I/O.
+Each event's line is `llm_do.runtime.event_text.describe`'s (which also says how values are
+elided); this module adds the `-vv` message lines and the sink that writes them, its only I/O.
 """
 
 from __future__ import annotations
