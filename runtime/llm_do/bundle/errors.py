@@ -5,8 +5,10 @@ all derive their errors from here (tests/bundle/test_errors.py checks that every
     LlmDoError                      every error llm-do raises on purpose; its message is one line
     ├── InputProblem                what a user gave cannot be used: the CLI says so, exit 2
     ├── Refused                     llm-do will not do it, by policy; the message says why
-    │   └── BundleRefused           a bundle the runtime will not run: exit 3
-    ├── RunFailed, ToolCallFailed   (llm_do.runtime.errors: a run or a tool call did not finish)
+    │   ├── BundleRefused           a bundle the runtime will not run: exit 3
+    │   └── PathRefused, CommandRefused, CallRefused   a path, a command line, a worker call
+    ├── RunFailed                   a run that could not finish: exit 1 (llm_do.runtime.errors)
+    ├── ToolCallFailed              a tool call the model is told failed (llm_do.runtime.errors)
     └── the rest: a problem one module reports and its caller turns into a diagnostic or one of the above
 
 Names follow one rule. `*Problem`: something a person, a model or a project gave llm-do cannot be
