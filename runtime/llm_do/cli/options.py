@@ -16,6 +16,7 @@ import click
 
 from .errors import CliError, ExitCode
 from .inputs import InputOptions
+from .optional_value import OptionalValueOption
 
 R = TypeVar("R")
 Approvals = Literal["approve_all", "reject_all"]
@@ -180,10 +181,7 @@ def no_cache_option(command: Command[R]) -> Command[R]:
 
 def durable_option(command: Command[R]) -> Command[R]:
     """`--durable [DB_URL]`: the next word is its value only when it is a DB URL (optional_value.py)."""
-    from .optional_value import OptionalValueOption
-
-    return click.option("--durable", "durable", cls=OptionalValueOption, accepts=_is_db_url,
-                        is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
+    return click.option("--durable", "durable", cls=_DbUrlOption, is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
                         help="Run durably, recorded in DB_URL (sqlite:///PATH, postgresql://...; default "
                              "sqlite:///.llm-do/runs.sqlite beside the bundle).")(command)
 
@@ -198,7 +196,12 @@ def db_option(command: Command[R]) -> Command[R]:
                         help="The run database (default sqlite:///.llm-do/runs.sqlite in the current directory).")(command)
 
 
+
 def _is_db_url(word: str) -> bool:
     from llm_do.runtime.durable.db_url import has_scheme
 
     return has_scheme(word)
+
+
+class _DbUrlOption(OptionalValueOption):
+    accepts = staticmethod(_is_db_url)
