@@ -94,23 +94,23 @@ def bundle_schema() -> str:
 
 
 def diff_schema() -> str:
-    from llm_do.compiler.report_schemas import DiffDocument
+    from llm_do.compiler.report.schemas import DiffDocument
 
     return _schema(
         DiffDocument, "diff:1", "llm-do diff --format json (format 1)",
         "What `llm-do diff OLD NEW --format json` prints. Generated from "
-        "llm_do.compiler.report_schemas.DiffDocument by spec/generate.py; see spec/diff.md.",
+        "llm_do.compiler.report.schemas.DiffDocument by spec/generate.py; see spec/diff.md.",
         by_alias=True,
     )
 
 
 def capabilities_schema() -> str:
-    from llm_do.compiler.report_schemas import CapabilitiesDocument
+    from llm_do.compiler.report.schemas import CapabilitiesDocument
 
     return _schema(
         CapabilitiesDocument, "capabilities:1", "llm-do capabilities --format json (format 1)",
         "What `llm-do capabilities --format json` prints. Generated from "
-        "llm_do.compiler.report_schemas.CapabilitiesDocument by spec/generate.py; see spec/diff.md.",
+        "llm_do.compiler.report.schemas.CapabilitiesDocument by spec/generate.py; see spec/diff.md.",
     )
 
 

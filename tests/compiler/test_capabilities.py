@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.capabilities import Analysis, Gate, Grant, WorkerView, analyse, is_side_effect
-from llm_do.compiler.report_schemas import CapabilitiesDocument
+from llm_do.compiler.report.schemas import CapabilitiesDocument
 from tests.support.cli import run_cli, worker, write_project
 
 # main -> planner (asked by main) -> writer (write_file allowed by writer's rule); main -> reader.

@@ -9,7 +9,7 @@ from typing import Any
 
 from llm_do.compiler.bundle_diff import diff_bundles
 from llm_do.compiler.capabilities import analyse
-from llm_do.compiler.capability_report import report, to_text
+from llm_do.compiler.report.capabilities import report, to_text
 
 RULES = [{"action": "allow", "when": {"op": "glob", "param": ["path"], "value": "output/**"},
           "text": "allow write_file(path ~ 'output/**')"},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.report_schemas import DiffDocument
+from llm_do.compiler.report.schemas import DiffDocument
 from tests.support.cli import run_cli, worker, write_project
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "release_notes"

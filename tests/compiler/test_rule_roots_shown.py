@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llm_do.compiler.report_schemas import CapabilitiesDocument
+from llm_do.compiler.report.schemas import CapabilitiesDocument
 from tests.support.cli import run_cli, worker, write_project
 
 RULES = "approvals:\n  - allow write_file\n  - deny write_file(path ~ 'secret*')"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from llm_do.cli.errors import CliError, ExitCode
 from llm_do.cli.main import cli
-from llm_do.cli.options import RunOptions
+from llm_do.cli.options import RunOptions, durable_option
 
 
 def test_exit_codes_are_the_documented_ones() -> None:
@@ -44,3 +45,27 @@ def test_a_bundle_argument_is_verified_as_it_is_parsed(command: str, tmp_path: P
     bundle.write_text("not a bundle")
     result = CliRunner().invoke(cli, [command, str(bundle), "--model", "test", "--script", "s.json"])
     assert result.exit_code == ExitCode.REFUSED, result.output
+
+
+@click.command()
+@click.argument("words", nargs=-1)
+@durable_option
+def _durable_words(words: tuple[str, ...], durable: str | None) -> None:
+    click.echo(repr((words, durable)))
+
+
+@pytest.mark.parametrize(("args", "parsed"), [
+    ([], ((), None)),
+    (["--durable"], ((), "")),
+    (["BUNDLE", "--durable", "a prompt"], (("BUNDLE", "a prompt"), "")),  # a prompt, not a database
+    (["--durable", "BUNDLE", "hi"], (("BUNDLE", "hi"), "")),
+    (["--durable", "sqlite:///runs.db", "hi"], (("hi",), "sqlite:///runs.db")),
+    (["hi", "--durable", "postgresql://host/db"], (("hi",), "postgresql://host/db")),
+    (["--durable=runs.db", "hi"], (("hi",), "runs.db")),  # given with `=`: the option's, checked as a URL
+    (["--durable=", "hi"], (("hi",), "")),
+    (["--durable", "--", "-x"], (("-x",), "")),
+])
+def test_durable_takes_the_next_word_only_when_it_is_a_db_url(args: list[str], parsed: tuple[object, ...]) -> None:
+    result = CliRunner().invoke(_durable_words, args)
+    assert result.exit_code == 0, result.output
+    assert result.output == repr(parsed) + "\n"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from llm_do.cli.display.trace import ELLIPSIS, elide, event_lines
+from llm_do.runtime.event_text import ELLIPSIS, describe, elide
 from tests.support.cli import run_cli
 from tests.support.events import FLOW, FLOW_PROJECT
 from tests.support.projects import build_project
@@ -44,13 +44,14 @@ def test_a_failed_run_ends_the_trace_with_why(bundle: Path, script) -> None:
 
 
 def test_long_values_are_elided_inside_their_quotes() -> None:
-    lines = event_lines({"event": "tool_called", "worker": "w", "depth": 3, "tool": "write_file",
-                         "args": {"path": "a.txt", "content": "word " * 100}, "approval": "ask"})
-    assert lines == ['      → write_file(path="a.txt", content="' + "word " * 12 + 'word…")  [ask]']
+    line = describe({"event": "tool_called", "worker": "w", "depth": 3, "tool": "write_file",
+                     "args": {"path": "a.txt", "content": "word " * 100}, "approval": "ask"}).trace
+    assert line == '      → write_file(path="a.txt", content="' + "word " * 12 + 'word…")  [ask]'
 
 
 def test_an_unknown_event_is_still_shown() -> None:
-    assert event_lines({"event": "something_new", "worker": "w", "depth": 2, "n": 1}) == ["    w something_new n=1"]
+    described = describe({"event": "something_new", "worker": "w", "depth": 2, "n": 1})
+    assert described.trace == "    w something_new n=1" and described.progress is None
 
 
 @given(st.text(), st.integers(min_value=8, max_value=200))

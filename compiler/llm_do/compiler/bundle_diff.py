@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
@@ -82,7 +83,7 @@ class BundleDiff:
         return any(SEVERITIES.index(c.severity) <= SEVERITIES.index(severity) for c in self.changes)
 
 
-class Incomparable(ValueError):
+class Incomparable(LlmDoError, ValueError):
     """Two documents that cannot be compared (another bundle format)."""
 
 

@@ -3,7 +3,7 @@
 at REV, exported to a temporary directory with `git archive` (the working tree is never touched).
 
 Every failure is a `BundleInputProblem` with one line saying what and where; a project with errors is
-a `ProjectErrors` carrying the compile result, so the caller can print its diagnostics.
+a `ProjectHasErrors` carrying the compile result, so the caller can print its diagnostics.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle import reader
-from llm_do.bundle.errors import BundleRefused
+from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult
@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 GIT_PREFIX = "git:"
 
 
-class BundleInputProblem(Exception):
+class BundleInputProblem(InputProblem):
     """An input that names no bundle or project; the message is one line."""
 
 
-class ProjectErrors(Exception):
+class ProjectHasErrors(LlmDoError):
+    """The project compiles with errors, so it has no bundle to read; `result` carries the diagnostics."""
+
     def __init__(self, label: str, result: CompileResult) -> None:
         super().__init__(f"{label}: the project has errors, so it cannot be compared; run `llm-do lint` on it")
         self.label = label
@@ -64,7 +66,7 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
     except OSError as exc:
         raise BundleInputProblem(f"{label}: {exc.filename or project}: {exc.strerror}") from None
     if result.bundle is None:
-        raise ProjectErrors(label, result)
+        raise ProjectHasErrors(label, result)
     return json.loads(result.bundle)
 
 

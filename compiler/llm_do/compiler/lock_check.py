@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestError, node_hash, source_hash, verify_digest
+from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
 from .pipeline import CompileResult, compile_project
 from .syntax.sources import Unreadable, read_regular_file
@@ -66,7 +66,7 @@ def lock_differences(old: bytes, new: bytes) -> list[str]:
     out: list[str] = []
     try:
         verify_digest(old)
-    except DigestError as exc:
+    except DigestProblem as exc:
         out.append(f"the lock is not sealed by llm-do: {exc}")
     try:
         before = json.loads(old)

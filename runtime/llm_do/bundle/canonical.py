@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import LlmDoError
+
 DIGEST_KEY = "digest"
 HASH_KEY = "hash"
 _BLANK_DIGEST_LINE = b'\n  "digest": ""'
@@ -145,24 +147,24 @@ def seal(doc: Mapping[str, Any]) -> bytes:
     return blank[:at] + digest.encode() + blank[at:]
 
 
-class DigestError(ValueError):
+class DigestProblem(LlmDoError, ValueError):
     """The bytes are not a sealed document: no digest, or one that does not verify."""
 
 
 def verify_digest(data: bytes) -> str:
-    """Check the top-level digest over the raw bytes; return it. Raises `DigestError`."""
+    """Check the top-level digest over the raw bytes; return it. Raises `DigestProblem`."""
     start = data.find(_DIGEST_PREFIX)
     if start < 0:
-        raise DigestError("it has no top-level digest")
+        raise DigestProblem("it has no top-level digest")
     value_start = start + len(_DIGEST_PREFIX)
     value_end = data.find(b'"', value_start)
     if value_end < 0:
-        raise DigestError("its digest is cut off")
+        raise DigestProblem("its digest is cut off")
     recorded = data[value_start:value_end].decode("ascii", "replace")
     view = memoryview(data)  # hash around the digest value without copying megabytes
     hasher = hashlib.sha256(view[:value_start])
     hasher.update(view[value_end:])
     actual = tagged(hasher.hexdigest())
     if recorded != actual:
-        raise DigestError("its digest does not match its contents (edited, truncated or merged by hand)")
+        raise DigestProblem("its digest does not match its contents (edited, truncated or merged by hand)")
     return recorded

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import InputProblem
+
 CONNECTION_KEYS = ("command", "args", "env", "url", "headers")
 """The keys that say how to reach a server (hashed; what `diff` compares)."""
 
@@ -25,7 +27,7 @@ MISSING_CLIENT = "MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp
 _VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
 
 
-class UnsetVariable(ValueError):
+class UnsetVariable(InputProblem, ValueError):
     """A `${VAR}` without a default whose variable the environment does not set."""
 
     def __init__(self, name: str) -> None:

@@ -21,12 +21,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .canonical import DigestError, verify_digest
-from .errors import REBUILD, BundleRefused
+from .canonical import DigestProblem, verify_digest
+from .errors import REBUILD, BundleRefused, LlmDoError
 from .format import BUNDLE_FORMAT
 
 
-class LockFormatError(ValueError):
+class LockFormatProblem(LlmDoError, ValueError):
     """The bytes are not in the canonical file form."""
 
 
@@ -60,7 +60,7 @@ class LockReader:
         try:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LockFormatError(f"a value at byte {start} is not valid JSON ({exc})") from None
+            raise LockFormatProblem(f"a value at byte {start} is not valid JSON ({exc})") from None
 
     def _section_start(self, section: str) -> int | None:
         pattern = _key(section, 2)
@@ -75,7 +75,7 @@ class LockReader:
             return start, start + 2
         end = self.data.find(b"\n  }", start)
         if end < 0:
-            raise LockFormatError(f"section {section!r} is not closed")
+            raise LockFormatProblem(f"section {section!r} is not closed")
         return start, end + 4
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -133,7 +133,7 @@ def verify(data: bytes, path: Path | str) -> LockReader:
         verify_digest(data)
         reader = LockReader(data)
         fmt = reader.get("bundle_format")
-    except (DigestError, LockFormatError) as exc:
+    except (DigestProblem, LockFormatProblem) as exc:
         raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
     if fmt != BUNDLE_FORMAT:
         raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do reads ({BUNDLE_FORMAT}); {REBUILD}")

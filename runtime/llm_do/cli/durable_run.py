@@ -36,12 +36,10 @@ def require_dbos() -> None:
 
 
 def db_url(given: str | None, base: Path) -> str:
-    from llm_do.runtime.durable.db_url import DbUrlProblem, resolve_db_url
+    """The runs database's URL; a DbUrlProblem is a usage error (exit 2, cli/main.py)."""
+    from llm_do.runtime.durable.db_url import resolve_db_url
 
-    try:
-        return resolve_db_url(given or None, base)
-    except DbUrlProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
+    return resolve_db_url(given or None, base)
 
 
 def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *, durable: str,
@@ -86,16 +84,14 @@ def resume_run(run_id: str, opts: RunOptions, *, db: str | None, detach_approval
 
 
 def read_run(url: str, run_id: str) -> RunRecord:
-    from llm_do.runtime.durable.records import RecordProblem, Records
+    """The run's record; a RecordProblem (no such run or database) is a usage error (exit 2, cli/main.py)."""
+    from llm_do.runtime.durable.records import Records
 
+    records = Records(url)
     try:
-        records = Records(url)
-        try:
-            return records.run(run_id)
-        finally:
-            records.close()
-    except RecordProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
+        return records.run(run_id)
+    finally:
+        records.close()
 
 
 def bundle_digest(bundle: LoadedBundle) -> str:

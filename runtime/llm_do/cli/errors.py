@@ -10,6 +10,8 @@ from typing import IO
 
 import click
 
+from llm_do.bundle.errors import LlmDoError
+
 
 class ExitCode(IntEnum):
     """The exit codes of `llm-do`, as the commands' help and the README list them."""
@@ -29,7 +31,7 @@ class ExitCode(IntEnum):
     """Ctrl-C."""
 
 
-class CliError(click.ClickException):
+class CliError(LlmDoError, click.ClickException):
     """One line on stderr, `llm-do: MESSAGE`, and an exit code."""
 
     def __init__(self, message: str, code: ExitCode = ExitCode.FAILED) -> None:

@@ -8,9 +8,10 @@ import sys
 
 import click
 
+from llm_do.bundle.errors import InputProblem
 from llm_do.bundle.version import VERSION
 
-from .errors import ExitCode
+from .errors import CliError, ExitCode
 
 # name -> "module:attribute", loaded on first use: the CLI composes the compiler and the runtime, and a
 # command imports only what it uses (`exec` loads nothing of the compiler).
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         code = exc.exit_code
+    except InputProblem as exc:  # what a user gave cannot be used (a script, a DB URL, a run): exit 2
+        CliError(str(exc), ExitCode.USAGE).show()
+        code = ExitCode.USAGE
     except (KeyboardInterrupt, click.exceptions.Abort):
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:

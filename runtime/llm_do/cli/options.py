@@ -16,6 +16,7 @@ import click
 
 from .errors import CliError, ExitCode
 from .inputs import InputOptions
+from .optional_value import OptionalValueOption
 
 R = TypeVar("R")
 Approvals = Literal["approve_all", "reject_all"]
@@ -179,8 +180,8 @@ def no_cache_option(command: Command[R]) -> Command[R]:
 
 
 def durable_option(command: Command[R]) -> Command[R]:
-    """`--durable [DB_URL]`: a value only when it has a scheme (see `DurableAwareCommand`)."""
-    return click.option("--durable", "durable", is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
+    """`--durable [DB_URL]`: the next word is its value only when it is a DB URL (optional_value.py)."""
+    return click.option("--durable", "durable", cls=_DbUrlOption, is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
                         help="Run durably, recorded in DB_URL (sqlite:///PATH, postgresql://...; default "
                              "sqlite:///.llm-do/runs.sqlite beside the bundle).")(command)
 
@@ -195,27 +196,12 @@ def db_option(command: Command[R]) -> Command[R]:
                         help="The run database (default sqlite:///.llm-do/runs.sqlite in the current directory).")(command)
 
 
-class DurableAwareCommand(click.Command):
-    """`--durable` takes the next word only when it is a DB URL: `exec --durable "a prompt"` and
-    `exec --durable BUNDLE` stay durable runs of that prompt or bundle."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if "--durable" not in args:
-            return super().parse_args(ctx, args)
-        from llm_do.runtime.durable.db_url import has_scheme
+def _is_db_url(word: str) -> bool:
+    from llm_do.runtime.durable.db_url import has_scheme
 
-        fixed: list[str] = []
-        i = 0
-        while i < len(args):
-            arg = args[i]
-            if arg == "--":
-                fixed.extend(args[i:])
-                break
-            if arg == "--durable" and i + 1 < len(args) and has_scheme(args[i + 1]):
-                fixed.append(f"--durable={args[i + 1]}")
-                i += 2
-                continue
-            fixed.append("--durable=" if arg == "--durable" else arg)
-            i += 1
-        return super().parse_args(ctx, fixed)
+    return has_scheme(word)
 
+
+class _DbUrlOption(OptionalValueOption):
+    accepts = staticmethod(_is_db_url)

@@ -85,13 +85,10 @@ def prepare_run(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
     model_for = None
     player = None
     if opts.script is not None:
-        from llm_do.runtime.script import ScriptError, ScriptPlayer, check_script, load_script
+        from llm_do.runtime.script import ScriptPlayer, check_script, load_script
 
-        try:
-            loaded = load_script(opts.script)
-            check_script(loaded, bundle)
-        except ScriptError as exc:
-            raise CliError(str(exc), ExitCode.USAGE) from None
+        loaded = load_script(opts.script)  # a ScriptProblem is a usage error (exit 2, cli/main.py)
+        check_script(loaded, bundle)
         player = ScriptPlayer(loaded)
         model_for = player.model_for
     listeners: list[Sink] = list(sinks)

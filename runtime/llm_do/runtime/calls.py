@@ -19,7 +19,7 @@ from llm_do.toolkit import user_code
 
 from .call_scope import CallContext, CallFrame, CallScope
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
-from .inputs import WorkerInputError, normalize_input
+from .inputs import WorkerInputProblem, normalize_input
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
 
@@ -118,7 +118,7 @@ class WorkerCaller:
         try:
             worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
             prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)
-        except (WorkerInputError, AttachmentProblem) as exc:
+        except (WorkerInputProblem, AttachmentProblem) as exc:
             if parent is not None:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None

@@ -19,9 +19,9 @@ from llm_do.toolkit import user_code
 
 from .args import PromptInput
 from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
-from .entry_signature import EntrySignatureError, entry_params
+from .entry_signature import EntrySignatureProblem, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
-from .inputs import WorkerInputError, normalize_input
+from .inputs import WorkerInputProblem, normalize_input
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode
@@ -85,11 +85,11 @@ async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[
     func = _function(runtime, node)
     try:
         params = entry_params(func)
-    except EntrySignatureError as exc:
+    except EntrySignatureProblem as exc:
         raise RunFailed(f"the entry function {label} {exc}") from None
     try:
         value = normalize_input(label, params.input_class or PromptInput, args, kwargs)
-    except WorkerInputError as exc:
+    except WorkerInputProblem as exc:
         raise InputProblem(str(exc).replace(f"worker '{label}'", f"the entry function '{label}'")) from None
     loop = asyncio.get_running_loop()
     context = EntryContext(runtime, CallFrame(label, 0), label, frozenset(node["calls"]), loop)

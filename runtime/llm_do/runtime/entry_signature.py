@@ -12,10 +12,12 @@ from __future__ import annotations
 import inspect
 from typing import Any, NamedTuple
 
+from llm_do.bundle.errors import LlmDoError
+
 CONTEXT_NAMES = ("ctx", "runtime")
 
 
-class EntrySignatureError(ValueError):
+class EntrySignatureProblem(LlmDoError, ValueError):
     """A function that cannot be an entry: the message says why, in one line."""
 
 
@@ -49,27 +51,27 @@ def _is_context_type(annotation: Any) -> bool:
 
 
 def entry_params(func: Any) -> EntryParams:
-    """Read an entry function's signature; raises EntrySignatureError when it cannot be one."""
+    """Read an entry function's signature; raises EntrySignatureProblem when it cannot be one."""
     from .args import WorkerArgs
 
     if not inspect.isfunction(func) and not inspect.iscoroutinefunction(func):
-        raise EntrySignatureError(f"is a {type(func).__name__}, not a function")
+        raise EntrySignatureProblem(f"is a {type(func).__name__}, not a function")
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError) as exc:
-        raise EntrySignatureError(f"has no readable signature: {exc}") from None
+        raise EntrySignatureProblem(f"has no readable signature: {exc}") from None
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required_other = [p for p in params if p not in positional and p.default is p.empty
                       and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if len(positional) > 2 or required_other:
-        raise EntrySignatureError("takes more than a context and an input")
+        raise EntrySignatureProblem("takes more than a context and an input")
     hints = _hints(func)
     context = next((p.name for p in positional if _is_context_type(hints.get(p.name))), None)
     if context is None:
         context = next((p.name for p in positional if p.name in CONTEXT_NAMES), None)
     others = [p.name for p in positional if p.name != context]
     if len(others) > 1:
-        raise EntrySignatureError(
+        raise EntrySignatureProblem(
             f"has two parameters and neither is the context: annotate one with CallContext or name it {' or '.join(CONTEXT_NAMES)}")
     input_name = others[0] if others else None
     annotation = hints.get(input_name) if input_name else None

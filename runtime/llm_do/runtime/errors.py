@@ -1,10 +1,14 @@
-"""The runtime's own errors. Each message is one line a user can act on."""
+"""The runtime's own errors, on the hierarchy of `llm_do.bundle.errors` (which says how they are
+named). Each message is one line a user can act on."""
 
 from __future__ import annotations
 
 from pydantic_ai.exceptions import ToolFailed
 
-from llm_do.bundle.errors import LlmDoError
+from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError, Refused
+
+__all__ = ["RUN_ENDING", "CallRefused", "InputProblem", "RunFailed", "ToolCallFailed", "ToolsetProblem",
+           "failure_line", "innermost"]
 
 
 class RunFailed(LlmDoError):
@@ -16,17 +20,23 @@ class RunFailed(LlmDoError):
         """More than the one line, shown on request (`-v`): a crashed tool's traceback, say."""
 
 
-class InputProblem(LlmDoError):
-    """The run's input does not fit the entry worker (a usage error: exit 2)."""
-
-
 class ToolsetProblem(LlmDoError):
     """A toolset the bundle names cannot be built (its Python no longer exports it, say)."""
 
 
-class CallRefused(ToolFailed):
+class ToolCallFailed(LlmDoError, ToolFailed):
+    """A tool call that failed in a way the calling model is told: it reads the message as a failed
+    tool result and the run goes on."""
+
+
+class CallRefused(Refused, ToolCallFailed):
     """A worker call refused (too deep, bad input or attachments): the calling model sees the
     message as a failed tool result and the run goes on. Uncaught in a Python tool, it does the same."""
+
+
+RUN_ENDING: tuple[type[BaseException], ...] = (RunFailed, InputProblem, ToolsetProblem, BundleRefused)
+"""The errors that end a run as they are: raised under a tool (a nested worker call, say), they pass
+the approval gate unchanged instead of being reported as the tool crashing."""
 
 
 def innermost(exc: BaseException) -> BaseException:
@@ -44,5 +54,6 @@ def failure_line(exc: BaseException) -> str:
     exc = innermost(exc)
     if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
         return "the run was interrupted"
-    text = str(exc) if isinstance(exc, (LlmDoError, CallRefused)) else f"{type(exc).__name__}: {exc}"
+    speaks_for_itself = isinstance(exc, (RunFailed, InputProblem, ToolsetProblem, CallRefused))
+    text = str(exc) if speaks_for_itself else f"{type(exc).__name__}: {exc}"
     return " ".join(text.split())[:1000]

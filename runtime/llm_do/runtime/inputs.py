@@ -8,16 +8,18 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from llm_do.bundle.errors import InputProblem
+
 from .args import WorkerArgs
 
 
-class WorkerInputError(ValueError):
+class WorkerInputProblem(InputProblem, ValueError):
     """Arguments that do not fit the worker's input schema."""
 
 
 def normalize_input(worker: str, schema: type[WorkerArgs], args: tuple[Any, ...], kwargs: dict[str, Any]) -> WorkerArgs:
     if len(args) > 1 or (args and kwargs):
-        raise WorkerInputError(f"worker '{worker}' takes one positional input or keyword arguments, not both")
+        raise WorkerInputProblem(f"worker '{worker}' takes one positional input or keyword arguments, not both")
     if args:
         value = args[0]
         if isinstance(value, schema):
@@ -25,14 +27,14 @@ def normalize_input(worker: str, schema: type[WorkerArgs], args: tuple[Any, ...]
         if isinstance(value, str):
             if "input" not in schema.model_fields:
                 fields = ", ".join(schema.model_fields) or "no fields"
-                raise WorkerInputError(f"worker '{worker}' takes {fields}, not a plain string; pass keyword arguments")
+                raise WorkerInputProblem(f"worker '{worker}' takes {fields}, not a plain string; pass keyword arguments")
             data: Any = {"input": value}
         elif isinstance(value, BaseModel):
             data = value.model_dump()
         elif isinstance(value, Mapping):
             data = dict(value)
         else:
-            raise WorkerInputError(f"worker '{worker}' takes a string, a mapping or a {schema.__name__}, not {type(value).__name__}")
+            raise WorkerInputProblem(f"worker '{worker}' takes a string, a mapping or a {schema.__name__}, not {type(value).__name__}")
     else:
         data = kwargs
     try:
@@ -41,4 +43,4 @@ def normalize_input(worker: str, schema: type[WorkerArgs], args: tuple[Any, ...]
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors(include_url=False)
         )
-        raise WorkerInputError(f"invalid input for worker '{worker}': {problems}") from None
+        raise WorkerInputProblem(f"invalid input for worker '{worker}': {problems}") from None

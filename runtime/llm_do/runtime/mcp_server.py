@@ -66,26 +66,6 @@ def error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-def progress_message(event: RuntimeEvent) -> str | None:
-    """What a progress notification says about an event; None for events not worth one."""
-    d = event.to_dict()
-    who = f"{d.get('worker')}@{d.get('depth')}"
-    kind = d["event"]
-    if kind == "worker_started":
-        return f"{who}: started on {d['model']}"
-    if kind == "worker_finished":
-        return f"{who}: finished"
-    if kind == "tool_called":
-        return f"{who}: calling {d['tool']}"
-    if kind == "tool_returned":
-        return f"{who}: {d['tool']} returned ({d['outcome']})"
-    if kind == "approval_requested":
-        return f"{who}: {d['tool']} waits for approval"
-    if kind == "approval_decided":
-        return f"{who}: {d['tool']} {'approved' if d['approved'] else 'denied'}"
-    return None
-
-
 class ProgressNotifier:
     """Sends one request's progress notifications in the order the run's events came; `emit` is
     synchronous (runtime listeners are), the sending is not, so a task drains a queue."""
@@ -96,7 +76,9 @@ class ProgressNotifier:
         self._task = asyncio.ensure_future(self._drain())
 
     def emit(self, event: RuntimeEvent) -> None:
-        message = progress_message(event)
+        from .event_text import describe
+
+        message = describe(event.to_dict()).progress
         if message is not None:
             self._queue.put_nowait(message)
 

@@ -13,13 +13,14 @@ import fnmatch
 import os
 from typing import Any
 
+from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.views import WorkerSpec
 
 ENV_VAR = "LLM_DO_MODEL"
 OFFLINE_MODELS = frozenset({"test"})
 
 
-class ModelProblem(Exception):
+class ModelProblem(LlmDoError):
     """No model, or one the worker declares it cannot run on."""
 
 

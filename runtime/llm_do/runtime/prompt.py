@@ -10,14 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from llm_do.bundle.errors import InputProblem
+
 from .args import Attachment, WorkerArgs
 
 DEFAULT_MAX_TOTAL_BYTES = 20_000_000
 """The most bytes of attachments one call takes when its policy sets no `max_total_bytes`."""
 
 
-class AttachmentProblem(ValueError):
-    pass
+class AttachmentProblem(InputProblem, ValueError):
+    """An attachment the call cannot take (outside the project, missing, too large)."""
 
 
 def _resolve(path: str, root: Path, confined: bool) -> Path:

@@ -15,7 +15,8 @@ import json
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
-from pydantic_ai.exceptions import ToolFailed
+
+from .errors import ToolCallFailed
 
 GLIMPSE_CHARS = 120
 """The longest glimpse the model is shown; a longer one is cut at a word with an ellipsis."""
@@ -35,7 +36,7 @@ class Reference(BaseModel):
         return self.id
 
 
-class UnknownReference(ToolFailed):
+class UnknownReference(ToolCallFailed):
     """An id that names no payload of this run: uncaught in a tool, the model reads the message as a
     failed tool result and can try another id."""
 

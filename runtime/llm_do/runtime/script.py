@@ -26,10 +26,10 @@ from pydantic_ai.models.function import FunctionModel
 from llm_do.stdlib.worker_create.definition import CREATING_TOOLSETS
 
 from .bundle import LoadedBundle
-from .errors import RunFailed
+from .errors import InputProblem, RunFailed
 
 
-class ScriptError(Exception):
+class ScriptProblem(InputProblem):
     """The script cannot drive this bundle (usage error: exit 2)."""
 
 
@@ -84,7 +84,7 @@ def load_script(path: Path) -> Script:
     try:
         raw = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise ScriptError(f"{path}: cannot read the script ({exc.strerror})") from None
+        raise ScriptProblem(f"{path}: cannot read the script ({exc.strerror})") from None
     try:
         if path.suffix in (".yaml", ".yml"):
             import yaml
@@ -93,18 +93,18 @@ def load_script(path: Path) -> Script:
         else:
             data = json.loads(raw)
     except (ValueError, ImportError) as exc:
-        raise ScriptError(f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}") from None
+        raise ScriptProblem(f"{path}: not valid {'YAML' if path.suffix in ('.yaml', '.yml') else 'JSON'}: {exc}") from None
     except Exception as exc:  # yaml.YAMLError, without importing yaml on the JSON path
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
-        raise ScriptError(f"{path}: not valid YAML{where}: {problem}") from None
+        raise ScriptProblem(f"{path}: not valid YAML{where}: {problem}") from None
     try:
         return Script.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ScriptError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+        raise ScriptProblem(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:
@@ -118,22 +118,22 @@ def check_script(script: Script, bundle: LoadedBundle) -> None:
         if worker not in known and creating:
             for i, turn in enumerate(turns):
                 if turn.tool_calls:
-                    raise ScriptError(f"turn {i + 1} of worker '{worker}' calls tools, but '{worker}' is not in the "
+                    raise ScriptProblem(f"turn {i + 1} of worker '{worker}' calls tools, but '{worker}' is not in the "
                                       "bundle, and a worker created in the run has none")
             continue
         if worker not in known:
-            raise ScriptError(f"the script names worker '{worker}', which the bundle does not have ({', '.join(sorted(known))})")
+            raise ScriptProblem(f"the script names worker '{worker}', which the bundle does not have ({', '.join(sorted(known))})")
         spec = bundle.worker(worker)
         assert spec is not None
         opaque = any(u.opaque_approval is not None for u in spec.toolsets)
         for i, turn in enumerate(turns):
             if spec.output is not None and "text" in turn.model_fields_set:
-                raise ScriptError(f"turn {i + 1} of worker '{worker}' is text, but the worker returns structured output "
+                raise ScriptProblem(f"turn {i + 1} of worker '{worker}' is text, but the worker returns structured output "
                                   "(schema_out_ref): give its `output`")
             for call in turn.tool_calls or []:
                 if call.tool not in spec.tools and not opaque:
                     tools = ", ".join(sorted(spec.tools)) or "none"
-                    raise ScriptError(f"turn {i + 1} of worker '{worker}' calls tool '{call.tool}', which it does not have (it has: {tools})")
+                    raise ScriptProblem(f"turn {i + 1} of worker '{worker}' calls tool '{call.tool}', which it does not have (it has: {tools})")
 
 
 class ScriptedModel(FunctionModel):

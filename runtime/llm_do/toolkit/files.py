@@ -18,12 +18,14 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from llm_do.bundle.errors import LlmDoError, Refused
 
-class PathRefused(ValueError):
+
+class PathRefused(Refused, ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
 
 
-class IrregularFile(OSError):
+class IrregularFile(LlmDoError, OSError):
     """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 

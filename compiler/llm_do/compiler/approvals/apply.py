@@ -15,7 +15,7 @@ from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
 from .check import check_condition
 from .effect import overruled_by, unconditional_approval
-from .grammar import RuleSyntaxError, parse_rule
+from .grammar import RuleSyntaxProblem, parse_rule
 from .nodes import ApprovalRule
 from .params import ToolParams
 
@@ -91,7 +91,7 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
     for i, text in enumerate(worker.parsed.front.approvals):
         try:
             rule = parse_rule(text, i)
-        except RuleSyntaxError as exc:
+        except RuleSyntaxProblem as exc:
             diagnostics.append(diagnostic(exc.code, str(exc), places.at(i, exc.column)))
             continue
         worker.rules.append(rule)

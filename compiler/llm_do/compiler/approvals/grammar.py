@@ -10,6 +10,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from llm_do.bundle.errors import LlmDoError
+
 from ..syntax.limits import MAX_CONDITION_NESTING
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, Param
 
@@ -67,7 +69,7 @@ def _one_of(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-class RuleSyntaxError(ValueError):
+class RuleSyntaxProblem(LlmDoError, ValueError):
     """A rule that does not parse; `column` is the 0-based offset of the problem in the rule, and
     `code` the diagnostic: A001, or P011 for a condition nested past the limit."""
 
@@ -110,12 +112,12 @@ def _parser() -> Any:
 
 
 def parse_rule(text: str, index: int) -> ApprovalRule:
-    """One rule, or `RuleSyntaxError` saying what was expected where."""
+    """One rule, or `RuleSyntaxProblem` saying what was expected where."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
     too_deep = _nesting_overflow(text)
     if too_deep is not None:
-        raise RuleSyntaxError(f"the condition nests more than {MAX_CONDITION_NESTING} deep (`not` and parentheses)",
+        raise RuleSyntaxProblem(f"the condition nests more than {MAX_CONDITION_NESTING} deep (`not` and parentheses)",
                               too_deep, "P011")
     try:
         tree = _parser().parse(text)
@@ -128,7 +130,7 @@ def parse_rule(text: str, index: int) -> ApprovalRule:
         names = getattr(exc, "accepts", None) or getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
         expected = sorted({_EXPECTED.get(t, t) for t in names if t != "$END"}) + (["the end of the rule"] if "$END" in names else [])
         wanted = f"; expected {_one_of(expected)}" if expected else ""
-        raise RuleSyntaxError(f"invalid approval rule {text!r}: unexpected {found}{wanted}", column) from None
+        raise RuleSyntaxProblem(f"invalid approval rule {text!r}: unexpected {found}{wanted}", column) from None
     return _rule(tree, text, index)
 
 

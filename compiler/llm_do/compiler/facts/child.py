@@ -196,7 +196,7 @@ def _class(root: Path, req: ClassRequest, failed: dict[str, PyError]) -> tuple[C
 
 def _entry_function(root: Path, req: FunctionRequest, failed: dict[str, PyError]) -> FunctionFact:
     """Find the entry function, read its signature, and validate entry.args against its input."""
-    from llm_do.runtime.entry_signature import EntrySignatureError, entry_params
+    from llm_do.runtime.entry_signature import EntrySignatureProblem, entry_params
 
     fact = FunctionFact(ref=req.ref)
     if req.module in failed:
@@ -216,7 +216,7 @@ def _entry_function(root: Path, req: FunctionRequest, failed: dict[str, PyError]
     fact.line = _line(func)
     try:
         params = entry_params(func)
-    except EntrySignatureError as exc:
+    except EntrySignatureProblem as exc:
         fact.problem = str(exc)
         return fact
     cls = params.input_class

@@ -1,14 +1,15 @@
 """Reports: what a command prints about a project or a bundle, in the formats `--format` offers.
 
-Every report family has one table from a format name to a `Renderer`, a function from the
-report's data to the text printed (no trailing newline; the command decides where it goes):
+Every report family has one table, `RENDERERS`, from a format name (what `--format` takes) to a
+`Renderer`: the report's data in, the text printed out (no trailing newline; the command decides
+where it goes). Every command prints a report the same way (`llm_do.cli.report_output`):
 
-- diagnostics (`lint`): `report.diagnostics.renderer(fmt)` over a list of `ProjectDiagnostics`;
-- the call graph (`graph`): `graph_export.RENDERERS` over `GraphData`;
-- capabilities: `capability_report.RENDERERS` over a `CapabilityReport`;
-- diff: `diff_report.RENDERERS` (which still takes the `DiffInputs` beside the `BundleDiff`).
+- `diagnostics` (`lint`): over a list of `ProjectDiagnostics` (each format imported when asked for);
+- `graph`: over `GraphData`, the compiled call graph;
+- `capabilities`: over a `CapabilityReport`;
+- `diff`: over a `DiffReport` (the `BundleDiff` and what was compared).
 
-The last three are to move under `report/` with the bundle's views.
+`schemas` holds the JSON documents of `diff` and `capabilities` as pydantic models (spec/schemas/).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from ..facts.records import ClassRequest, Facts, FunctionRequest, Request
 from ..facts.static_reader import read_statically
 from ..facts.subprocess_runner import introspect as run_child
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
-from ..syntax.schema_refs import RefError, SchemaRef, parse_ref
+from ..syntax.schema_refs import RefProblem, SchemaRef, parse_ref
 from ..syntax.sources import OutsideRoot
 from .load import LoadedProject
 from .parse import ParsedWorker
@@ -41,7 +41,7 @@ def collect_refs(workers: list[ParsedWorker]) -> tuple[SchemaRefs, list[Diagnost
                 continue
             try:
                 refs.refs[(worker.file, key)] = parse_ref(text, legacy=worker.legacy)
-            except RefError as exc:
+            except RefProblem as exc:
                 diagnostics.append(diagnostic(exc.code, str(exc), worker.at(key), hint=exc.hint))
     return refs, diagnostics
 
@@ -53,7 +53,7 @@ def entry_function_ref(project: LoadedProject) -> tuple[SchemaRef | None, list[D
         return None, []
     try:
         return parse_ref(text), []
-    except RefError as exc:
+    except RefProblem as exc:
         code = exc.code if exc.code == "F002" else "N011"
         message = str(exc).replace("class reference", "function reference").replace("class name", "function name")
         return None, [diagnostic(code, f"entry.function: {message}", project.at("entry", "function", key=False),

@@ -7,6 +7,8 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llm_do.bundle.errors import InputProblem
+
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..suggest import did_you_mean_file
@@ -37,7 +39,7 @@ IMPLICIT_ENTRY = "main.worker"
 WORKER_SUFFIXES = (".worker", LEGACY_WORKER_SUFFIX)
 
 
-class ProjectNotFound(Exception):
+class ProjectNotFound(InputProblem):
     """The path given names no project: a usage error, not a finding."""
 
 

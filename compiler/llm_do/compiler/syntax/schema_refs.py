@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llm_do.bundle.errors import LlmDoError
 from llm_do.toolkit.user_code import module_name
 
 from .sources import OutsideRoot, lexically_confined
@@ -22,7 +23,7 @@ class SchemaRef:
     """Relative path of the project file, for the `path.py:Class` form."""
 
 
-class RefError(ValueError):
+class RefProblem(LlmDoError, ValueError):
     def __init__(self, code: str, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -30,28 +31,28 @@ class RefError(ValueError):
 
 
 def parse_ref(text: str, *, legacy: bool = False) -> SchemaRef:
-    """Parse a reference; raises RefError with the diagnostic code to report."""
+    """Parse a reference; raises RefProblem with the diagnostic code to report."""
     text = text.strip()
     if ":" not in text:
         if legacy and "." in text and _QUALNAME.match(text):
             module, _, qualname = text.rpartition(".")
             return SchemaRef(text, module, qualname, None)
-        raise RefError("S001", f"'{text}' is not a class reference",
+        raise RefProblem("S001", f"'{text}' is not a class reference",
                        hint="write `schemas.py:ClassName` or `package.module:ClassName`")
     left, _, qualname = text.rpartition(":")
     if not _QUALNAME.match(qualname):
-        raise RefError("S001", f"'{qualname}' in '{text}' is not a class name")
+        raise RefProblem("S001", f"'{qualname}' in '{text}' is not a class name")
     if left.endswith(".py") or "/" in left or "\\" in left:
         try:
             rel = lexically_confined(left)
         except OutsideRoot as exc:
-            raise RefError("F002", f"schema reference {exc}") from None
+            raise RefProblem("F002", f"schema reference {exc}") from None
         path_module = module_name(rel)
         if path_module is None:
-            raise RefError("S001", f"'{left}' cannot be imported as a module: every part of the path must be a Python identifier",
+            raise RefProblem("S001", f"'{left}' cannot be imported as a module: every part of the path must be a Python identifier",
                            hint="rename the file, e.g. `my-schemas.py` to `my_schemas.py`")
         return SchemaRef(text, path_module, qualname, rel)
     if not _QUALNAME.match(left):
-        raise RefError("S001", f"'{left}' in '{text}' is neither a .py path nor a module name",
+        raise RefProblem("S001", f"'{left}' in '{text}' is neither a .py path nor a module name",
                        hint="write `schemas.py:ClassName` or `package.module:ClassName`")
     return SchemaRef(text, left, qualname, None)

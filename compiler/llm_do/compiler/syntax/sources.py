@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from llm_do.bundle.canonical import normalize_source, sha256_hex, tagged
+from llm_do.bundle.errors import LlmDoError
 
 from .limits import MAX_FILE_BYTES
 
@@ -28,15 +29,15 @@ class SourceFile:
     kind: SourceKind
 
 
-class NotText(ValueError):
+class NotText(LlmDoError, ValueError):
     pass
 
 
-class OutsideRoot(ValueError):
+class OutsideRoot(LlmDoError, ValueError):
     pass
 
 
-class Unreadable(ValueError):
+class Unreadable(LlmDoError, ValueError):
     """A file the compiler refuses to read; `code` is the diagnostic that says so."""
 
     code = ""

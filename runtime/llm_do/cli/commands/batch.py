@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import DurableAwareCommand, RunOptions, durable_option, run_options
+from ..options import RunOptions, durable_option, run_options
 from ..params import BUNDLE
 from ..session import RunSession, run_session
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
 
 
-@click.command(name="batch", cls=DurableAwareCommand)
+@click.command(name="batch")
 @click.argument("bundle", type=BUNDLE)
 @click.argument("inputs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "results", required=True, type=click.Path(path_type=Path),
@@ -58,8 +58,6 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
         raise CliError(f"{inputs}: cannot read it ({exc.strerror})", ExitCode.USAGE) from None
     except UnicodeDecodeError:
         raise CliError(f"{inputs}: not UTF-8 text", ExitCode.USAGE) from None
-    except InputProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
     url = None
     if durable is not None:
         from ..durable_run import db_url, require_dbos

@@ -6,17 +6,18 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
-from llm_do.compiler.capability_report import RENDERERS, report
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.report.capabilities import RENDERERS, report
 
 from ..errors import ExitCode, usage_problem
 from ..options import no_cache_option, no_import_option
+from ..report_output import format_option, print_report
 from ._compile import as_report, print_diagnostics
 
 
 @click.command()
 @click.argument("target", default=".")
-@click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
+@format_option(RENDERERS)
 @no_import_option
 @no_cache_option
 def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
@@ -25,10 +26,10 @@ def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
     a bundle.lock, or git:REV[:PATH]. Lines marked `!` are side effects with no approval."""
     try:
         doc = load_document(target, import_python=not no_import, cache=not no_cache)
-    except ProjectErrors as exc:
+    except ProjectHasErrors as exc:
         print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
         return ExitCode.FAILED
     except BundleInputProblem as exc:
         raise usage_problem(str(exc)) from None
-    click.echo(RENDERERS[fmt](report(doc)))
+    print_report(RENDERERS, fmt, report(doc))
     return ExitCode.OK

@@ -11,18 +11,19 @@ import shlex
 import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectErrors, load_document
-from llm_do.compiler.diff_report import RENDERERS, DiffInputs
+from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
 from ..errors import ExitCode, usage_problem
 from ..options import no_cache_option, no_import_option
+from ..report_output import format_option, print_report
 from ._compile import as_report, print_diagnostics
 
 
 @click.command()
 @click.argument("old")
 @click.argument("new")
-@click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text", show_default=True)
+@format_option(RENDERERS)
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Exit 1 only when a change of this severity or higher exists.")
 @no_import_option
 @no_cache_option
@@ -33,7 +34,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
     for spec in (old, new):
         try:
             docs.append(load_document(spec, import_python=not no_import, cache=not no_cache))
-        except ProjectErrors as exc:
+        except ProjectHasErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result)], summary=False)
             raise usage_problem(str(exc)) from None
         except BundleInputProblem as exc:
@@ -46,7 +47,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
     flags += [f"--fail-on {fail_on}"] if fail_on else []
     flags += ["--no-import"] if no_import else []
     command = " ".join(["llm-do diff", shlex.quote(old), shlex.quote(new), *flags])
-    click.echo(RENDERERS[fmt](result, DiffInputs(old, new, command)))
+    print_report(RENDERERS, fmt, DiffReport(result, DiffInputs(old, new, command)))
     if fail_on is not None:
         return ExitCode.FAILED if result.at_or_above(fail_on) else ExitCode.OK
     return ExitCode.FAILED if result.changes else ExitCode.OK

@@ -11,7 +11,6 @@ import click
 from ..errors import CliError, ExitCode
 from ..inputs import InputOptions, run_input
 from ..options import (
-    DurableAwareCommand,
     RunOptions,
     checked,
     detach_option,
@@ -39,7 +38,7 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
     return bundle_path(Path(DEFAULT_BUNDLE)), args[0] if args else None
 
 
-@click.command(name="exec", cls=DurableAwareCommand)
+@click.command(name="exec")
 @click.argument("positionals", nargs=-1, metavar="[BUNDLE] [PROMPT]")
 @click.option("--worker", "worker", metavar="NAME", help="Run this worker of the bundle instead of the entry, with its own input schema.")
 @input_options

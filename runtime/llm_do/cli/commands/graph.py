@@ -9,16 +9,17 @@ import click
 
 from llm_do.bundle import reader
 from llm_do.bundle.errors import BundleRefused
-from llm_do.compiler.graph_export import RENDERERS, bundle_graph
+from llm_do.compiler.report.graph import RENDERERS, bundle_graph
 
 from ..errors import usage_problem
 from ..options import no_cache_option
+from ..report_output import format_option, print_report
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
 @click.command()
 @click.argument("target", default=".", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
+@format_option(RENDERERS)
 @no_cache_option
 def graph(target: Path, fmt: str, no_cache: bool) -> int:
     """Show the call graph of a project (compiled in memory) or of a bundle.lock."""
@@ -35,5 +36,5 @@ def graph(target: Path, fmt: str, no_cache: bool) -> int:
             print_diagnostics([as_report(target.as_posix(), result)])
             return 1
         bundle = json.loads(result.bundle)
-    click.echo(RENDERERS[fmt](bundle_graph(bundle)))
+    print_report(RENDERERS, fmt, bundle_graph(bundle))
     return 0

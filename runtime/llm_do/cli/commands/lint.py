@@ -6,18 +6,17 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.report.diagnostics import ProjectDiagnostics, counts
+from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 
 from ..errors import ExitCode
 from ..options import no_cache_option, no_import_option
-from ._compile import as_report, compile_or_exit, print_diagnostics
-
-FORMATS = ("text", "json", "sarif", "github")
+from ..report_output import format_option, print_report
+from ._compile import as_report, compile_or_exit
 
 
 @click.command()
 @click.argument("projects", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@format_option(RENDERERS)
 @no_import_option
 @no_cache_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
@@ -31,17 +30,8 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
     for project in projects or (Path("."),):
         result = compile_or_exit(project, import_python=not no_import, emit_bundle=False, cache=not no_cache)
         reports.append(as_report(project.as_posix(), result))
-    if fmt == "text":
-        print_diagnostics(reports)
-        if not any(r.diagnostics for r in reports):
-            click.echo("no problems found", err=True)
-    else:
-        from llm_do.compiler.report.diagnostics.github import render_github
-        from llm_do.compiler.report.diagnostics.json import render_json
-        from llm_do.compiler.report.diagnostics.sarif import render_sarif
-
-        rendered = {"json": render_json, "sarif": render_sarif, "github": render_github}[fmt](reports)
-        if rendered:
-            click.echo(rendered)
+    print_report(RENDERERS, fmt, reports, err=fmt == "text")  # text on stderr, as ruff prints it
+    if fmt == "text" and not any(r.diagnostics for r in reports):
+        click.echo("no problems found", err=True)
     c = counts(reports)
     return ExitCode.FAILED if c["error"] or (strict and c["warning"]) else ExitCode.OK

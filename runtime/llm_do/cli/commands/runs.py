@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..durable_run import db_url, require_dbos, resume_run
-from ..errors import CliError, ExitCode
+from ..errors import ExitCode
 from ..options import RunOptions, db_option, detach_option, run_options
 
 if TYPE_CHECKING:
@@ -25,18 +25,13 @@ if TYPE_CHECKING:
 @contextmanager
 def _records(db: str | None) -> Iterator[Records]:
     """The runs database, open for one command and closed after it; what it cannot do (no such
-    run, an approval already answered) is one line and exit 2."""
+    run, an approval already answered) is a RecordProblem: one line and exit 2 (cli/main.py)."""
     require_dbos()
-    from llm_do.runtime.durable.records import RecordProblem, Records
+    from llm_do.runtime.durable.records import Records
 
-    try:
-        records = Records(db_url(db, Path.cwd()))
-    except RecordProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
+    records = Records(db_url(db, Path.cwd()))
     try:
         yield records
-    except RecordProblem as exc:
-        raise CliError(str(exc), ExitCode.USAGE) from None
     finally:
         records.close()
 

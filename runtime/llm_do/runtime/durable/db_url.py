@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from llm_do.bundle.errors import InputProblem
+
 DEFAULT_DB = "sqlite:///.llm-do/runs.sqlite"
 """Relative to the bundle's directory for `exec --durable`, to the current one for the others."""
 
@@ -16,7 +18,7 @@ SCHEMES = ("sqlite", "postgresql", "postgres")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
 
-class DbUrlProblem(ValueError):
+class DbUrlProblem(InputProblem, ValueError):
     """A DB URL llm-do cannot use (usage error: exit 2)."""
 
 

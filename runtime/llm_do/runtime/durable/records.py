@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from llm_do.bundle.errors import InputProblem
+
 from .names import APPROVAL_PREFIX, WORKFLOW_PREFIX
 
 STATES = {"SUCCESS": "done", "ERROR": "failed", "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed", "CANCELLED": "cancelled",
           "PENDING": "pending", "ENQUEUED": "pending", "DELAYED": "pending"}
 
 
-class RecordProblem(Exception):
+class RecordProblem(InputProblem):
     """The database or the run cannot answer (usage error: exit 2)."""
 
 

@@ -30,12 +30,11 @@ from llm_do.bundle.approval import (
     Action,
     decide,
 )
-from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import WorkerSpec
 from llm_do.toolkit.hooks import hooks_of, offers_edit
 
 from ..call_scope import CallContext, CallFrame, RunHost
-from ..errors import LlmDoError, RunFailed
+from ..errors import RUN_ENDING, RunFailed
 
 if TYPE_CHECKING:
     from ..approvals import ApprovalRequest
@@ -83,7 +82,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         except (ToolFailed, ModelRetry) as exc:
             self._returned(frame, name, "failed", str(exc))
             raise
-        except (LlmDoError, BundleRefused):  # BundleRefused: the tool imported unverified project code
+        except RUN_ENDING:  # a nested call's failure, or the tool imported unverified project code
             raise
         except Exception as exc:  # a user tool crashed: end the run with one line saying where
             from ..tool_errors import tool_crashed

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from llm_do.bundle.errors import LlmDoError
+
 MAX_PARTS = 64
 """Most parts a pattern may have once repeated `**` are collapsed."""
 MAX_ENTRIES = 200_000
@@ -29,7 +31,7 @@ RECURSIVE = None
 Part = Callable[[str], object] | None
 
 
-class PatternError(ValueError):
+class PatternProblem(LlmDoError, ValueError):
     """The pattern is not a glob this tool takes; the message is for the model."""
 
 
@@ -85,12 +87,12 @@ def compile_pattern(pattern: str) -> Pattern:
                 parts.append(RECURSIVE)
             continue
         if "**" in text:
-            raise PatternError("'**' can only be a whole path component")
+            raise PatternProblem("'**' can only be a whole path component")
         parts.append(re.compile(fnmatch.translate(text)).match)
     if not parts:
-        raise PatternError("the pattern is empty")
+        raise PatternProblem("the pattern is empty")
     if len(parts) > MAX_PARTS:
-        raise PatternError(f"the pattern has more than {MAX_PARTS} parts")
+        raise PatternProblem(f"the pattern has more than {MAX_PARTS} parts")
     return Pattern(tuple(parts))
 
 

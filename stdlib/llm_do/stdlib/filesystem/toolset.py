@@ -27,7 +27,7 @@ from llm_do.toolkit.files import (
 
 from ..base import StdlibToolset
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
-from .listing import PatternError, compile_pattern, walk
+from .listing import PatternProblem, compile_pattern, walk
 
 LIST_LIMIT = 1000
 """Most paths `list_files` returns; past it the model is told to narrow the listing."""
@@ -96,7 +96,7 @@ class FilesystemToolset(StdlibToolset):
         _check_pattern(pattern)
         try:
             compiled = compile_pattern(pattern)
-        except PatternError as e:
+        except PatternProblem as e:
             raise ToolFailed(f"invalid pattern {pattern!r}: {e}") from None
         try:
             walked = walk(str(directory), compiled)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from llm_do.bundle.approval import Action
+from llm_do.bundle.errors import Refused
 from llm_do.toolkit.files import PathRefused, confine, encodable, relative, touches_git_dir
 
 Arity = Literal["none", "required", "attached"]
@@ -36,7 +37,7 @@ Arity = Literal["none", "required", "attached"]
 value only as `-kV` or `--key=V`, so the next word is never taken as the value."""
 
 
-class CommandRefused(ValueError):
+class CommandRefused(Refused, ValueError):
     """A command line the toolset will not run; the message is shown to the model as is."""
 
 

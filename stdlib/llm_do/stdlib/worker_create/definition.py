@@ -15,6 +15,8 @@ import json
 import re
 from typing import NamedTuple
 
+from llm_do.bundle.errors import LlmDoError
+
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 """A worker name, as the compiler checks it (`front_matter.NAME_PATTERN`; a test keeps them equal)."""
 _NAME = re.compile(NAME_PATTERN)
@@ -35,7 +37,7 @@ _ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
 _YAML_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-class DefinitionProblem(ValueError):
+class DefinitionProblem(LlmDoError, ValueError):
     """A definition that cannot become a worker; the message is for the model (or the host)."""
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from llm_do.bundle.errors import LlmDoError
+
 from .definition import yaml_string
 
 KEYS = ("name", "description", "model")
 _FENCE = re.compile(r"^---[ \t]*$", re.M)
 
 
-class EditProblem(ValueError):
+class EditProblem(LlmDoError, ValueError):
     """The edited text is not a definition; the message says why, for the person editing."""
 
 

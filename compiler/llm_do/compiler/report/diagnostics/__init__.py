@@ -1,20 +1,18 @@
 """Output formats for diagnostics: renderers over one list, nothing more.
 
-`FORMATS` names them; `renderer(fmt)` imports the one asked for (text needs rich, the others do
-not), and each is a `report.Renderer` over `list[ProjectDiagnostics]`.
+`RENDERERS` is the family's table, as every report's (`report.Renderers`): each a `report.Renderer`
+over `list[ProjectDiagnostics]`, imported when asked for (text needs rich, the others do not).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...diagnostics import Diagnostic
-
-if TYPE_CHECKING:
-    from .. import Renderer
+from .. import Renderer
 
 FORMATS = {"text": "text:render_text", "json": "json:render_json", "sarif": "sarif:render_sarif",
            "github": "github:render_github"}
@@ -47,7 +45,19 @@ def cwd_relative(root: Path, file: str) -> str:
     return Path(os.path.relpath(root / file)).as_posix()
 
 
-def renderer(fmt: str) -> Renderer[list[ProjectDiagnostics]]:
-    """The renderer of format `fmt` (a key of FORMATS)."""
-    module, _, name = FORMATS[fmt].partition(":")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+class _Renderers(Mapping[str, Renderer[list[ProjectDiagnostics]]]):
+    """FORMATS as a `report.Renderers` table, each renderer imported on first use."""
+
+    def __getitem__(self, fmt: str) -> Renderer[list[ProjectDiagnostics]]:
+        module, _, name = FORMATS[fmt].partition(":")
+        render: Renderer[list[ProjectDiagnostics]] = getattr(import_module(f"{__name__}.{module}"), name)
+        return render
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FORMATS)
+
+    def __len__(self) -> int:
+        return len(FORMATS)
+
+
+RENDERERS = _Renderers()

@@ -60,13 +60,18 @@ def window(source: str, column: int | None, width: int = WINDOW) -> tuple[str, i
     return shown, (at - start + 1 + (3 if start else 0)) if column else None
 
 
-def render_text(results: list[ProjectDiagnostics], *, color: bool = False) -> str:
-    """What `print_text` prints, as text (with ANSI styles when `color`)."""
+def render_text(results: list[ProjectDiagnostics], *, color: bool | None = None) -> str:
+    """What `print_text` prints, as text: with ANSI styles when `color`, or, when None, as rich would
+    print it on stderr (styled on a terminal, plain otherwise: what `lint` shows)."""
     import io
 
-    out = io.StringIO()
-    print_text(results, Console(file=out, force_terminal=color, no_color=not color, highlight=False))
-    return out.getvalue().removesuffix("\n")
+    if color is None:
+        console = Console(stderr=True, highlight=False)
+    else:
+        console = Console(file=io.StringIO(), force_terminal=color, no_color=not color, highlight=False)
+    with console.capture() as captured:
+        print_text(results, console)
+    return captured.get().removesuffix("\n")
 
 
 def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summary: bool = True) -> None:

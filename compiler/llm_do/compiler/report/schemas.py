@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .bundle_diff import Area, Severity, Verb
+from ..bundle_diff import Area, Severity, Verb
 
 
 class _Strict(BaseModel):

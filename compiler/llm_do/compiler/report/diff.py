@@ -1,7 +1,8 @@
 """`llm-do diff` output: text for terminals, Markdown for a pull-request comment, JSON for tools.
 
-Renderers over one `BundleDiff` (spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json).
-Changes come risky first, as `bundle_diff` sorts them.
+Renderers (`report.Renderer`) over one `DiffReport`: the `BundleDiff` and the inputs it compares
+(spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json). Changes come risky first, as
+`bundle_diff` sorts them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .bundle_diff import SEVERITIES, BundleDiff, Change
+from ..bundle_diff import SEVERITIES, BundleDiff, Change
+from . import Renderers
 
 DIFF_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
@@ -23,6 +25,14 @@ class DiffInputs:
     new: str
     command: str
     """The command line that reproduces the diff."""
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    """What `llm-do diff` reports: the changes, and what was compared (named in every format)."""
+
+    diff: BundleDiff
+    inputs: DiffInputs
 
 
 def summary(diff: BundleDiff) -> str:
@@ -42,7 +52,8 @@ def _line(c: Change) -> str:
     return text
 
 
-def to_text(diff: BundleDiff, inputs: DiffInputs) -> str:
+def to_text(report: DiffReport) -> str:
+    diff, inputs = report.diff, report.inputs
     lines = [f"llm-do diff {inputs.old} {inputs.new}: {summary(diff)}"]
     for c in diff.changes:
         lines.append(_line(c))
@@ -50,7 +61,8 @@ def to_text(diff: BundleDiff, inputs: DiffInputs) -> str:
     return "\n".join(lines)
 
 
-def to_json(diff: BundleDiff, inputs: DiffInputs) -> str:
+def to_json(report: DiffReport) -> str:
+    diff, inputs = report.diff, report.inputs
     doc = {
         "format": DIFF_FORMAT,
         "old": inputs.old,
@@ -117,7 +129,8 @@ def mermaid(diff: BundleDiff) -> list[str]:
     return lines + styles
 
 
-def to_markdown(diff: BundleDiff, inputs: DiffInputs) -> str:
+def to_markdown(report: DiffReport) -> str:
+    diff, inputs = report.diff, report.inputs
     lines = ["## llm-do diff", "", f"**{summary(diff)}** (`{inputs.old}` -> `{inputs.new}`)"]
     risky = [c for c in diff.changes if c.severity != "low"]
     if risky:
@@ -134,4 +147,4 @@ def to_markdown(diff: BundleDiff, inputs: DiffInputs) -> str:
     return "\n".join(lines)
 
 
-RENDERERS = {"text": to_text, "json": to_json, "markdown": to_markdown}
+RENDERERS: Renderers[DiffReport] = {"text": to_text, "json": to_json, "markdown": to_markdown}

@@ -17,8 +17,9 @@ from typing import Any
 
 from llm_do.bundle.views import call_edges
 
-from .call_graph import CallGraph
-from .capabilities import ALLOW, analyse, kind_of
+from ..call_graph import CallGraph
+from ..capabilities import ALLOW, analyse, kind_of
+from . import Renderers
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def to_dot(graph: GraphData) -> str:
     return "\n".join(lines)
 
 
-RENDERERS = {"text": to_text, "json": to_json, "mermaid": to_mermaid, "dot": to_dot}
+RENDERERS: Renderers[GraphData] = {"text": to_text, "json": to_json, "mermaid": to_mermaid, "dot": to_dot}
 
 
 def _gated(binding: dict[str, Any]) -> bool:

@@ -14,8 +14,9 @@ from typing import Any
 
 from llm_do.bundle.views import entry_name
 
-from .capabilities import ALLOW, Analysis, Reach, analyse, is_side_effect, sorted_reaches
-from .reach_text import gate_text, via_text
+from ..capabilities import ALLOW, Analysis, Reach, analyse, is_side_effect, sorted_reaches
+from ..reach_text import gate_text, via_text
+from . import Renderers
 
 REPORT_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
@@ -83,4 +84,4 @@ def to_markdown(rep: CapabilityReport) -> str:
     return "\n".join(lines)
 
 
-RENDERERS = {"text": to_text, "json": to_json, "markdown": to_markdown}
+RENDERERS: Renderers[CapabilityReport] = {"text": to_text, "json": to_json, "markdown": to_markdown}
