@@ -30,8 +30,9 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
     for project in projects or (Path("."),):
         result = compile_or_exit(project, import_python=not no_import, emit_bundle=False, cache=not no_cache)
         reports.append(as_report(project.as_posix(), result))
-    print_report(RENDERERS, fmt, reports, err=fmt == "text")  # text on stderr, as ruff prints it
     if fmt == "text" and not any(r.diagnostics for r in reports):
-        click.echo("no problems found", err=True)
+        click.echo("no problems found", err=True)  # and rich is not imported: there is nothing to style
+    else:
+        print_report(RENDERERS, fmt, reports, err=fmt == "text")  # text on stderr, as ruff prints it
     c = counts(reports)
     return ExitCode.FAILED if c["error"] or (strict and c["warning"]) else ExitCode.OK
