@@ -50,3 +50,13 @@ def test_a_member_of_a_later_section_is_not_found_in_an_earlier_one() -> None:
 def test_python_sources_are_found_by_their_lines() -> None:
     reader = LockReader(document_json(DOC))
     assert python_sources(reader) == {"pkg/tools.py": "sha256:2", "schemas.py": "sha256:3"}
+
+
+def test_members_with_quotes_and_backslashes_in_their_names_are_found() -> None:
+    names = ['say "hi": now', "back\\slash", 'ends\\"', "plain"]
+    doc = {**DOC, "workers": {name: {"name": name, "n": i} for i, name in enumerate(names)}}
+    reader = LockReader(seal(doc))
+    for i, name in enumerate(names):
+        assert reader.member("workers", name) == {"name": name, "n": i}
+    assert reader.member("workers", "say") is None
+    assert reader.member("nothing", "plain") is None
