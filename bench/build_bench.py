@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1,300,3000", help="worker counts (default 1,300,3000)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where projects are generated")
     parser.add_argument("--llm-do", dest="llm_do", help="path of the llm-do executable to time")
+    parser.add_argument("--python-modules", type=int, default=0,
+                        help="shared Python tool modules the workers use (generate.py; default none)")
     parser.add_argument("--json", dest="json_out", type=Path, help="also write the raw times here")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")})
@@ -50,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
     projects = {}
     for n in sizes:
-        root = generate_project(args.out / f"workers-{n}", n)
+        suffix = f"-py{args.python_modules}" if args.python_modules else ""
+        root = generate_project(args.out / f"workers-{n}{suffix}", n, python_modules=args.python_modules)
         _, out, _ = run_once(llm_do + ["lint", str(root), "--format", "json"])
         found = json.loads(out)["diagnostics"]
         if found:

@@ -26,7 +26,8 @@ TARGET = 1.0
 
 
 def changed_copy(base: Path, dest: Path) -> Path:
-    """The base project with one pull request's worth of changes."""
+    """The base project with one pull request's worth of changes; with shared Python tool modules,
+    also one edit of the helper module they all import (a write: one high entry)."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(base, dest, ignore=shutil.ignore_patterns("bundle.lock"))
@@ -42,6 +43,11 @@ def changed_copy(base: Path, dest: Path) -> Path:
     relaxed.write_text(text.replace("---\n", "approvals:\n  - allow write_file\n---\n", 2).replace(
         "approvals:\n  - allow write_file\n---\n", "---\n", 1))
     edited.write_text(edited.read_text() + "\nAlways name the files you changed.\n")
+    shared = dest / "tools" / "shared.py"
+    if shared.is_file():
+        shared.write_text(shared.read_text().replace(
+            "    return json.dumps(", "    Path('records.log').write_text(text)\n    return json.dumps(").replace(
+            "import json\n", "import json\nfrom pathlib import Path\n"))
     return dest
 
 
@@ -51,11 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=3000, help="workers per project (default 3000)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where projects are generated")
     parser.add_argument("--llm-do", dest="llm_do", help="path of the llm-do executable to time")
+    parser.add_argument("--python-modules", type=int, default=0,
+                        help="shared Python tool modules the workers use (generate.py; default none)")
     args = parser.parse_args(argv)
     llm_do = llm_do_command(args.llm_do)
 
-    base = generate_project(args.out / f"diff-base-{args.workers}", args.workers)
-    changed = changed_copy(base, args.out / f"diff-changed-{args.workers}")
+    suffix = f"-py{args.python_modules}" if args.python_modules else ""
+    base = generate_project(args.out / f"diff-base-{args.workers}{suffix}", args.workers, python_modules=args.python_modules)
+    changed = changed_copy(base, args.out / f"diff-changed-{args.workers}{suffix}")
     for root in (base, changed):
         run_once(llm_do + ["build", str(root)])
     old, new = base / "bundle.lock", changed / "bundle.lock"

@@ -101,8 +101,10 @@ def instructions(name: str, callees: list[str], toolset: str, templated: bool, s
     return "\n\n".join(parts) + "\n"
 
 
-def _worker_text(name: str, description: str, toolsets: list[str], body: str) -> str:
-    lines = ["---", f"description: {description}", "toolsets:"] + [f"  - {t}" for t in toolsets] + ["---"]
+def _worker_text(name: str, description: str, toolsets: list[str], body: str, tools: tuple[str, ...] | list[str] = ()) -> str:
+    lines = ["---", f"description: {description}", "toolsets:"] + [f"  - {t}" for t in toolsets]
+    lines += (["tools:"] + [f"  - {t}" for t in tools]) if tools else []
+    lines += ["---"]
     return "\n".join(lines) + "\n" + body
 
 
@@ -136,11 +138,45 @@ def plan(n: int, coordinators: int = COORDINATORS, chain_length: int = CHAIN_LEN
     return calls, paths, depth
 
 
+PYTHON_HELPERS = '''"""Helpers the generated tool modules share."""
+
+from __future__ import annotations
+
+import json
+
+LIMIT = 200
+
+
+def clip(text: str, limit: int = LIMIT) -> str:
+    """Shorten text to `limit` characters."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_record(kind: str, text: str) -> str:
+    return json.dumps({"kind": kind, "text": clip(text)}, sort_keys=True)
+'''
+
+
+def python_tool_module(k: int, tools_per_module: int = 4) -> str:
+    """A tool module: `tools_per_module` tools sharing a module helper and tools/shared.py."""
+    lines = [f'"""Generated tool module {k}."""', "", "from __future__ import annotations", "",
+             "from tools.shared import as_record, clip", "", f"PREFIX = 'm{k}'", "", "",
+             "def _label(text: str) -> str:", "    return f'{PREFIX}:{clip(text, 40)}'", ""]
+    for t in range(tools_per_module):
+        lines += ["", f"def tool_{k}_{t}(text: str, count: int = 1) -> str:",
+                  f'    """Tool {t} of module {k}: records the text `count` times."""',
+                  f"    return '\\n'.join(as_record(_label(text), text) for _ in range(count + {t}))", ""]
+    lines += ["", "TOOLS = [" + ", ".join(f"tool_{k}_{t}" for t in range(tools_per_module)) + "]"]
+    return "\n".join(lines) + "\n"
+
+
 def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = COORDINATORS,
-                     chain_length: int = CHAIN_LENGTH, solo_entry: bool = False) -> Path:
+                     chain_length: int = CHAIN_LENGTH, solo_entry: bool = False, python_modules: int = 0) -> Path:
     """Write a project of n workers to `root` (replaced). With `solo_entry`, the entry is a
     tool-less `main` like `minimal_project`'s and the tree (n-1 workers) hangs from `lead`,
-    unreachable from the entry (G003 suppressed): a run touches the entry worker only."""
+    unreachable from the entry (G003 suppressed): a run touches the entry worker only. With
+    `python_modules` M, tools/tools_0.py .. tools_{M-1}.py share tools/shared.py, and worker i
+    lists one tool of module i % M (Python tools are asked by default: no R001)."""
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
@@ -159,6 +195,12 @@ def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = C
         # Coordinators that only read call chains that write: privilege through delegation by design.
         "suppress": ["R002"],
     }
+    if python_modules:
+        (root / "tools").mkdir()
+        (root / "tools" / "shared.py").write_text(PYTHON_HELPERS, encoding="utf-8")
+        for k in range(python_modules):
+            (root / "tools" / f"tools_{k}.py").write_text(python_tool_module(k), encoding="utf-8")
+        manifest["python_files"] = [f"tools/tools_{k}.py" for k in range(python_modules)]
     if solo_entry:
         manifest["suppress"] = ["G003", "R002"]
         (root / "main.worker").write_text(MINIMAL_WORKER, encoding="utf-8")
@@ -170,7 +212,8 @@ def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = C
         description = f"Handles the {name.replace('_', ' ')} part of the {n}-worker benchmark workflow"
         path = root / paths[name]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_worker_text(name, description, [toolset] + calls[name], body), encoding="utf-8")
+        tools = [f"tool_{i % python_modules}_{i % 4}"] if python_modules else []
+        path.write_text(_worker_text(name, description, [toolset] + calls[name], body, tools), encoding="utf-8")
     return root
 
 
@@ -216,10 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--chain-length", type=int, default=CHAIN_LENGTH)
     parser.add_argument("--coordinators", type=int, default=COORDINATORS)
+    parser.add_argument("--python-modules", type=int, default=0, help="shared Python tool modules (default none)")
     args = parser.parse_args(argv)
     for n in (int(s) for s in args.sizes.split(",")):
         root = generate_project(args.out / f"workers-{n}", n, seed=args.seed, coordinators=args.coordinators,
-                                chain_length=args.chain_length)
+                                chain_length=args.chain_length, python_modules=args.python_modules)
         files = sum(1 for _ in root.rglob("*.worker"))
         words = sum(len(p.read_text(encoding="utf-8").split()) for p in root.rglob("*.worker"))
         print(f"{root}: {files} workers, {words // max(files, 1)} words per worker on average")

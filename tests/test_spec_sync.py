@@ -252,6 +252,8 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "ToolsetNode": "### `toolsets`",
     "McpConnection": "### `toolsets`",
     "ToolNode": "### Tool nodes",
+    "CodeNode": "### Code",
+    "CodePart": "### Code",
     "WorkerNode": "### `workers`",
     "WorkerToolset": "### `workers`",
     "WorkerTool": "### `workers`",

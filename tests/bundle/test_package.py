@@ -77,11 +77,11 @@ def _resealed(data: bytes) -> bytes:
 @pytest.mark.parametrize(("data", "why"), [
     (seal(_doc()).replace(b'"main"', b'"mains"'), "bundle.lock: refused: its digest does not match its contents"),
     (document_json(_doc(digest="sha256:0")), "bundle.lock: refused: its digest does not match its contents"),
-    (_resealed(seal(_doc()).replace(b'"bundle_format": 2', b'"bundle_format": 2 2')),
+    (_resealed(seal(_doc()).replace(b'"bundle_format": %d' % BUNDLE_FORMAT, b'"bundle_format": 2 2')),
      "bundle.lock: refused: a value at byte"),
     (b"{not a lock}\n", "bundle.lock: refused: it has no top-level digest"),
-    (seal(_doc(bundle_format=1)), "bundle.lock: bundle format 1 is not one this llm-do reads (2)"),
-    (seal(_doc(bundle_format=None)), "bundle.lock: bundle format None is not one this llm-do reads (2)"),
+    (seal(_doc(bundle_format=2)), f"bundle.lock: bundle format 2 is not one this llm-do reads ({BUNDLE_FORMAT})"),
+    (seal(_doc(bundle_format=None)), f"bundle.lock: bundle format None is not one this llm-do reads ({BUNDLE_FORMAT})"),
 ])
 def test_verify_refuses_in_one_line_saying_why_and_what_to_do(data: bytes, why: str) -> None:
     with pytest.raises(BundleRefused) as caught:

@@ -176,9 +176,9 @@ def test_scope_widened_and_limits(tmp_path: Path) -> None:
 @pytest.mark.process
 def test_exit_codes_and_fail_on(tmp_path: Path) -> None:
     old = project(tmp_path, "old")
-    cosmetic = project(tmp_path, "cosmetic", {"editor.worker": BASE["editor.worker"].replace("Edits.", "Edits drafts.")})
+    cosmetic = project(tmp_path, "cosmetic", {"main.worker": BASE["main.worker"].replace("Coordinates.", "Leads.")})
     assert diff(old, cosmetic).exit_code == 1
-    assert diff(old, cosmetic, "--fail-on", "medium").exit_code == 0  # a description is low
+    assert diff(old, cosmetic, "--fail-on", "medium").exit_code == 0  # the description of a worker no model reads is low
     assert diff(old, cosmetic, "--fail-on", "low").exit_code == 1
     risky = project(tmp_path, "risky", {
         "editor.worker": BASE["editor.worker"].replace("approvals: [ask write_file]", "approvals: [allow write_file]")})
@@ -203,7 +203,10 @@ def test_comparisons_that_cannot_be_made_are_errors(tmp_path: Path) -> None:
     old_format = tmp_path / "old-format.lock"
     old_format.write_bytes(_with_format(lock.read_bytes(), 1))
     result = diff(old_format, lock)
-    assert result.exit_code == 2 and "bundle format 1" in result.stderr and "llm-do build" in result.stderr
+    from llm_do.bundle.format import BUNDLE_FORMAT
+
+    assert result.exit_code == 2 and "llm-do build" in result.stderr
+    assert f"bundle format 1 and the new side bundle format {BUNDLE_FORMAT}" in result.stderr  # both named
 
 
 def _with_format(data: bytes, fmt: int) -> bytes:

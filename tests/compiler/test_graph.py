@@ -168,6 +168,7 @@ def test_a_lock_of_another_bundle_format_is_refused(built: Path, tmp_path: Path)
     """`graph` checks a lock as `exec`, `capabilities` and `diff` do (`llm_do.bundle.reader.verify`):
     a lock sealed with a format this llm-do does not know is refused, though its digest verifies."""
     from llm_do.bundle.canonical import seal
+    from llm_do.bundle.format import BUNDLE_FORMAT
 
     doc = json.loads((built / "bundle.lock").read_bytes())
     doc["bundle_format"] = 1
@@ -175,7 +176,7 @@ def test_a_lock_of_another_bundle_format_is_refused(built: Path, tmp_path: Path)
     lock.write_bytes(seal(doc))
     result = run_cli("graph", lock)
     assert result.exit_code == 2
-    assert result.stderr.strip() == (f"llm-do: error: {lock}: bundle format 1 is not one this llm-do reads (2); "
+    assert result.stderr.strip() == (f"llm-do: error: {lock}: bundle format 1 is not one this llm-do reads ({BUNDLE_FORMAT}); "
                                      "run `llm-do build`")
 
 

@@ -14,59 +14,29 @@ breaking schema changes, relaxed approvals). Low: what only takes something away
 
 from __future__ import annotations
 
-import difflib
-import json
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Any
 
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
 from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
+from .code_diff import code_changes
+from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
 from .reach_text import gate_text, rules_text, via_text
 from .rule_roots import rules_see_paths_in
 from .schema_diff import field_changes
 
-Severity = Literal["high", "medium", "low"]
-Verb = Literal["added", "widened", "narrowed", "removed", "changed"]
-Area = Literal["capability", "approval", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
-"""Areas in the order changes are listed within one severity."""
-SEVERITIES: tuple[Severity, ...] = get_args(Severity)
-AREAS: tuple[Area, ...] = get_args(Area)
+__all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles"]
+"""`Change` and its vocabulary live in `diff_change`; they are named here too, for the renderers."""
+
 STRICTNESS = ("allow", "conditional", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
 SCOPE_SETTINGS = ("path", "allowed_suffixes")
 """Stdlib settings that are part of a capability's scope: a change of them is a capability change
 (and `drafts` and `drafts/` are one scope)."""
-
-
-@dataclass(frozen=True)
-class Change:
-    severity: Severity
-    verb: Verb
-    area: Area
-    """`worker`, `call`, `capability`, `approval`, `model`, `instructions`, `schema`, `setting`, `project`."""
-    subject: str
-    before: str | None = None
-    after: str | None = None
-    worker: str | None = None
-    note: str | None = None
-    """`breaking`, `relaxed`, `tightened`, `approval relaxed`, `approval tightened`, or `path A -> B`."""
-    detail: list[str] = field(default_factory=list)
-    """Extra lines: a short instructions diff, the schema fields that changed."""
-
-    def sort_key(self) -> tuple:
-        return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"severity": self.severity, "verb": self.verb, "area": self.area, "subject": self.subject,
-                "worker": self.worker, "before": self.before, "after": self.after, "note": self.note,
-                "detail": self.detail}
-
-
-
 
 @dataclass
 class BundleDiff:
@@ -89,7 +59,8 @@ class Incomparable(LlmDoError, ValueError):
 
 def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     if old.get("bundle_format") != new.get("bundle_format"):
-        raise Incomparable(f"bundle format {old.get('bundle_format')} and {new.get('bundle_format')} differ; rebuild both")
+        raise Incomparable(f"the old side is bundle format {old.get('bundle_format')} and the new side bundle format "
+                           f"{new.get('bundle_format')}; run `llm-do build` on both with one llm-do")
     changes: list[Change] = []
     changes += _project_changes(old, new)
     changes += _mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
@@ -101,9 +72,11 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     for name in sorted(set(ow) - set(nw)):
         changes.append(Change("low", "removed", "worker", f"worker {name}", ow[name].get("description"), None,
                               worker=name))
-    for name in changed:
-        changes += _worker_changes(name, ow[name], nw[name], old, new)
     old_edges, new_edges = _edges(old), _edges(new)
+    called = {v for _, v in new_edges}
+    for name in changed:
+        changes += _worker_changes(name, ow[name], nw[name], old, new, name in called)
+    changes += code_changes(old, new)
     added = sorted(set(new_edges) - set(old_edges))
     removed = sorted(set(old_edges) - set(new_edges))
     changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u) for u, v in added]
@@ -124,28 +97,25 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
 # --- the project
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-
-
 def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Every call edge: the workers' and the entry function's (from its label)."""
     return sorted((edge.caller, edge.callee) for edge in call_edges(doc))
 
 
 def _entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """The entry as compared: an entry function's calls are call edges, its hash no meaning."""
+    """The entry as compared: an entry function's calls are call edges, its code is compared by
+    `code_diff`, its hash has no meaning."""
     function = entry.get("function")
     if not function:
         return entry
-    kept = {k: v for k, v in function.items() if k not in ("calls", "hash", "input", "source")}
+    kept = {k: v for k, v in function.items() if k not in ("calls", "hash", "input", "source", "code")}
     return {**entry, "function": {**kept, "input": function["input"].get("qualname")}}
 
 
 def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     out: list[Change] = []
     if _entry(old["entry"]) != _entry(new["entry"]):
-        out.append(Change("medium", "changed", "project", "entry", _text(_entry(old["entry"])), _text(_entry(new["entry"]))))
+        out.append(Change("medium", "changed", "project", "entry", text_of(_entry(old["entry"])), text_of(_entry(new["entry"]))))
     ort, nrt = old.get("runtime") or {}, new.get("runtime") or {}
     om, nm = ort.get("approval_mode"), nrt.get("approval_mode")
     if om != nm:
@@ -162,8 +132,8 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     if od.get("model") != nd.get("model"):
         out.append(Change("medium", "changed", "model", "default model", od.get("model"), nd.get("model")))
     if od.get("model_settings") != nd.get("model_settings"):
-        out.append(Change("low", "changed", "setting", "default model_settings", _text(od.get("model_settings")),
-                          _text(nd.get("model_settings"))))
+        out.append(Change("low", "changed", "setting", "default model_settings", text_of(od.get("model_settings")),
+                          text_of(nd.get("model_settings"))))
     if (old.get("packages") or {}) != (new.get("packages") or {}):
         op, np_ = old.get("packages") or {}, new.get("packages") or {}
         for pkg in sorted(set(op) | set(np_)):
@@ -190,17 +160,21 @@ def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         bs, as_ = before.get("server") or {}, after.get("server") or {}
         for key in ("command", "args", "env", "url", "headers"):
             if bs.get(key) != as_.get(key):
-                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", _text(bs.get(key)), _text(as_.get(key))))
+                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", text_of(bs.get(key)), text_of(as_.get(key))))
         for key in ("prefix", "required", "opaque"):
             if before.get(key) != after.get(key):
-                out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", _text(before.get(key)),
-                                  _text(after.get(key))))
+                out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
+                                  text_of(after.get(key))))
         bt, at = before.get("tools") or {}, after.get("tools") or {}
         for tool in sorted(set(at) - set(bt)):
             out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description")))
         for tool in sorted(set(bt) - set(at)):
             out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None))
         for tool in sorted(set(bt) & set(at)):
+            if bt[tool].get("description") != at[tool].get("description"):
+                out.append(Change("medium", "changed", "instructions", f"description of tool {tool} of MCP server {name}",
+                                  note="read by the model", detail=text_diff(bt[tool].get("description") or "",
+                                                                            at[tool].get("description") or "")))
             if bt[tool].get("parameters") != at[tool].get("parameters"):
                 fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
                 breaking = any(f.breaking for f in fields)
@@ -224,25 +198,31 @@ def _limit_change(name: str, before: Any, after: Any) -> Change:
     else:
         wider = after is None  # a limit removed
     return Change("medium" if wider else "low", "widened" if wider else "narrowed", "project", name,
-                  _text(before), _text(after))
+                  text_of(before), text_of(after))
 
 
 # --- one worker
 
 
-def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
+def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict, called: bool) -> list[Change]:
+    """`called`: some worker calls it, so its description is what that worker's model reads."""
     out: list[Change] = []
     settings: tuple[tuple[str, Severity], ...] = (
-        ("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"), ("description", "low"),
+        ("model", "medium"), ("compatible_models", "medium"), ("model_settings", "low"),
         ("recursive", "medium"), ("attachments", "low"), ("server_side_tools", "medium"))
+    if old.get("description") != new.get("description"):
+        before, after = old.get("description"), new.get("description")
+        out.append(Change("medium", "changed", "instructions", f"description of worker {name}", worker=name,
+                          note="read by the model of every caller", detail=text_diff(before or "", after or ""))
+                   if called else Change("low", "changed", "setting", f"description of {name}", before, after, worker=name))
     for key, severity in settings:
         if old.get(key) != new.get(key):
             area: Area = "model" if key in ("model", "compatible_models") else "setting"
-            out.append(Change(severity, "changed", area, f"{key} of {name}", _text(old.get(key)), _text(new.get(key)),
+            out.append(Change(severity, "changed", area, f"{key} of {name}", text_of(old.get(key)), text_of(new.get(key)),
                               worker=name))
     if old.get("instructions") != new.get("instructions"):
         out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
-                          detail=_text_diff(old.get("instructions") or "", new.get("instructions") or "")))
+                          detail=text_diff(old.get("instructions") or "", new.get("instructions") or "")))
     for change in (_schema_change(name, "input", old.get("input"), new.get("input")),
                    _schema_change(name, "output", old.get("output"), new.get("output"))):
         if change is not None:
@@ -250,12 +230,6 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
     out += _approval_changes(name, old, new, old_doc, new_doc)
     out += _settings_changes(name, old, new)
     return out
-
-
-def _text_diff(before: str, after: str, limit: int = 12) -> list[str]:
-    lines = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-             if not line.startswith(("---", "+++", "@@"))]
-    return lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else [])
 
 
 def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None) -> Change | None:
@@ -330,7 +304,7 @@ def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Chang
     out = []
     for key in sorted(set(os_) & set(ns)):
         if os_[key] != ns[key]:
-            out.append(Change("low", "changed", "setting", f"settings of {key} in {name}", _text(os_[key]), _text(ns[key]),
+            out.append(Change("low", "changed", "setting", f"settings of {key} in {name}", text_of(os_[key]), text_of(ns[key]),
                               worker=name))
     return out
 

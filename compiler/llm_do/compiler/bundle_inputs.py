@@ -40,16 +40,16 @@ class ProjectHasErrors(LlmDoError):
         self.result = result
 
 
-def read_lock(path: Path) -> dict[str, Any]:
+def read_lock(path: Path, *, any_format: bool = False) -> dict[str, Any]:
     """A verified bundle document: digest, canonical form and format version, as `exec` checks
     them (`llm_do.bundle.reader.verify`; not its Python sources: reading what a bundle allows runs
-    none of them)."""
+    none of them). `any_format`: a sealed lock of another format too (`diff` names both)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise BundleInputProblem(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        reader.verify(data, path)
+        (reader.verify_sealed if any_format else reader.verify)(data, path)
     except BundleRefused as exc:
         raise BundleInputProblem(str(exc)) from None
     return json.loads(data)
@@ -70,7 +70,7 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
     return json.loads(result.bundle)
 
 
-def load_document(spec: str, *, import_python: bool = True, cache: bool = True) -> dict[str, Any]:
+def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False) -> dict[str, Any]:
     """The bundle document SPEC names: `git:REV[:PATH]`, a `.lock` file, or a project. A `git:`
     side never takes introspection from the cache."""
     if spec.startswith(GIT_PREFIX):
@@ -78,7 +78,7 @@ def load_document(spec: str, *, import_python: bool = True, cache: bool = True) 
             return compile_document(project, spec, import_python=import_python, cache=False)
     path = Path(spec)
     if path.is_file() and path.suffix == ".lock":
-        return read_lock(path)
+        return read_lock(path, any_format=any_format)
     if not path.exists():
         raise BundleInputProblem(f"{spec}: no such file or directory")
     return compile_document(path, spec, import_python=import_python, cache=cache)

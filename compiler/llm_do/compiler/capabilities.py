@@ -274,7 +274,7 @@ def entry_function_view(calls: Iterable[str]) -> WorkerView:
 
 
 def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
-    """Views of a bundle document's workers (format 2), and of its entry function under its label."""
+    """Views of a bundle document's workers (format 3), and of its entry function under its label."""
     toolsets: dict[str, dict[str, Any]] = bundle.get("toolsets") or {}
     callees: dict[str, list[str]] = {}
     for edge in call_edges(bundle):

@@ -52,6 +52,8 @@ class EntryFunctionNode(TypedDict):
     """Whether project.json listed them in `entry.calls`."""
     input: SchemaNode
     """Its input's WorkerArgs annotation, else PromptInput."""
+    code: NotRequired[CodeNode]
+    """The code it runs, when it is a project file's function."""
 
 
 class EntryNode(TypedDict):
@@ -84,6 +86,32 @@ class DefaultsNode(TypedDict):
     model_settings: NotRequired[dict[str, Any] | None]
 
 
+class CodePart(TypedDict):
+    """One part of the code a function runs: its own body, a definition it reaches in its module,
+    the module's import-time statements, or a whole project module it imports."""
+
+    hash: str
+    """sha256 of the part's `ast` without positions or docstrings (comments and layout do not count)."""
+    effects: NotRequired[list[str]]
+    """What its calls can do (`fs.write`, `fs.delete`, `proc.exec`, `net`, `env.read`). Absent: none."""
+
+
+class CodeNode(TypedDict):
+    """The code a Python tool, a `TOOLSETS` toolset or the entry function runs, read with `ast`."""
+
+    function: str | None
+    """`FILE:NAME` of its def; None when the whole module counts (a toolset, a function `ast` cannot find)."""
+    signature: str | None
+    """sha256 of its parameters and return annotation; None with `function` None."""
+    fingerprint: str
+    """sha256 over `function`, `signature` and every part's hash: equal means the same code runs."""
+    parts: dict[str, CodePart]
+    """`FILE:NAME` (the function itself, what it reaches by name), `FILE:<module>` (its module's
+    statements that bind nothing), `FILE` (a project module imported, whole) -> the part."""
+    effects: list[str]
+    """The union of the parts' effects."""
+
+
 class ToolNode(TypedDict):
     hash: str
     name: str
@@ -93,6 +121,8 @@ class ToolNode(TypedDict):
     """The default approval; a worker's own rules may change it (see `WorkerTool`)."""
     capabilities: NotRequired[list[str]]
     """Absent: none."""
+    code: NotRequired[CodeNode]
+    """Python tools of a module's `TOOLS` only: the code the tool runs."""
 
 
 class McpConnection(TypedDict):
@@ -131,6 +161,8 @@ class ToolsetNode(TypedDict):
     whose live input schema of one differs, or that no longer has one."""
     capabilities: NotRequired[list[str]]
     """Absent: none."""
+    code: NotRequired[CodeNode]
+    """Python `TOOLSETS` only: the code of its module (its tools are built by it)."""
 
 
 class WorkerToolset(TypedDict):

@@ -150,16 +150,24 @@ class LockReader:
         return names
 
 
+def verify_sealed(data: bytes, path: Path | str) -> LockReader:
+    """The reader of a lock whose digest verifies and whose bytes are in the canonical file form
+    (as far as the header shows), of any format version: for `diff`, which names both versions."""
+    try:
+        verify_digest(data)
+        reader = LockReader(data)
+        reader.get("bundle_format")
+    except (DigestProblem, LockFormatProblem) as exc:
+        raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
+    return reader
+
+
 def verify(data: bytes, path: Path | str) -> LockReader:
     """The reader of a lock whose digest verifies, whose bytes are in the canonical file form (as
     far as the header shows) and whose format version this llm-do knows. Raises `BundleRefused`
     with one line naming `path`, saying why and what to do."""
-    try:
-        verify_digest(data)
-        reader = LockReader(data)
-        fmt = reader.get("bundle_format")
-    except (DigestProblem, LockFormatProblem) as exc:
-        raise BundleRefused(f"{path}: refused: {exc}; {REBUILD}") from None
+    reader = verify_sealed(data, path)
+    fmt = reader.get("bundle_format")
     if fmt != BUNDLE_FORMAT:
         raise BundleRefused(f"{path}: bundle format {fmt!r} is not one this llm-do reads ({BUNDLE_FORMAT}); {REBUILD}")
     return reader

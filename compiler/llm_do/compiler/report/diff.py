@@ -142,7 +142,9 @@ def to_markdown(report: DiffReport) -> str:
         for c in detailed:
             lines += ["", f"{_escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```"]
         lines += ["", "</details>"]
-        lines += ["", "<details><summary>Call graph</summary>", "", "```mermaid", *mermaid(diff), "```", "", "</details>"]
+        graph = mermaid(diff)
+        if len(graph) > 1:  # changes to code and MCP servers alone touch no worker
+            lines += ["", "<details><summary>Call graph</summary>", "", "```mermaid", *graph, "```", "", "</details>"]
     lines += ["", f"Reproduce: `{inputs.command}`"]
     return "\n".join(lines)
 

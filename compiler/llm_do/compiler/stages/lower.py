@@ -17,6 +17,7 @@ from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
 from llm_do.bundle.model import (
     Bundle,
+    CodeNode,
     DefaultsNode,
     EntryFunctionNode,
     EntryNode,
@@ -35,9 +36,10 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
+from ..code.fingerprint import CodeIndex, entry_code, module_code, tool_code
 from ..diagnostics import Diagnostic
 from ..facts.records import ClassFact
-from ..syntax.sources import NotText, OutsideRoot, Unreadable
+from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, decode, read_regular_file
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
@@ -71,10 +73,27 @@ def _stdlib_node(name: str) -> ToolsetNode:
     return _hashed(ToolsetNode(hash="", name=name, kind="stdlib", tools=tools, capabilities=list(descriptor.capabilities)))
 
 
-def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None) -> ToolNode:
-    return _hashed(ToolNode(hash="", name=name, description=description,
-                            parameters=parameters or {"type": "object", "properties": {}},
-                            approval=PYTHON_TOOL_DEFAULT, capabilities=python_tool_capabilities(name, declared)))
+def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None,
+                      code: CodeNode | None = None) -> ToolNode:
+    node = ToolNode(hash="", name=name, description=description, parameters=parameters or {"type": "object", "properties": {}},
+                    approval=PYTHON_TOOL_DEFAULT, capabilities=python_tool_capabilities(name, declared))
+    if code is not None:
+        node["code"] = code
+    return _hashed(node)
+
+
+def code_index(sources: SourceMap) -> CodeIndex:
+    """The project's Python as the fingerprints read it: the build's sources, else the file read
+    (not made a source: what the run imports is what the import hook verifies)."""
+    def read(rel: str) -> str | None:
+        found = sources.files.get(rel)
+        if found is not None:
+            return found.text
+        try:
+            return decode(read_regular_file(sources.confined(rel)))
+        except (OSError, OutsideRoot, NotText, Unreadable, ValueError):
+            return None
+    return CodeIndex(read)
 
 
 def _mcp_node(server: McpServerInfo) -> ToolsetNode:
@@ -95,9 +114,9 @@ def _union(tools: dict[str, ToolNode]) -> list[str]:
     return sorted({c for t in tools.values() for c in t["capabilities"]})
 
 
-def _toolset_nodes(project: ResolvedProject) -> dict[str, ToolsetNode]:
+def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, ToolsetNode]:
     nodes: dict[str, ToolsetNode] = {}
-    module_tools: dict[str, list[PythonTool]] = {}
+    module_tools: dict[str, dict[str, PythonTool]] = {}
     for worker in project.workers.values():
         for use in worker.toolsets:
             if use.kind == "stdlib":
@@ -110,19 +129,24 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, ToolsetNode]:
                 tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
                                                    sorted({*declared.get(t.name, ()), *declared.get(use.name, ())}))
                          for t in ts.fact.tools or []}
-                nodes[use.name] = _hashed(ToolsetNode(
+                node = ToolsetNode(
                     hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=use.name,
                     opaque=ts.fact.tools is None, tools=tools,
-                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(use.name, ())})))
+                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(use.name, ())}))
+                code = module_code(index, ts.module.file)
+                if code is not None:
+                    node["code"] = code
+                nodes[use.name] = _hashed(node)
         for tool in worker.tools.values():
             if tool.kind == "python_tool":
                 py = project.python_tools[tool.name]
-                module_tools.setdefault(py.toolset_key, []).append(py)
+                module_tools.setdefault(py.toolset_key, {})[py.fact.name] = py  # once, however many workers list it
     for key, py_tools in module_tools.items():
-        module = py_tools[0].module
+        module = next(iter(py_tools.values())).module
         nodes_of = {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters,
-                                                   module.capabilities.get(t.fact.name))
-                    for t in sorted(py_tools, key=lambda t: t.fact.name)}
+                                                   module.capabilities.get(t.fact.name),
+                                                   tool_code(index, module.file, t.fact.name))
+                    for _, t in sorted(py_tools.items())}
         nodes[key] = _hashed(ToolsetNode(hash="", name=key, kind="python", module=module.module,
                                          export=module.tools_export or "TOOLS", tools=nodes_of, capabilities=_union(nodes_of)))
     return nodes
@@ -176,7 +200,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
     ))
 
 
-def _entry_node(project: ResolvedProject) -> EntryNode:
+def _entry_node(project: ResolvedProject, index: CodeIndex) -> EntryNode:
     """`entry`: the entry worker, or the entry function's node."""
     args = project.manifest.entry.args if project.manifest.entry else None
     fn = project.entry_function
@@ -194,6 +218,9 @@ def _entry_node(project: ResolvedProject) -> EntryNode:
         input=_schema_node(fact.input.ref, fact.input) if fact is not None and fact.input is not None
         else _prompt_input_schema(),
     )
+    code = entry_code(index, fn.ref.file, fn.ref.qualname) if fn.ref.file is not None else None
+    if code is not None:
+        node["code"] = code
     return EntryNode(function=_hashed(node), args=args)
 
 
@@ -227,6 +254,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         except (OSError, OutsideRoot, NotText, Unreadable):
             pass
     limits = manifest.runtime.usage_limits
+    index = code_index(sources)
     doc: Bundle = {
         GENERATED_KEY: GENERATED_NOTICE,
         "bundle_format": BUNDLE_FORMAT,
@@ -234,7 +262,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "digest": "",
         "root": Path(os.path.relpath(project.loaded.root, lock_dir)).as_posix(),
         "name": manifest.name,
-        "entry": _entry_node(project),
+        "entry": _entry_node(project, index),
         "runtime": {
             "max_depth": manifest.runtime.max_depth,
             "approval_mode": manifest.runtime.approval_mode,
@@ -243,7 +271,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "defaults": cast(DefaultsNode, manifest.defaults.model_dump()),
         "sources": {rel: {"sha256": s.sha256, "kind": s.kind} for rel, s in sorted(sources.files.items())},
         "packages": dict(sorted(project.facts.packages.items())),
-        "toolsets": _toolset_nodes(project),
+        "toolsets": _toolset_nodes(project, index),
         "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
     }
     services = _services(doc["workers"])

@@ -1,0 +1,240 @@
+"""What changed in the code a project runs: its Python tools, `TOOLSETS` toolsets and entry
+function, compared by their fingerprints (spec/diff.md, "Code"; spec/bundle.md, "Code").
+
+One entry per cause: a tool's own change (its body, signature, module, or the effects its own
+code gained) is an entry of that tool; a part it shares with others (a helper, a module it
+imports) is **one** entry naming every tool that reaches it. Severity follows who is asked: a new
+effect that runs with nobody asked is high; another change of code that runs unasked, or a new
+effect behind `ask`, medium; the rest low. A description the model reads is compared as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llm_do.bundle.model import CodeNode, CodePart
+from llm_do.bundle.views import entry_name
+
+from .diff_change import Change, Severity, text_diff
+from .schema_diff import field_changes
+
+UNASKED = ("allow", "conditional")
+"""Gates under which a tool runs with nobody asked (for some calls at least)."""
+
+
+@dataclass
+class Unit:
+    """Code that runs as one thing: a tool, a `TOOLSETS` toolset or the entry function."""
+
+    label: str
+    """`tool NAME`, `toolset NAME`, `entry function LABEL`."""
+    code: CodeNode
+    users: dict[str, str] = field(default_factory=dict)
+    """Worker (or the entry function's label) -> its gate: `allow`, `conditional`, `ask`, `auto`."""
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+def _gate(binding: dict[str, Any]) -> str:
+    return "conditional" if binding.get("rules") else str(binding.get("approval"))
+
+
+def _units(doc: dict[str, Any]) -> dict[str, Unit]:
+    units: dict[str, Unit] = {}
+    by_key: dict[tuple[str, str], Unit] = {}
+    toolset_units: dict[str, Unit] = {}
+    for key, node in (doc.get("toolsets") or {}).items():
+        if node.get("kind") != "python":
+            continue
+        if node.get("code"):
+            toolset_units[key] = units[f"toolset {key}"] = Unit(f"toolset {key}", node["code"])
+        for name, tool in (node.get("tools") or {}).items():
+            if tool.get("code"):
+                by_key[(key, name)] = units[f"tool {name}"] = Unit(
+                    f"tool {name}", tool["code"], description=tool.get("description"), parameters=tool.get("parameters"))
+    if not units and not (doc["entry"].get("function") or {}).get("code"):
+        return units
+    for worker, node in doc["workers"].items():
+        for name, binding in (node.get("tools") or {}).items():
+            key = binding.get("toolset")
+            unit = by_key.get((key, name)) or toolset_units.get(key or "")
+            if unit is None or binding.get("approval") == "deny" and not binding.get("rules"):
+                continue
+            _merge_users(unit.users, {worker: _gate(binding)})
+        for use in node.get("toolsets") or ():
+            unit = toolset_units.get(use.get("toolset") or "")
+            if unit is not None and use.get("opaque_approval") not in (None, "deny"):
+                unit.users.setdefault(worker, use["opaque_approval"])
+    function = doc["entry"].get("function") or {}
+    if function.get("code"):
+        label = entry_name(doc)
+        units[f"entry function {label}"] = Unit(f"entry function {label}", function["code"], {label: "allow"})
+    return units
+
+
+def _merge_users(into: dict[str, str], users: dict[str, str]) -> None:
+    """Each worker's least gated use: a worker that runs one of the tools unasked runs the code unasked."""
+    for worker, gate in users.items():
+        known = into.get(worker)
+        if known is None or gate in UNASKED and known not in UNASKED:
+            into[worker] = gate
+
+
+def _effects(part: CodePart | None) -> set[str]:
+    return set(part.get("effects") or ()) if part is not None else set()
+
+
+def _effects_text(effects: set[str]) -> str:
+    return "effects: " + (", ".join(sorted(effects)) or "none")
+
+
+LISTED = 10
+"""Most users or tools an entry names; the rest are counted (the report stays short at any size)."""
+
+
+def _first_names(names: list[str]) -> str:
+    more = f", and {len(names) - LISTED} more" if len(names) > LISTED else ""
+    return ", ".join(names[:LISTED]) + more
+
+
+def _users_text(users: dict[str, str]) -> str:
+    """The workers that use it with their gates, those that run it unasked first."""
+    if not users:
+        return "used by no worker"
+    ordered = sorted(users.items(), key=lambda item: (item[1] not in UNASKED, item[0]))
+    listed = _first_names([f"{w} [{g}]" for w, g in ordered])
+    if len(users) <= LISTED:
+        return f"used by: {listed}"
+    gates = ", ".join(f"{sum(g == gate for g in users.values())} {gate}" for gate in sorted(set(users.values())))
+    return f"used by {len(users)} workers ({gates}): {listed}"
+
+
+def _severity(gained: set[str], users: dict[str, str]) -> Severity:
+    unasked = any(g in UNASKED for g in users.values())
+    if gained:
+        return "high" if unasked else "medium"
+    return "medium" if unasked else "low"
+
+
+@dataclass
+class _Shared:
+    """A part some units reach that changed: one entry, however many units reach it."""
+
+    before: CodePart | None
+    after: CodePart | None
+    units: set[str] = field(default_factory=set)
+    users: dict[str, str] = field(default_factory=dict)
+    reached: set[str] = field(default_factory=set)
+    """Parts the units reach now (`+`) or no longer (`-`) because of it."""
+    gained: set[str] = field(default_factory=set)
+
+
+def _own(code: CodeNode) -> CodePart | None:
+    function = code.get("function")
+    return code["parts"].get(function) if function is not None else None
+
+
+def _unit_change(name: str, old: Unit, new: Unit, shared: dict[str, _Shared]) -> Change | None:
+    oc, nc = old.code, new.code
+    what: list[str] = []
+    detail: list[str] = []
+    old_own, new_own = _own(oc), _own(nc)
+    if oc.get("function") != nc.get("function"):
+        what.append(f"moved from {oc.get('function') or 'its module'} to {nc.get('function') or 'its module'}")
+    if (old_own and old_own["hash"]) != (new_own and new_own["hash"]):
+        what.append("body")
+    fields = field_changes(old.parameters or {}, new.parameters or {}) if old.parameters != new.parameters else []
+    if fields or oc.get("signature") != nc.get("signature"):
+        what.append("signature")
+        detail += [f"parameter {f.text()}" for f in fields]
+    gained = _effects(new_own) - _effects(old_own)
+    own_keys = {oc.get("function"), nc.get("function")}
+    op, np_ = oc["parts"], nc["parts"]
+    changed = sorted(k for k in set(op) & set(np_) - own_keys if op[k] != np_[k])
+    # parts it now reaches (+) or no longer reaches (-): explained by its own change or a helper's
+    reach = [f"+{k}" for k in sorted(set(np_) - set(op) - own_keys)] + [f"-{k}" for k in sorted(set(op) - set(np_) - own_keys)]
+    for key in changed:
+        entry = shared.setdefault(key, _Shared(op[key], np_[key]))
+        entry.units.add(name)
+        _merge_users(entry.users, new.users)
+        entry.gained |= _effects(np_[key]) - _effects(op[key])
+    reach_gained = {e for k in reach if k[0] == "+" for e in _effects(np_[k[1:]])} - set(oc.get("effects") or ())
+    if reach and not what and changed:
+        entry = shared[changed[0]]
+        entry.reached.update(reach)
+        entry.gained |= reach_gained
+        reach = []
+    elif reach:
+        gained |= reach_gained
+        detail += [("now reaches " if k[0] == "+" else "no longer reaches ") + k[1:] for k in reach]
+    if not what and not reach and not gained:
+        return None
+    if gained:
+        what.append("gains " + ", ".join(sorted(gained)))
+    detail = [f"gains: {', '.join(sorted(gained))}"] * bool(gained) + detail + [_users_text(new.users)]
+    effects_changed = set(oc.get("effects") or ()) != set(nc.get("effects") or ())
+    return Change(_severity(gained, new.users), "widened" if gained else "changed", "code", f"code of {name}",
+                  _effects_text(set(oc.get("effects") or ())) if effects_changed else None,
+                  _effects_text(set(nc.get("effects") or ())) if effects_changed else None,
+                  note=", ".join(what) if what else "reaches other code", detail=detail)
+
+
+def _shared_change(key: str, entry: _Shared) -> Change:
+    before, after = _effects(entry.before), _effects(entry.after)
+    what = "gains " + ", ".join(sorted(entry.gained)) if entry.gained else "changed"
+    detail = [f"gains: {', '.join(sorted(entry.gained))}"] * bool(entry.gained)
+    detail.append("reached by " + _first_names(sorted(entry.units)))
+    detail += [("now reaches " if k[0] == "+" else "no longer reaches ") + k[1:] for k in sorted(entry.reached)]
+    detail.append(_users_text(entry.users))
+    reached = ", ".join(sorted(entry.units)) if len(entry.units) <= 3 else f"{len(entry.units)} tools and functions"
+    return Change(_severity(entry.gained, entry.users), "widened" if entry.gained else "changed", "code",
+                  f"code of {key}", _effects_text(before) if before != after else None,
+                  _effects_text(after) if before != after else None, note=f"{what}; reached by {reached}", detail=detail)
+
+
+def _description_change(name: str, old: Unit, new: Unit) -> Change:
+    return Change("medium", "changed", "instructions", f"description of {name}", note="read by the model",
+                  detail=text_diff(old.description or "", new.description or "") + [_users_text(new.users)])
+
+
+def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """Entries for code that changed between two bundles; nothing when no Python node's hash did."""
+    if _python_hashes(old) == _python_hashes(new):
+        return []
+    ou, nu = _units(old), _units(new)
+    out: list[Change] = []
+    shared: dict[str, _Shared] = {}
+    for name in sorted(set(ou) & set(nu)):
+        a, b = ou[name], nu[name]
+        if a.code != b.code or a.parameters != b.parameters:
+            change = _unit_change(name, a, b, shared)
+            if change is not None:
+                out.append(change)
+        if a.description != b.description:
+            out.append(_description_change(name, a, b))
+    out += [_shared_change(key, entry) for key, entry in sorted(shared.items())]
+    return out + _toolset_descriptions(old.get("toolsets") or {}, new.get("toolsets") or {})
+
+
+def _toolset_descriptions(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """The descriptions of a `TOOLSETS` toolset's tools (its code counts as one, its texts each)."""
+    out: list[Change] = []
+    for key in sorted(set(old) & set(new)):
+        a, b = old[key], new[key]
+        if a.get("export") != "TOOLSETS" or b.get("export") != "TOOLSETS" or a.get("hash") == b.get("hash"):
+            continue
+        at, bt = a.get("tools") or {}, b.get("tools") or {}
+        for name in sorted(set(at) & set(bt)):
+            before, after = at[name].get("description"), bt[name].get("description")
+            if before != after:
+                out.append(Change("medium", "changed", "instructions", f"description of tool {name} of toolset {key}",
+                                  note="read by the model", detail=text_diff(before or "", after or "")))
+    return out
+
+
+def _python_hashes(doc: dict[str, Any]) -> tuple[Any, ...]:
+    """What code changes can be found in: the Python toolsets' and the entry function's hashes."""
+    toolsets = doc.get("toolsets") or {}
+    return (sorted((k, n.get("hash")) for k, n in toolsets.items() if n.get("kind") == "python"),
+            (doc["entry"].get("function") or {}).get("hash"))

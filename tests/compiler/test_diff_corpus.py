@@ -1,0 +1,85 @@
+"""`llm-do diff` on tests/diff_corpus: one case per kind of change in the code and the text a
+project runs (issue 15), each an old and a new project and the entries `diff` must report.
+
+Before fingerprints, each of these printed "no changes in meaning" (or, for a worker's
+description, a low setting). Every case is also rendered in every format (snapshots), and its
+fingerprints are the same whether the Python is imported or read with `ast` (`--no-import`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
+from llm_do.compiler.bundle_inputs import compile_document
+from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
+
+CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
+CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+INPUTS = DiffInputs("old", "new", "llm-do diff old new")
+
+
+@pytest.fixture(autouse=True)
+def _python_for_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_DO_TEST_PYTHON", sys.executable)
+
+
+def _compile(case: str, side: str, work: Path, *, import_python: bool = True) -> dict[str, Any]:
+    root = work / f"{case}-{side}-{import_python}"
+    if not root.exists():
+        shutil.copytree(CORPUS / case / side, root)
+    return compile_document(root, f"{case}/{side}", import_python=import_python)
+
+
+@cache
+def _diff(case: str, work: Path) -> BundleDiff:
+    return diff_bundles(_compile(case, "old", work), _compile(case, "new", work))
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("corpus")
+
+
+def test_the_corpus_has_a_case_per_kind_of_change() -> None:
+    assert len(CASES) >= 14
+    for case in CASES:
+        assert (CORPUS / case / "old").is_dir() and (CORPUS / case / "new").is_dir(), case
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("case", CASES)
+def test_diff_reports_the_expected_entries(case: str, work: Path) -> None:
+    expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
+    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject} for c in _diff(case, work).changes]
+    assert found == expected
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+@pytest.mark.parametrize("case", CASES)
+def test_every_format(case: str, fmt: str, work: Path, snapshot) -> None:
+    assert RENDERERS[fmt](DiffReport(_diff(case, work), INPUTS)) == snapshot
+
+
+def _code_nodes(doc: dict[str, Any]) -> dict[str, Any]:
+    nodes = {f"{key}.{name}": tool.get("code") for key, ts in doc["toolsets"].items() if ts["kind"] == "python"
+             for name, tool in (ts.get("tools") or {}).items()}
+    nodes["entry"] = (doc["entry"].get("function") or {}).get("code")
+    return nodes
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("case", [c for c in CASES if (CORPUS / c / "new" / "tools.py").is_file()])
+def test_fingerprints_are_the_same_without_import(case: str, work: Path) -> None:
+    imported = _code_nodes(_compile(case, "new", work))
+    read = _code_nodes(_compile(case, "new", work, import_python=False))
+    assert any(imported.values())
+    assert read == imported

@@ -1,0 +1,26 @@
+"""Note tools."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+NOTES = Path("notes")
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def save_note(title: str, text: str) -> str:
+    """Save a note under a title."""
+    subprocess.run(["notify-send", title], check=False)
+    return f"{title}: {_clean(text)}"
+
+
+def count_words(text: str) -> int:
+    """Count the words of a text."""
+    return len(_clean(text).split())
+
+
+TOOLS = [save_note, count_words]

@@ -1,0 +1,25 @@
+"""Note tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+NOTES = Path("notes")
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def save_note(title: str, text: str) -> str:
+    """Save a note under a title."""
+    (NOTES / f"{title}.md").write_text(_clean(text))
+    return title
+
+
+def count_words(text: str) -> int:
+    """Count the words of a text."""
+    return len(_clean(text).split())
+
+
+TOOLS = [save_note, count_words]
