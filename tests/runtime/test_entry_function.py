@@ -38,7 +38,21 @@ async def main(ctx: CallContext, data: Topic) -> str:
 
 
 async def rogue(ctx, data):
-    return await ctx.call_worker("secret", "Tell me.")
+    who = "sec" + "ret"  # computed, so the build cannot see it: the run refuses it
+    return await ctx.call_worker(who, "Tell me.")
+
+
+async def bypass(ctx, data):
+    """Around the context's own check: the run itself (with and without a parent), the class's method."""
+    who, out = data.input, []
+    for call in (lambda: ctx.runtime.call_worker_async(who, "x"),
+                 lambda: ctx.runtime.call_worker_async(who, "x", parent=ctx.frame),
+                 lambda: CallContext.call_worker(ctx, who, "x")):
+        try:
+            out.append(await call())
+        except CallRefused as exc:
+            out.append(str(exc))
+    return " | ".join(out)
 
 
 async def with_handle(ctx, data):
@@ -76,6 +90,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "main": build_project(base / "main", _project("flow.py:main", ["summarize", "critique"])),
         "rogue": build_project(base / "rogue", _project("flow.py:rogue", ["summarize"])),
+        "bypass": build_project(base / "bypass", _project("flow.py:bypass", ["summarize"])),
         "legacy": build_project(base / "legacy", _project("flow.py:legacy", None)),
     }
 
@@ -122,6 +137,21 @@ def test_a_call_to_a_worker_entry_calls_does_not_declare_is_refused_and_fails_th
                     "entry.calls does not declare (it may call: summarize)")
     with pytest.raises(CallRefused):
         run_worker(bundles["rogue"], "Go.", config=RuntimeConfig(model="test"))
+
+
+def test_no_api_lets_the_entry_function_call_a_worker_entry_calls_does_not_declare(bundles) -> None:
+    refused = ("the entry function 'flow.py:bypass' called worker 'secret' from Python, which it does not declare; "
+               "add 'secret' to entry.calls in project.json (it was not called)")
+    result = run_worker(bundles["bypass"], "secret", config=RuntimeConfig(model="test"))
+    assert result.output == " | ".join([refused] * 3)
+    result = run_worker(bundles["bypass"], "summarize", config=RuntimeConfig(model="test"))
+    assert result.output == " | ".join(["success (no tool calls)"] * 3)
+
+
+def test_a_host_call_is_not_restricted_by_entry_calls(bundles) -> None:
+    runtime = Runtime.load(bundles["bypass"], RuntimeConfig(model="test"))
+    assert runtime.run("x", worker="secret").output == "success (no tool calls)"
+    assert asyncio.run(runtime.call_worker_async("secret", "x")) == "success (no tool calls)"
 
 
 def test_an_agent_era_sync_entry_function_runs_and_may_call_every_worker(bundles, tmp_path: Path) -> None:

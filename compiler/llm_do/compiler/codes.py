@@ -277,6 +277,14 @@ RULES: dict[str, Rule] = _rules(
          "call every worker: the graph, depths and capabilities count every worker as called. List the "
          "workers it calls in `entry.calls`; a call to any other worker is then refused at run time.",
          raised_in=("stages.resolve_entry",)),
+    Rule("G005", "undeclared-python-call", "error", "Python calls a worker its caller does not declare.",
+         "A Python tool of a worker, or the entry function, calls a worker by name (`ctx.deps.call_worker`, "
+         "`ctx.deps.runtime.call_worker_async`, `CallContext.call_worker`, `call_worker_async(ctx, ...)`, "
+         "`ctx.deps.worker`). Such a call is an edge of the call graph, so it must be declared: in the "
+         "calling worker's `calls:` (a worker under its `toolsets` counts too), or in `entry.calls`. "
+         "The build finds calls with a literal name; the runtime refuses any undeclared call, however it "
+         "is spelt.",
+         raised_in=("stages.check.python_calls",)),
     # --- M: models
     Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
          "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "
@@ -373,6 +381,11 @@ RULES: dict[str, Rule] = _rules(
          "The key has no place in today's format, but its value asks for nothing llm-do does not do "
          "already, so the build goes on without it. Remove it, or let `llm-do migrate` do so.",
          raised_in=("legacy.upgrade",)),
+    Rule("L004", "legacy-python-call", "warning", "A `.agent` worker's Python calls a worker it does not declare.",
+         "The .agent format had no `calls:`, so the build accepts the call and the run warns when it is "
+         "made. Migrate the worker to a .worker file and list the worker under `calls:`; there an "
+         "undeclared call is the error G005 and is refused at run time.",
+         raised_in=("stages.check.python_calls",)),
     # --- C: configuration of the checks themselves
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
          "A project may silence warning and info codes; errors always stay.",

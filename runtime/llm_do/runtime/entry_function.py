@@ -4,8 +4,8 @@ It runs at depth 0 with no model and no tools of its own. Through its context it
 functions (`await ctx.call_worker("a", "text")`, `ctx.call_worker("a", field=...)`, `ctx.worker("a")`,
 `call_agent` as the `.agent`-era alias); each runs at depth 1, behind the approval gate like any
 call. Only the workers the bundle's entry node lists (`entry.calls`, or every worker when the
-project declared none) may be called: any other raises `CallRefused`, which, uncaught, fails the
-run. A sync function runs in a thread, where `ctx.call_worker` returns the output directly.
+project declared none) may be called, through the context or any other API (`python_calls`): any
+other raises `CallRefused`, which, uncaught, fails the run. A sync function runs in a thread, where `ctx.call_worker` returns the output directly.
 Loaded only when a bundle's entry is a function.
 """
 
@@ -22,6 +22,7 @@ from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureProblem, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
 from .inputs import WorkerInputProblem, normalize_input
+from .python_calls import PythonCaller, python_running
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode
@@ -94,6 +95,8 @@ async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[
     loop = asyncio.get_running_loop()
     context = EntryContext(runtime, CallFrame(label, 0), label, frozenset(node["calls"]), loop)
     given = [context if name == params.context else value for name in params.order]
-    if params.is_async:
-        return await func(*given)
-    return await asyncio.to_thread(func, *given)
+    caller = PythonCaller(f"the entry function '{label}'", context.allowed, "entry.calls in project.json")
+    with python_running(caller):  # also what it calls through ctx.runtime, CallContext or a handle
+        if params.is_async:
+            return await func(*given)
+        return await asyncio.to_thread(func, *given)

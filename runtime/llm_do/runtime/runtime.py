@@ -24,6 +24,7 @@ from .calls import WorkerCaller, usage_dict
 from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
+from .python_calls import check_python_call
 
 if TYPE_CHECKING:
     from pydantic_ai.usage import UsageLimits
@@ -215,7 +216,10 @@ class Runtime:
     async def call_worker_async(
         self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
     ) -> Any:
-        """Run worker `name` one level below `parent` (at depth 1 without one); return its output."""
+        """Run worker `name` one level below `parent` (at depth 1 without one); return its output.
+        A call from Python that a tool or the entry function runs must be declared (`python_calls`)."""
+        if not from_model:
+            check_python_call(name)
         output, _ = await self.calls.call(name, args, kwargs, parent, from_model)
         return output
 

@@ -35,6 +35,7 @@ from llm_do.toolkit.hooks import hooks_of, offers_edit
 
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
+from ..python_calls import python_running, worker_caller
 
 if TYPE_CHECKING:
     from ..approvals import ApprovalRequest
@@ -78,7 +79,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
             if edited is not None:  # a person edited the call before approving it
                 tool_args = self._validated(frame, name, edited, tool)
         try:
-            result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
+                result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._returned(frame, name, "failed", str(exc))
             raise

@@ -18,6 +18,7 @@ from .graph_cycles import check_cycles
 from .graph_depth import check_depth
 from .graph_reachability import check_reachability
 from .models import check_models
+from .python_calls import check_python_calls
 from .python_imports import check_python_imports
 
 
@@ -27,6 +28,7 @@ class CheckRule(Protocol):
 
 ALL_RULES: tuple[CheckRule, ...] = (
     check_python_imports,
+    check_python_calls,
     check_entry_args,
     check_models,
     check_cycles,
