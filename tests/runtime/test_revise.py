@@ -141,7 +141,7 @@ KEYWORD_PROJECT = {
     ''',
     "main.worker": worker("schema_in_ref: schemas.py:Job", "Do the job."),
     "other.worker": worker("", "Other."),
-    "boss.worker": worker("tools: [delegate]\napprovals:\n  - allow delegate", "Delegate."),
+    "boss.worker": worker("tools: [delegate]\ncalls: [main]\napprovals:\n  - allow delegate", "Delegate."),
 }
 
 
