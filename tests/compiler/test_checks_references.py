@@ -131,7 +131,7 @@ ESCAPES = [
     for place in ("worker_files", "python_files", "schema_in_ref", "include", "file()")
     for kind in ("absolute", "dotdot", "symlink")
 ] + [("python_files", "symlinked-dir"), ("include", "symlinked-dir"), ("toolset path", "absolute"),
-     ("toolset path", "dotdot")]
+     ("toolset path", "dotdot"), ("toolset path", "symlink"), ("toolset path", "symlinked-dir")]
 
 
 @pytest.mark.parametrize(("place", "kind"), ESCAPES, ids=[f"{p}-{k}" for p, k in ESCAPES])

@@ -70,8 +70,8 @@ def resolve_toolsets(
             if found:  # settings repaired: what the toolset may touch is not what was meant
                 worker.unknown_names.add(ref.name)
             sub_root = getattr(checked, "path", ".")
-            try:
-                lexically_confined(sub_root)
+            try:  # a folder of the project: also through symbolic links, as the toolset will resolve it
+                project.loaded.sources.confined(sub_root) if descriptor.root == "project" else lexically_confined(sub_root)
             except OutsideRoot as exc:
                 where = parsed.at("toolsets", i, ref.name, "path")
                 if "path" not in (ref.settings or {}):  # the .agent era's generated_agents_dir
