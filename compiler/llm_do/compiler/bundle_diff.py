@@ -145,7 +145,8 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 
 def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """MCP servers added or removed, their connection (command, args, env, url, headers as
-    written) changed, their locked tools added, removed or given another schema."""
+    written) or the project files they run changed, their locked tools added, removed or given
+    another schema."""
     om = {k: n for k, n in old.items() if n.get("kind") == "mcp"}
     nm = {k: n for k, n in new.items() if n.get("kind") == "mcp"}
     out: list[Change] = []
@@ -165,6 +166,12 @@ def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             if before.get(key) != after.get(key):
                 out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
                                   text_of(after.get(key))))
+        bf, af = before.get("sources") or {}, after.get("sources") or {}
+        for rel in sorted(set(bf) | set(af)):  # the project files the server runs: its code
+            if bf.get(rel) != af.get(rel):
+                verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"
+                out.append(Change("medium", verb, "mcp", f"code of MCP server {name}: {rel}",
+                                  bf.get(rel), af.get(rel)))
         bt, at = before.get("tools") or {}, after.get("tools") or {}
         for tool in sorted(set(at) - set(bt)):
             out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description")))

@@ -156,6 +156,10 @@ class ToolsetNode(TypedDict):
     """MCP: exposed tool names are `PREFIX_NAME` (the server's name of a tool is the rest)."""
     required: NotRequired[bool | None]
     """MCP: started and checked when a run starts (`false`: when a worker first lists its tools)."""
+    sources: NotRequired[dict[str, str]]
+    """MCP: the project files the server runs (named by its command line, and the project modules a
+    Python server imports), path -> sha256 as in the bundle's `sources`; a run refuses to start the
+    server when one changed. Absent: none (a launcher outside the project is not verified)."""
     tools: NotRequired[dict[str, ToolNode]]
     """The tools as listed at build, by exposed name (absent: none). MCP: a run refuses a server
     whose live input schema of one differs, or that no longer has one."""

@@ -64,6 +64,13 @@ class Project(NamedTuple):
     modules: dict[str, VerifiedSource]
     namespaces: dict[str, str]
     """Dotted name -> directory, for directories that hold verified modules but no `__init__`."""
+    by_path: dict[str, VerifiedSource]
+    """Real path of each verified source: what another finder's spec for the file is served from."""
+    source_dirs: frozenset[str]
+    """The real folders that hold verified sources."""
+    aliases: dict[str, str]
+    """A name a verified module was imported under through another `sys.path` entry (`helper` for
+    `src.helper` with `PYTHONPATH=src`) -> its name from the root; filled as imports happen."""
 
 
 class VerifiedLoader(Loader):
@@ -113,24 +120,20 @@ class VerifiedImports(MetaPathFinder):
     def find_spec(self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
         projects = list(reversed(self.projects.values()))
         for project in projects:
-            source = project.modules.get(name)
+            source = project.modules.get(_canonical(project, name))
             if source is not None:
-                spec = ModuleSpec(name, VerifiedLoader(source), origin=source.path, is_package=source.package)
-                spec.has_location = True
-                if source.package:
-                    spec.submodule_search_locations = [os.path.dirname(source.path)]
-                return spec
-            directory = project.namespaces.get(name)
+                return _verified_spec(name, source)
+            directory = project.namespaces.get(_canonical(project, name))
             if directory is not None:
                 spec = ModuleSpec(name, NamespaceLoader(project.root), origin=None, is_package=True)
                 spec.submodule_search_locations = [directory]
                 return spec
         parent = name.rpartition(".")[0]
-        owners = [p for p in projects if not parent or parent in p.modules or parent in p.namespaces]
+        owners = [p for p in projects if not parent or _canonical(p, parent) in p.modules or _canonical(p, parent) in p.namespaces]
         if not owners:
             return None
         for project in owners:
-            found = _project_file(project.root, name)
+            found = _project_file(project.root, _canonical(project, name))
             if found is not None:
                 raise _refusal(project, name, found)
         other = self._others(name, path, target)
@@ -138,6 +141,12 @@ class VerifiedImports(MetaPathFinder):
             found = _spec_location(project.root, name, other) if other is not None else _directory(project.root, name)
             if found is not None:
                 raise _refusal(project, name, found)
+            source, unverified = _served_elsewhere(project, other)
+            if source is not None:  # a verified file reached through another sys.path entry: its verified bytes
+                project.aliases[name] = module_name(source.rel) or name
+                return _verified_spec(name, source)
+            if unverified is not None:
+                raise _refusal(project, name, unverified)
         return other
 
     def _others(self, name: str, path: Sequence[str] | None, target: ModuleType | None) -> ModuleSpec | None:
@@ -155,6 +164,35 @@ class VerifiedImports(MetaPathFinder):
 
 
 _FINDER = VerifiedImports()
+
+
+def _verified_spec(name: str, source: VerifiedSource) -> ModuleSpec:
+    spec = ModuleSpec(name, VerifiedLoader(source), origin=source.path, is_package=source.package)
+    spec.has_location = True
+    if source.package:
+        spec.submodule_search_locations = [os.path.dirname(source.path)]
+    return spec
+
+
+def _canonical(project: Project, name: str) -> str:
+    """`name` as the root names it: a submodule of an alias (`helper.x`) is one of its target."""
+    head, _, rest = name.partition(".")
+    target = project.aliases.get(head)
+    return name if target is None else target + ("." + rest if rest else "")
+
+
+def _served_elsewhere(project: Project, spec: ModuleSpec | None) -> tuple[VerifiedSource | None, str | None]:
+    """When another finder's spec would load a file from a folder of the project that holds
+    verified sources (the project's own folder on `sys.path`, `PYTHONPATH=src`): the verified
+    source it is, or else the file, which the bundle did not verify."""
+    origin = spec.origin if spec is not None else None
+    if not origin or not os.path.isabs(origin):
+        return None, None
+    real = os.path.realpath(origin)
+    source = project.by_path.get(real)
+    if source is not None:
+        return source, None
+    return None, (real if os.path.dirname(real) in project.source_dirs else None)
 
 
 def _project_file(root: str, name: str) -> str | None:
@@ -239,7 +277,9 @@ def _project(bundle: VerifiedSources) -> Project:
             prefix = ".".join(parts[:i])
             if prefix not in modules:
                 namespaces[prefix] = os.path.join(root, *parts[:i])
-    return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces)
+    by_path = {os.path.realpath(source.path): source for source in modules.values()}
+    dirs = frozenset(os.path.dirname(p) for p in by_path)
+    return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces, by_path, dirs, {})
 
 
 def import_verified(bundle: VerifiedSources, name: str) -> Any:

@@ -15,6 +15,7 @@ from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approv
 from llm_do.bundle.canonical import node_hash
 from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
+from llm_do.bundle.mcp_sources import server_files
 from llm_do.bundle.model import (
     Bundle,
     CodeNode,
@@ -96,18 +97,27 @@ def code_index(sources: SourceMap) -> CodeIndex:
     return CodeIndex(read)
 
 
-def _mcp_node(server: McpServerInfo) -> ToolsetNode:
+def _mcp_node(server: McpServerInfo, sources: SourceMap) -> ToolsetNode:
     """An MCP server's node: its connection as written (`${VAR}`s unexpanded), the hash of it,
-    and the tools it exposes as listed at build (the schema the model sees and the run checks)."""
+    the tools it exposes as listed at build (the schema the model sees and the run checks), and
+    the project files it runs (`mcp_sources`), which become sources of the bundle."""
     settings = server.settings
     written = connection(settings.model_dump())
+    files: dict[str, str] = {}
+    for rel in server_files(sources.root, written):
+        try:
+            files[rel] = sources.read(rel, "python" if rel.endswith(".py") else "file").sha256
+        except (OSError, OutsideRoot, NotText, Unreadable):
+            continue
     tools = {name: _hashed(ToolNode(hash="", name=name, description=t.description, parameters=t.input_schema,
                                     approval=MCP_TOOL_DEFAULT, capabilities=[mcp_capability(server.name, t.name)]))
              for name, t in (server.tools or {}).items()}
-    return _hashed(ToolsetNode(hash="", name=server.name, kind="mcp", server=written,  # type: ignore[typeddict-item]
-                               config_hash=config_hash(written), prefix=settings.prefix, required=settings.required,
-                               opaque=settings.opaque, tools=tools,
-                               capabilities=_union(tools) if not settings.opaque else [OPAQUE]))
+    node = ToolsetNode(hash="", name=server.name, kind="mcp", server=written,  # type: ignore[typeddict-item]
+                       config_hash=config_hash(written), prefix=settings.prefix, required=settings.required,
+                       opaque=settings.opaque, tools=tools, capabilities=_union(tools) if not settings.opaque else [OPAQUE])
+    if files:  # absent for a server that runs no project file (a launcher, a remote server)
+        node["sources"] = files
+    return _hashed(node)
 
 
 def _union(tools: dict[str, ToolNode]) -> list[str]:
@@ -122,7 +132,7 @@ def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, Tool
             if use.kind == "stdlib":
                 nodes[use.name] = _stdlib_node(use.name)
             elif use.kind == "mcp" and use.name not in nodes:
-                nodes[use.name] = _mcp_node(project.mcp_servers[use.name])
+                nodes[use.name] = _mcp_node(project.mcp_servers[use.name], project.loaded.sources)
             elif use.kind == "python" and use.name not in nodes:
                 ts = project.python_toolsets[use.name]
                 declared = ts.module.capabilities
@@ -255,6 +265,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
             pass
     limits = manifest.runtime.usage_limits
     index = code_index(sources)
+    toolsets = _toolset_nodes(project, index)  # before `sources`: an MCP server's files are sources too
     doc: Bundle = {
         GENERATED_KEY: GENERATED_NOTICE,
         "bundle_format": BUNDLE_FORMAT,
@@ -271,7 +282,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "defaults": cast(DefaultsNode, manifest.defaults.model_dump()),
         "sources": {rel: {"sha256": s.sha256, "kind": s.kind} for rel, s in sorted(sources.files.items())},
         "packages": dict(sorted(project.facts.packages.items())),
-        "toolsets": _toolset_nodes(project, index),
+        "toolsets": toolsets,
         "workers": {name: _worker_node(project, w, instructions[name]) for name, w in sorted(project.workers.items())},
     }
     services = _services(doc["workers"])

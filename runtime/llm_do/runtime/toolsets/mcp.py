@@ -110,6 +110,7 @@ class McpServers:
             raise RunFailed(MISSING_CLIENT) from None
 
         name = node["name"]
+        self._verify_files(name, node)
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         try:
             server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log),
@@ -128,6 +129,20 @@ class McpServers:
                 raise BundleRefused(problem)
         self._servers[key] = server
         return server
+
+    def _verify_files(self, name: str, node: Mapping[str, Any]) -> None:
+        """Refuse to start a server whose project files (`mcp_sources`) changed since the build,
+        as an edited Python tool is refused: checked now, just before it starts, since a worker
+        may have written one since the bundle was loaded."""
+        recorded = node.get("sources")
+        if not recorded:
+            return
+        from llm_do.bundle.mcp_sources import changed_server_files
+
+        changed = changed_server_files(self.bundle.root, recorded)
+        if changed:
+            raise BundleRefused(f"{self.bundle.path}: stale: {', '.join(changed)} changed since the build (run by MCP "
+                                f"server '{name}'); {REBUILD}")
 
 
 def failure_text(exc: BaseException, log: Any) -> str:

@@ -1,0 +1,80 @@
+"""With the project's own folder on the import path (`PYTHONPATH=src`), a verified module imported
+by its short name still runs from the verified bytes, and an unverified file of that folder is
+refused (red team M3)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.cli import run_cli, worker
+from tests.support.events import of_kind, read_events
+from tests.support.projects import build_project, copy_project
+
+pytestmark = pytest.mark.process
+
+PROJECT: dict[str, Any] = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"], "entry": {"worker": "main"}},
+    "tools.py": 'import helper\n\n\ndef report() -> str:\n    """What helper says."""\n    return helper.V\n\n\n'
+                'def late() -> str:\n    """Imports a module of src/ only when called."""\n    import other\n\n    return other.V\n\n\n'
+                'TOOLS = [report, late]\n',
+    "src/helper.py": 'V = "helper v1"\n',
+    "src/other.py": 'V = "never verified"\n',
+    "main.worker": worker("tools: [report, late]\napprovals:\n  - allow report\n  - allow late"),
+}
+
+EDITED = 'import pathlib\npathlib.Path(__file__).with_name("CANARY").write_text("ran")\nV = "EDITED"\n'
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("src_layout") / "proj"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(root / "src"))
+        return build_project(root, PROJECT)
+
+
+@pytest.fixture
+def bundle(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copied = copy_project(_template, tmp_path / "proj")
+    monkeypatch.syspath_prepend(str(copied.parent / "src"))  # what PYTHONPATH=src does for the run
+    return copied
+
+
+def _run(bundle: Path, tool: str, tmp_path: Path) -> tuple[int, str, list[dict[str, Any]]]:
+    script = tmp_path / "s.json"
+    script.write_text('{"workers": {"main": [{"tool_calls": [{"tool": "%s", "args": {}}]}, {"text": "done"}]}}' % tool)
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", script, "--events", events)
+    return result.exit_code, result.stderr, read_events(events) if events.exists() else []
+
+
+def test_the_build_records_the_module_of_the_src_folder(bundle: Path) -> None:
+    assert '"src/helper.py"' in bundle.read_text()
+
+
+def test_an_edited_module_reached_through_the_path_runs_its_verified_bytes(bundle: Path, tmp_path: Path) -> None:
+    from llm_do.runtime import load_bundle
+
+    loaded = load_bundle(bundle)  # verified now: the edit below comes after, as a worker's write would
+    helper = bundle.parent / "src" / "helper.py"
+    helper.write_text(EDITED)
+    assert loaded.import_module("tools").report() == "helper v1"
+    assert not (helper.parent / "CANARY").exists()
+
+
+def test_an_unverified_module_of_the_src_folder_is_refused(bundle: Path, tmp_path: Path) -> None:
+    code, stderr, events = _run(bundle, "late", tmp_path)
+    assert code == 3, stderr
+    assert "refused: import of 'other' (src/other.py) from the project, which the bundle did not verify" in stderr
+    assert of_kind(events, "tool_returned", tool="late") == []
+
+
+def test_the_verified_module_runs(bundle: Path, tmp_path: Path) -> None:
+    code, stderr, events = _run(bundle, "report", tmp_path)
+    assert code == 0, stderr
+    [returned] = of_kind(events, "tool_returned", tool="report")
+    assert returned["result"] == "helper v1"
