@@ -4,7 +4,7 @@ refused (red team M3)."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ def bundle(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def _run(bundle: Path, tool: str, tmp_path: Path) -> tuple[int, str, list[dict[str, Any]]]:
     script = tmp_path / "s.json"
-    script.write_text('{"workers": {"main": [{"tool_calls": [{"tool": "%s", "args": {}}]}, {"text": "done"}]}}' % tool)
+    script.write_text(json.dumps({"workers": {"main": [{"tool_calls": [{"tool": tool, "args": {}}]}, {"text": "done"}]}}))
     events = tmp_path / "events.jsonl"
     result = run_cli("exec", bundle, "go", "--script", script, "--events", events)
     return result.exit_code, result.stderr, read_events(events) if events.exists() else []
