@@ -35,6 +35,9 @@ READ_ONLY_KINDS = ("fs.read", "call", "env")
 """Every other kind (`fs.write`, `proc.exec`, `custom`, `mcp`, what Python declares) is a side
 effect: it may change something outside the run; `proc.exec` unless every command in its scope
 is one the shell policy runs without asking (`read_only_commands`)."""
+PROVIDER = "provider"
+"""`provider:web_search`, `provider:code_execution`, ...: a worker's `server_side_tools`, which the
+model provider runs (no gate applies); computed from the worker node, not stored as grants."""
 LOCAL_KINDS = ("call",)
 """Capabilities that do not propagate to callers."""
 
@@ -302,6 +305,10 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
                                          opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT))))
             else:
                 view.grants.append(Grant(grant["capability"], grant.get("model") or "", "model", OPEN))
+        for server_side in node.get("server_side_tools") or ():  # run by the provider: never asked
+            kind = server_side.get("tool_type")
+            if kind:
+                view.grants.append(Grant(f"{PROVIDER}:{kind}", str(kind), "tool", OPEN))
         views[name] = view
     function = (bundle.get("entry") or {}).get("function")
     if function:
