@@ -35,7 +35,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
         try:
             docs.append(load_document(spec, import_python=not no_import, cache=not no_cache, any_format=True))
         except ProjectHasErrors as exc:
-            print_diagnostics([as_report(exc.label, exc.result)], summary=False)
+            print_diagnostics([as_report(exc.label, exc.result, exc.files_as)], summary=False)
             raise usage_problem(str(exc)) from None
         except BundleInputProblem as exc:
             raise usage_problem(str(exc)) from None
