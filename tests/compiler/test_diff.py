@@ -142,6 +142,12 @@ def test_relaxed_and_tightened_approvals(tmp_path: Path) -> None:
     assert find(found, subject="fs.write:project/drafts/** of main")["verb"] == "removed"
     widened = find(found, subject="fs.write:project/drafts/** of editor")
     assert (widened["verb"], widened["note"], widened["severity"]) == ("widened", "approval relaxed", "high")
+    # F32: what a CI filter needs is in fields, not only in the subject's text
+    assert {k: widened[k] for k in ("kind", "scope", "gate", "file", "line")} == {
+        "kind": "fs.write", "scope": "project/drafts/**", "gate": "allow", "file": "editor.worker", "line": None}
+    assert (relaxed["gate"], relaxed["file"], relaxed["kind"]) == ("allow", "editor.worker", None)
+    removed = find(found, subject="fs.write:project/drafts/** of main")
+    assert (removed["kind"], removed["gate"], removed["file"]) == ("fs.write", "ask", "main.worker")
 
 
 @pytest.mark.process

@@ -75,7 +75,16 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
         raise BundleInputProblem(named(f"{label}: {exc.filename or project}: {exc.strerror}")) from None
     if result.bundle is None:
         raise ProjectHasErrors(label, result, files_as)
-    return json.loads(result.bundle)
+    doc = json.loads(result.bundle)
+    if not import_python and result.resolved is not None:
+        from .unread import UNREAD_KEY
+
+        resolved = result.resolved
+        doc[UNREAD_KEY] = {
+            "workers": {name: sorted(w.unknown_names) for name, w in resolved.workers.items() if w.unknown_names},
+            "modules": sorted(m.file for m in resolved.facts.modules.values() if not m.complete),
+        }
+    return doc
 
 
 def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import shlex
 import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
+from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
@@ -41,6 +42,8 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
             raise usage_problem(str(exc)) from None
     try:
         result = diff_bundles(docs[0], docs[1])
+        if no_import:
+            result = without_import(result, docs[0], docs[1])
     except Incomparable as exc:
         raise usage_problem(f"{old} and {new} cannot be compared: {exc}") from None
     flags = [f"--format {fmt}"] if fmt != "text" else []
