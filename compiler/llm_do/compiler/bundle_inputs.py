@@ -23,6 +23,7 @@ from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult
+    from .stages.resolved import ResolvedProject
 
 GIT_PREFIX = "git:"
 
@@ -79,12 +80,20 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
     if not import_python and result.resolved is not None:
         from .unread import UNREAD_KEY
 
-        resolved = result.resolved
-        doc[UNREAD_KEY] = {
-            "workers": {name: sorted(w.unknown_names) for name, w in resolved.workers.items() if w.unknown_names},
-            "modules": sorted(m.file for m in resolved.facts.modules.values() if not m.complete),
-        }
+        doc[UNREAD_KEY] = _not_read(result.resolved)
     return doc
+
+
+def _not_read(resolved: ResolvedProject) -> dict[str, Any]:
+    """What the front matter and project.json say about what the text did not show (`unread.UNREAD_KEY`)."""
+    workers = resolved.workers.items()
+    return {
+        "workers": {name: sorted(w.unknown_names) for name, w in workers if w.unknown_names},
+        "rules": {name: [[r.target, " ".join(r.text.split())] for r in w.rules] for name, w in workers if w.rules},
+        "allowed_tools": {name: s.allowed_tools for name, s in resolved.manifest.mcp_servers.items()
+                          if not s.opaque and (resolved.mcp_servers.get(name) is None or resolved.mcp_servers[name].tools is None)},
+        "modules": sorted(m.file for m in resolved.facts.modules.values() if not m.complete),
+    }
 
 
 def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False) -> dict[str, Any]:

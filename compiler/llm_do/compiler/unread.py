@@ -3,9 +3,8 @@ cannot judge (spec/diff.md, "Without import").
 
 Reading Python with `ast` sees literal `TOOLS` lists and each tool's `def`, never a schema class's
 fields, a tool list built by code, or an MCP server's tools (servers are not started). Pure: such
-documents in, what is unknown out, so `capabilities` shows it as unknown and `diff` reports a
-changed source it could not interpret as `changed ... (not evaluated without import)` instead of
-"no changes".
+a document in, what is unknown out, so `capabilities` shows it as unknown and `diff` says what it
+did not compare (`diff_unread` turns the sources that differ into entries).
 """
 
 from __future__ import annotations
@@ -17,9 +16,12 @@ from llm_do.bundle.views import used_toolsets
 
 NOT_EVALUATED = "not evaluated without import"
 UNREAD_KEY = "not_read"
-"""Key of a `--no-import` document (in memory only, never in a lock): `workers`, worker -> the names
-in its front matter the text did not show (tools built by code, servers not started); `modules`,
-the Python files whose exports are built by code."""
+"""Key of a `--no-import` document (in memory only, never in a lock), what the front matter and
+project.json say about what the text did not show: `workers`, worker -> the names it lists that
+nobody listed (tools built by code, servers not started); `rules`, worker -> its approval rules for
+its approval rules as
+`[target, text]` (whitespace collapsed), for those on tools one side does not list; `allowed_tools`, server not started -> its `allowed_tools` (null: all);
+`modules`, the Python files whose exports are built by code."""
 UnreadKind = Literal["mcp", "names", "schema", "code", "module"]
 
 
@@ -74,39 +76,4 @@ def unread(doc: dict[str, Any]) -> list[Unread]:
         module = file.removesuffix(".py").replace("/", ".")
         using = sorted({w for key, node in toolsets.items() if node.get("module") == module for w in users.get(key, ())})
         out.append(Unread("code", file, file, tuple(using)))
-    return out
-
-
-@dataclass(frozen=True)
-class UnreadChange:
-    """A source that differs where the documents could not interpret it."""
-
-    file: str
-    verb: Literal["added", "removed", "changed"]
-    affects: tuple[str, ...]
-    """What it may change, as subjects (`schemas of writer`, `tools of MCP server srv`)."""
-    workers: tuple[str, ...]
-
-
-def unread_changes(old: dict[str, Any], new: dict[str, Any]) -> list[UnreadChange]:
-    """A Python file that differs at all; a worker file or project.json that differs while it
-    configures or uses an MCP server that was not started (approvals and `allowed_tools` select
-    tools nobody listed)."""
-    before_sources, after_sources = old.get("sources") or {}, new.get("sources") or {}
-    unknown = list(dict.fromkeys(unread(old) + unread(new)))
-    sources = {w: n.get("source") for doc in (old, new) for w, n in (doc.get("workers") or {}).items()}
-    out: list[UnreadChange] = []
-    for file in sorted(set(before_sources) | set(after_sources)):
-        before, after = before_sources.get(file), after_sources.get(file)
-        if before is not None and after is not None and before.get("sha256") == after.get("sha256"):
-            continue
-        verb: Literal["added", "removed", "changed"] = "added" if before is None else "removed" if after is None else "changed"
-        if (after or before or {}).get("kind") == "python":
-            hits = [u for u in unknown if u.file == file] or [Unread("module", file, file, ())]
-        else:
-            hits = [u for u in unknown if u.kind in ("mcp", "names")
-                    and ((file == "project.json" and u.kind == "mcp") or any(sources.get(w) == file for w in u.workers))]
-        if hits:
-            workers = tuple(sorted({w for u in hits for w in u.workers}))
-            out.append(UnreadChange(file, verb, tuple(dict.fromkeys(u.subject for u in hits)), workers))
     return out

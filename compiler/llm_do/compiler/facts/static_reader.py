@@ -104,12 +104,26 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
                 fact.complete = False
             else:
                 fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+    if _mutated_exports(tree):
+        fact.complete = False  # `TOOLS += [...]`, `TOOLS.append(...)`: built by code after all
     if "TOOLSETS" not in declared:
         fact.toolsets = public_toolsets  # without TOOLSETS, its public toolset instances are exported
     fact.capabilities, problem = declared_capabilities(tree)
     if problem is not None:
         fact.export_errors.append(problem)
     return fact, tree
+
+
+def _mutated_exports(tree: ast.Module) -> bool:
+    """Whether module-level code changes TOOLS or TOOLSETS after assigning it."""
+    for node in tree.body:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in ("TOOLS", "TOOLSETS"):
+            return True
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id in ("TOOLS", "TOOLSETS"):
+            return True
+    return False
 
 
 def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int | None = None) -> ToolFact:
