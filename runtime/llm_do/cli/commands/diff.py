@@ -11,8 +11,8 @@ import shlex
 import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
 from ..errors import ExitCode, usage_problem
