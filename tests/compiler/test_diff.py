@@ -142,6 +142,12 @@ def test_relaxed_and_tightened_approvals(tmp_path: Path) -> None:
     assert find(found, subject="fs.write:project/drafts/** of main")["verb"] == "removed"
     widened = find(found, subject="fs.write:project/drafts/** of editor")
     assert (widened["verb"], widened["note"], widened["severity"]) == ("widened", "approval relaxed", "high")
+    # F32: what a CI filter needs is in fields, not only in the subject's text
+    assert {k: widened[k] for k in ("kind", "scope", "gate", "file", "line")} == {
+        "kind": "fs.write", "scope": "project/drafts/**", "gate": "allow", "file": "editor.worker", "line": None}
+    assert (relaxed["gate"], relaxed["file"], relaxed["kind"]) == ("allow", "editor.worker", None)
+    removed = find(found, subject="fs.write:project/drafts/** of main")
+    assert (removed["kind"], removed["gate"], removed["file"]) == ("fs.write", "ask", "main.worker")
 
 
 @pytest.mark.process
@@ -270,6 +276,33 @@ def test_git_rev_errors_are_clear(repo: Path, spec: str, cwd: str, message: str)
     assert result.exit_code == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("target", "said"), [
+    ("/etc/hosts", "'app/hosts_link' at HEAD is a link to an absolute path"),
+    ("../../outside", "'app/hosts_link' at HEAD is a link pointing out of the tree"),
+])
+def test_git_rev_with_a_link_out_of_the_tree_is_refused_in_one_line(repo: Path, target: str, said: str) -> None:
+    """L4: a committed link out of the tree is an input problem (exit 2), not an internal error (70)."""
+    (repo / "app" / "hosts_link").symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "link")
+    for command in (("diff", "git:HEAD", ".", "--no-import"), ("capabilities", "git:HEAD", "--no-import")):
+        result = run_cli(*command, cwd_to=repo / "app")
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.strip().splitlines() == [f"llm-do: error: git:HEAD: {said}; llm-do reads only what lies in the tree"]
+
+
+def test_git_rev_diagnostics_name_the_committed_files(repo: Path) -> None:
+    """F21: a side with errors names its files `git:REV:PATH/file`, never a temporary directory."""
+    (repo / "app" / "main.worker").write_text(worker("toolsets: [nobody]", "Hi."))
+    git(repo, "commit", "-qam", "broken")
+    result = diff("git:HEAD", ".", cwd=repo / "app")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("git:HEAD:app/main.worker:2:"), result.stderr
+    assert "llm-do-git-" not in result.stderr
+    result = diff("git:HEAD:app", "app", cwd=repo)
+    assert result.stderr.startswith("git:HEAD:app/main.worker:2:"), result.stderr
 
 
 def test_git_rev_outside_a_repository(tmp_path: Path) -> None:

@@ -145,3 +145,30 @@ def test_control_lint_without_the_flag_imports_and_finds_the_same(tmp_path: Path
     found = {(d["code"], d["file"], d["line"]) for d in result.json()["diagnostics"]}
     assert {("Y001", "bad.py", 4), ("S003", "main.worker", 3), ("S004", "other.worker", 2)} <= found
     assert not any(code == "Y006" for code, _, _ in found)
+
+
+def test_conditions_on_a_python_tools_parameters_are_read_from_its_def(tmp_path: Path) -> None:
+    """F1: a condition on a Python tool's parameter is no A003 without import; a misspelt one is,
+    with the parameters the `def` shows; a type the annotation says is checked (A005)."""
+    marker = tmp_path / "ran.txt"
+    files: dict[str, Any] = {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+        "main.worker": worker("model: test\ntools: [post_message, count]\napprovals:\n"
+                              "  - allow post_message(channel ~ 'bot-*' and text != '')\n  - allow count(limit < 5)", "Hi."),
+        "tools.py": guarded(marker, "from pydantic_ai import RunContext\n\n"
+                                    "def post_message(ctx: RunContext[None], channel: str, text, *, urgent: bool = False) -> str:\n"
+                                    "    return channel\n\n"
+                                    "async def count(limit: int = 3) -> int:\n    return limit\n\n"
+                                    "TOOLS = [post_message, count]\n"),
+    }
+    root = write_project(tmp_path / "proj", files)
+    code, diags, _ = lint_json(root)
+    assert not marker.exists()
+    assert (code, [d["code"] for d in diags]) == (0, ["Y006"])
+    files["main.worker"] = worker("model: test\ntools: [post_message]\napprovals:\n"
+                                  "  - allow post_message(chanel ~ 'bot-*')\n  - ask post_message(urgent ~ 'y*')", "Hi.")
+    code, diags, _ = lint_json(write_project(tmp_path / "bad", files))
+    errors = [(d["code"], d["line"], d["message"], d.get("hint")) for d in diags if d["severity"] == "error"]
+    assert errors == [("A003", 5, "tool 'post_message' has no parameter 'chanel'", "did you mean 'channel'?"),
+                      ("A005", 6, "'urgent' of 'post_message' is a boolean, not a string: `~` matches strings only",
+                       "compare it with ==, !=, <, <=, >, >= or in")]

@@ -14,7 +14,7 @@ breaking schema changes, relaxed approvals). Low: what only takes something away
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llm_do.bundle.errors import LlmDoError
@@ -27,6 +27,7 @@ from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_d
 from .reach_text import gate_text, rules_text, via_text
 from .rule_roots import rules_see_paths_in
 from .schema_diff import field_changes
+from .unread import Unread
 
 __all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles"]
 """`Change` and its vocabulary live in `diff_change`; they are named here too, for the renderers."""
@@ -45,6 +46,8 @@ class BundleDiff:
     edges_removed: list[tuple[str, str]]
     old_edges: list[tuple[str, str]]
     new_edges: list[tuple[str, str]]
+    not_compared: list[Unread] = field(default_factory=list)
+    """What was not compared (`--no-import`): schemas, tools built by code, MCP servers not started."""
 
     def counts(self) -> dict[str, int]:
         return {s: sum(c.severity == s for c in self.changes) for s in SEVERITIES}
@@ -91,7 +94,19 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
         affected = _callers_of(touched, old_edges) | _callers_of(touched, new_edges)
         added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
         changes += _capability_changes(analyse(old), analyse(new), affected & both, added_nodes)
+    changes = [_placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
+
+
+def _placed(change: Change, old: dict[str, Any], new: dict[str, Any]) -> Change:
+    """The change with the file it is in: its worker's file (the new one unless removed), else
+    project.json for what the project configures."""
+    if change.file is not None:
+        return change
+    if change.worker is not None:
+        node = new["workers"].get(change.worker) or old["workers"].get(change.worker) or {}
+        return replace(change, file=node.get("source"))
+    return replace(change, file="project.json") if change.area in ("project", "mcp") else change
 
 
 # --- the project
@@ -278,13 +293,13 @@ def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict
             continue
         subject = f"approval of {name}.{tool}"
         if a == b or a not in STRICTNESS or b not in STRICTNESS:
-            out.append(Change("medium", "changed", "approval", subject, before, after, worker=name))
+            out.append(Change("medium", "changed", "approval", subject, before, after, worker=name, gate=b))
             continue
         relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
         risky = b == ALLOW and _side_effect_tool(new, tool)
         out.append(Change("high" if relaxed and risky else "medium" if relaxed else "low",
                           "widened" if relaxed else "narrowed", "approval", subject, before, after, worker=name,
-                          note="relaxed" if relaxed else "tightened"))
+                          note="relaxed" if relaxed else "tightened", gate=b))
     oo = {u.toolset: u.opaque_approval for u in used_toolsets(old) if u.toolset and u.opaque_approval}
     no = {u.toolset: u.opaque_approval for u in used_toolsets(new) if u.toolset and u.opaque_approval}
     for key in sorted(set(oo) & set(no)):
@@ -293,7 +308,7 @@ def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict
             relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
             out.append(Change("high" if relaxed and b == ALLOW else "medium" if relaxed else "low",
                               "widened" if relaxed else "narrowed", "approval", f"approval of {name}.{key} (opaque)",
-                              a, b, worker=name, note="relaxed" if relaxed else "tightened"))
+                              a, b, worker=name, note="relaxed" if relaxed else "tightened", gate=b))
     return out
 
 
@@ -374,7 +389,7 @@ def _capability_changes(old: Analysis, new: Analysis, both: set[str], added_work
                 reach = old.reach(worker, cap)
                 assert reach is not None
                 out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
-                                  worker=worker, note=via_text(reach)))
+                                  worker=worker, note=via_text(reach), capability=cap, gate=reach.gate))
         for cap in sorted(before & after):
             a, b = old.reach(worker, cap), new.reach(worker, cap)
             assert a is not None and b is not None
@@ -384,7 +399,7 @@ def _capability_changes(old: Analysis, new: Analysis, both: set[str], added_work
                 out.append(Change("high" if risky else "medium" if relaxed else "low",
                                   "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
                                   _reach_text(a), _reach_text(b), worker=worker,
-                                  note="approval relaxed" if relaxed else "approval tightened"))
+                                  note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate))
     return out
 
 
@@ -402,4 +417,5 @@ def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap
         severity = "medium" if kind_of(cap) == "env" else "low"
     path = " -> ".join(reach.path)
     after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
-    return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}")
+    return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}",
+                  capability=cap, gate=reach.gate)

@@ -23,6 +23,7 @@ from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError
 
 if TYPE_CHECKING:
     from .pipeline import CompileResult
+    from .stages.resolved import ResolvedProject
 
 GIT_PREFIX = "git:"
 
@@ -34,10 +35,12 @@ class BundleInputProblem(InputProblem):
 class ProjectHasErrors(LlmDoError):
     """The project compiles with errors, so it has no bundle to read; `result` carries the diagnostics."""
 
-    def __init__(self, label: str, result: CompileResult) -> None:
+    def __init__(self, label: str, result: CompileResult, files_as: str | None = None) -> None:
         super().__init__(f"{label}: the project has errors, so it cannot be compared; run `llm-do lint` on it")
         self.label = label
         self.result = result
+        self.files_as = files_as
+        """How to name its files when they are not where a reader can find them (`git:REV:PATH/`)."""
 
 
 def read_lock(path: Path, *, any_format: bool = False) -> dict[str, Any]:
@@ -55,27 +58,50 @@ def read_lock(path: Path, *, any_format: bool = False) -> dict[str, Any]:
     return json.loads(data)
 
 
-def compile_document(project: Path, label: str, *, import_python: bool, cache: bool = True) -> dict[str, Any]:
+def compile_document(project: Path, label: str, *, import_python: bool, cache: bool = True,
+                     files_as: str | None = None) -> dict[str, Any]:
+    """The bundle document of the project at `project`; with `files_as`, its files are named that
+    way (`git:REV:PATH/`) in messages instead of by a place on disk."""
     from .pipeline import compile_project
     from .stages.load import ProjectNotFound
+
+    def named(text: str) -> str:
+        return text.replace(f"{project}/", files_as).replace(str(project), files_as.rstrip("/:")) if files_as else text
 
     try:
         result = compile_project(project, import_python=import_python, cache=cache)
     except ProjectNotFound as exc:
-        raise BundleInputProblem(f"{label}: {exc}") from None
+        raise BundleInputProblem(named(f"{label}: {exc}")) from None
     except OSError as exc:
-        raise BundleInputProblem(f"{label}: {exc.filename or project}: {exc.strerror}") from None
+        raise BundleInputProblem(named(f"{label}: {exc.filename or project}: {exc.strerror}")) from None
     if result.bundle is None:
-        raise ProjectHasErrors(label, result)
-    return json.loads(result.bundle)
+        raise ProjectHasErrors(label, result, files_as)
+    doc = json.loads(result.bundle)
+    if not import_python and result.resolved is not None:
+        from .unread import UNREAD_KEY
+
+        doc[UNREAD_KEY] = _not_read(result.resolved)
+    return doc
+
+
+def _not_read(resolved: ResolvedProject) -> dict[str, Any]:
+    """What the front matter and project.json say about what the text did not show (`unread.UNREAD_KEY`)."""
+    workers = resolved.workers.items()
+    return {
+        "workers": {name: sorted(w.unknown_names) for name, w in workers if w.unknown_names},
+        "rules": {name: [[r.target, " ".join(r.text.split())] for r in w.rules] for name, w in workers if w.rules},
+        "allowed_tools": {name: s.allowed_tools for name, s in resolved.manifest.mcp_servers.items()
+                          if not s.opaque and (resolved.mcp_servers.get(name) is None or resolved.mcp_servers[name].tools is None)},
+        "modules": sorted(m.file for m in resolved.facts.modules.values() if not m.complete),
+    }
 
 
 def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False) -> dict[str, Any]:
     """The bundle document SPEC names: `git:REV[:PATH]`, a `.lock` file, or a project. A `git:`
     side never takes introspection from the cache."""
     if spec.startswith(GIT_PREFIX):
-        with git_export(spec) as project:
-            return compile_document(project, spec, import_python=import_python, cache=False)
+        with git_export(spec) as (project, files_as):
+            return compile_document(project, spec, import_python=import_python, cache=False, files_as=files_as)
     path = Path(spec)
     if path.is_file() and path.suffix == ".lock":
         return read_lock(path, any_format=any_format)
@@ -97,9 +123,11 @@ def _first_line(data: bytes) -> str:
 
 
 @contextmanager
-def git_export(spec: str) -> Iterator[Path]:
-    """`git:REV[:PATH]` exported to a temporary directory; PATH is relative to the repository root
-    and defaults to the current directory's place in it."""
+def git_export(spec: str) -> Iterator[tuple[Path, str]]:
+    """`git:REV[:PATH]` exported to a temporary directory, and how to name its files (`git:REV:PATH/`);
+    PATH is relative to the repository root and defaults to the current directory's place in it.
+    A link in the tree that points out of it (absolute, or climbing out) is refused, as the working
+    tree's loader refuses it (F002), rather than followed."""
     rev, _, sub = spec[len(GIT_PREFIX):].partition(":")
     if not rev:
         raise BundleInputProblem(f"{spec}: no revision; write git:REV or git:REV:PATH")
@@ -122,11 +150,22 @@ def git_export(spec: str) -> Iterator[Path]:
         raise BundleInputProblem(f"{spec}: '{sub}' does not exist at {rev} ({_first_line(archive.stderr)})")
     with tempfile.TemporaryDirectory(prefix="llm-do-git-") as tmp:
         with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
+            try:
+                tar.extractall(tmp, filter="data")
+            except tarfile.FilterError as exc:
+                raise BundleInputProblem(f"{spec}: '{exc.tarinfo.name}' at {rev} {_refusal(exc)}") from None
         project = Path(tmp) / sub
         if not project.is_dir():
             raise BundleInputProblem(f"{spec}: '{sub}' is not a directory at {rev}")
         if not (project / "project.json").is_file() and not any(project.glob("*.worker")) \
                 and not any(project.glob("*.agent")):
             raise BundleInputProblem(f"{spec}: '{sub}' is not an llm-do project at {rev} (no project.json or .worker files)")
-        yield project
+        yield project, f"git:{rev}:" + ("" if sub == "." else f"{sub}/")
+
+
+def _refusal(exc: tarfile.FilterError) -> str:
+    if isinstance(exc, tarfile.AbsoluteLinkError):
+        return "is a link to an absolute path; llm-do reads only what lies in the tree"
+    if isinstance(exc, tarfile.LinkOutsideDestinationError):
+        return "is a link pointing out of the tree; llm-do reads only what lies in the tree"
+    return "cannot be extracted safely (special file, or a path outside the tree)"

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 Severity = Literal["high", "medium", "low"]
 Verb = Literal["added", "widened", "narrowed", "removed", "changed"]
-Area = Literal["capability", "approval", "code", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
+Area = Literal["capability", "approval", "unevaluated", "code", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
 """Areas in the order changes are listed within one severity."""
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 AREAS: tuple[Area, ...] = get_args(Area)
@@ -23,8 +23,8 @@ class Change:
     severity: Severity
     verb: Verb
     area: Area
-    """`worker`, `call`, `capability`, `approval`, `code`, `model`, `instructions`, `schema`, `setting`,
-    `project`, `mcp`."""
+    """`worker`, `call`, `capability`, `approval`, `unevaluated`, `code`, `model`, `instructions`,
+    `schema`, `setting`, `project`, `mcp`."""
     subject: str
     before: str | None = None
     after: str | None = None
@@ -33,6 +33,13 @@ class Change:
     """`breaking`, `relaxed`, `tightened`, `approval relaxed`, `approval tightened`, or `path A -> B`."""
     detail: list[str] = field(default_factory=list)
     """Extra lines: a short instructions diff, the schema fields that changed, a tool's users."""
+    capability: str | None = None
+    """The capability a `capability` change is about (`KIND:SCOPE`), for tools that filter on it."""
+    gate: str | None = None
+    """The gate after the change (`allow` ... `ask`; `deny` for an approval), or before when removed."""
+    file: str | None = None
+    """The project file the change is in, where the documents say (a worker's, `project.json`)."""
+    line: int | None = None
 
     def sort_key(self) -> tuple:
         return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)
@@ -40,7 +47,9 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         return {"severity": self.severity, "verb": self.verb, "area": self.area, "subject": self.subject,
                 "worker": self.worker, "before": self.before, "after": self.after, "note": self.note,
-                "detail": self.detail}
+                "detail": self.detail, "kind": self.capability.partition(":")[0] if self.capability else None,
+                "scope": self.capability.partition(":")[2] if self.capability else None, "gate": self.gate,
+                "file": self.file, "line": self.line}
 
 
 def text_of(value: Any) -> str | None:

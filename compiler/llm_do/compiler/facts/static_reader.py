@@ -1,8 +1,9 @@
 """Facts from reading the project's Python with `ast` instead of importing it (`lint --no-import`).
 
 For untrusted pull requests: nothing runs. What can be seen without running is checked (syntax,
-class names and bases, prompt_messages, literal TOOLS/TOOLSETS names); what cannot (schemas,
-entry.args, tools built at import time) is left unchecked rather than guessed.
+class names and bases, prompt_messages, literal TOOLS/TOOLSETS names, a tool's parameters from its
+`def`); what cannot (schemas, entry.args, tools built at import time) is left unchecked rather than
+guessed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
 from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
+from .static_signature import parameters_of
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
 
@@ -74,7 +76,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
     except (OSError, ValueError) as exc:
         fact.error = PyError(message=str(exc), file=rel)
         return fact, None
-    functions = {n.name: n.lineno for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     public_toolsets: list[ToolsetFact] = []
     declared: set[str] = set()
     for node, targets, value in _assignments(tree):
@@ -84,7 +86,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
             if exported is None:
                 fact.complete = False
             else:
-                fact.tools = [ToolFact(name=n, line=functions[n]) for n in exported if n in functions]
+                fact.tools = [_tool(functions[n]) for n in exported if n in functions]
                 fact.tools_export = "__all__" if fact.tools else None
         if _is_toolset_call(value):
             public_toolsets += [ToolsetFact(name=t, opaque_reason="read without importing", line=node.lineno)
@@ -95,19 +97,39 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
             if names is None:
                 fact.complete = False
             else:
-                fact.tools = [ToolFact(name=n, line=line) for n, line in names]
+                fact.tools = [_tool(functions[n], line) if n in functions else ToolFact(name=n, line=line) for n, line in names]
         if "TOOLSETS" in targets:
             names = _literal_names(value, keys_only=True)
             if names is None:
                 fact.complete = False
             else:
                 fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+    if _mutated_exports(tree):
+        fact.complete = False  # `TOOLS += [...]`, `TOOLS.append(...)`: built by code after all
     if "TOOLSETS" not in declared:
         fact.toolsets = public_toolsets  # without TOOLSETS, its public toolset instances are exported
     fact.capabilities, problem = declared_capabilities(tree)
     if problem is not None:
         fact.export_errors.append(problem)
     return fact, tree
+
+
+def _mutated_exports(tree: ast.Module) -> bool:
+    """Whether module-level code changes TOOLS or TOOLSETS after assigning it."""
+    for node in tree.body:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in ("TOOLS", "TOOLSETS"):
+            return True
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id in ("TOOLS", "TOOLSETS"):
+            return True
+    return False
+
+
+def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int | None = None) -> ToolFact:
+    """A tool defined in the module: its parameters from the `def` (a tool imported from elsewhere
+    has none known)."""
+    return ToolFact(name=function.name, line=line or function.lineno, parameters=parameters_of(function))
 
 
 CAPABILITY_SHAPE = "CAPABILITIES must be a literal dict of tool or toolset name to a list of 'KIND:SCOPE' strings"

@@ -9,13 +9,14 @@ first, then by name.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from llm_do.bundle.views import entry_name
+from llm_do.bundle.views import call_edges, entry_name
 
 from ..capabilities import ALLOW, Analysis, Reach, analyse, is_side_effect, sorted_reaches
 from ..reach_text import gate_text, via_text
+from ..unread import NOT_EVALUATED, UNREAD_KEY, unread
 from . import Renderers
 
 REPORT_FORMAT = 1
@@ -27,13 +28,43 @@ class CapabilityReport:
     entry: str
     workers: dict[str, list[Reach]]
     """Entry first, then by name."""
+    unknown: dict[str, list[str]] = field(default_factory=dict)
+    """Worker -> what it may reach that a `--no-import` reading could not list (`tools of MCP server
+    srv`), its own and its callees'; shown as unknown rather than dropped."""
 
 
 def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
     analysis = analysis or analyse(bundle)
     entry = entry_name(bundle)
     order = sorted([*bundle["workers"], *([entry] if entry not in bundle["workers"] else [])], key=lambda w: (w != entry, w))
-    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order})
+    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order}, _unknown(bundle, order))
+
+
+def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
+    """For a document read without import: per worker, the tools it or a callee uses that nobody listed."""
+    if UNREAD_KEY not in bundle:
+        return {}
+    own: dict[str, list[str]] = {}
+    for u in unread(bundle):
+        if u.kind in ("mcp", "names"):
+            for w in u.workers:
+                own.setdefault(w, []).append(u.subject)
+    callees: dict[str, list[str]] = {}
+    for edge in call_edges(bundle):
+        callees.setdefault(edge.caller, []).append(edge.callee)
+    out: dict[str, list[str]] = {}
+    for worker in order:
+        seen, stack, found = {worker}, [worker], []
+        while stack:
+            current = stack.pop()
+            found += own.get(current, [])
+            for callee in callees.get(current, []):
+                if callee not in seen:
+                    seen.add(callee)
+                    stack.append(callee)
+        if found:
+            out[worker] = sorted(set(found))
+    return out
 
 
 def to_text(rep: CapabilityReport) -> str:
@@ -46,6 +77,7 @@ def to_text(rep: CapabilityReport) -> str:
         for r in reaches:
             mark = "!" if is_side_effect(r.capability) and r.gate == ALLOW else " "
             lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]")
+        lines += [f" ?{subject}  ({NOT_EVALUATED})" for subject in rep.unknown.get(worker, ())]
     return "\n".join(lines)
 
 
@@ -54,7 +86,8 @@ def to_json(rep: CapabilityReport) -> str:
         "format": REPORT_FORMAT,
         "entry": rep.entry,
         "workers": [
-            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability)} for r in reaches]}
+            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability)} for r in reaches],
+             "unknown": rep.unknown.get(w, [])}
             for w, reaches in rep.workers.items()
         ],
     }
@@ -75,6 +108,8 @@ def to_markdown(rep: CapabilityReport) -> str:
     lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
+        if rep.unknown.get(worker):
+            lines += [f"Unknown ({NOT_EVALUATED}): " + ", ".join(md_escape(s) for s in rep.unknown[worker]) + ".", ""]
         if not reaches:
             lines.append("No capabilities.")
             continue

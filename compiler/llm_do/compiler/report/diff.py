@@ -37,10 +37,14 @@ class DiffReport:
 
 def summary(diff: BundleDiff) -> str:
     if not diff.changes:
-        return "no changes in meaning"
-    counts = diff.counts()
-    n = len(diff.changes)
-    return f"{n} change{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
+        text = "no changes in meaning"
+    else:
+        counts = diff.counts()
+        n = len(diff.changes)
+        text = f"{n} change{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
+    if diff.not_compared:
+        text += "; not compared without import: " + "; ".join(u.subject for u in diff.not_compared)
+    return text
 
 
 def _line(c: Change) -> str:
@@ -70,6 +74,7 @@ def to_json(report: DiffReport) -> str:
         "equal": not diff.changes,
         "summary": diff.counts(),
         "changes": [c.to_json() for c in diff.changes],
+        "not_compared": [u.to_json() for u in diff.not_compared],
         "calls": {
             "added": [{"from": u, "to": v} for u, v in diff.edges_added],
             "removed": [{"from": u, "to": v} for u, v in diff.edges_removed],

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bundle_diff import Area, Severity, Verb
+from ..unread import UnreadKind
 
 
 class _Strict(BaseModel):
@@ -26,6 +27,19 @@ class DiffChange(_Strict):
     note: str | None = Field(description="`breaking`, `relaxed`, `tightened`, `approval relaxed`, "
                                          "`approval tightened`, or `path A -> B` for a capability.")
     detail: list[str] = Field(description="Extra lines: an instructions diff, the schema fields that changed.")
+    kind: str | None = Field(description="A capability change's kind (`fs.write`, `mcp`, `custom`).")
+    scope: str | None = Field(description="A capability change's scope (`project/out/**`), as written after the kind.")
+    gate: Literal["allow", "conditional", "auto", "ask", "deny"] | None = Field(
+        description="Capability: the gate of its path after the change (before, when removed); approval: the new one.")
+    file: str | None = Field(description="The project file the change is in, where known (a worker's, `project.json`).")
+    line: int | None = Field(description="Its line in that file, where known.")
+
+
+class NotCompared(_Strict):
+    kind: UnreadKind
+    subject: str = Field(description="`tools of MCP server srv`, `schemas of writer`, `tools built by code in tools.py`.")
+    file: str = Field(description="The project file it comes from.")
+    workers: list[str] = Field(description="The workers that use it directly.")
 
 
 class DiffSummary(_Strict):
@@ -51,6 +65,8 @@ class DiffDocument(_Strict):
     equal: bool = Field(description="True when the two mean the same (no change at all).")
     summary: DiffSummary
     changes: list[DiffChange] = Field(description="Risky first: by severity, then area, worker and subject.")
+    not_compared: list[NotCompared] = Field(description=(
+        "With --no-import: what the text could not show, so was not compared (empty otherwise)."))
     calls: DiffCalls
 
 
@@ -80,6 +96,8 @@ class WorkerCapability(_Strict):
 class WorkerCapabilities(_Strict):
     name: str
     capabilities: list[WorkerCapability]
+    unknown: list[str] = Field(description=(
+        "With --no-import: what it or a callee uses that could not be listed (`tools of MCP server srv`)."))
 
 
 class CapabilitiesDocument(_Strict):

@@ -36,10 +36,10 @@ def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool
         raise usage_problem(f"{exc.filename or path}: {exc.strerror}") from None
 
 
-def as_report(project: str, result: CompileResult) -> ProjectDiagnostics:
+def as_report(project: str, result: CompileResult, files_as: str | None = None) -> ProjectDiagnostics:
     from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
-    return ProjectDiagnostics(project, result.loaded.root, result.diagnostics)
+    return ProjectDiagnostics(project, result.loaded.root, result.diagnostics, files_as)
 
 
 def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:

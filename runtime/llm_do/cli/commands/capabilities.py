@@ -27,7 +27,7 @@ def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
     try:
         doc = load_document(target, import_python=not no_import, cache=not no_cache)
     except ProjectHasErrors as exc:
-        print_diagnostics([as_report(Path(target).as_posix(), exc.result)])
+        print_diagnostics([as_report(Path(target).as_posix(), exc.result, exc.files_as)])
         return ExitCode.FAILED
     except BundleInputProblem as exc:
         raise usage_problem(str(exc)) from None

@@ -12,6 +12,7 @@ import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
 from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
 from ..errors import ExitCode, usage_problem
@@ -35,12 +36,14 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
         try:
             docs.append(load_document(spec, import_python=not no_import, cache=not no_cache, any_format=True))
         except ProjectHasErrors as exc:
-            print_diagnostics([as_report(exc.label, exc.result)], summary=False)
+            print_diagnostics([as_report(exc.label, exc.result, exc.files_as)], summary=False)
             raise usage_problem(str(exc)) from None
         except BundleInputProblem as exc:
             raise usage_problem(str(exc)) from None
     try:
         result = diff_bundles(docs[0], docs[1])
+        if no_import:
+            result = without_import(result, docs[0], docs[1])
     except Incomparable as exc:
         raise usage_problem(f"{old} and {new} cannot be compared: {exc}") from None
     flags = [f"--format {fmt}"] if fmt != "text" else []

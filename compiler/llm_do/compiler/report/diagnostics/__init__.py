@@ -28,6 +28,12 @@ class ProjectDiagnostics:
     root: Path
     """Its root directory, to read source lines and make paths relative to the working directory."""
     diagnostics: list[Diagnostic]
+    files_as: str | None = None
+    """Name files PREFIX + file instead of by their place on disk: a `git:REV:PATH` side lives in a
+    temporary directory that is gone, and means nothing, by the time its diagnostics are read."""
+
+    def shown(self, file: str) -> str:
+        return self.files_as + file if self.files_as is not None else cwd_relative(self.root, file)
 
 
 def counts(results: list[ProjectDiagnostics]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from rich.markup import escape
 from ...codes import RULES, cause_rank
 from ...diagnostics import Diagnostic
 from ...syntax.sources import decode_lines, read_regular_file
-from . import ProjectDiagnostics, counts, cwd_relative
+from . import ProjectDiagnostics, counts
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 _SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -82,7 +82,7 @@ def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summ
         for d in reading_order(result.diagnostics):
             shown[d.code] = shown.get(d.code, 0) + 1
             if shown[d.code] <= MAX_PER_CODE:
-                _print_one(console, result.root, d, cache)
+                _print_one(console, result, d, cache)
         for code, n in shown.items():
             if n > MAX_PER_CODE:
                 kind = RULES[code].severity
@@ -95,8 +95,9 @@ def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summ
             console.print(", ".join(parts), style="bold", highlight=False, soft_wrap=True)
 
 
-def _print_one(console: Console, root: Path, d: Diagnostic, cache: dict[str, list[str] | None]) -> None:
-    where = cwd_relative(root, d.file)
+def _print_one(console: Console, result: ProjectDiagnostics, d: Diagnostic, cache: dict[str, list[str] | None]) -> None:
+    root = result.root
+    where = result.shown(d.file)
     if d.line:
         where += f":{d.line}" + (f":{d.column}" if d.column else "")
     sev = d.severity.value
@@ -116,5 +117,5 @@ def _print_one(console: Console, root: Path, d: Diagnostic, cache: dict[str, lis
     if d.hint:
         console.print(f"  [cyan]hint[/cyan]: {escape(d.hint)}", highlight=False, soft_wrap=True)
     for r in d.related:
-        rel = cwd_relative(root, r.file) + (f":{r.line}" if r.line else "") + (f":{r.column}" if r.column else "")
+        rel = result.shown(r.file) + (f":{r.line}" if r.line else "") + (f":{r.column}" if r.column else "")
         console.print(f"  [dim]note[/dim]: {escape(rel)}: {escape(r.message)}", highlight=False, soft_wrap=True)
