@@ -55,6 +55,8 @@ def runs(db: str | None) -> int:
     """List the durable runs recorded in the database: id, bundle, state, started (UTC), what it waits on."""
     with _records(db) as records:
         found = records.runs()
+        for refused in records.refused:
+            click.echo(f"llm-do: {refused}", err=True)
     if not found:
         click.echo("no runs recorded")
         return ExitCode.OK
@@ -85,6 +87,8 @@ def approvals(run_id: str | None, db: str | None) -> int:
     """List the approvals durable runs wait for (all runs, or RUN_ID's)."""
     with _records(db) as records:
         ids = [records.run(run_id).id] if run_id else [r.id for r in records.runs() if r.state == "waiting"]
+        for refused in records.refused:
+            click.echo(f"llm-do: {refused}", err=True)
         pending = [p for i in ids for p in records.pending(i)]
     if not pending:
         click.echo("no approvals pending")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import pickle
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from ..errors import RunFailed
 from ..runtime import Runtime
 from ..script import TURN_KEY
 from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
+from .record_format import LlmDoJson, NotRecordable, encode, refuse_pickle
 
 APP_NAME = "llm-do"
 APPROVAL_WAIT_SECONDS = 365 * 24 * 3600.0
@@ -53,12 +53,14 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None
     would take one of its own), recovering that executor's pending workflows of this bundle.
     DBOS logs to stderr only with -v."""
     level = "DEBUG" if verbose > 1 else "INFO" if verbose else "CRITICAL"
+    refuse_pickle()
     DBOS(config={
         "name": APP_NAME,
         "system_database_url": db_url,
         "executor_id": executor,
         "application_version": short_digest(digest),
         "log_level": level,
+        "serializer": LlmDoJson(),
     })
     logging.getLogger("dbos").setLevel(getattr(logging, level))
     DBOS.launch()
@@ -75,7 +77,8 @@ def answer_queued(run_id: str, topic: str) -> bool:
 
     from .records import message_sent
 
-    return message_sent(_get_dbos_instance()._sys_db, run_id, topic)  # no public API (RULES.md)
+    sys_db = _get_dbos_instance()._sys_db
+    return message_sent(sys_db.engine, sys_db.tables, run_id, topic)  # no public API (RULES.md)
 
 
 @dataclass
@@ -107,20 +110,20 @@ class StepToolset(WrapperToolset[CallContext]):
 
         async def run_tool() -> Any:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
-            check_pickles(result, name, worker)
+            check_recordable(result, name, worker)
             return result
 
         return await DBOS.run_step_async({"name": f"{self.prefix}.{toolset}.{name}"}, run_tool)
 
 
-def check_pickles(value: Any, tool: str, worker: str) -> None:
-    """A durable run records every tool result; one that cannot be recorded ends the run naming
-    the tool, not deep inside DBOS."""
+def check_recordable(value: Any, tool: str, worker: str) -> None:
+    """A durable run records every tool result as JSON (`record_format`); one that cannot be
+    recorded ends the run naming the tool, not deep inside DBOS."""
     try:
-        pickle.dumps(value)
-    except Exception as exc:
-        raise RunFailed(f"tool '{tool}' of worker '{worker}' returned a value of type {type(value).__name__}, which a durable "
-                        f"run cannot record (it does not pickle: {exc})") from None
+        encode(value)
+    except NotRecordable as exc:
+        raise RunFailed(f"tool '{tool}' of worker '{worker}' returned a value of type {type(value).__name__}, which a "
+                        f"durable run cannot record ({exc})") from None
 
 
 @dataclass
