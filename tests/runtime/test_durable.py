@@ -200,6 +200,8 @@ def test_db_urls(tmp_path: Path) -> None:
     assert not has_scheme("summarize this: http is a protocol") and not has_scheme("bundle.lock")
     base = tmp_path
     assert resolve_db_url(None, base) == f"sqlite:///{base}/.llm-do/runs.sqlite"
+    assert not (base / ".llm-do").exists()  # only a run that records creates it
+    assert resolve_db_url("sqlite:///rel.sqlite", base) == f"sqlite:///{Path.cwd().resolve()}/rel.sqlite"
     assert resolve_db_url("sqlite:////abs/r.sqlite", base) == "sqlite:////abs/r.sqlite"
     assert resolve_db_url("postgresql://u@h:5432/db", base) == "postgresql://u@h:5432/db"
     for bad in ("sqlite://", "sqlite:///:memory:", "mysql://h/db"):

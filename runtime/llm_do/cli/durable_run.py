@@ -35,11 +35,16 @@ def require_dbos() -> None:
                        ExitCode.FAILED) from None
 
 
-def db_url(given: str | None, base: Path) -> str:
-    """The runs database's URL; a DbUrlProblem is a usage error (exit 2, cli/main.py)."""
-    from llm_do.runtime.durable.db_url import resolve_db_url
+def db_url(given: str | None, base: Path | None = None) -> str:
+    """The database a command names (`given`), else the default: below `base` (a run's bundle
+    folder, where runs are recorded: folder and file created private), or below the project the
+    current directory is in (for the commands that read runs). A DbUrlProblem is a usage error
+    (exit 2, cli/main.py)."""
+    from llm_do.runtime.durable.db_url import project_dir, resolve_db_url
 
-    return resolve_db_url(given or None, base)
+    if base is None:
+        return resolve_db_url(given or None, project_dir(Path.cwd()))
+    return resolve_db_url(given or None, base, create=True)
 
 
 def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *, durable: str,
@@ -66,7 +71,7 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
 def resume_run(run_id: str, opts: RunOptions, *, db: str | None, detach_approvals: bool) -> int:
     """`resume RUN_ID`: continue a run whose process died, on the bundle it started with."""
     require_dbos()
-    url = db_url(db, Path.cwd())
+    url = db_url(db)
     run = read_run(url, run_id)
     if run.state in ("done", "failed", "cancelled"):
         why = f": {run.error}" if run.error else ""

@@ -182,8 +182,8 @@ def no_cache_option(command: Command[R]) -> Command[R]:
 def durable_option(command: Command[R]) -> Command[R]:
     """`--durable [DB_URL]`: the next word is its value only when it is a DB URL (optional_value.py)."""
     return click.option("--durable", "durable", cls=_DbUrlOption, is_flag=False, flag_value="", default=None, metavar="[DB_URL]",
-                        help="Run durably, recorded in DB_URL (sqlite:///PATH, postgresql://...; default "
-                             "sqlite:///.llm-do/runs.sqlite beside the bundle).")(command)
+                        help="Run durably, recorded in DB_URL (sqlite:///PATH, a relative PATH from the current directory; "
+                             "postgresql://...; default .llm-do/runs.sqlite beside the bundle).")(command)
 
 
 def detach_option(command: Command[R]) -> Command[R]:
@@ -193,7 +193,8 @@ def detach_option(command: Command[R]) -> Command[R]:
 
 def db_option(command: Command[R]) -> Command[R]:
     return click.option("--db", "db", metavar="DB_URL",
-                        help="The run database (default sqlite:///.llm-do/runs.sqlite in the current directory).")(command)
+                        help="The run database (default .llm-do/runs.sqlite of the project the current directory is in; a relative "
+                             "sqlite:/// path is taken from the current directory).")(command)
 
 
 

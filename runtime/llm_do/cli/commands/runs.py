@@ -29,7 +29,7 @@ def _records(db: str | None) -> Iterator[Records]:
     require_dbos()
     from llm_do.runtime.durable.records import Records
 
-    records = Records(db_url(db, Path.cwd()))
+    records = Records(db_url(db))
     try:
         yield records
     finally:

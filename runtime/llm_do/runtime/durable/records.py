@@ -61,8 +61,10 @@ class Records:
         if db_url.lower().startswith("sqlite:///"):
             from pathlib import Path
 
+            from .db_url import where_runs_are
+
             if not Path(db_url[len("sqlite:///"):]).is_file():
-                raise RecordProblem(f"{db_url}: no runs recorded there (no such database)")
+                raise RecordProblem(f"{db_url}: no runs recorded there (no such database); {where_runs_are(Path.cwd())}")
         refuse_pickle()
         try:
             self.client = DBOSClient(system_database_url=db_url, serializer=LlmDoJson(), retry_connection_errors=False)
