@@ -9,8 +9,9 @@ or answer records run in this process (they never launch DBOS).
 from __future__ import annotations
 
 import json
+import queue
 import re
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -103,19 +104,25 @@ def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_pa
     events = tmp_path / "events.jsonl"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
     proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False)
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            listed = run_cli("approvals", cwd_to=root) if (root / ".llm-do" / "runs.sqlite").exists() else None
-            if listed is not None and listed.exit_code == 0 and "publish" in listed.stdout:
-                break
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run never asked for approval"
-            time.sleep(0.3)
-        rid = listed.stdout.splitlines()[1].split()[0]
-        denied = run_cli("deny", rid, "1", "--feedback", "not today", cwd_to=root)
+        said = []
+        while not any("waits for approval" in line for line in said):  # said at once, without a terminal (F8)
+            try:
+                said.append(lines.get(timeout=120))
+            except queue.Empty:
+                raise AssertionError(f"the waiting run never said what it waits for: {said}") from None
+        rid = run_id("".join(said))
+        assert said[-1].strip() == (
+            f"llm-do: run {rid} waits for approval 1: publish of worker 'main'; answer with `llm-do approve {rid} 1`, "
+            f"`llm-do deny {rid} 1 --note WHY` or `llm-do revise {rid} 1 FEEDBACK`, this process continues when it is "
+            "answered")
+        denied = run_cli("deny", rid, "1", "--note", "not today", cwd_to=root)
         assert denied.exit_code == 0, denied.stderr
-        out, err = proc.communicate(timeout=120)
+        out = proc.stdout.read()
+        proc.wait(timeout=120)
+        err = "".join(said)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -125,6 +132,42 @@ def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_pa
     returned = [json.loads(line) for line in events.read_text().splitlines() if '"tool_returned"' in line]
     assert [e["outcome"] for e in returned if e["tool"] == "publish"] == ["denied"]
     assert "not today" in [e for e in returned if e["tool"] == "publish"][0]["result"]
+
+
+@pytest.mark.process
+def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp_path: Path) -> None:
+    """`revise` sends the model a revision request (F13); a run stopping to wait prints no failure
+    and no DBOS log line, even with -v (F9)."""
+    root = durable_project.parent
+    log = tmp_path / "marks.log"
+    events = tmp_path / "events.jsonl"
+    script = write(tmp_path / "s.json", {"workers": {"main": [
+        {"tool_calls": [{"tool": "publish", "args": {"text": "news"}}]},
+        {"tool_calls": [{"tool": "publish", "args": {"text": "staging news"}}]},
+        {"text": "finished"},
+    ]}})
+    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, "-v", cwd=root, log=log)
+    assert first.returncode == 4, first.stderr
+    rid = run_id(first.stderr)
+    assert "failed" not in first.stderr and "interrupted" not in first.stderr, first.stderr
+    assert "DBOS" not in first.stderr and "dbos" not in first.stderr, first.stderr
+    assert "? publish waits for approval" in first.stderr
+    revised = run_cli("revise", rid, "1", "publish to staging first", cwd_to=root)
+    assert revised.exit_code == 0, revised.stderr
+    assert f"asked for a revision of approval 1 of run {rid}" in revised.stderr
+    old = run_cli("deny", rid, "1", "--feedback", "x", cwd_to=root)
+    assert old.exit_code == 2 and "already answered" in old.stderr
+    assert "deny --feedback is now --note" in old.stderr
+    resumed = llm_do("resume", rid, "--script", script, "--events", events, "-v", cwd=root, log=log)
+    assert resumed.returncode == 4, resumed.stderr  # the changed call asks again
+    assert "failed" not in resumed.stderr and "DBOS" not in resumed.stderr, resumed.stderr
+    decided = [json.loads(line) for line in events.read_text().splitlines() if '"approval_decided"' in line]
+    assert [(e["approved"], e["feedback"]) for e in decided] == [(False, "publish to staging first")]
+    returned = [json.loads(line) for line in events.read_text().splitlines() if '"tool_returned"' in line]
+    assert [e["outcome"] for e in returned] == ["revised"]
+    assert marks(log) == []
+    pending = run_cli("approvals", rid, cwd_to=root)
+    assert '{"text": "staging news"}' in pending.stdout
 
 
 @pytest.mark.process

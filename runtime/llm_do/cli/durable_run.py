@@ -120,20 +120,28 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
         durable.prepare(runtime)
         workflow = durable.register_run_workflow(runtime)
         durable.launch(url, executor=executor_id(run_id), digest=bundle_digest(runtime.bundle), verbose=session.setup.opts.verbose)
-        outcome, value = asyncio.run(durable.start_or_resume(workflow, run_id, record, runtime))
+        outcome, value = asyncio.run(durable.start_or_resume(
+            workflow, run_id, record, runtime, lambda info: click.echo(waiting_line(run_id, info, detached=False), err=True)))
     finally:
         durable.shutdown()
     if outcome == "suspended":
-        click.echo(f"llm-do: run {run_id} waits for approval {value['id']}: {value['tool']} of worker '{value['worker']}'; "
-                   f"answer with `llm-do approve {run_id} {value['id']}` or `llm-do deny {run_id} {value['id']}`, "
-                   f"then `llm-do resume {run_id}`", err=True)
-        if value.get("question"):
-            click.echo(f"  {value['question']}", err=True)
+        click.echo(waiting_line(run_id, value, detached=True), err=True)
         session.script_check = False
         return ExitCode.SUSPENDED
     worker = (record or {}).get("worker")
     session.output = _output(runtime, value, worker if isinstance(worker, str) else None)
     return ExitCode.OK
+
+
+def waiting_line(run_id: str, info: dict[str, object], *, detached: bool) -> str:
+    """What a run waits for, how to answer it and the approval's question, said at once (a process
+    without a terminal that waits in silence looks hung)."""
+    number = info["id"]
+    then = f"then `llm-do resume {run_id}`" if detached else "this process continues when it is answered"
+    line = (f"llm-do: run {run_id} waits for approval {number}: {info['tool']} of worker '{info['worker']}'; answer with "
+            f"`llm-do approve {run_id} {number}`, `llm-do deny {run_id} {number} --note WHY` or "
+            f"`llm-do revise {run_id} {number} FEEDBACK`, {then}")
+    return f"{line}\n  {info['question']}" if info.get("question") else line
 
 
 def _output(runtime: Runtime, value: object, worker: str | None) -> object:

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "approvals": ("llm_do.cli.commands.runs:approvals", "List the approvals durable runs wait for."),
     "approve": ("llm_do.cli.commands.runs:approve", "Approve a call a durable run waits for."),
     "deny": ("llm_do.cli.commands.runs:deny", "Deny a call a durable run waits for."),
+    "revise": ("llm_do.cli.commands.runs:revise", "Ask a durable run's model to change a call it waits on."),
 }
 
 

@@ -31,6 +31,10 @@ Ask = Callable[[], Awaitable[tuple["ApprovalDecision", str]]]
 
 
 class Durability(Protocol):
+    stopped_to_wait: bool
+    """The run stopped to wait for an answer from outside the process (a detached approval): its
+    end is not a failure, and the run reports none."""
+
     def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
         """Where the run keeps its workers' Agents, by worker name."""
         ...
@@ -55,6 +59,8 @@ class Durability(Protocol):
 class NoDurability:
     """A run that is not durable: the bundle's Agents, models chosen per call, tools as they are,
     approvals asked at once."""
+
+    stopped_to_wait = False
 
     def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
         return bundle.agents

@@ -304,8 +304,9 @@ class Runtime:
         return result
 
     def _failed(self, exc: BaseException) -> None:
-        """The event stream's last word when the run does not finish."""
-        if self.listening:
+        """The event stream's last word when the run does not finish (none when it stopped to wait
+        for a detached approval: its `approval_requested` is the last)."""
+        if self.listening and not self.durability.stopped_to_wait:
             from .events import RunFailedEvent
 
             try:

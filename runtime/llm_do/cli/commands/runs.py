@@ -1,4 +1,4 @@
-"""`llm-do runs`, `resume`, `approvals`, `approve`, `deny`: durable runs recorded in a database.
+"""`llm-do runs`, `resume`, `approvals`, `approve`, `deny`, `revise`: durable runs recorded in a database.
 
 All but `resume` only read or answer what is recorded (through a DBOS client): they never launch
 DBOS, so they never recover another process's runs.
@@ -102,10 +102,11 @@ def approvals(run_id: str | None, db: str | None) -> int:
     return ExitCode.OK
 
 
-def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note: str | None) -> int:
+def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note: str | None = None,
+            feedback: str | None = None) -> int:
     with _records(db) as records:
-        answered = records.answer(run_id, approval_id, approved, note)
-    verb = "approved" if approved else "denied"
+        answered = records.answer(run_id, approval_id, approved, note, feedback)
+    verb = "approved" if approved else "asked for a revision of" if feedback else "denied"
     click.echo(f"llm-do: {verb} approval {answered.id} of run {run_id} ({answered.tool} of worker '{answered.worker}'); "
                f"a process still waiting continues now, otherwise run `llm-do resume {run_id}`", err=True)
     return ExitCode.OK
@@ -117,14 +118,35 @@ def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note:
 @db_option
 def approve(run_id: str, approval_id: str, db: str | None) -> int:
     """Approve the call durable run RUN_ID waits for (APPROVAL_ID from `llm-do approvals`)."""
-    return _answer(run_id, approval_id, db, True, None)
+    return _answer(run_id, approval_id, db, True)
 
 
 @click.command(name="deny")
 @click.argument("run_id")
 @click.argument("approval_id")
 @db_option
-@click.option("--feedback", help="Why: the worker's model reads it in the denied call's result.")
-def deny(run_id: str, approval_id: str, db: str | None, feedback: str | None) -> int:
-    """Deny the call durable run RUN_ID waits for; the tool does not run."""
-    return _answer(run_id, approval_id, db, False, feedback)
+@click.option("--note", help="Why: the worker's model reads it with the denial.")
+@click.option("--feedback", "old_feedback", hidden=True)
+def deny(run_id: str, approval_id: str, db: str | None, note: str | None, old_feedback: str | None) -> int:
+    """Deny the call durable run RUN_ID waits for; the tool does not run. To ask the model to change
+    the call instead, use `llm-do revise`."""
+    if old_feedback is not None:
+        click.echo("llm-do: deny --feedback is now --note (the reason the model reads with the denial); "
+                   "`llm-do revise` asks for a changed call", err=True)
+        if note is not None:
+            raise CliError("deny: give --note only (--feedback is its old name)", ExitCode.USAGE)
+        note = old_feedback
+    return _answer(run_id, approval_id, db, False, note=note)
+
+
+@click.command(name="revise")
+@click.argument("run_id")
+@click.argument("approval_id")
+@click.argument("feedback")
+@db_option
+def revise(run_id: str, approval_id: str, feedback: str, db: str | None) -> int:
+    """Ask durable run RUN_ID's model to change the call it waits on: the tool does not run, and the
+    model reads FEEDBACK as a revision request (as the terminal's `r`)."""
+    if not feedback.strip():
+        raise CliError("revise: FEEDBACK is empty; say what the model should change", ExitCode.USAGE)
+    return _answer(run_id, approval_id, db, False, feedback=feedback)

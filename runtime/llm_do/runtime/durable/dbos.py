@@ -51,8 +51,9 @@ APPROVAL_WAIT_SECONDS = 365 * 24 * 3600.0
 def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None:
     """Start DBOS on `db_url` as `executor` (`executor_id(run_id)` for one run; a batch process
     would take one of its own), recovering that executor's pending workflows of this bundle.
-    DBOS logs to stderr only with -v."""
-    level = "DEBUG" if verbose > 1 else "INFO" if verbose else "CRITICAL"
+    DBOS's own log lines reach stderr only when asked for (-vvv; -vvvv for DEBUG), never with the
+    trace of -v and -vv."""
+    level = "DEBUG" if verbose > 3 else "INFO" if verbose > 2 else "CRITICAL"
     refuse_pickle()
     DBOS(config={
         "name": APP_NAME,
@@ -161,8 +162,10 @@ class DbosDurability:
         """Each worker's model and label, fixed by `prepare`."""
         self._approvals = 0
         self._approval_lock = threading.Lock()
-        self.on_suspend: Callable[[dict[str, Any]], None] | None = None
-        """Called (from DBOS's thread) when the run waits for an approval nobody has answered yet."""
+        self.on_wait: Callable[[dict[str, Any]], None] | None = None
+        """Called (from DBOS's thread) when the run waits for an approval nobody has answered yet:
+        `--detach-approvals` stops the process, otherwise the CLI says what it waits for."""
+        self.stopped_to_wait = False
 
     def sibling(self, *, answer_here: bool = False) -> DbosDurability:
         """The durability of another run of this process (a batch's next input): its own approvals,
@@ -218,14 +221,18 @@ class DbosDurability:
             runtime.emit(ApprovalRequested.of(request))
         run_id = DBOS.workflow_id
         assert run_id is not None
-        if self.on_suspend is not None and not await asyncio.to_thread(answer_queued, run_id, topic):
-            self.on_suspend(info)
+        if self.on_wait is not None and not await asyncio.to_thread(answer_queued, run_id, topic):
+            self.stopped_to_wait = self.detach_approvals
+            self.on_wait(info)
         answer = await DBOS.recv_async(topic, timeout_seconds=APPROVAL_WAIT_SECONDS)
+        self.stopped_to_wait = False
         if not isinstance(answer, dict):
             raise RunFailed(f"approval {number} ({request.tool} of worker '{request.worker}') was never answered")
         approved = bool(answer.get("approved"))
-        await DBOS.set_event_async(topic, {**info, "state": "approved" if approved else "denied", "note": answer.get("note")})
-        return ApprovalDecision(approved, note=answer.get("note")), "detached"
+        note, feedback = answer.get("note"), answer.get("feedback")
+        state = "approved" if approved else "revised" if feedback else "denied"
+        await DBOS.set_event_async(topic, {**info, "state": state, "note": note, "feedback": feedback})
+        return ApprovalDecision(approved, note=note, feedback=feedback), "detached"
 
 
 def durable_runtime(bundle: LoadedBundle, config: RuntimeConfig, *, digest: str, player: Any = None,
@@ -325,10 +332,11 @@ def register_run_workflow(runtime: Runtime) -> Any:
     return run_bundle
 
 
-async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | None,
-                          runtime: Runtime) -> tuple[str, Any]:
+async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | None, runtime: Runtime,
+                          on_wait: Callable[[dict[str, Any]], None] | None = None) -> tuple[str, Any]:
     """Start the run (`record` given) or wait for the recovered one; return ("done", output) or
-    ("suspended", approval info) when `--detach-approvals` leaves it waiting."""
+    ("suspended", approval info) when `--detach-approvals` leaves it waiting. `on_wait` hears of
+    each approval a waiting process waits for (from DBOS's thread)."""
     from dbos import SetWorkflowID
 
     loop = asyncio.get_running_loop()
@@ -338,8 +346,7 @@ async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | N
         loop.call_soon_threadsafe(lambda: None if suspended.done() else suspended.set_result(info))
 
     durability = durability_of(runtime)
-    if durability.detach_approvals:
-        durability.on_suspend = suspend
+    durability.on_wait = suspend if durability.detach_approvals else on_wait
     if record is not None:
         with SetWorkflowID(run_id):
             handle = await DBOS.start_workflow_async(workflow, record)

@@ -159,8 +159,10 @@ class Records:
                                        str(info.get("question") or "")))
         return out
 
-    def answer(self, run_id: str, approval_id: str, approved: bool, note: str | None) -> PendingApproval:
-        """Send the run its answer; it continues at once in a process still waiting, else on `resume`."""
+    def answer(self, run_id: str, approval_id: str, approved: bool, note: str | None,
+               feedback: str | None = None) -> PendingApproval:
+        """Send the run its answer (denied with `feedback`: a revision request); it continues at once
+        in a process still waiting, else on `resume`."""
         run = self.run(run_id)
         topic = f"{APPROVAL_PREFIX}{approval_id}"
         info = self.events(run_id).get(topic)
@@ -170,7 +172,7 @@ class Records:
             raise RecordProblem(f"approval {approval_id} of run '{run_id}' is already answered")
         if run.state not in ("waiting", "pending"):
             raise RecordProblem(f"run '{run_id}' is {run.state}; it waits for nothing")
-        self.client.send(run_id, {"approved": approved, "note": note}, topic=topic, idempotency_key=f"{run_id}-{topic}")
+        self.client.send(run_id, {"approved": approved, "note": note, "feedback": feedback}, topic=topic, idempotency_key=f"{run_id}-{topic}")
         return PendingApproval(run_id, approval_id, info["worker"], info["tool"], info.get("args") or {})
 
 
