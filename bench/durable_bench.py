@@ -1,10 +1,16 @@
-"""What `--durable` costs per step: one run of a scripted worker that calls a Python tool STEPS
-times, plain against durable (DBOS on SQLite in a temporary folder), in one process, alternating.
+"""What `--durable` costs, in two parts.
 
-A step is a model request or a tool call: the run makes STEPS tool calls and STEPS + 1 requests.
-DBOS's launch and shutdown (paid once per `exec --durable` process) are timed apart.
+Whole processes (the default): `llm-do exec` of examples/greeter (one scripted turn) plain and
+`--durable` (SQLite beside the bundle), alternating in rounds, and a run that waits for an
+approval: `exec --durable --detach-approvals`, `approve`, `resume`. It prints medians and the
+added time of `--durable` and of `resume` against the plain exec of the same round.
 
-    python bench/durable_bench.py [--steps 50] [--runs 7] [--out DIR] [--db postgresql://...]
+Per step (`--steps N`): one run of a scripted worker that calls a Python tool N times, plain
+against durable, in one process, alternating; a step is a model request or a tool call. DBOS's
+launch and shutdown (paid once per `exec --durable` process) are timed apart.
+
+    python bench/durable_bench.py [--rounds 5] [--out DIR]
+    python bench/durable_bench.py --steps 50 [--runs 7] [--db postgresql://...]
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -21,7 +28,9 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, table, versions  # noqa: E402
+from _common import Series, llm_do_command, machine, run_once, table, versions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TOOLS = '''
 def tick(n: int) -> str:
@@ -41,12 +50,13 @@ Tick.
 """
 
 
-def make_project(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
+def make_project(root: Path, tools: str = TOOLS, worker: str = WORKER) -> Path:
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     (root / "project.json").write_text(json.dumps({"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
                                                    "entry": {"worker": "main", "args": {"input": "go"}}}))
-    (root / "tools.py").write_text(TOOLS)
-    (root / "main.worker").write_text(WORKER)
+    (root / "tools.py").write_text(tools)
+    (root / "main.worker").write_text(worker)
     subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], check=True, capture_output=True)
     return root / "bundle.lock"
 
@@ -58,13 +68,64 @@ def script(steps: int, runs: int) -> dict:
     return {"workers": {"main": turns}}
 
 
+WAITING_TOOLS = '''
+def publish(text: str) -> str:
+    """Publish (asks for approval)."""
+    return "published"
+
+
+TOOLS = {"publish": publish}
+'''
+
+WAITING_SCRIPT = {"workers": {"main": [{"tool_calls": [{"tool": "publish", "args": {"text": "news"}}]}, {"text": "done"}]}}
+
+
+def processes(rounds: int, out: Path) -> None:
+    """Whole processes: plain and durable exec of the greeter, and a waiting run answered and resumed."""
+    llm_do = llm_do_command()
+    greeter = out / "greeter"
+    shutil.rmtree(greeter, ignore_errors=True)
+    shutil.copytree(ROOT / "examples" / "greeter", greeter)
+    run_once([*llm_do, "build", str(greeter)])
+    waiting = make_project(out / "waiting", WAITING_TOOLS, "---\ntools: [publish]\n---\nPublish.\n")
+    (out / "waiting.json").write_text(json.dumps(WAITING_SCRIPT))
+    plain, durable = Series("plain exec"), Series("exec --durable")
+    detached, approve, resume = Series("exec --durable --detach-approvals"), Series("approve"), Series("resume")
+    first = run_once([*llm_do, "exec", str(greeter / "bundle.lock"), "--script", str(greeter / "script.json"), "--durable"])[0]
+    for i in range(rounds + 1):  # the first round warms up
+        plain.add([*llm_do, "exec", str(greeter / "bundle.lock"), "--script", str(greeter / "script.json")])
+        durable.add([*llm_do, "exec", str(greeter / "bundle.lock"), "--script", str(greeter / "script.json"), "--durable"])
+        elapsed, _, err = run_once([*llm_do, "exec", str(waiting), "--script", str(out / "waiting.json"), "--durable",
+                                    "--detach-approvals"], expect=4)
+        detached.times.append(elapsed)
+        rid = err.split("run id: ")[1].split()[0]
+        approve.add([*llm_do, "approve", rid, "1", "--db", f"sqlite:///{waiting.parent}/.llm-do/runs.sqlite"])
+        resume.add([*llm_do, "resume", rid, "--db", f"sqlite:///{waiting.parent}/.llm-do/runs.sqlite",
+                    "--script", str(out / "waiting.json")])
+        if i == 0:
+            for series in (plain, durable, detached, approve, resume):
+                series.times.clear()
+                series.cpu.clear()
+    base = plain.median
+    print(f"durable_bench (whole processes): examples/greeter, one scripted turn, SQLite; {rounds} rounds, medians")
+    print(f"machine: {machine()}; {versions()}")
+    print(table(["", "median", "added to plain exec"], [
+        [s.label, f"{s.median * 1000:.0f} ms", "" if s is plain else f"{(s.median - base) * 1000:+.0f} ms"]
+        for s in (plain, durable, detached, approve, resume)]))
+    print(f"the first `exec --durable` on a new database (DBOS creates its tables): {first * 1000:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, help="per step: tool calls per run (in one process)")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / ".work" / "durable")
     parser.add_argument("--db", help="a database URL (default: SQLite in a temporary folder)")
     args = parser.parse_args()
+    if args.steps is None:
+        processes(args.rounds, args.out)
+        return
 
     from llm_do.runtime.bundle import load_bundle
     from llm_do.runtime.config import RuntimeConfig

@@ -44,6 +44,7 @@ from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
 from .record_format import LlmDoJson, NotRecordable, encode, refuse_pickle
 
 APP_NAME = "llm-do"
+LISTENER_POLL_SECONDS = 0.1
 APPROVAL_WAIT_SECONDS = 365 * 24 * 3600.0
 """How long a run waits for an approval before giving up: in practice, until someone answers."""
 
@@ -62,6 +63,9 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None
         "application_version": short_digest(digest),
         "log_level": level,
         "serializer": LlmDoJson(),
+        # DBOS's SQLite listener sleeps this long between polls: an answer reaches a waiting run
+        # within it, and shutting down waits for its sleep (DBOS's default, 1 s, on every exit).
+        "notification_listener_polling_interval_sec": LISTENER_POLL_SECONDS,
     })
     logging.getLogger("dbos").setLevel(getattr(logging, level))
     DBOS.launch()
@@ -87,8 +91,11 @@ class StepToolset(WrapperToolset[CallContext]):
     """Each call of a tool inside (filesystem, shell, Python, MCP) runs as one DBOS step; worker
     calls run inline, so the callee's own requests and tools are steps of the same workflow.
 
-    To pydantic-ai's durability checks this wrapper is the leaf: what it wraps is checkpointed
-    here, call by call."""
+    What it wraps is checkpointed here, call by call, so pydantic-ai's durability has nothing to
+    check below it, and it shows pydantic-ai no leaf at all (`apply` visits nothing): pydantic-ai
+    classifies each per-run leaf it is shown, and for a leaf that is neither a function nor a
+    dynamic toolset it imports `pydantic_ai.mcp` only to answer "not MCP", which costs a durable
+    run seconds where the MCP client is installed (bench/durable_bench.py)."""
 
     prefix: str = ""
     """`llm-do.<digest>.<worker>`: with the toolset and tool names, the step's stable name."""
@@ -97,7 +104,7 @@ class StepToolset(WrapperToolset[CallContext]):
     """Tools that call workers."""
 
     def apply(self, visitor: Callable[[Any], None]) -> None:
-        visitor(self)
+        return None
 
     def visit_and_replace(self, visitor: Callable[[Any], Any]) -> Any:
         return visitor(self)
