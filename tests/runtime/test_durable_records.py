@@ -158,3 +158,21 @@ def test_one_url_names_one_file_whichever_command_reads_it(waiting_run: tuple[Pa
     assert "by default .llm-do/runs.sqlite beside the bundle" in parent.stderr
     assert f"--db sqlite:///{recorded.resolve()}" in parent.stderr
     assert os.sep + "sub" not in parent.stderr
+
+
+@pytest.mark.process
+def test_a_durable_run_loads_no_mcp_client(durable_project: Path, tmp_path: Path) -> None:
+    """A durable run of a project without MCP servers never imports pydantic-ai's MCP client (it
+    cost seconds per run: pydantic-ai's per-run leaf check imported it, F31)."""
+    import subprocess
+    import sys
+
+    script = write(tmp_path / "s.json", {"workers": {"main": [{"tool_calls": [{"tool": "mark", "args": {"n": 1}}]},
+                                                               {"text": "done"}]}})
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "llm_do.cli.main", "exec", str(durable_project),
+                           "--durable", "--script", str(script)], cwd=durable_project.parent, capture_output=True,
+                          text=True, timeout=240, env={**os.environ, "MARK_LOG": str(tmp_path / "marks.log")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "dbos" in imported  # the run was durable
+    assert "pydantic_ai.mcp" not in imported and "fastmcp" not in imported
