@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..durable_run import db_url, require_dbos, resume_run
-from ..errors import ExitCode
+from ..errors import CliError, ExitCode
 from ..options import RunOptions, db_option, detach_option, run_options
 
 if TYPE_CHECKING:
