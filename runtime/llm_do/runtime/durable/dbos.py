@@ -357,9 +357,11 @@ async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | N
     if record is not None:
         with SetWorkflowID(run_id):
             handle = await DBOS.start_workflow_async(workflow, record)
-    else:
+        waiting = handle.get_result()
+    else:  # launching recovered it: its result is polled for (DBOS's default: every second)
         handle = await DBOS.retrieve_workflow_async(run_id)
-    result = asyncio.ensure_future(handle.get_result())
+        waiting = handle.get_result(polling_interval_sec=LISTENER_POLL_SECONDS)
+    result = asyncio.ensure_future(waiting)
     done, _ = await asyncio.wait({result, suspended}, return_when=asyncio.FIRST_COMPLETED)
     if result in done:
         return "done", result.result()
