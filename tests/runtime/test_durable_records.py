@@ -121,7 +121,7 @@ def test_recorded_values_come_back_as_the_types_of_a_fixed_table() -> None:
     from pydantic_ai.messages import BinaryContent, ModelResponse, TextPart, ToolCallPart
 
     from llm_do.runtime.approvals import ApprovalDecision
-    from llm_do.runtime.durable.record_format import LlmDoJson, RecordedError
+    from llm_do.runtime.durable.record_format import LlmDoJson, RecordedStepFailed
 
     codec = LlmDoJson()
     response = ModelResponse(parts=[TextPart("hi"), ToolCallPart("t", {"a": 1}, tool_call_id="c1")],
@@ -133,7 +133,7 @@ def test_recorded_values_come_back_as_the_types_of_a_fixed_table() -> None:
     retry = codec.deserialize(codec.serialize(ModelRetry("again")))
     assert type(retry) is ModelRetry and retry.message == "again"
     other = codec.deserialize(codec.serialize(KeyError("x")))
-    assert isinstance(other, RecordedError) and other.type_name == "KeyError"
+    assert isinstance(other, RecordedStepFailed) and other.type_name == "KeyError"
     with pytest.raises(ValueError, match="unknown recorded value"):
         codec.deserialize('{"$llm-do": "os.system", "v": "echo"}')
 

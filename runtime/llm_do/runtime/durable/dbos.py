@@ -41,7 +41,7 @@ from ..errors import RunFailed
 from ..runtime import Runtime
 from ..script import TURN_KEY
 from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
-from .record_format import LlmDoJson, NotRecordable, encode, refuse_pickle
+from .record_format import LlmDoJson, RecordingFailed, encode, refuse_pickle
 
 APP_NAME = "llm-do"
 LISTENER_POLL_SECONDS = 0.1
@@ -129,7 +129,7 @@ def check_recordable(value: Any, tool: str, worker: str) -> None:
     recorded ends the run naming the tool, not deep inside DBOS."""
     try:
         encode(value)
-    except NotRecordable as exc:
+    except RecordingFailed as exc:
         raise RunFailed(f"tool '{tool}' of worker '{worker}' returned a value of type {type(value).__name__}, which a "
                         f"durable run cannot record ({exc})") from None
 

@@ -5,7 +5,7 @@ JSON data is stored as it is. The few Python values a run records that JSON cann
 (`{"$llm-do": TAG, "v": ...}`) and read back only as the types of a fixed table: tuples, times,
 pydantic-ai's messages and tool-result content (validated by pydantic-ai's own type adapters, so
 a row can only ever become data of those types), approval decisions, and errors (the few the run
-acts on by type come back as that type, any other as `RecordedError` with its type's name). Any
+acts on by type come back as that type, any other as `RecordedStepFailed` with its type's name). Any
 other value (a tool's pydantic model, a dataclass) is recorded as its JSON form: a replayed step
 gives back the same data the model was shown.
 
@@ -25,6 +25,8 @@ from pydantic import TypeAdapter
 from pydantic_ai import messages
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 
+from llm_do.bundle.errors import LlmDoError
+
 from ..approvals import ApprovalDecision
 from ..errors import CallRefused, RunFailed
 
@@ -40,7 +42,7 @@ _ERRORS: dict[str, type[Exception]] = {cls.__name__: cls for cls in (ModelRetry,
 """Errors a run acts on by type (a tool's retry or failure, a refused call, a run's end)."""
 
 
-class RecordedError(Exception):
+class RecordedStepFailed(LlmDoError):
     """An error read back from a run's database that is none of `_ERRORS`: its type's name and message."""
 
     def __init__(self, type_name: str, message: str) -> None:
@@ -48,7 +50,7 @@ class RecordedError(Exception):
         self.type_name = type_name
 
 
-class NotRecordable(TypeError):
+class RecordingFailed(LlmDoError, TypeError):
     """A value a durable run cannot record (a lock, an open file): the run says which tool returned it."""
 
 
@@ -85,7 +87,7 @@ def encode(value: Any) -> Any:
     try:
         return encode(to_jsonable_python(value))
     except Exception as exc:
-        raise NotRecordable(f"a value of type {type(value).__name__} is not data a durable run can record ({exc})") \
+        raise RecordingFailed(f"a value of type {type(value).__name__} is not data a durable run can record ({exc})") \
             from None
 
 
@@ -114,7 +116,7 @@ def decode(data: Any) -> Any:
         return ApprovalDecision(**{k: v for k, v in given.items() if k in known})
     if tag == "error":
         kind, message = str(data.get("type")), str(data.get("message"))
-        return _ERRORS[kind](message) if kind in _ERRORS else RecordedError(kind, message)
+        return _ERRORS[kind](message) if kind in _ERRORS else RecordedStepFailed(kind, message)
     raise ValueError(f"unknown recorded value {tag!r}")
 
 

@@ -14,7 +14,7 @@ from llm_do.bundle.errors import InputProblem
 
 from .names import APPROVAL_PREFIX, WORKFLOW_PREFIX
 from .record_format import LlmDoJson, refuse_pickle
-from .stored_rows import ForeignRows, check_run
+from .stored_rows import ForeignRowsRefused, check_run
 
 STATES = {"SUCCESS": "done", "ERROR": "failed", "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed", "CANCELLED": "cancelled",
           "PENDING": "pending", "ENQUEUED": "pending", "DELAYED": "pending"}
@@ -98,7 +98,7 @@ class Records:
     def _checked(self, run_id: str) -> None:
         try:
             check_run(self.engine, self.tables, run_id)
-        except ForeignRows as exc:
+        except ForeignRowsRefused as exc:
             raise RecordProblem(str(exc)) from None
 
     def runs(self) -> list[RunRecord]:

@@ -13,6 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from llm_do.bundle.errors import Refused
+
 from .record_format import FORMAT
 
 READABLE = (FORMAT, "portable_json")
@@ -32,8 +34,8 @@ recorded without a format) has nothing to decode. A run's status row is always c
 format decodes the input, output and error kept in `workflow_input`/`workflow_output` too."""
 
 
-class ForeignRows(Exception):
-    """A run holds rows llm-do does not read (usage error: exit 2)."""
+class ForeignRowsRefused(Refused):
+    """A run holds rows llm-do does not read: refused before any is decoded (the commands say so, exit 2)."""
 
 
 def foreign_rows(engine: sa.Engine, tables: Any, run_ids: list[str]) -> list[str]:
@@ -63,7 +65,7 @@ def check_run(engine: sa.Engine, tables: Any, run_id: str) -> None:
     """Refuse run `run_id` when any of its rows (its children's included) is not llm-do's format."""
     foreign = foreign_rows(engine, tables, children(engine, tables, run_id))
     if foreign:
-        raise ForeignRows(
+        raise ForeignRowsRefused(
             f"run '{run_id}' has rows llm-do does not read: {', '.join(foreign)}. llm-do records runs as JSON "
             f"({FORMAT}); these were recorded by an older llm-do or written by someone else, and decoding them could run "
             "code. The run is refused; start it again (a new run), and see who can write this database")
