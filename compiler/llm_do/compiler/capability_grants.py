@@ -69,7 +69,7 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
         elif tool.kind == "mcp":
             caps = (mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name)),)
         else:
-            caps = python_tool_capabilities(name, _declared(project, tool.toolset, name))
+            caps = python_tool_capabilities(name, _declared(project, worker.name, tool.toolset, name))
         for c in caps:
             if (key := (c, name, "", "")) not in grants:
                 grants[key] = {"capability": c, "tool": name}
@@ -101,17 +101,17 @@ def _stdlib_grants(name: str, settings: dict[str, Any]) -> dict[str, tuple[str, 
     return found
 
 
-def _declared(project: ResolvedProject, toolset: str | None, tool: str) -> list[str]:
-    python_tool = project.python_tools.get(tool)
+def _declared(project: ResolvedProject, worker: str, toolset: str | None, tool: str) -> list[str]:
+    python_tool = project.python_tool(worker, tool)
     if python_tool is not None and python_tool.toolset_key == toolset:
         return python_tool.module.capabilities.get(tool, [])
     python_toolset = project.python_toolsets.get(toolset or "")
     if python_toolset is not None:
         caps = python_toolset.module.capabilities
-        return sorted(set(caps.get(tool, [])) | set(caps.get(python_toolset.key, [])))
+        return sorted(set(caps.get(tool, [])) | set(caps.get(python_toolset.fact.name, [])))
     return []
 
 
 def _declared_toolset(project: ResolvedProject, key: str) -> list[str]:
     python_toolset = project.python_toolsets[key]
-    return sorted(set(python_toolset.module.capabilities.get(key, [])) - {OPAQUE})
+    return sorted(set(python_toolset.module.capabilities.get(python_toolset.fact.name, [])) - {OPAQUE})

@@ -147,6 +147,16 @@ RULES: dict[str, Rule] = _rules(
          "`entry.calls` in project.json and `calls:` in front matter list the workers that Python code "
          "(the entry function, a worker's Python tools) calls by name. The hint names the closest worker.",
          raised_in=("stages.resolve", "stages.resolve_entry")),
+    Rule("N013", "directory-worker-name", "error", "A directory worker whose `name:` is not its directory's name.",
+         "A file named `worker.worker` is the worker named after its directory: "
+         "`workers/formatter/worker.worker` is `formatter`. A `name:` in its front matter that says "
+         "otherwise would give one worker two names; remove it, or rename the directory.",
+         raised_in=("stages.parse",)),
+    Rule("N014", "entry-marked-twice", "error", "Two places name the entry: two workers with `entry: true`, or one beside another entry.",
+         "A project without project.json starts with `main.worker`, or else with the one worker whose "
+         "front matter says `entry: true`. Two such workers, or `entry: true` on a worker that "
+         "project.json's `entry` (or `main.worker`) does not name, leave it unclear where a run starts.",
+         raised_in=("stages.entry_mark",)),
     # --- S: schemas
     Rule("S001", "invalid-ref", "error", "A schema reference that is neither `path.py:Class` nor `package.module:Class`.",
          "schema_in_ref and schema_out_ref name a class: `schemas.py:Input` for a file of the "
@@ -198,6 +208,13 @@ RULES: dict[str, Rule] = _rules(
          "With --no-import the compiler reads Python files with the ast module instead of importing "
          "them: class and function names are checked, schemas and entry.args are not.",
          raised_in=("stages.check.python_imports",)),
+    Rule("Y007", "single-file-worker-uses-python", "info", "A single-file worker that depends on the project's Python.",
+         "A single-file worker (`NAME.worker`) is portable when it uses built-in toolsets only: copied "
+         "alone into another project, it works. One that uses a tool or toolset of python_files, or a "
+         "schema from a project Python file, needs that file too. It is allowed; this note lists them "
+         "for an author who wants them portable. Move the Python beside it in a directory worker "
+         "(`NAME/worker.worker` + `NAME/tools.py`) to keep them together, or suppress Y007.",
+         raised_in=("stages.check.portability",)),
     # --- X: MCP servers
     Rule("X001", "mcp-server-unlistable", "error", "An MCP server whose tools could not be listed at build time.",
          "Build and lint start each MCP server of project.json `mcp_servers` (in a time-limited "

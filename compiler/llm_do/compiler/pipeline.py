@@ -14,6 +14,7 @@ from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import IntrospectionCache, cache_wanted
 from .stages.check import check
 from .stages.emit import emit
+from .stages.entry_mark import apply_entry_mark
 from .stages.introspect import collect_refs, entry_function_ref, introspect
 from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
@@ -23,6 +24,7 @@ from .stages.resolve import resolve
 from .stages.resolved import ResolvedProject, Unknowns
 from .syntax.position_bounds import within_files
 from .syntax.sources import normalized
+from .syntax.worker_forms import default_worker_name
 
 
 @dataclass
@@ -60,6 +62,7 @@ def compile_project(
         diagnostics.extend(found)
         if worker is not None:
             parsed.append(worker)
+    diagnostics.extend(apply_entry_mark(loaded, parsed))
     unknowns = _unknowns(loaded, parsed)
     refs, found = collect_refs(parsed)
     diagnostics.extend(found)
@@ -90,7 +93,7 @@ def _unknowns(loaded: LoadedProject, parsed: list[ParsedWorker]) -> Unknowns:
     readable_python = sum(1 for p in loaded.python_files if p in loaded.sources.files)
     dropped = loaded.manifest_incomplete
     return Unknowns(
-        workers=frozenset(Path(f).stem for f in loaded.worker_files if f not in read),
+        workers=frozenset(default_worker_name(f) for f in loaded.worker_files if f not in read),
         python=readable_python < listed_python or "python_files" in dropped,
         any_worker="worker_files" in dropped,
         entry="entry" in dropped,

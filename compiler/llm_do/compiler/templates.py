@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, Location, Related, diagnostic
 from .syntax.limits import MAX_RENDERED_CHARS
-from .syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, lexically_confined
+from .syntax.sources import NotText, OutsideRoot, SourceFile, SourceMap, Unreadable, lexically_confined
+from .template_search import SEARCH_HINT, template_candidates
 from .template_limits import nesting_overflow
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class TemplateUnit:
     text: str
     line_offset: int = 0
     include_site: Related | None = None
+    directory: str | None = None
+    """A directory worker's directory: searched first for its includes (`template_search`)."""
 
     def location(self, line: int | None, column: int | None = None) -> Location:
         return Location(file=self.file, line=(line or 1) + self.line_offset, column=column)
@@ -65,6 +68,8 @@ class TemplateContext:
     """Where each included template was first included from."""
     parsed: dict[str, Any] = field(default_factory=dict)
     """Worker bodies' syntax trees from the analysis, compiled from without parsing again."""
+    directory: str | None = None
+    """The directory of the directory worker being rendered (None: a single-file worker)."""
 
     @property
     def env(self):
@@ -81,10 +86,12 @@ def _environment(ctx: TemplateContext) -> BoundedSandbox:
     class ProjectLoader(BaseLoader):
         def get_source(self, environment, template):
             try:
-                source = ctx.sources.read(lexically_confined(template), "template")
+                source = find_template(ctx, template, ctx.directory)
             except (OSError, OutsideRoot, NotText, Unreadable):
                 raise TemplateNotFound(template) from None
-            return source.text, source.path, lambda: True
+            directory = ctx.directory
+            # a name found in one worker's directory is another file for the next worker
+            return source.text, source.path, lambda: directory == ctx.directory
 
     env = BoundedSandbox(
         loader=ProjectLoader(), undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
@@ -108,8 +115,21 @@ def substitute_plain_variables(text: str, variables: dict[str, Any]) -> str | No
     return None if has_template_syntax(_PLAIN_VARIABLE.sub("", text)) else rendered
 
 
+def find_template(ctx: TemplateContext, name: str, directory: str | None) -> SourceFile:
+    """The template `name` stands for, by the search order of `template_search`. Raises
+    OutsideRoot, or what reading the first candidate that exists raises (OSError: none exists)."""
+    candidates = template_candidates(name, directory)
+    for rel in candidates[:-1]:
+        try:
+            return ctx.sources.read(rel, "template")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return ctx.sources.read(candidates[-1], "template")
+
+
 def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, list[Diagnostic]]:
     """The rendered instructions, or None with the diagnostics that explain why not."""
+    ctx.directory = unit.directory
     if not has_template_syntax(unit.text):
         return unit.text.strip(), []
     plain = substitute_plain_variables(unit.text, ctx.variables)
@@ -223,8 +243,7 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit,
     name = target.value
     at = unit.location(node.lineno, _column(unit.text.split("\n"), node.lineno, name))
     try:
-        rel = lexically_confined(name)
-        source = ctx.sources.read(rel, "template")
+        source = find_template(ctx, name, unit.directory)
     except OutsideRoot as exc:
         return [diagnostic("T004", f"include {exc}", at, related=related)]
     except NotText as exc:
@@ -233,17 +252,18 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit,
         return [diagnostic(exc.code, f"included '{name}' is {exc}", at, related=related)]
     except OSError:
         return [diagnostic("T003", f"included template '{name}' not found", at,
-                           hint="include paths are relative to the project root", related=related)]
+                           hint=SEARCH_HINT, related=related)]
     out = []
     if looks_secret(source.path):
         out.append(diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at))
-    if source.path in ctx.analyzed:
-        return out + ctx.analyzed[source.path]  # repeated for each includer; the pipeline drops the duplicates
-    ctx.analyzed[source.path] = []
+    seen = f"{unit.directory or ''}:{source.path}"  # its own includes are searched from the worker's directory
+    if seen in ctx.analyzed:
+        return out + ctx.analyzed[seen]  # repeated for each includer; the pipeline drops the duplicates
+    ctx.analyzed[seen] = []
     site = Related(file=at.file, line=at.line, column=at.column, message="included from here")
-    ctx.include_sites[source.path] = site
-    found = analyze(ctx, TemplateUnit(source.path, source.text, 0, site), defined)
-    ctx.analyzed[source.path] = found
+    ctx.include_sites.setdefault(source.path, site)
+    found = analyze(ctx, TemplateUnit(source.path, source.text, 0, site, unit.directory), defined)
+    ctx.analyzed[seen] = found
     return out + found
 
 

@@ -77,11 +77,12 @@ def introspect(
         classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
     if entry_function is not None and entry_function.file is not None and not _inside(project, entry_function.file):
         entry_function = None  # resolve reports the missing file
-    if not project.python_files and not classes and entry_function is None:
+    python_files = [*project.python_files, *project.directory_python]
+    if not python_files and not classes and entry_function is None:
         return Facts(imported=import_python)
     requests = [c for c in classes.values() if c.file is None or _inside(project, c.file)]
     if not import_python:
-        return read_statically(project.sources, project.python_files, requests)
+        return read_statically(project.sources, python_files, requests)
     entry_args = project.manifest.entry.args if project.manifest and project.manifest.entry else None
     validate = [(entry_ref.text, entry_args)] if entry_ref is not None and entry_args is not None else []
     agent_era = any(f.endswith(LEGACY_WORKER_SUFFIX) for f in project.worker_files)
@@ -89,7 +90,7 @@ def introspect(
     if entry_function is not None:
         function = FunctionRequest(ref=entry_function.text, module=entry_function.module, qualname=entry_function.qualname,
                                    file=entry_function.file, args=entry_args)
-    request = Request(root=str(project.root), python_files=project.python_files, classes=requests, validate_args=validate,
+    request = Request(root=str(project.root), python_files=python_files, classes=requests, validate_args=validate,
                       agent_era=agent_era, entry_function=function)
     if cache is None:
         return run_child(request, project.root)

@@ -33,6 +33,7 @@ from ..syntax.sources import (
 )
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
+from ..syntax.worker_forms import directory_tools_file
 
 MANIFEST_NAME = "project.json"
 IMPLICIT_ENTRY = "main.worker"
@@ -55,6 +56,9 @@ class LoadedProject:
     sources: SourceMap
     worker_files: list[str] = field(default_factory=list)
     python_files: list[str] = field(default_factory=list)
+    directory_python: dict[str, str] = field(default_factory=dict)
+    """A directory worker's own `tools.py` (not listed in python_files) -> its worker file: Python
+    that belongs to that worker alone."""
     manifest_incomplete: frozenset[str] = frozenset()
     """Manifest keys whose value an error already reported dropped in whole or part (cascade.py)."""
 
@@ -77,9 +81,19 @@ def find_project(path: Path) -> tuple[Path, Path | None]:
     manifest = path / MANIFEST_NAME
     if manifest.is_file():
         return path.resolve(), manifest.resolve()
-    if (path / IMPLICIT_ENTRY).is_file():
-        return path.resolve(), None
-    raise ProjectNotFound(f"{path}: no {MANIFEST_NAME} and no {IMPLICIT_ENTRY} here; `llm-do init` starts a project")
+    if (path / IMPLICIT_ENTRY).is_file() or _holds_a_worker(path):
+        return path.resolve(), None  # its entry: main.worker, or the worker marked `entry: true` (entry_mark)
+    raise ProjectNotFound(f"{path}: no {MANIFEST_NAME}, no {IMPLICIT_ENTRY} and no other .worker file here; "
+                          "`llm-do init` starts a project")
+
+
+def _holds_a_worker(path: Path) -> bool:
+    """A .worker file below `path`, as an implicit project would take it (nothing hidden)."""
+    for _, subdirs, files in os.walk(path):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        if any(f.endswith(".worker") and not f.startswith(".") for f in files):
+            return True
+    return False
 
 
 def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
@@ -90,6 +104,9 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
                                 manifest=ProjectManifest(version=1, entry=Entry(worker="main")),
                                 manifest_positions=PositionTable(), implicit=True, sources=sources)
         project.worker_files = _implicit_worker_files(root)
+        if IMPLICIT_ENTRY not in project.worker_files and project.worker_files:
+            project.manifest_file = project.worker_files[0]  # until entry_mark finds the marked worker
+        project.directory_python = _directory_python(project)
         return project, []
     manifest_file = manifest_path.relative_to(root).as_posix()
     diagnostics: list[Diagnostic] = []
@@ -99,7 +116,20 @@ def load(path: Path) -> tuple[LoadedProject, list[Diagnostic]]:
     if manifest is not None:
         project.worker_files = expand_worker_files(project, diagnostics)
         project.python_files = _python_files(project, diagnostics)
+        project.directory_python = _directory_python(project)
     return project, diagnostics
+
+
+def _directory_python(project: LoadedProject) -> dict[str, str]:
+    """The `tools.py` beside each `worker.worker`, unless python_files lists it (then it is the
+    project's, for every worker)."""
+    listed = set(project.python_files)
+    out: dict[str, str] = {}
+    for rel in project.worker_files:
+        tools = directory_tools_file(rel)
+        if tools is not None and tools not in listed and _not_regular(os.path.join(str(project.root), tools)) is None:
+            out[tools] = rel
+    return out
 
 
 def _read_manifest(
@@ -298,7 +328,8 @@ def _python_files(project: LoadedProject, diagnostics: list[Diagnostic]) -> list
 def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[SourceFile]:
     """Read every worker and Python file into the source map; the worker files are returned."""
     workers: list[SourceFile] = []
-    for rel, kind in [(w, "worker") for w in project.worker_files] + [(p, "python") for p in project.python_files]:
+    listed = [(w, "worker") for w in project.worker_files] + [(p, "python") for p in project.python_files]
+    for rel, kind in listed + [(p, "python") for p in project.directory_python]:
         try:
             source = project.sources.read(rel, kind)  # type: ignore[arg-type]
         except NotText as exc:
@@ -311,9 +342,12 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
             diagnostics.append(diagnostic(exc.code, f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
         except OutsideRoot as exc:
-            listed = "worker_files" if kind == "worker" else "python_files"
-            index = getattr(project, listed).index(rel)
-            diagnostics.append(diagnostic("F002", f"{listed} entry {exc}", project.at(listed, index, key=False)))
+            if rel in project.directory_python:
+                diagnostics.append(diagnostic("F002", f"'{rel}' {exc}", Location(file=project.directory_python[rel], line=1, column=1)))
+                continue
+            key = "worker_files" if kind == "worker" else "python_files"
+            index = getattr(project, key).index(rel)
+            diagnostics.append(diagnostic("F002", f"{key} entry {exc}", project.at(key, index, key=False)))
             continue
         except OSError as exc:
             diagnostics.append(diagnostic("F001", f"cannot read '{rel}': {exc.strerror}", Location(file=rel, line=1, column=1)))

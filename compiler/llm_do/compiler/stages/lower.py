@@ -41,6 +41,7 @@ from ..code.fingerprint import CodeIndex, entry_code, module_code, tool_code
 from ..diagnostics import Diagnostic
 from ..facts.records import ClassFact
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, decode, read_regular_file
+from ..syntax.worker_forms import worker_directory
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
@@ -137,19 +138,20 @@ def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, Tool
                 ts = project.python_toolsets[use.name]
                 declared = ts.module.capabilities
                 tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
-                                                   sorted({*declared.get(t.name, ()), *declared.get(use.name, ())}))
+                                                   sorted({*declared.get(t.name, ()), *declared.get(ts.fact.name, ())}))
                          for t in ts.fact.tools or []}
                 node = ToolsetNode(
-                    hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=use.name,
+                    hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=ts.fact.name,
                     opaque=ts.fact.tools is None, tools=tools,
-                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(use.name, ())}))
+                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(ts.fact.name, ())}))
                 code = module_code(index, ts.module.file)
                 if code is not None:
                     node["code"] = code
                 nodes[use.name] = _hashed(node)
         for tool in worker.tools.values():
             if tool.kind == "python_tool":
-                py = project.python_tools[tool.name]
+                py = project.python_tool(worker.name, tool.name)
+                assert py is not None, "resolve keeps only tools it found"
                 module_tools.setdefault(py.toolset_key, {})[py.fact.name] = py  # once, however many workers list it
     for key, py_tools in module_tools.items():
         module = next(iter(py_tools.values())).module
@@ -241,7 +243,8 @@ def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[
     diagnostics: list[Diagnostic] = []
     for name, worker in project.workers.items():
         parsed = worker.parsed
-        text, found = render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1))
+        text, found = render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1,
+                                                    directory=worker_directory(parsed.file)))
         diagnostics.extend(found)
         if text is not None:
             out[name] = text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from ..diagnostics import Diagnostic, Location, diagnostic
@@ -16,6 +15,7 @@ from ..syntax.positions import PositionTable
 from ..syntax.sources import SourceFile
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
+from ..syntax.worker_forms import default_worker_name, worker_directory
 from ..syntax.yaml_positions import YamlProblem, load_yaml
 
 _NAME = re.compile(NAME_PATTERN)
@@ -88,11 +88,20 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     if front is None:
         return None, diagnostics
     name = front.name
+    directory = worker_directory(file)
+    if name is not None and directory is not None and name != default_worker_name(file):
+        diagnostics.append(diagnostic(
+            "N013", f"the worker in '{directory}/' is named '{default_worker_name(file)}' after its directory, not '{name}'",
+            Location(file=file, line=positions.key(("name",)).line, column=positions.key(("name",)).column),
+            hint=f"remove `name:`, or rename the directory to '{name}'"))
+        name = None
     if name is None:
-        name = PurePosixPath(file).stem
+        name = default_worker_name(file)
         if not _NAME.match(name):
-            diagnostics.append(diagnostic("P007", f"the file name gives the worker the invalid name '{name}'", top,
-                                          hint="add `name:` to the front matter"))
+            what = "directory" if directory is not None else "file name"
+            diagnostics.append(diagnostic("P007", f"the {what} gives the worker the invalid name '{name}'", top,
+                                          hint="rename the directory" if directory is not None
+                                          else "add `name:` to the front matter"))
             return None, diagnostics
     incomplete = dropped_keys(data, front) if diagnostics else frozenset()
     worker = ParsedWorker(file=file, name=name, front=front, positions=positions, body=body, body_line=body_line,

@@ -27,29 +27,46 @@ from .mcp_servers import check_servers
 from .parse import ParsedWorker
 from .resolve_entry import resolve_entry_function
 from .resolve_toolsets import listed_once, resolve_tools, resolve_toolsets
-from .resolved import PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
+from .resolved import PythonScope, PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
 
 
-def _python_symbols(facts: Facts, diagnostics: list[Diagnostic]) -> tuple[dict[str, PythonToolset], dict[str, PythonTool]]:
-    """Every toolset and tool the project's Python exports; a name exported twice is N009."""
+def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *, project: PythonScope | None = None,
+                    ) -> tuple[dict[str, PythonToolset], dict[str, PythonTool]]:
+    """Every toolset and tool the modules export, by name; a name exported twice is N009 (also a
+    directory worker's name that the project's Python, `project`, exports too)."""
     toolsets: dict[str, PythonToolset] = {}
     tools: dict[str, PythonTool] = {}
 
-    def first_export(table: dict, kind: str, name: str, module: ModuleFact, line: int | None) -> bool:
-        if name not in table:
+    def first_export(table: dict, outer: dict, kind: str, name: str, module: ModuleFact, line: int | None) -> bool:
+        first = table.get(name) or outer.get(name)
+        if first is None:
             return True
-        diagnostics.append(diagnostic("N009", f"{kind} '{name}' is exported by '{table[name].module.file}' and '{module.file}'",
+        diagnostics.append(diagnostic("N009", f"{kind} '{name}' is exported by '{first.module.file}' and '{module.file}'",
                                       Location(file=module.file, line=line)))
         return False
 
-    for module in facts.modules.values():
+    for module in modules:
         for ts in module.toolsets:
-            if first_export(toolsets, "toolset", ts.name, module, ts.line):
-                toolsets[ts.name] = PythonToolset(key=ts.name, module=module, fact=ts)
+            if first_export(toolsets, project.toolsets if project else {}, "toolset", ts.name, module, ts.line):
+                key = ts.name if project is None else f"{module.module}.{ts.name}"
+                toolsets[ts.name] = PythonToolset(key=key, module=module, fact=ts)
         for tool in module.tools:
-            if first_export(tools, "tool", tool.name, module, tool.line):
+            if first_export(tools, project.tools if project else {}, "tool", tool.name, module, tool.line):
                 tools[tool.name] = PythonTool(module=module, fact=tool)
     return toolsets, tools
+
+
+def _own_python(loaded: LoadedProject, facts: Facts, project: PythonScope,
+                diagnostics: list[Diagnostic]) -> dict[str, PythonScope]:
+    """Each directory worker's own tools and toolsets (its `tools.py`), by worker file."""
+    out: dict[str, PythonScope] = {}
+    for rel, worker_file in loaded.directory_python.items():
+        module = facts.modules.get(rel)
+        if module is not None:
+            toolsets, tools = _python_symbols([module], diagnostics, project=project)
+            out[worker_file] = PythonScope(toolsets=toolsets, tools=tools)
+    return out
+
 
 def resolve(
     loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts, unknowns: Unknowns = Unknowns(),
@@ -59,7 +76,9 @@ def resolve(
     diagnostics: list[Diagnostic] = []
     manifest = loaded.manifest
     assert manifest is not None
-    python_toolsets, python_tools = _python_symbols(facts, diagnostics)
+    project_modules = [m for rel, m in facts.modules.items() if rel not in loaded.directory_python]
+    python_toolsets, python_tools = _python_symbols(project_modules, diagnostics)
+    own_python = _own_python(loaded, facts, PythonScope(python_toolsets, python_tools), diagnostics)
     reserved = {**{n: "a Python toolset" for n in python_toolsets}, **{n: "a stdlib toolset" for n in STDLIB_TOOLSETS}}
     mcp_servers, found = check_servers(loaded, mcp_facts, import_python=import_python, reserved=reserved)
     diagnostics.extend(found)
@@ -84,8 +103,10 @@ def resolve(
             continue
         workers[worker.name] = ResolvedWorker(parsed=worker)
 
-    project = ResolvedProject(loaded=loaded, manifest=manifest, workers=workers, facts=facts, python_toolsets=python_toolsets,
-                              python_tools=python_tools, entry=manifest.entry_worker, mcp_servers=mcp_servers)
+    all_toolsets = {**python_toolsets, **{ts.key: ts for scope in own_python.values() for ts in scope.toolsets.values()}}
+    project = ResolvedProject(loaded=loaded, manifest=manifest, workers=workers, facts=facts, python_toolsets=all_toolsets,
+                              python_tools=python_tools, entry=manifest.entry_worker, mcp_servers=mcp_servers,
+                              own_python={w.name: own_python[w.parsed.file] for w in workers.values() if w.parsed.file in own_python})
     # What a toolsets entry may name, in order of preference for a did-you-mean.
     names = [*STDLIB_TOOLSETS, *sorted(set(python_toolsets) - set(STDLIB_TOOLSETS)), *sorted(mcp_servers), *sorted(workers)]
     for resolved in workers.values():
@@ -203,8 +224,11 @@ def _tool_params(project: ResolvedProject, worker: ResolvedWorker, tool: Resolve
         listed = (server.tools or {}).get(tool.name)
         return ToolParams(schema=listed.input_schema, derived={}, normalized=False) if listed else None
     if tool.kind == "python_tool":
-        fact = project.python_tools[tool.name].fact
+        python_tool = project.python_tool(worker.name, tool.name)
+        if python_tool is None:
+            return None
+        fact = python_tool.fact
         return ToolParams(schema=fact.parameters or {}, derived={}, normalized=False)
-    python = project.python_toolsets.get(tool.group)
+    python = project.python_toolset(worker.name, tool.group)
     found = next((t for t in (python.fact.tools or []) if t.name == tool.name), None) if python else None
     return ToolParams(schema=found.parameters or {}, derived={}, normalized=False) if found else None

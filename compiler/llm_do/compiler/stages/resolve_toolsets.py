@@ -85,7 +85,8 @@ def resolve_toolsets(
                 _add_tool(worker, ResolvedTool(name=tool.name, kind="stdlib", toolset=ref.name, group=ref.name,
                                                default_approval=tool.approval, at=at), diagnostics)
             continue
-        known = ref.name in project.workers or ref.name in project.python_toolsets or ref.name in project.mcp_servers
+        python = project.python_toolset(worker.name, ref.name)
+        known = ref.name in project.workers or python is not None or ref.name in project.mcp_servers
         if settings and known:
             diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
                                           parsed.at("toolsets", i, ref.name)))
@@ -104,15 +105,14 @@ def resolve_toolsets(
             worker.unknown_names.add(ref.name)
             worker.tools_unknown = True
             continue
-        python = project.python_toolsets.get(ref.name)
         if python is not None:
-            use = ResolvedToolsetUse(kind="python", name=ref.name, settings={}, at=at)
+            use = ResolvedToolsetUse(kind="python", name=python.key, settings={}, at=at)
             worker.toolsets.append(use)
             if python.fact.tools is None:
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
             else:
                 for tool_fact in python.fact.tools:
-                    _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=ref.name, group=ref.name,
+                    _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=python.key, group=ref.name,
                                                    default_approval=PYTHON_TOOL_DEFAULT, at=at),
                               diagnostics)
             continue
@@ -120,14 +120,16 @@ def resolve_toolsets(
         if ref.name in unknowns.workers or unknowns.any_worker:
             worker.calls_unknown = True
             continue  # a worker whose file failed to parse, or was not listed because of an error
-        if not python_known and ref.name not in project.python_tools:
+        own = project.own_python.get(worker.name)
+        python_tool = project.python_tool(worker.name, ref.name)
+        if not python_known and python_tool is None:
             worker.tools_unknown = True
             continue  # perhaps a toolset of the Python that failed, which is reported
-        near = closest_name(ref.name, names)
+        near = closest_name(ref.name, [*names, *(sorted(own.toolsets) if own else ())])
         if near in project.workers:
             worker.maybe_calls.add(near)
         hint = f"did you mean '{near}'?" if near else None
-        if ref.name in project.python_tools:
+        if python_tool is not None:
             hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
         diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
 
@@ -157,15 +159,16 @@ def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
 def resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_known: bool, diagnostics: list[Diagnostic]) -> None:
     parsed = worker.parsed
     for _, name, at in listed_once(parsed, "tools", parsed.front.tools, diagnostics):
-        tool = project.python_tools.get(name)
+        tool = project.python_tool(worker.name, name)
         if tool is None:
             worker.unknown_names.add(name)
             if python_known:
-                hint = did_you_mean(name, project.python_tools)
-                if name in project.python_toolsets or name in STDLIB_TOOLSETS or name in project.workers:
+                own = project.own_python.get(worker.name)
+                hint = did_you_mean(name, [*project.python_tools, *(own.tools if own else ())])
+                if project.python_toolset(worker.name, name) or name in STDLIB_TOOLSETS or name in project.workers:
                     hint = f"'{name}' is a toolset or worker: list it under `toolsets:`"
-                elif not project.python_tools:
-                    hint = "tools come from the TOOLS of files listed in python_files"
+                elif not project.python_tools and not own:
+                    hint = "tools come from the TOOLS of files listed in python_files, or of a directory worker's tools.py"
                 diagnostics.append(diagnostic("N004", f"unknown tool '{name}'", at, hint=hint))
             continue
         _add_tool(worker, ResolvedTool(name=name, kind="python_tool", toolset=tool.toolset_key, group=name,

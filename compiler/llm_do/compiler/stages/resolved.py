@@ -55,6 +55,14 @@ class PythonTool:
         return f"{self.module.module}.{self.module.tools_export or 'TOOLS'}"
 
 
+@dataclass(frozen=True)
+class PythonScope:
+    """The Python tools and toolsets one directory worker has of its own (its `tools.py`), by name."""
+
+    toolsets: dict[str, PythonToolset] = field(default_factory=dict)
+    tools: dict[str, PythonTool] = field(default_factory=dict)
+
+
 @dataclass
 class ResolvedToolsetUse:
     """A `toolsets:` entry of a worker, resolved: what it names and its settings."""
@@ -122,11 +130,25 @@ class ResolvedProject:
     workers: dict[str, ResolvedWorker]
     facts: Facts
     python_toolsets: dict[str, PythonToolset]
+    """Every Python toolset by its key: the project's by name, a directory worker's by module and name."""
     python_tools: dict[str, PythonTool]
+    """The project's Python tools (of python_files), by name."""
     entry: str
     """The entry worker's name, or the entry function's label."""
     entry_function: ResolvedEntryFunction | None = None
     mcp_servers: dict[str, McpServerInfo] = field(default_factory=dict)
+    own_python: dict[str, PythonScope] = field(default_factory=dict)
+    """Directory workers' own Python, by worker name."""
+
+    def python_tool(self, worker: str, name: str) -> PythonTool | None:
+        """The Python tool `name` as `worker` sees it: its own first, then the project's."""
+        own = self.own_python.get(worker)
+        return (own.tools.get(name) if own else None) or self.python_tools.get(name)
+
+    def python_toolset(self, worker: str, name: str) -> PythonToolset | None:
+        own = self.own_python.get(worker)
+        found = own.toolsets.get(name) if own else None
+        return found or (self.python_toolsets.get(name) if "." not in name else None)
 
     def worker_location(self, name: str) -> Location:
         return self.workers[name].parsed.name_location

@@ -74,7 +74,8 @@ class WorkerFrontMatter(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, pattern=NAME_PATTERN, description="Defaults to the file stem.")
+    name: str | None = Field(default=None, pattern=NAME_PATTERN,
+                             description="Defaults to the file stem; a `worker.worker` is named after its directory.")
     description: str | None = Field(default=None, description="Shown to workers that call this one.")
     model: str | None = Field(default=None, description="Provider-prefixed model name, e.g. `anthropic:claude-sonnet-4-5`.")
     compatible_models: list[str] | None = Field(
@@ -92,6 +93,7 @@ class WorkerFrontMatter(BaseModel):
     )
     approvals: list[str] = Field(default_factory=list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
     recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
+    entry: bool = Field(default=False, description="This worker is the entry of a project without project.json and main.worker.")
     attachments: AttachmentPolicy | None = None
     server_side_tools: list[ServerSideTool] = Field(
         default_factory=list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."

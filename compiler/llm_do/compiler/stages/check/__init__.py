@@ -18,6 +18,7 @@ from .graph_cycles import check_cycles
 from .graph_depth import check_depth
 from .graph_reachability import check_reachability
 from .models import check_models
+from .portability import check_portability
 from .python_calls import check_python_calls
 from .python_imports import check_python_imports
 
@@ -35,6 +36,7 @@ ALL_RULES: tuple[CheckRule, ...] = (
     check_depth,
     check_reachability,
     check_capabilities,
+    check_portability,
 )
 
 

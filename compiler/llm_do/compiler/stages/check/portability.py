@@ -1,0 +1,34 @@
+"""Y007: single-file workers that depend on the project's Python, so an author who wants a
+portable worker (one file that works anywhere) sees which are not."""
+
+from __future__ import annotations
+
+from ...call_graph import CallGraph
+from ...diagnostics import Diagnostic, diagnostic
+from ...syntax.worker_forms import worker_directory
+from ..resolved import ResolvedProject, ResolvedWorker
+
+
+def check_portability(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for name in sorted(project.workers):
+        worker = project.workers[name]
+        if worker.parsed.legacy or worker_directory(worker.parsed.file) is not None:
+            continue
+        uses = _python_uses(worker)
+        if uses:
+            out.append(diagnostic("Y007", f"single-file worker '{name}' depends on the project's Python: {', '.join(uses)}",
+                                  worker.parsed.name_location,
+                                  hint=f"to keep it with its Python, make it a directory worker: {name}/worker.worker "
+                                       f"beside {name}/tools.py"))
+    return out
+
+
+def _python_uses(worker: ResolvedWorker) -> list[str]:
+    """What of the project's Python the worker uses, as the message names it."""
+    uses = [f"toolset '{u.name}'" for u in worker.toolsets if u.kind == "python"]
+    uses += [f"tool '{t.name}'" for t in worker.tools.values() if t.kind == "python_tool"]
+    for key, ref in (("schema_in_ref", worker.input_ref), ("schema_out_ref", worker.output_ref)):
+        if ref is not None and ref.file is not None:
+            uses.append(f"{key} '{ref.text}'")
+    return uses
