@@ -10,6 +10,7 @@ import click
 from llm_do.compiler.stages.emit import write_atomic
 
 from ..errors import ExitCode, usage_problem
+from . import init_worker
 
 MAIN_WORKER = """\
 ---
@@ -43,25 +44,67 @@ def _manifest(name: str) -> dict:
 
 @click.command()
 @click.argument("directory", default=".", type=click.Path(path_type=Path))
-def init(directory: Path) -> int:
-    """Create a project in DIRECTORY (default: .): project.json, main.worker and script.json."""
+@click.option("--worker", "worker", metavar="NAME",
+              help="Add a directory worker workers/NAME/ (worker.worker + tools.py with a sample tool).")
+def init(directory: Path, worker: str | None) -> int:
+    """Create a project in DIRECTORY (default: .): project.json, main.worker and script.json.
+
+    With --worker NAME: a directory worker, in a new project whose main worker calls it, or added
+    to the project already in DIRECTORY."""
+    if worker is not None:
+        return _init_worker(directory, worker)
     if (directory / "project.json").exists():
         raise usage_problem(f"{directory / 'project.json'} already exists")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        name = directory.resolve().name or "project"
-        files = {
-            "project.json": json.dumps(_manifest(name), indent=2) + "\n",
-            "main.worker": MAIN_WORKER.format(name=name),
-            "script.json": json.dumps(SCRIPT, indent=2) + "\n",
-        }
-        for rel, text in files.items():
-            if not (directory / rel).exists():
-                write_atomic(directory / rel, text.encode())
-    except OSError as exc:
-        raise usage_problem(f"cannot create the project: {exc.strerror}") from None
+    name = _write(directory, _project_files(directory, MAIN_WORKER, SCRIPT))
     where = directory.as_posix()
     click.echo(f"created a project in {where}\n"
                f"  llm-do build {where}\n"
                f"  llm-do exec {where}/bundle.lock --script {where}/script.json", err=True)
+    return ExitCode.OK
+
+
+def _project_files(directory: Path, main_worker: str, script: dict) -> dict[str, str]:
+    name = directory.resolve().name or "project"
+    return {
+        "project.json": json.dumps(_manifest(name), indent=2) + "\n",
+        "main.worker": main_worker.format(name=name),
+        "script.json": json.dumps(script, indent=2) + "\n",
+    }
+
+
+def _write(directory: Path, files: dict[str, str]) -> None:
+    """Write the files that do not exist yet (an existing main.worker or script.json is kept)."""
+    try:
+        for rel, text in files.items():
+            path = directory / rel
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, text.encode())
+    except OSError as exc:
+        raise usage_problem(f"cannot create the project: {exc.strerror}") from None
+
+
+def _init_worker(directory: Path, name: str) -> int:
+    """A directory worker: with a new project around it when DIRECTORY holds none yet."""
+    if not name.isidentifier():
+        raise usage_problem(f"'{name}' cannot name a directory worker: its tools.py is the module workers.{name}.tools, "
+                            "so NAME must be a Python identifier (letters, digits, _)")
+    if (directory / "workers" / name).exists():
+        raise usage_problem(f"{directory / 'workers' / name} already exists")
+    where = directory.as_posix()
+    existing = (directory / "project.json").exists() or (directory / "main.worker").exists()
+    files = init_worker.worker_files(name)
+    if existing:
+        script = {"workers": {name: init_worker.worker_turns()}}
+        files[f"workers/{name}/script.json"] = json.dumps(script, indent=2) + "\n"
+        _write(directory, files)
+        click.echo(f"created the directory worker {name} in {where}/workers/{name}\n"
+                   f"  list '{name}' under the toolsets of a worker that should call it; its turns are in "
+                   f"{where}/workers/{name}/script.json", err=True)
+        return ExitCode.OK
+    main_worker = init_worker.MAIN_WORKER.replace("{name}", name).replace("{", "{{").replace("}", "}}")
+    _write(directory, {**_project_files(directory, main_worker, init_worker.script(name)), **files})
+    click.echo(f"created a project with the directory worker {name} in {where}\n"
+               f"  llm-do build {where}\n"
+               f"  llm-do exec {where}/bundle.lock --script {where}/script.json --approve-all", err=True)
     return ExitCode.OK

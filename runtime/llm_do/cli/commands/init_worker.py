@@ -1,0 +1,62 @@
+"""The files `llm-do init --worker NAME` writes: a directory worker with one sample Python tool,
+and the script turns in which it calls that tool (language.md, Directory workers)."""
+
+from __future__ import annotations
+
+WORKER = """\
+---
+description: Counts the words of the text it is given.
+tools:
+  - count_words
+---
+You count words. Call count_words with the text you are given, then answer with the count.
+"""
+
+TOOLS = '''\
+"""{name}'s own tools: only the worker in this directory can use them."""
+
+
+def count_words(text: str) -> int:
+    """Count the words of a text."""
+    return len(text.split())
+
+
+TOOLS = [count_words]
+'''
+
+MAIN_WORKER = """\
+---
+description: Answers the request it is given, counting words with {name}.
+toolsets:
+  - {name}
+---
+You answer requests about text. To count the words of a text, call {name} with it.
+"""
+
+SAMPLE_TEXT = "Projects are programs and workers are functions."
+
+
+def worker_turns() -> list[dict]:
+    """The directory worker's turns: it calls its tool, then answers."""
+    return [
+        {"tool_calls": [{"tool": "count_words", "args": {"text": SAMPLE_TEXT}}]},
+        {"text": "7 words."},
+    ]
+
+
+def script(name: str) -> dict:
+    """A whole run: main calls the directory worker, which calls its tool."""
+    return {
+        "workers": {
+            "main": [
+                {"tool_calls": [{"tool": name, "args": {"input": SAMPLE_TEXT}}]},
+                {"text": f"{name} counted 7 words."},
+            ],
+            name: worker_turns(),
+        }
+    }
+
+
+def worker_files(name: str) -> dict[str, str]:
+    """workers/NAME/worker.worker and workers/NAME/tools.py, by path relative to the project."""
+    return {f"workers/{name}/worker.worker": WORKER, f"workers/{name}/tools.py": TOOLS.format(name=name)}
