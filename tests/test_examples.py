@@ -24,10 +24,11 @@ EXAMPLES = sorted(p.parent.name for p in EXAMPLES_DIR.glob("*/project.json"))
 REQUIRED = {"greeter", "orchestrator", "recursive_summarizer", "python_tools", "file_organizer",
             "templated_reviewer", "legacy_agent"}
 
-# Warnings an example is about; every other example must lint without any diagnostic.
-EXPECTED_WARNINGS: dict[str, list[str]] = {"legacy_agent": ["L002"]}
+# Warnings (and infos) an example is about: python_tools is about project Python, which its
+# single-file worker uses (Y007);  every other example must lint without any diagnostic.
+EXPECTED_WARNINGS: dict[str, list[str]] = {"legacy_agent": ["L002"], "python_tools": ["Y007"]}
 # Flags its README puts on the exec command line.
-EXEC_FLAGS: dict[str, list[str]] = {"file_organizer": ["--approve-all"]}
+EXEC_FLAGS: dict[str, list[str]] = {"file_organizer": ["--approve-all"], "directory_workers": ["--approve-all"]}
 
 
 # --- helpers
@@ -189,6 +190,26 @@ def check_python_tools(project: Path, events: list[dict[str, Any]]) -> None:
     assert approvals["extract_action_items"] == approvals["summarize_discussion"] == approvals["weekday"] == "allow"
 
 
+def check_directory_workers(project: Path, events: list[dict[str, Any]]) -> None:
+    bundle = json.loads((project / "bundle.lock").read_text(encoding="utf-8"))
+    workers = bundle["workers"]
+    assert set(workers) == {"main", "analyzer", "formatter"}, "worker.worker is named after its directory"
+    assert workers["formatter"]["tools"]["bullet_list"]["toolset"] == "workers.formatter.tools.TOOLS"
+    assert workers["analyzer"]["tools"]["count_by_kind"]["toolset"] == "workers.analyzer.tools.TOOLS"
+    assert "bullet_list" not in workers["analyzer"]["tools"] and "count_by_kind" not in workers["formatter"]["tools"]
+    for source in ("workers/formatter/tools.py", "workers/formatter/markdown.py", "workers/analyzer/tools.py",
+                   "workers/formatter/header.j2", "templates/tone.md"):
+        assert source in bundle["sources"], f"{source} is an input of the bundle"
+    instructions = workers["formatter"]["instructions"]
+    assert instructions.startswith("You format release digests.") and "plain words" in instructions
+    assert [e["result"] for e in events_of(events, "tool_returned", worker="formatter", tool="bullet_list")] == [
+        "- Export reports as CSV\n- Dark mode for the dashboard",
+        "- Dates in the audit log were shown in UTC\n- The search box lost focus after a refresh"]
+    (counted,) = events_of(events, "tool_returned", worker="analyzer", tool="count_by_kind")
+    assert json.loads(counted["result"]) == {"chore": 1, "feat": 2, "fix": 2}
+    assert all(e["approval"] == "ask" for e in events_of(events, "tool_called", worker="formatter"))
+
+
 INBOX_FILED = {
     "invoice-acme-hosting-2024-04.txt": "finance",
     "receipt-2024-03-12-hardware-store.txt": "finance",
@@ -244,6 +265,7 @@ CHECKS: dict[str, Callable[[Path, list[dict[str, Any]]], None]] = {
     "file_organizer": check_file_organizer,
     "templated_reviewer": check_templated_reviewer,
     "legacy_agent": check_legacy_agent,
+    "directory_workers": check_directory_workers,
 }
 
 

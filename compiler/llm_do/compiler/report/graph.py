@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm_do.bundle.views import call_edges
+from llm_do.toolkit.user_code import module_name
 
 from ..call_graph import CallGraph
 from ..capabilities import ALLOW, analyse, kind_of
 from . import Renderers
+from ..syntax.worker_forms import directory_tools_file
 
 
 @dataclass(frozen=True)
@@ -67,10 +69,12 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
             key = use["toolset"]
             node = toolsets[key]
             if node["kind"] == "python" and node.get("export") != "TOOLSETS":
+                # a directory worker's own tool is its own node: another worker's may have its name
+                prefix = f"tool:{name}:" if node.get("module") == _own_module(worker) else "tool:"
                 for tool, binding in tools.items():
                     if binding.get("toolset") == key:
-                        graph.nodes[f"tool:{tool}"] = "tool"
-                        graph.edges.append(Edge(f"worker:{name}", f"tool:{tool}", "uses", gated=_gated(binding)))
+                        graph.nodes[prefix + tool] = "tool"
+                        graph.edges.append(Edge(f"worker:{name}", prefix + tool, "uses", gated=_gated(binding)))
                 continue
             graph.nodes[f"toolset:{key}"] = "toolset"
             gated = any(_gated(b) for b in tools.values() if b.get("toolset") == key)
@@ -83,6 +87,12 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
         graph.capabilities[f"worker:{name}"] = [
             r.capability + ("" if r.gate == ALLOW else f" [{r.gate}]") for r in own]
     return graph
+
+
+def _own_module(worker: dict[str, Any]) -> str | None:
+    """The module of a directory worker's own tools.py (`workers.formatter.tools`), else None."""
+    tools_file = directory_tools_file(worker.get("source") or "")
+    return module_name(tools_file) if tools_file else None
 
 
 def to_json(graph: GraphData) -> str:
