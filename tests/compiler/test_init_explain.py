@@ -131,3 +131,28 @@ def test_init_projects_build_the_workers_worker_create_writes(tmp_path: Path) ->
     result = run_cli("build", target)
     assert result.exit_code == 0, result.stderr
     assert "drafted" in json.loads((target / "bundle.lock").read_text())["workers"]
+
+
+@pytest.mark.process
+def test_init_worker_creates_a_directory_worker_whose_script_calls_its_tool(tmp_path: Path) -> None:
+    target = tmp_path / "fresh"
+    result = run_cli("init", target, "--worker", "counter")
+    assert result.exit_code == 0, result.stderr
+    assert (target / "workers" / "counter" / "worker.worker").is_file()
+    assert "def count_words" in (target / "workers" / "counter" / "tools.py").read_text(encoding="utf-8")
+    assert run_cli("lint", target).exit_code == 0
+    assert run_cli("build", target).exit_code == 0
+    events = tmp_path / "events.jsonl"
+    ran = run_cli("exec", target / "bundle.lock", "--script", target / "script.json", "--strict-script", "--approve-all",
+                  "--events", events)
+    assert ran.exit_code == 0, ran.stderr
+    called = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    (returned,) = [e for e in called if e["event"] == "tool_returned" and e["tool"] == "count_words"]
+    assert (returned["worker"], returned["result"]) == ("counter", "7")
+    # added to the project that is there now: the worker and its own turns
+    again = run_cli("init", target, "--worker", "second")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads((target / "workers" / "second" / "script.json").read_text(encoding="utf-8"))["workers"]["second"]
+    assert run_cli("init", target, "--worker", "second").exit_code == 2
+    bad = run_cli("init", target, "--worker", "bad-name")
+    assert bad.exit_code == 2 and "identifier" in bad.stderr and "Traceback" not in bad.stderr
