@@ -22,7 +22,7 @@ EVERYTHING = {
                     "usage_limits": {"request_limit": 20, "total_tokens_limit": 10000}},
         "defaults": {"model": "anthropic:claude-sonnet-4-5", "model_settings": {"temperature": 0.2}},
         "vars": {"team": "Research", "rules": ["cite sources", "be brief"], "style": {"tone": "plain"}},
-        "suppress": ["G003", "R001"],  # R001: `allow search` is meant
+        "suppress": ["G003", "R001", "Y007"],  # R001: `allow search` is meant; Y007: single files using its Python
     },
     "schemas.py": """
         from pydantic import BaseModel, Field

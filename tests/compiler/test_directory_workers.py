@@ -272,18 +272,19 @@ def test_a_mark_agreeing_with_project_json_or_naming_the_entry_it_lacks(tmp_path
     assert json.loads((lacking / "bundle.lock").read_text(encoding="utf-8"))["entry"]["worker"] == "first"
 
 
-def test_a_folder_of_workers_without_main_or_mark_has_no_entry(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "p", {"a.worker": worker("model: test", "A."), "b.worker": worker("model: test", "B.")})
+def test_a_folder_of_workers_without_main_or_mark_is_no_project(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {"a.worker": worker("model: test", "A."), "b.worker": worker("entry: false", "B.")})
+    result = run_cli("lint", root)
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "no project.json, no main.worker and no worker marked `entry: true`" in result.stderr
+    assert run_cli("lint", write_project(tmp_path / "empty", {"notes.md": "no workers"})).exit_code == 2
+
+
+def test_a_mark_in_a_worker_that_fails_to_parse_is_reported_once(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {"2fast.worker": worker("entry: true\nmodel: test", "A.")})
     found = lint(root)
-    d = found.expect("N006", "a.worker", line=1, column=1)
-    assert "entry: true" in d["hint"]
-    assert found.codes() == ["N006"]
-
-
-def test_a_folder_without_any_worker_is_still_no_project(tmp_path: Path) -> None:
-    (tmp_path / "empty").mkdir()
-    result = run_cli("lint", tmp_path / "empty")
-    assert result.exit_code == 2 and "no project.json" in result.stderr and "Traceback" not in result.stderr
+    found.expect("P007", "2fast.worker", line=1, column=1)
+    assert found.codes() == ["P007"], "no second error for the entry the file would have been"
 
 
 def position_of(path: Path, needle: str) -> tuple[int, int]:

@@ -122,10 +122,8 @@ RULES: dict[str, Rule] = _rules(
     Rule("N006", "unknown-entry", "error", "The entry names no worker.",
          "`entry.worker` in project.json must be the name of a worker of the project; without "
          "`entry.worker` (and without `entry.function`) the entry is the worker `main`. A project "
-         "whose entry is a Python function sets `entry.function` instead and needs no entry worker. A "
-         "project without project.json starts with `main.worker`, or else with the worker marked "
-         "`entry: true`; with neither, it has no entry.",
-         raised_in=("stages.entry_mark", "stages.resolve")),
+         "whose entry is a Python function sets `entry.function` instead and needs no entry worker.",
+         raised_in=("stages.resolve",)),
     Rule("N007", "duplicate-reference", "warning", "The same toolset or tool listed twice in one worker.",
          "It is used once; the repetition is probably a mistake.",
          raised_in=("stages.resolve_entry", "stages.resolve_toolsets")),

@@ -15,8 +15,7 @@ from .parse import ParsedWorker
 
 
 def apply_entry_mark(loaded: LoadedProject, parsed: list[ParsedWorker]) -> list[Diagnostic]:
-    """Make the marked worker the entry where nothing else names one; N014 where two places do;
-    N006 for a project without project.json that has neither main.worker nor a mark."""
+    """Make the marked worker the entry where nothing else names one; N014 where two places do."""
     manifest = loaded.manifest
     assert manifest is not None
     marked = [w for w in parsed if w.front.entry]
@@ -24,12 +23,9 @@ def apply_entry_mark(loaded: LoadedProject, parsed: list[ParsedWorker]) -> list[
                    for w in marked[1:]]
     main_file = IMPLICIT_ENTRY in loaded.worker_files
     if loaded.implicit and not main_file:
-        if not marked:
-            loaded.manifest_incomplete |= {"entry"}  # reported here, not again as an unknown `main`
-            if len(parsed) < len(loaded.worker_files):
-                return []  # the mark may be in a file that failed to parse (reported)
-            return [diagnostic("N006", f"no {IMPLICIT_ENTRY} and no worker marked `entry: true`: the project has no entry",
-                               loaded.at(), hint=f"add {IMPLICIT_ENTRY}, or `entry: true` to the front matter of the worker a run starts with")]
+        if not marked:  # load found a mark (`find_project`), in a file that failed to parse (reported)
+            loaded.manifest_incomplete |= {"entry"}
+            return []
         loaded.manifest_file = marked[0].file
         loaded.manifest = manifest.model_copy(update={"entry": Entry(worker=marked[0].name)})
         return diagnostics

@@ -13,6 +13,7 @@ from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..suggest import did_you_mean_file
 from ..syntax.cascade import dropped_keys
+from ..syntax.front_matter import has_entry_mark
 from ..syntax.json_positions import json_positions
 from ..syntax.json_reading import JsonProblem, read_json
 from ..syntax.limits import MAX_PATTERN_CHARS
@@ -27,6 +28,7 @@ from ..syntax.sources import (
     SourceMap,
     Unreadable,
     decode,
+    read_regular_file,
     lexically_confined,
     normalized,
     what_instead,
@@ -81,17 +83,21 @@ def find_project(path: Path) -> tuple[Path, Path | None]:
     manifest = path / MANIFEST_NAME
     if manifest.is_file():
         return path.resolve(), manifest.resolve()
-    if (path / IMPLICIT_ENTRY).is_file() or _holds_a_worker(path):
+    if (path / IMPLICIT_ENTRY).is_file() or _holds_a_marked_worker(path):
         return path.resolve(), None  # its entry: main.worker, or the worker marked `entry: true` (entry_mark)
-    raise ProjectNotFound(f"{path}: no {MANIFEST_NAME}, no {IMPLICIT_ENTRY} and no other .worker file here; "
+    raise ProjectNotFound(f"{path}: no {MANIFEST_NAME}, no {IMPLICIT_ENTRY} and no worker marked `entry: true` here; "
                           "`llm-do init` starts a project")
 
 
-def _holds_a_worker(path: Path) -> bool:
-    """A .worker file below `path`, as an implicit project would take it (nothing hidden)."""
-    for _, subdirs, files in os.walk(path):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-        if any(f.endswith(".worker") and not f.startswith(".") for f in files):
+def _holds_a_marked_worker(path: Path) -> bool:
+    """A .worker file below `path` (nothing hidden, as an implicit project takes them) whose
+    front matter says `entry: true`. Only a first look: the parse stage reads them for real."""
+    for rel in _implicit_worker_files(path):
+        try:
+            text = decode(read_regular_file(os.path.join(str(path), rel)))
+        except (OSError, NotText, Unreadable):
+            continue
+        if has_entry_mark(text):
             return True
     return False
 

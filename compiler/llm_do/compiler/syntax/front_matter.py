@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from .yaml_positions import YamlProblem, load_yaml
+
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
 
@@ -117,3 +119,13 @@ def split_front_matter(text: str) -> tuple[str, str, int] | str:
     body_start = closing.end() + 1
     body_line = text.count("\n", 0, closing.start()) + 2
     return front, text[body_start:], body_line
+
+
+def has_entry_mark(text: str) -> bool:
+    """Whether a worker file's front matter says `entry: true` (False for one that does not parse):
+    how a folder without project.json and main.worker is known to be a project."""
+    split = split_front_matter(text)
+    if isinstance(split, str):
+        return False
+    doc = load_yaml(split[0], line_offset=1)
+    return not isinstance(doc, YamlProblem) and isinstance(doc.data, dict) and doc.data.get("entry") is True

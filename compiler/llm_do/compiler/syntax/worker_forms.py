@@ -31,3 +31,4 @@ def directory_tools_file(rel: str) -> str | None:
     """Where a directory worker's own Python would be (`workers/formatter/tools.py`)."""
     directory = worker_directory(rel)
     return posixpath.join(directory, DIRECTORY_TOOLS_FILE) if directory is not None else None
+
