@@ -312,3 +312,64 @@ def test_y007_lists_single_file_workers_using_project_python_as_info(tmp_path: P
     suppressed = write_project(tmp_path / "p", {
         "project.json": {"version": 1, "worker_files": ["**/*.worker"], "python_files": ["tools.py"], "suppress": ["Y007"]}})
     assert lint(suppressed).diagnostics == []
+
+
+def _toolset_module(result: str) -> str:
+    return f"""
+from pydantic_ai import FunctionToolset
+
+
+def lookup(key: str) -> str:
+    \"\"\"Look a key up.\"\"\"
+    return "{result}"
+
+
+TOOLSETS = {{"helpers": FunctionToolset([lookup])}}
+"""
+
+
+@pytest.mark.process
+def test_two_directory_workers_may_each_have_a_toolset_of_one_name(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("model: test\ntoolsets:\n  - left\n  - right", "Go."),
+        "left/worker.worker": worker("model: test\ntoolsets:\n  - helpers\napprovals:\n  - ask helpers", "Left."),
+        "left/tools.py": _toolset_module("from left"),
+        "right/worker.worker": worker("model: test\ntoolsets:\n  - helpers", "Right."),
+        "right/tools.py": _toolset_module("from right"),
+        "script.json": {"workers": {
+            "main": [{"tool_calls": [{"tool": "left", "args": {"input": "x"}}, {"tool": "right", "args": {"input": "x"}}]},
+                     {"text": "done"}],
+            "left": [{"tool_calls": [{"tool": "lookup", "args": {"key": "k"}}]}, {"text": "l"}],
+            "right": [{"tool_calls": [{"tool": "lookup", "args": {"key": "k"}}]}, {"text": "r"}],
+        }},
+    })
+    assert lint(root).diagnostics == []
+    assert lint(root, "--no-import").codes() == ["Y006"]
+    assert run_cli("build", root).exit_code == 0
+    bundle = json.loads((root / "bundle.lock").read_text(encoding="utf-8"))
+    assert {k: (v["module"], v["key"]) for k, v in bundle["toolsets"].items()} == {
+        "left.tools.helpers": ("left.tools", "helpers"), "right.tools.helpers": ("right.tools", "helpers")}
+    assert bundle["workers"]["left"]["tools"]["lookup"] == {"toolset": "left.tools.helpers", "approval": "ask"}
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", root / "bundle.lock", "go", "--script", root / "script.json", "--strict-script",
+                     "--approve-all", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    returned = {e["worker"]: e["result"] for e in map(json.loads, events.read_text().splitlines())
+                if e["event"] == "tool_returned" and e["tool"] == "lookup"}
+    assert returned == {"left": "from left", "right": "from right"}
+
+
+@pytest.mark.process
+def test_an_opaque_toolset_of_a_directory_worker_warns_and_its_rules_target_it_by_name(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("model: test\ntoolsets:\n  - left", "Go."),
+        "left/worker.worker": worker("model: test\ntoolsets:\n  - helpers\napprovals:\n  - deny helpers", "Left."),
+        "left/tools.py": "from pydantic_ai import FunctionToolset\n\n\ndef helpers():\n    return FunctionToolset([])\n\n\n"
+                         "TOOLSETS = {'helpers': helpers}\n",
+    })
+    found = lint(root)
+    found.expect("Y003", "left/tools.py", "def helpers", column=ANY)
+    assert found.codes() == ["Y003"]
+    assert run_cli("build", root).exit_code == 0
+    node = json.loads((root / "bundle.lock").read_text(encoding="utf-8"))["workers"]["left"]
+    assert node["toolsets"] == [{"toolset": "left.tools.helpers", "settings": {}, "opaque_approval": "deny"}]

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic, Location, Related, diagnostic
 from .syntax.limits import MAX_RENDERED_CHARS
 from .syntax.sources import NotText, OutsideRoot, SourceFile, SourceMap, Unreadable, lexically_confined
-from .template_search import SEARCH_HINT, template_candidates
 from .template_limits import nesting_overflow
+from .template_search import SEARCH_HINT, template_candidates
 
 if TYPE_CHECKING:
     from jinja2 import nodes

@@ -34,8 +34,10 @@ class RuledTool(Protocol):
 
 
 class RuledToolset(Protocol):
-    name: str
     opaque_approval: str | None
+
+    @property
+    def group(self) -> str: ...
 
 
 ToolT = TypeVar("ToolT", bound=RuledTool)
@@ -84,8 +86,8 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
                 diagnostics: list[Diagnostic], always_asked: Callable[[ToolT], bool] = lambda tool: False) -> None:
     """`always_asked`: tools no allow rule applies to (A010 where a rule names one)."""
     places = RulePlaces(worker, source)
-    groups = {t.group for t in worker.tools.values()} | {u.name for u in worker.toolsets}
-    opaque = [u.name for u in worker.toolsets if u.opaque_approval is not None]
+    groups = {t.group for t in worker.tools.values()} | {u.group for u in worker.toolsets}
+    opaque = [u.group for u in worker.toolsets if u.opaque_approval is not None]
     applying: dict[str, list[ApprovalRule]] = {name: [] for name in worker.tools}
     by_rule: dict[int, list[str]] = {}
     for i, text in enumerate(worker.parsed.front.approvals):
@@ -134,7 +136,7 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
             tool.rules = rules
     for use in worker.toolsets:
         if use.opaque_approval is not None:
-            rules = [r for r in worker.rules if r.condition is None and (r.target == use.name or fnmatch.fnmatchcase("", r.target))]
+            rules = [r for r in worker.rules if r.condition is None and (r.target == use.group or fnmatch.fnmatchcase("", r.target))]
             use.opaque_approval = unconditional_approval(rules, use.opaque_approval)
     _report_overruled(worker, applying, by_rule, places, diagnostics)
 

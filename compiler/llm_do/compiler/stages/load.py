@@ -28,9 +28,9 @@ from ..syntax.sources import (
     SourceMap,
     Unreadable,
     decode,
-    read_regular_file,
     lexically_confined,
     normalized,
+    read_regular_file,
     what_instead,
 )
 from ..syntax.validation import validate

@@ -106,7 +106,8 @@ def resolve_toolsets(
             worker.tools_unknown = True
             continue
         if python is not None:
-            use = ResolvedToolsetUse(kind="python", name=python.key, settings={}, at=at)
+            use = ResolvedToolsetUse(kind="python", name=python.key, settings={}, at=at,
+                                     listed_as=ref.name if python.key != ref.name else "")
             worker.toolsets.append(use)
             if python.fact.tools is None:
                 use.opaque_approval = PYTHON_TOOL_DEFAULT

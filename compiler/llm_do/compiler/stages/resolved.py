@@ -73,6 +73,14 @@ class ResolvedToolsetUse:
     at: Location
     opaque_approval: str | None = None
     """For an opaque Python toolset: the approval of the tools it turns out to have."""
+    listed_as: str = ""
+    """The name the worker lists it by, when `name` (the bundle's key) is another: a directory
+    worker's own toolset (`helpers`, keyed `workers.formatter.tools.helpers`)."""
+
+    @property
+    def group(self) -> str:
+        """The name approval rules target it by."""
+        return self.listed_as or self.name
 
 
 @dataclass

@@ -55,7 +55,7 @@ def init(directory: Path, worker: str | None) -> int:
         return _init_worker(directory, worker)
     if (directory / "project.json").exists():
         raise usage_problem(f"{directory / 'project.json'} already exists")
-    name = _write(directory, _project_files(directory, MAIN_WORKER, SCRIPT))
+    _write(directory, _project_files(directory, MAIN_WORKER, SCRIPT))
     where = directory.as_posix()
     click.echo(f"created a project in {where}\n"
                f"  llm-do build {where}\n"

@@ -24,7 +24,7 @@ def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Dia
             out.append(diagnostic("Y004", export_error.message,
                                   Location(file=export_error.file or module.file, line=export_error.line)))
         for ts in module.toolsets:
-            if ts.tools is None and facts.imported and _used(project, ts.name):
+            if ts.tools is None and facts.imported and _used(project, module.file, ts.name):
                 out.append(diagnostic("Y003", f"toolset '{ts.name}' is opaque: {ts.opaque_reason}",
                                       Location(file=module.file, line=ts.line),
                                       hint="its tools are asked by default; approvals can name the toolset"))
@@ -48,8 +48,11 @@ def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Dia
     return out
 
 
-def _used(project: ResolvedProject, toolset: str) -> bool:
-    return any(u.name == toolset for w in project.workers.values() for u in w.toolsets)
+def _used(project: ResolvedProject, file: str, toolset: str) -> bool:
+    """Whether a worker uses the toolset `toolset` of the module in `file` (a directory worker's
+    toolset is keyed by module and name, so the name alone does not say)."""
+    keys = {k for k, ts in project.python_toolsets.items() if ts.module.file == file and ts.fact.name == toolset}
+    return any(u.kind == "python" and u.name in keys for w in project.workers.values() for u in w.toolsets)
 
 
 def _reference(project: ResolvedProject, ref: str) -> Location | None:
