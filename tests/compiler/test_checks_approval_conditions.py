@@ -148,7 +148,7 @@ def test_a_syntax_error_at_the_end_of_the_rule(rules: Lint) -> None:
 @pytest.mark.process
 def test_exactly_these_findings(rules: Lint) -> None:
     assert sorted(rules.codes()) == sorted(
-        ["A003"] * 3 + ["A004"] * 4 + ["A005", "A007", "A007", "A008", "A009", "A009", "A001", "Y003"]
+        ["A003"] * 3 + ["A004"] * 4 + ["A005", "A007", "A007", "A008", "A009", "A009", "A001", "Y003", "Y007"]
     ), rules.codes()
 
 
