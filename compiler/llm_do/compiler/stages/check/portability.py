@@ -19,8 +19,8 @@ def check_portability(project: ResolvedProject, graph: CallGraph) -> list[Diagno
         if uses:
             out.append(diagnostic("Y007", f"single-file worker '{name}' depends on the project's Python: {', '.join(uses)}",
                                   worker.parsed.name_location,
-                                  hint=f"to keep it with its Python, make it a directory worker: {name}/worker.worker "
-                                       f"beside {name}/tools.py"))
+                                  hint=f"to keep it with its Python, make it a directory worker ({name}/worker.worker) "
+                                       "with that Python beside it"))
     return out
 
 
