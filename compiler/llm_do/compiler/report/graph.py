@@ -20,8 +20,8 @@ from llm_do.toolkit.user_code import module_name
 
 from ..call_graph import CallGraph
 from ..capabilities import ALLOW, analyse, kind_of
-from . import Renderers
 from ..syntax.worker_forms import directory_tools_file
+from . import Renderers
 
 
 @dataclass(frozen=True)
