@@ -210,8 +210,8 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.check.python_imports",)),
     Rule("Y007", "single-file-worker-uses-python", "info", "A single-file worker that depends on the project's Python.",
          "A single-file worker (`NAME.worker`) is portable when it uses built-in toolsets only: copied "
-         "alone into another project, it works. One that uses a tool or toolset of python_files, or a "
-         "schema from a project Python file, needs that file too. It is allowed; this note lists them "
+         "alone into another project, it works. One that uses a tool or toolset of python_files needs "
+         "that file too. It is allowed; this note lists them "
          "for an author who wants them portable. Move the Python beside it in a directory worker "
          "(`NAME/worker.worker` + `NAME/tools.py`) to keep them together, or suppress Y007.",
          raised_in=("stages.check.portability",)),

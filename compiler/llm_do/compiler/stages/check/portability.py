@@ -25,10 +25,7 @@ def check_portability(project: ResolvedProject, graph: CallGraph) -> list[Diagno
 
 
 def _python_uses(worker: ResolvedWorker) -> list[str]:
-    """What of the project's Python the worker uses, as the message names it."""
+    """The project's Python tools and toolsets the worker uses, as the message names them (a
+    schema reference is data, not a tool: the concept's portable worker has built-in tools only)."""
     uses = [f"toolset '{u.name}'" for u in worker.toolsets if u.kind == "python"]
-    uses += [f"tool '{t.name}'" for t in worker.tools.values() if t.kind == "python_tool"]
-    for key, ref in (("schema_in_ref", worker.input_ref), ("schema_out_ref", worker.output_ref)):
-        if ref is not None and ref.file is not None:
-            uses.append(f"{key} '{ref.text}'")
-    return uses
+    return uses + [f"tool '{t.name}'" for t in worker.tools.values() if t.kind == "python_tool"]
