@@ -373,3 +373,17 @@ def test_an_opaque_toolset_of_a_directory_worker_warns_and_its_rules_target_it_b
     assert run_cli("build", root).exit_code == 0
     node = json.loads((root / "bundle.lock").read_text(encoding="utf-8"))["workers"]["left"]
     assert node["toolsets"] == [{"toolset": "left.tools.helpers", "settings": {}, "opaque_approval": "deny"}]
+
+
+@pytest.mark.process
+def test_a_directory_workers_tool_calling_an_undeclared_worker_is_g005(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("model: test\ntoolsets:\n  - left\n  - helper", "Go."),
+        "helper.worker": worker("model: test", "Help."),
+        "left/worker.worker": worker("model: test\ntools:\n  - ask_helper", "Left."),
+        "left/tools.py": "from pydantic_ai import RunContext\n\n\nasync def ask_helper(ctx: RunContext, q: str) -> str:\n"
+                         "    \"\"\"Ask the helper.\"\"\"\n    return await ctx.deps.call_worker(\"helper\", q)\n\n\n"
+                         "TOOLS = [ask_helper]\n",
+    })
+    found = lint(root)
+    found.expect("G005", "left/tools.py", "ctx.deps.call_worker", mentions=("'left'", "'helper'"))

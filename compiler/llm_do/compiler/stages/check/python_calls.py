@@ -22,7 +22,7 @@ def check_python_calls(project: ResolvedProject, graph: CallGraph) -> list[Diagn
         if worker.calls_unknown:
             continue  # its edges are unknown because of an error already reported
         for tool in worker.tools.values():
-            python = project.python_tools.get(tool.name) if tool.kind == "python_tool" else None
+            python = project.python_tool(name, tool.name) if tool.kind == "python_tool" else None
             if python is None:
                 continue
             for call in _calls(project, python.module.file, python.fact.name, python.fact.line):
