@@ -164,7 +164,7 @@ def test_conditions_on_a_python_tools_parameters_are_read_from_its_def(tmp_path:
     root = write_project(tmp_path / "proj", files)
     code, diags, _ = lint_json(root)
     assert not marker.exists()
-    assert (code, [d["code"] for d in diags]) == (0, ["Y006"])
+    assert (code, [d["code"] for d in diags]) == (0, ["Y007", "Y006"])  # Y007: main uses the project's tools
     files["main.worker"] = worker("model: test\ntools: [post_message]\napprovals:\n"
                                   "  - allow post_message(chanel ~ 'bot-*')\n  - ask post_message(urgent ~ 'y*')", "Hi.")
     code, diags, _ = lint_json(write_project(tmp_path / "bad", files))
