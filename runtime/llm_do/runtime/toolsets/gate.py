@@ -31,7 +31,7 @@ from llm_do.bundle.approval import (
     decide,
 )
 from llm_do.bundle.views import WorkerSpec
-from llm_do.toolkit.hooks import hooks_of, offers_edit
+from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
@@ -48,13 +48,16 @@ class ApprovalGate(WrapperToolset[CallContext]):
     spec: WorkerSpec
     runtime: RunHost
 
-    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> Action:
+    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext],
+                     normalized: dict[str, Any] | None = None) -> Action:
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
-        with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`)."""
+        with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`).
+        `normalized`: the arguments as the toolset normalized them, if already done."""
         hooks = hooks_of(tool.toolset)
         binding = self.spec.tools.get(name)
         if binding is not None and binding.rules is not None:
-            approval = decide(binding.rules, hooks.normalize_args(name, tool_args), binding.default or binding.approval)
+            judged = hooks.normalize_args(name, tool_args) if normalized is None else normalized
+            approval = decide(binding.rules, judged, binding.default or binding.approval)
         elif binding is not None:
             approval = binding.approval
         else:
@@ -67,7 +70,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
-        approval = self.decision_for(name, tool_args, tool)
+        hooks = hooks_of(tool.toolset)
+        normalized = hooks.normalize_args(name, tool_args)
+        approval = self.decision_for(name, tool_args, tool, normalized)
         if self.runtime.listening:
             from ..events import ToolCalled
 
@@ -78,6 +83,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
             edited = await self._ask(frame, name, tool_args, tool)
             if edited is not None:  # a person edited the call before approving it
                 tool_args = self._validated(frame, name, edited, tool)
+                normalized = hooks.normalize_args(name, tool_args)
+        # decided (and asked) outside any lock; a toolset that locks checks under it that its
+        # normalized arguments are still these (`ToolsetHooks`, `JUDGED`)
+        judged = JUDGED.set(JudgedCall(name, normalized))
         try:
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
@@ -91,6 +100,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
+        finally:
+            JUDGED.reset(judged)
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:

@@ -16,14 +16,13 @@ from pydantic_ai.exceptions import ToolFailed
 from llm_do.toolkit.files import (
     IrregularFile,
     PathRefused,
-    atomic_write,
     check_suffix,
     confine,
-    read_regular_file,
     relative,
     suffix_allowed,
     touches_git_dir,
 )
+from llm_do.toolkit.resolved_io import PathMoved, read_resolved, write_resolved
 
 from ..base import StdlibToolset
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
@@ -46,9 +45,11 @@ class FilesystemToolset(StdlibToolset):
             raise ToolFailed(f"{path!r} is a directory; use list_files to see its files")
         limit = self.settings.max_read_bytes
         try:
-            data = read_regular_file(target, limit + 1)
+            data = read_resolved(self.root, target, limit + 1)
         except IrregularFile:
             raise ToolFailed(f"{path!r} is not a regular file") from None
+        except PathMoved as e:
+            raise ToolFailed(str(e)) from None
         except OSError as e:
             raise ToolFailed(f"cannot read {path!r}: {e.strerror or e}") from None
         if len(data) > limit:
@@ -80,11 +81,11 @@ class FilesystemToolset(StdlibToolset):
         if len(data) > limit:
             raise ToolFailed(f"content is {len(data)} bytes, more than the {limit} bytes this toolset writes")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
+            write_resolved(self.root, target, data)  # through what `confine` resolved: a link swapped in is refused
+        except PathMoved as e:
+            raise ToolFailed(str(e)) from None
+        except NotADirectoryError as e:  # a file where a directory on the way should be
             raise ToolFailed(f"cannot create the directory of {path!r}: {e.strerror or e}") from None
-        try:
-            atomic_write(target, data)
         except OSError as e:
             raise ToolFailed(f"cannot write {path!r}: {e.strerror or e}") from None
         return f"wrote {len(data)} bytes to {relative(self.root, target)}"
