@@ -32,7 +32,7 @@ class Decisive:
 
 @runtime_checkable
 class ToolsetHooks(Protocol):
-    """The five questions the gate asks a tool's toolset. Subclass it to answer some of them; the
+    """The questions the gate asks a tool's toolset. Subclass it to answer some of them; the
     others keep these defaults."""
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
@@ -52,6 +52,18 @@ class ToolsetHooks(Protocol):
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The call's arguments as every approver is shown them, as the rules judge them (paths
         and commands as `Decisive`); None: as given."""
+        return None
+
+    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+        """The files a call hands to another worker's model (worker calls' `attachments`), as
+        the model named them (relative to the project root): the gate judges each as a read by
+        the calling worker. By default, none."""
+        return []
+
+    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+        """The normalized arguments of a call of `name` that would read the file at `path`
+        (absolute, links resolved), when this tool reads files and would read that one; None
+        otherwise (the default). How the gate judges an attachment as the worker's own read."""
         return None
 
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:

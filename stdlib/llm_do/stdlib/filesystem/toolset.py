@@ -10,6 +10,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
@@ -111,6 +112,16 @@ class FilesystemToolset(StdlibToolset):
             cut = f"[list cut: showing {LIST_LIMIT} of {len(found)} files; narrow the path or pattern]"
             found = [*found[:LIST_LIMIT], cut]
         return "\n".join([*found, stopped] if stopped else found)
+
+    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+        """`read_file`'s normalized arguments for the file at `path` (absolute, resolved) when it
+        lies below the root with an allowed suffix: what an attachment of it is judged as."""
+        real_root = os.path.realpath(self.root)
+        if name != "read_file" or not (path == real_root or path.startswith(real_root + os.sep)):
+            return None
+        if not suffix_allowed(os.path.basename(path), self.settings.allowed_suffixes):
+            return None
+        return self.normalize_args(name, {"path": relative(self.root, Path(path))})
 
     def _listed(self, candidates: list[tuple[str, bool]]) -> Iterator[str]:
         """The candidates that are regular files inside the root with an allowed suffix; a link
