@@ -151,3 +151,20 @@ def test_a_custom_input_is_judged_on_the_attachments_its_prompt_makes(build) -> 
         run.turns[0] = [ToolCallPart("echo", {"name": path})]
         run(mode="approve_all")
         assert run.echo_saw == saw, path
+
+
+def test_an_attachment_moved_while_its_read_is_asked_is_not_sent(build) -> None:
+    """Approved as notes/todo.md; while the person answered, notes/todo.md became a link to .env
+    (as a concurrent `mv` could make it): the callee's prompt reads nothing."""
+    bundle = build(attach_project("toolsets: [filesystem_project, echo]\napprovals:\n  - ask read_file"))
+    root = bundle.parent
+
+    def approve_and_swap(request: ApprovalRequest) -> ApprovalDecision:
+        (root / "notes/todo.md").unlink()
+        (root / "notes/todo.md").symlink_to("../.env")
+        return ApprovalDecision(True)
+
+    run = Run(bundle, "notes/todo.md")(mode="prompt", callback=approve_and_swap)
+    assert run.echo_saw == []
+    assert run.returns == ["attachment 'notes/todo.md' changed after it was judged (another call moved a file or link); "
+                           "the call was not made"]

@@ -97,11 +97,20 @@ class JudgedCall:
 
     tool: str
     normalized: dict[str, Any]
+    attachments: dict[str, str] | None = None
+    """For a worker call with attachments: each path as the model gave it -> the file the gate
+    judged (absolute, links resolved), which is the file the callee's prompt must read."""
 
 
 JUDGED: ContextVar[JudgedCall | None] = ContextVar("llm_do_judged_call", default=None)
 """Set by the gate around each call it lets through (the call's own task and context); None where
 no gate stands in front of the toolset (a toolset called directly)."""
+
+
+def judged_attachments() -> dict[str, str] | None:
+    """The attachments the gate judged for the call being made, or None (no gate judged any)."""
+    judged = JUDGED.get()
+    return None if judged is None else judged.attachments
 
 
 def changes_since_judged(name: str, normalized: dict[str, Any]) -> list[str]:

@@ -96,11 +96,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
             attached = hooks.attachments(name, tool_args)
         except ToolFailed as exc:
             self._refuse(frame, name, exc.message)
-        if attached:
-            await self._check_attachments(frame, name, attached)
+        files = await self._check_attachments(frame, name, attached) if attached else None
         # decided (and asked) outside any lock; a toolset that locks checks under it that its
-        # normalized arguments are still these (`ToolsetHooks`, `JUDGED`)
-        judged = JUDGED.set(JudgedCall(name, normalized))
+        # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
+        judged = JUDGED.set(JudgedCall(name, normalized, files))
         try:
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
@@ -162,14 +161,15 @@ class ApprovalGate(WrapperToolset[CallContext]):
                                               decision.feedback))
         return request, decision
 
-    async def _check_attachments(self, frame: CallFrame, name: str, paths: list[str]) -> None:
+    async def _check_attachments(self, frame: CallFrame, name: str, paths: list[str]) -> dict[str, str]:
         """Files a model attaches to a worker call are read by the calling worker: each must be one
         its own tools would read (`ToolsetHooks.reads`: its filesystem toolset's `read_file`),
         and is decided as that read would be (rules, `ask`, the approval mode); else the call is
-        refused before the callee runs (red team M4)."""
+        refused before the callee runs (red team M4). Returns each path -> the file judged."""
         root = os.path.realpath(self.runtime.bundle.root)
+        files: dict[str, str] = {}
         for path in paths:
-            absolute = os.path.realpath(os.path.join(root, path))
+            absolute = files[path] = os.path.realpath(os.path.join(root, path))
             read = self._attachment_read(absolute)
             if read is None:
                 inside = absolute == root or absolute.startswith(root + os.sep)
@@ -187,6 +187,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 if not decision.approved:
                     self._refuse(frame, name, f"attachment {path!r}: {reader} of it was denied "
                                               f"({decision.note or 'not approved'}); '{name}' was not called")
+        return files
 
     def _attachment_read(self, path: str) -> tuple[str, dict[str, Any], ToolsetTool[CallContext], Action] | None:
         """The least gated of this worker's tools that would read `path`: its name, the read's
