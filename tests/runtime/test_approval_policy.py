@@ -38,6 +38,13 @@ def cond(op: str, param: list[Any], value: Any) -> dict[str, Any]:
     ("Out/*", "out/x", False),  # case-sensitive
     ("*", "", True),
     ("x", "x\ny", False),
+    ("docs/*/private.md", "docs/team/private.md", True),  # a `*` followed by more pattern
+    ("docs/*/private.md", "docs/a/b/private.md", False),
+    ("*.py", "apy", False),  # the `.` after `*` is a dot, not any character
+    ("logs/**.log", "logs/a/b.log", True),  # `**` inside a segment crosses `/`
+    ("logs/**.log", "logs/catalog", False),  # ... but the rest must still match
+    ("**/secret", "a/secret", True),
+    ("a/**/", "a/", True),
 ])
 def test_glob_dialect(pattern: str, value: str, matches: bool) -> None:
     assert glob_matches(pattern, value) is matches
@@ -75,6 +82,12 @@ def test_glob_dialect(pattern: str, value: str, matches: bool) -> None:
     ("in", "rm", ["git", "mv"], False),
     ("in", 1, [True], False),
     ("in", "x", [], False),
+    ("==", ["a"], "a", False),  # a list value never equals a string
+    ("==", "a", ["a"], False),
+    ("==", ["a", "b"], "ab", False),
+    ("!=", ["a"], "a", True),
+    ("in", ["a"], ["a", "b"], False),
+    ("==", ("a",), ["a"], True),  # a tuple is a list
 ])
 def test_each_operator(op: str, actual: Any, expected: Any, result: bool) -> None:
     assert compare(op, actual, expected) is result
