@@ -50,13 +50,18 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         # It times how fast a cancelled command is killed (the runner, not the policy): flaky under load.
         "--deselect=tests/stdlib/test_shell_toolset.py::test_run_argv_cancelled_kills",
     ),
-    "runtime/llm_do/runtime/approvals.py": ("tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py"),
+    "runtime/llm_do/runtime/approvals.py": (
+        "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_gate_requests.py",
+    ),
     "runtime/llm_do/runtime/toolsets/gate.py": (
-        "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_events.py",
+        "tests/runtime/test_gate_requests.py", "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py",
+        "tests/runtime/test_rules_race.py", "tests/runtime/test_attachment_reads.py", "tests/runtime/test_events.py",
         "tests/runtime/test_scripts.py",
     ),
     "runtime/llm_do/bundle/approval.py": ("tests/runtime/test_approval_policy.py",),
-    "runtime/llm_do/runtime/verified_imports.py": ("tests/runtime/test_verified_imports.py",),
+    "runtime/llm_do/runtime/verified_imports.py": (
+        "tests/runtime/test_verified_imports_hook.py", "tests/runtime/test_verified_imports.py",
+    ),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 
