@@ -286,4 +286,5 @@ def test_what_a_worker_can_attach_is_what_its_read_file_reads(tmp_path: Path) ->
     assert [c for c in workers["blind"] if c.startswith("attach:")] == []  # reads nothing itself
     assert "attach:project/**" in workers["maker"]  # agent_call takes attachments too
     text = run_cli("capabilities", root).stdout
-    assert "attach:project/notes/**    via read_file  [conditional at main.read_file by deny read_file(path ~ '**/.env*')]" in text
+    assert ("attach:project/notes/**    via read_file  [conditional at main.read_file by deny read_file(path ~ '**/.env*') "
+            "(paths in notes/)]") in text
