@@ -28,7 +28,7 @@ SOURCES = {
     "vi_ns/sub/deep.py": "D = 4\n",
     "vi_tools.py": "V = 'first'\n",
 }
-NAMES = ("vi_pkg", "vi_ns", "vi_tools")
+NAMES = ("vi_pkg", "vi_ns", "vi_tools", "vi_data")
 
 
 def made_bundle(root: Path, sources: dict[str, str]) -> LoadedBundle:
@@ -136,3 +136,33 @@ def test_a_module_the_hook_serves_stays_imported_while_its_bundle_runs(bundle: L
     assert import_verified(bundle, "vi_pkg.mod") is first
     activate(bundle)
     assert sys.modules["vi_pkg.mod"] is first
+
+
+def test_a_plain_directory_is_refused_even_with_the_root_on_sys_path(bundle: LoadedBundle,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the project root on sys.path, Python's own finder would make `vi_data/` (no
+    `__init__`, no verified module) a namespace package: the hook sees where it points and refuses."""
+    (bundle.root / "vi_data").mkdir()
+    (bundle.root / "vi_data" / "evil.py").write_text(RAN)
+    monkeypatch.syspath_prepend(str(bundle.root))
+    activate(bundle)
+    with pytest.raises(BundleRefused, match="import of 'vi_data' \\(vi_data\\) from the project"):
+        importlib.import_module("vi_data")
+    assert "vi_data" not in sys.modules and not list(bundle.root.rglob("*.ran"))
+
+
+def test_a_bundle_that_is_gone_serves_nothing_more(tmp_path: Path) -> None:
+    """Projects are held weakly: once a bundle is dropped (its runs over), the next activation
+    forgets it, so its modules are no longer served from its bytes."""
+    import gc
+
+    old = made_bundle(tmp_path / "old", {"vi_tools.py": "V = 'old'\n"})
+    assert import_verified(old, "vi_tools").V == "old"
+    del old
+    gc.collect()
+    sys.modules.pop("vi_tools", None)
+    new = made_bundle(tmp_path / "new", {"vi_pkg/__init__.py": "A = 1\n"})
+    activate(new)
+    assert all(p.bundle() is not None for p in _FINDER.projects.values())
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("vi_tools")
