@@ -166,3 +166,53 @@ def test_a_bundle_that_is_gone_serves_nothing_more(tmp_path: Path) -> None:
     assert all(p.bundle() is not None for p in _FINDER.projects.values())
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("vi_tools")
+
+
+def test_another_load_of_the_same_build_keeps_what_was_imported(bundle: LoadedBundle) -> None:
+    """A bundle loaded again (another run of the same lock) serves the same bytes: its modules and
+    namespaces are not imported again (their module-level code does not run twice)."""
+    module = import_verified(bundle, "vi_pkg.mod")
+    namespace = import_verified(bundle, "vi_ns.sub")
+    again = made_bundle(bundle.root, SOURCES)
+    assert import_verified(again, "vi_pkg.mod") is module
+    assert import_verified(again, "vi_ns.sub") is namespace
+
+
+def test_the_same_sources_at_another_root_are_imported_from_there(bundle: LoadedBundle, tmp_path: Path) -> None:
+    import_verified(bundle, "vi_ns.sub.deep")
+    moved = made_bundle(tmp_path / "moved", SOURCES)
+    assert import_verified(moved, "vi_ns.sub.deep").__file__ == str(moved.root / "vi_ns" / "sub" / "deep.py")
+    assert list(sys.modules["vi_ns.sub"].__path__) == [str(moved.root / "vi_ns" / "sub")]
+
+
+def test_a_name_nothing_provides_is_not_found_not_refused(bundle: LoadedBundle) -> None:
+    with pytest.raises(ModuleNotFoundError) as info:
+        import_verified(bundle, "vi_nothing_here")
+    assert not isinstance(info.value, BundleRefused)
+
+
+def test_a_finder_without_find_spec_is_passed_over(bundle: LoadedBundle, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A legacy finder (find_module only) after the hook does not break the imports it answers."""
+
+    class Legacy:
+        def find_module(self, name: str, path: object = None) -> None:
+            return None
+
+    site = tmp_path / "site"
+    (site / "vi_installed").mkdir(parents=True)
+    (site / "vi_installed" / "__init__.py").write_text("W = 5\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    activate(bundle)
+    sys.meta_path.insert(1, Legacy())
+    try:
+        assert import_verified(bundle, "vi_installed").W == 5
+    finally:
+        sys.modules.pop("vi_installed", None)
+
+
+def test_a_python_source_that_is_no_module_name_is_left_alone(tmp_path: Path) -> None:
+    """`scripts/run-me.py` is verified (hashed) but is no importable name: the rest imports."""
+    bundle = made_bundle(tmp_path / "proj", {**SOURCES, "scripts/run-me.py": "X = 1\n"})
+    assert import_verified(bundle, "vi_tools").V == "first"
