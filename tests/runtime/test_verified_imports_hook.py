@@ -28,7 +28,7 @@ SOURCES = {
     "vi_ns/sub/deep.py": "D = 4\n",
     "vi_tools.py": "V = 'first'\n",
 }
-NAMES = ("vi_pkg", "vi_ns", "vi_tools", "vi_data")
+NAMES = ("vi_pkg", "vi_ns", "vi_tools", "vi_data", "vi_evil")
 
 
 def made_bundle(root: Path, sources: dict[str, str]) -> LoadedBundle:
@@ -216,3 +216,40 @@ def test_a_python_source_that_is_no_module_name_is_left_alone(tmp_path: Path) ->
     """`scripts/run-me.py` is verified (hashed) but is no importable name: the rest imports."""
     bundle = made_bundle(tmp_path / "proj", {**SOURCES, "scripts/run-me.py": "X = 1\n"})
     assert import_verified(bundle, "vi_tools").V == "first"
+
+
+def test_verified_code_is_compiled_with_its_own_future_imports_only(tmp_path: Path) -> None:
+    """This module's `from __future__ import annotations` must not leak into the project's code."""
+    bundle = made_bundle(tmp_path / "proj", {"vi_tools.py": "def f(x: int) -> str:\n    return str(x)\n"})
+    assert import_verified(bundle, "vi_tools").f.__annotations__ == {"x": int, "return": str}
+
+
+def test_a_source_in_another_encoding_imports_and_shows_its_source(tmp_path: Path) -> None:
+    data = b"# -*- coding: latin-1 -*-\nS = '\xe9'\n"
+    bundle = made_bundle(tmp_path / "proj", {})
+    bundle.root.mkdir()
+    (bundle.root / "vi_tools.py").write_bytes(data)
+    bundle.python_sources = {"vi_tools.py": data}
+    module = import_verified(bundle, "vi_tools")
+    assert module.S == "\xe9"
+    assert module.__spec__.loader.get_source("vi_tools") == "# -*- coding: latin-1 -*-\nS = '\ufffd'\n"
+
+
+def test_a_package_written_after_the_build_is_named_by_its_init(bundle: LoadedBundle) -> None:
+    import_verified(bundle, "vi_tools")
+    (bundle.root / "vi_evil").mkdir()
+    (bundle.root / "vi_evil" / "__init__.py").write_text(RAN)
+    with pytest.raises(BundleRefused, match="import of 'vi_evil' \\(vi_evil/__init__.py\\) from the project"):
+        importlib.import_module("vi_evil")
+    assert not list(bundle.root.rglob("*.ran"))
+
+
+def test_a_plain_directory_is_refused_with_the_root_on_sys_path_through_a_link(
+        bundle: LoadedBundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (bundle.root / "vi_data").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(bundle.root)
+    monkeypatch.syspath_prepend(str(link))
+    activate(bundle)
+    with pytest.raises(BundleRefused, match="import of 'vi_data'"):
+        importlib.import_module("vi_data")
