@@ -7,7 +7,7 @@ mutant that no test fails on *survives* and is printed with its line. The score 
 
 Not a test and not run in CI. From the repository root, with the project's environment active:
 
-    python bench/mutation.py                                   # the four default modules
+    python bench/mutation.py                                   # the six default modules
     python bench/mutation.py --module runtime/llm_do/bundle/approval.py \\
         --tests tests/runtime/test_approvals.py               # any module, its tests
     python bench/mutation.py --only commands --scope code     # the code, not the flag tables
@@ -50,10 +50,17 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         # It times how fast a cancelled command is killed (the runner, not the policy): flaky under load.
         "--deselect=tests/stdlib/test_shell_toolset.py::test_run_argv_cancelled_kills",
     ),
-    "runtime/llm_do/runtime/approvals.py": ("tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py"),
+    "runtime/llm_do/runtime/approvals.py": (
+        "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_gate_requests.py",
+    ),
     "runtime/llm_do/runtime/toolsets/gate.py": (
-        "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_events.py",
+        "tests/runtime/test_gate_requests.py", "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py",
+        "tests/runtime/test_rules_race.py", "tests/runtime/test_attachment_reads.py", "tests/runtime/test_events.py",
         "tests/runtime/test_scripts.py",
+    ),
+    "runtime/llm_do/bundle/approval.py": ("tests/runtime/test_approval_policy.py",),
+    "runtime/llm_do/runtime/verified_imports.py": (
+        "tests/runtime/test_verified_imports_hook.py", "tests/runtime/test_verified_imports.py",
     ),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
@@ -289,7 +296,8 @@ def _run_tests(work: Path, tests: tuple[str, ...], timeout: float, quiet: bool =
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)
             plugins = [_TestAlarm(per_test)] if per_test else []
-            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests], plugins=plugins))
+            # -n 0: in this forked process, which has pydantic-ai loaded (xdist's workers would load it again)
+            code = int(pytest.main(["-x", "-q", "-n", "0", "-p", "no:cacheprovider", "--no-header", *tests], plugins=plugins))
         finally:
             os._exit(code)
     deadline = time.monotonic() + timeout
@@ -321,7 +329,7 @@ def _prepare(work: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", default=[], help="a module path (repeatable; default: the four)")
+    parser.add_argument("--module", action="append", default=[], help="a module path (repeatable; default: the six)")
     parser.add_argument("--tests", action="append", default=[], help="test files for --module (repeatable)")
     parser.add_argument("--only", help="only the default modules whose path contains this")
     parser.add_argument("--operators", help="comma-separated: compare,boolop,drop-element,drop-argument,drop-not,"

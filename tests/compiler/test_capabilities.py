@@ -266,3 +266,25 @@ def test_a_write_restricted_by_a_condition_is_shown_so(tmp_path: Path) -> None:
     text = run_cli("capabilities", root).stdout
     assert "[conditional at main.write_file by allow write_file(path ~ 'output/**') (paths in the project)]" in text
     assert lint_codes(root) == []  # not R001: only writes below output/ go unasked
+
+
+def test_what_a_worker_can_attach_is_what_its_read_file_reads(tmp_path: Path) -> None:
+    """Red team M4: a model's attachments are reads by the calling worker, so a worker that calls
+    workers can attach what its read_file reads, under read_file's gate; without read_file or
+    without calls, nothing (project and lock agree)."""
+    root = write_project(tmp_path / "p", {
+        "main.worker": worker("model: test\ntoolsets:\n  - filesystem_project: {path: notes}\n  - echo\n"
+                              "approvals:\n  - \"deny read_file(path ~ '**/.env*')\""),
+        "echo.worker": worker("model: test\ntoolsets: [filesystem_project_ro]"),
+        "blind.worker": worker("model: test\ntoolsets: [echo]"),
+        "maker.worker": worker("model: test\ntoolsets: [filesystem_project_ro, dynamic_agents]"),
+    })
+    workers = by_worker(caps_json(root))
+    attach = workers["main"]["attach:project/notes/**"]
+    assert attach["path"] == ["main"] and attach["tool"] == "read_file" and attach["gate"] == "conditional"
+    assert [c for c in workers["echo"] if c.startswith("attach:")] == []  # calls nobody
+    assert [c for c in workers["blind"] if c.startswith("attach:")] == []  # reads nothing itself
+    assert "attach:project/**" in workers["maker"]  # agent_call takes attachments too
+    text = run_cli("capabilities", root).stdout
+    assert ("attach:project/notes/**    via read_file  [conditional at main.read_file by deny read_file(path ~ '**/.env*') "
+            "(paths in notes/)]") in text

@@ -38,6 +38,13 @@ def cond(op: str, param: list[Any], value: Any) -> dict[str, Any]:
     ("Out/*", "out/x", False),  # case-sensitive
     ("*", "", True),
     ("x", "x\ny", False),
+    ("docs/*/private.md", "docs/team/private.md", True),  # a `*` followed by more pattern
+    ("docs/*/private.md", "docs/a/b/private.md", False),
+    ("*.py", "apy", False),  # the `.` after `*` is a dot, not any character
+    ("logs/**.log", "logs/a/b.log", True),  # `**` inside a segment crosses `/`
+    ("logs/**.log", "logs/catalog", False),  # ... but the rest must still match
+    ("**/secret", "a/secret", True),
+    ("a/**/", "a/", True),
 ])
 def test_glob_dialect(pattern: str, value: str, matches: bool) -> None:
     assert glob_matches(pattern, value) is matches
@@ -75,14 +82,29 @@ def test_glob_dialect(pattern: str, value: str, matches: bool) -> None:
     ("in", "rm", ["git", "mv"], False),
     ("in", 1, [True], False),
     ("in", "x", [], False),
+    ("==", ["a"], "a", False),  # a list value never equals a string
+    ("==", "a", ["a"], False),
+    ("==", ["a", "b"], "ab", False),
+    ("!=", ["a"], "a", True),
+    ("in", ["a"], ["a", "b"], False),
+    ("==", ("a",), ["a"], True),  # a tuple is a list
+    ("==", ["a"], ("a",), True),
+    ("==", [True], [1], False),  # element by element, as JSON
+    ("==", [1], [1.0], True),
 ])
 def test_each_operator(op: str, actual: Any, expected: Any, result: bool) -> None:
     assert compare(op, actual, expected) is result
 
 
 def test_an_unknown_operator_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown operator"):
+    with pytest.raises(ValueError, match="^unknown operator '~=' in an approval condition$"):
         compare("~=", "a", "a")
+
+
+def test_the_ordering_operators_are_the_four() -> None:
+    from llm_do.bundle.approval import ORDERING_OPS
+
+    assert ORDERING_OPS == {"<", "<=", ">", ">="}
 
 
 def test_same_value_of_tuples_and_lists() -> None:
@@ -95,6 +117,7 @@ def test_same_value_of_tuples_and_lists() -> None:
     (["argv", 0], "ls"),
     (["argv", -1], "x"),
     (["argv", 2], MISSING),
+    (["pair", 1], "b"),  # a tuple is indexed like a list
     (["argv", -3], MISSING),
     (["opts", "depth"], 2),
     (["opts", "nope"], MISSING),
@@ -104,7 +127,7 @@ def test_same_value_of_tuples_and_lists() -> None:
     (["opts", True], MISSING),
 ])
 def test_lookup(path: list[Any], value: Any) -> None:
-    args = {"path": "a", "argv": ["ls", "x"], "opts": {"depth": 2}}
+    args = {"path": "a", "argv": ["ls", "x"], "opts": {"depth": 2}, "pair": ("a", "b")}
     assert lookup(args, path) == value if value is not MISSING else lookup(args, path) is MISSING
 
 
@@ -162,3 +185,26 @@ def test_decide(rules: list[dict[str, Any]], path: str, approval: str) -> None:
 
 def test_decide_keeps_auto_for_the_toolset() -> None:
     assert decide([rule("deny", PY)], {"path": "a.txt"}, "auto") == "auto"
+
+
+def test_the_vocabulary_is_the_bundle_formats() -> None:
+    """The constants the gate and the compiler compare with are the words a bundle holds."""
+    from typing import get_args
+
+    from llm_do.bundle.approval import ALLOW, ASK, AUTO, DENY, Action, Approval
+
+    assert (ALLOW, ASK, DENY) == get_args(Action) == ("allow", "ask", "deny")
+    assert (ALLOW, ASK, DENY, AUTO) == get_args(Approval)
+
+
+def test_the_metadata_keys_are_llm_dos_own() -> None:
+    """An opaque tool's approval and toolset travel in its metadata under keys a toolset's own
+    metadata would not use by accident, and that differ from each other."""
+    from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
+
+    assert APPROVAL_METADATA_KEY.startswith("llm_do_") and TOOLSET_METADATA_KEY.startswith("llm_do_")
+    assert APPROVAL_METADATA_KEY != TOOLSET_METADATA_KEY
+
+
+def test_a_missing_value_says_so() -> None:
+    assert repr(MISSING) == "MISSING" and lookup({}, ["path"]) is MISSING

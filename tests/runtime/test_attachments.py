@@ -25,7 +25,7 @@ attachments:
 
 PROJECT = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
-    "main.worker": worker(POLICY + "toolsets: [reader]", "Look at the files."),
+    "main.worker": worker(POLICY + "toolsets: [filesystem_project_ro, reader]", "Look at the files."),
     "reader.worker": worker(POLICY, "Read the files."),
     "free.worker": worker("", "No policy."),
     "inside.txt": "inside the project\n",

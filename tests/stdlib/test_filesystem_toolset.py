@@ -155,7 +155,7 @@ def test_failed_write_keeps_the_old_file(fs, call, monkeypatch) -> None:
     toolset = fs()
     (toolset.root / "a.txt").write_text("old")
 
-    def broken_replace(src, dst):
+    def broken_replace(src, dst, **dir_fds):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fs_module.os, "replace", broken_replace)

@@ -31,15 +31,17 @@ CONDITIONAL = "conditional"
 GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
 """Gate levels, weakest first: `conditional` = rules with conditions decide per call, `auto` = the
 toolset decides per call (shell asks for commands that write)."""
-READ_ONLY_KINDS = ("fs.read", "call", "env")
+READ_ONLY_KINDS = ("fs.read", "call", "env", "attach")
 """Every other kind (`fs.write`, `proc.exec`, `custom`, `mcp`, what Python declares) is a side
 effect: it may change something outside the run; `proc.exec` unless every command in its scope
 is one the shell policy runs without asking (`read_only_commands`)."""
 PROVIDER = "provider"
 """`provider:web_search`, `provider:code_execution`, ...: a worker's `server_side_tools`, which the
 model provider runs (no gate applies); computed from the worker node, not stored as grants."""
-LOCAL_KINDS = ("call",)
+LOCAL_KINDS = ("call", "attach")
 """Capabilities that do not propagate to callers."""
+ATTACHING_TOOLS = ("agent_call",)
+"""Stdlib tools, besides calls of the bundle's workers, that pass a model's attachments on."""
 
 
 def kind_of(capability: str) -> str:
@@ -309,11 +311,21 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
             kind = server_side.get("tool_type")
             if kind:
                 view.grants.append(Grant(f"{PROVIDER}:{kind}", str(kind), "tool", OPEN))
+        add_attach_grants(view, gates)
         views[name] = view
     function = (bundle.get("entry") or {}).get("function")
     if function:
         views[function["name"]] = entry_function_view(callees.get(function["name"], ()))
     return views
+
+
+def add_attach_grants(view: WorkerView, tools: Collection[str]) -> None:
+    """`attach:SCOPE` for a worker that can call workers (`tools`: its tool names): a model's
+    attachments are reads by the calling worker, so it can attach what its `read_file` reads,
+    gated as that read is."""
+    if view.calls or any(tool in tools for tool in ATTACHING_TOOLS):
+        view.grants += [Grant(f"attach:{g.capability.partition(':')[2]}", g.via, g.via_kind, g.gate) for g in view.grants
+                        if kind_of(g.capability) == "fs.read" and g.via == "read_file"]
 
 
 def _gate(binding: ToolBinding, default: str, paths_in: str | None) -> Gate:

@@ -51,7 +51,6 @@ TOOLSET_METADATA_KEY: Final = "llm_do_toolset"
 # `ApprovalGate.decision_for` asks when a tool has rules. No lark and no compiler: the tree is data.
 
 ORDERING_OPS: Final = frozenset({"<", "<=", ">", ">="})
-COMPARE_OPS: Final = frozenset({"glob", "==", "!=", "in"}) | ORDERING_OPS
 
 
 class _Missing:

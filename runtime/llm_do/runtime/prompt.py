@@ -1,7 +1,8 @@
 """Turning a worker's input into the prompt: text parts and attachments as binary content.
 
 The attachment policy (count, total size, suffixes) is checked before the model is called.
-Attachments a model asks for are confined to the project root; those a user passes are not. Only
+Attachments a model asks for are confined to the project root, and must be the files the caller's
+gate judged (`toolkit.hooks.JUDGED`); those a user passes are not. Only
 regular files are read, each once, and never more than the total allows (20 MB by default).
 """
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.errors import InputProblem
+from llm_do.toolkit.hooks import judged_attachments
 
 from .args import Attachment, WorkerArgs
 
@@ -47,13 +49,17 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     limit = DEFAULT_MAX_TOTAL_BYTES if max_total is None else max_total
     data: dict[int, tuple[Path, bytes]] = {}
     total = 0
+    judged = judged_attachments() if confined else None
     for attachment in attachments:
         path = _resolve(attachment.path, root, confined)
+        if judged is not None and judged.get(attachment.path) != str(path):
+            raise AttachmentProblem(f"attachment '{attachment.path}' changed after it was judged (another call moved a file "
+                                    "or link); the call was not made")
         if not suffix_allowed(path.name, suffixes):
             allowed = ", ".join(normalize_suffixes(suffixes) or ())
             raise AttachmentProblem(f"attachment '{attachment.path}': suffix '{path.suffix}' not allowed ({allowed})")
         if id(attachment) not in data:
-            content = _read(attachment.path, path, limit - total + 1)
+            content = _read(attachment.path, path, limit - total + 1, root if confined else None)
             total += len(content)
             data[id(attachment)] = (path, content)
         if total > limit:
@@ -74,12 +80,16 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     return content_parts
 
 
-def _read(shown: str, path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of a regular file: a FIFO or a device would block the run or never end."""
-    from llm_do.toolkit.files import IrregularFile, read_regular_file
+def _read(shown: str, path: Path, limit: int, root: Path | None) -> bytes:
+    """At most `limit` bytes of a regular file: a FIFO or a device would block the run or never end.
+    With `root` (a confined attachment, resolved below it) no link is followed on the way."""
+    from llm_do.toolkit.files import IrregularFile, PathRefused, read_regular_file
+    from llm_do.toolkit.resolved_io import read_resolved
 
     try:
-        return read_regular_file(path, limit)
+        return read_regular_file(path, limit) if root is None else read_resolved(root, path, limit)
+    except PathRefused as exc:
+        raise AttachmentProblem(f"attachment '{shown}': {exc}") from None
     except FileNotFoundError:
         raise AttachmentProblem(f"attachment '{shown}' not found") from None
     except IrregularFile:

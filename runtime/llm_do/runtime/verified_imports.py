@@ -71,13 +71,18 @@ class Project(NamedTuple):
     aliases: dict[str, str]
     """A name a verified module was imported under through another `sys.path` entry (`helper` for
     `src.helper` with `PYTHONPATH=src`) -> its name from the root; filled as imports happen."""
+    build: tuple[tuple[str, str], ...]
+    """Every module's (name, sha256): two bundles of one root with the same `build` serve the same
+    code, so modules imported for one are kept for the other (and dropped otherwise)."""
 
 
 class VerifiedLoader(Loader):
     """Executes one verified source: compiled from its bytes, never from a cache."""
 
-    def __init__(self, source: VerifiedSource) -> None:
+    def __init__(self, source: VerifiedSource, build: tuple[tuple[str, str], ...]) -> None:
         self.source = source
+        self.build = build
+        """The `Project.build` it was imported for: its module-level names were bound to that build's modules."""
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return None
@@ -100,8 +105,9 @@ class VerifiedLoader(Loader):
 class NamespaceLoader(Loader):
     """A directory of verified modules without an `__init__`: an empty package, nothing to run."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, build: tuple[tuple[str, str], ...]) -> None:
         self.root = root
+        self.build = build
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return None
@@ -122,10 +128,10 @@ class VerifiedImports(MetaPathFinder):
         for project in projects:
             source = project.modules.get(_canonical(project, name))
             if source is not None:
-                return _verified_spec(name, source)
+                return _verified_spec(name, source, project.build)
             directory = project.namespaces.get(_canonical(project, name))
             if directory is not None:
-                spec = ModuleSpec(name, NamespaceLoader(project.root), origin=None, is_package=True)
+                spec = ModuleSpec(name, NamespaceLoader(project.root, project.build), origin=None, is_package=True)
                 spec.submodule_search_locations = [directory]
                 return spec
         parent = name.rpartition(".")[0]
@@ -144,7 +150,7 @@ class VerifiedImports(MetaPathFinder):
             source, unverified = _served_elsewhere(project, other)
             if source is not None:  # a verified file reached through another sys.path entry: its verified bytes
                 project.aliases[name] = module_name(source.rel) or name
-                return _verified_spec(name, source)
+                return _verified_spec(name, source, project.build)
             if unverified is not None:
                 raise _refusal(project, name, unverified)
         return other
@@ -166,8 +172,8 @@ class VerifiedImports(MetaPathFinder):
 _FINDER = VerifiedImports()
 
 
-def _verified_spec(name: str, source: VerifiedSource) -> ModuleSpec:
-    spec = ModuleSpec(name, VerifiedLoader(source), origin=source.path, is_package=source.package)
+def _verified_spec(name: str, source: VerifiedSource, build: tuple[tuple[str, str], ...]) -> ModuleSpec:
+    spec = ModuleSpec(name, VerifiedLoader(source, build), origin=source.path, is_package=source.package)
     spec.has_location = True
     if source.package:
         spec.submodule_search_locations = [os.path.dirname(source.path)]
@@ -254,11 +260,14 @@ def activate(bundle: VerifiedSources) -> None:
         sys.meta_path.insert(0, _FINDER)
 
 
-def _serves(project: Project, name: str, loader: Loader) -> bool:
-    """Whether `loader` is what `project` serves for `name` now."""
+def _serves(project: Project, name: str, loader: VerifiedLoader | NamespaceLoader) -> bool:
+    """Whether `loader` is what `project` serves for `name` now: the same bytes imported for the
+    same build (a module unchanged in a rebuild still bound the old versions of what it imports)."""
+    if loader.build != project.build:
+        return False
     if isinstance(loader, VerifiedLoader):
         return project.modules.get(name) == loader.source
-    return name in project.namespaces and getattr(loader, "root", None) == project.root
+    return name in project.namespaces and loader.root == project.root
 
 
 def _project(bundle: VerifiedSources) -> Project:
@@ -279,7 +288,8 @@ def _project(bundle: VerifiedSources) -> Project:
                 namespaces[prefix] = os.path.join(root, *parts[:i])
     by_path = {os.path.realpath(source.path): source for source in modules.values()}
     dirs = frozenset(os.path.dirname(p) for p in by_path)
-    return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces, by_path, dirs, {})
+    build = tuple(sorted((name, source.sha256) for name, source in modules.items()))
+    return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces, by_path, dirs, {}, build)
 
 
 def import_verified(bundle: VerifiedSources, name: str) -> Any:

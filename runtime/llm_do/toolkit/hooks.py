@@ -4,10 +4,15 @@ The gate (`llm_do.runtime.toolsets.gate`) asks each tool's toolset through `hook
 that subclasses `ToolsetHooks` (the stdlib's `StdlibToolset`) answers for itself, any other (Python
 toolsets, worker calls, MCP servers) gets the defaults below, which leave every decision to the
 bundle's approval rules and show and judge the arguments as the model gave them.
+
+`JUDGED` carries the other way what the gate decided on: the call's normalized arguments, so a
+toolset that serializes its calls (the stdlib's filesystem lock) can normalize them again under its
+lock and refuse a call whose paths changed between the decision and the effect.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -27,7 +32,7 @@ class Decisive:
 
 @runtime_checkable
 class ToolsetHooks(Protocol):
-    """The five questions the gate asks a tool's toolset. Subclass it to answer some of them; the
+    """The questions the gate asks a tool's toolset. Subclass it to answer some of them; the
     others keep these defaults."""
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
@@ -47,6 +52,18 @@ class ToolsetHooks(Protocol):
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """The call's arguments as every approver is shown them, as the rules judge them (paths
         and commands as `Decisive`); None: as given."""
+        return None
+
+    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+        """The files a call hands to another worker's model (worker calls' `attachments`), as
+        the model named them (relative to the project root): the gate judges each as a read by
+        the calling worker. By default, none."""
+        return []
+
+    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+        """The normalized arguments of a call of `name` that would read the file at `path`
+        (absolute, links resolved), when this tool reads files and would read that one; None
+        otherwise (the default). How the gate judges an attachment as the worker's own read."""
         return None
 
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
@@ -72,3 +89,43 @@ def offers_edit(hooks: ToolsetHooks) -> bool:
     """Whether the toolset lets a person edit its calls before approving them."""
     return type(hooks).edit_args is not ToolsetHooks.edit_args
 
+
+@dataclass(frozen=True)
+class JudgedCall:
+    """A call as the gate decided it: the tool and the normalized arguments its rules saw (and a
+    person approved)."""
+
+    tool: str
+    normalized: dict[str, Any]
+    attachments: dict[str, str] | None = None
+    """For a worker call with attachments: each path as the model gave it -> the file the gate
+    judged (absolute, links resolved), which is the file the callee's prompt must read."""
+
+
+JUDGED: ContextVar[JudgedCall | None] = ContextVar("llm_do_judged_call", default=None)
+"""Set by the gate around each call it lets through (the call's own task and context); None where
+no gate stands in front of the toolset (a toolset called directly)."""
+
+
+def judged_attachments() -> dict[str, str] | None:
+    """The attachments the gate judged for the call being made, or None (no gate judged any)."""
+    judged = JUDGED.get()
+    return None if judged is None else judged.attachments
+
+
+def changes_since_judged(name: str, normalized: dict[str, Any]) -> list[str]:
+    """What differs between the call's arguments normalized now and as the gate judged them, one
+    `param: 'then' -> 'now'` each; empty when nothing did (or no gate judged this call)."""
+    judged = JUDGED.get()
+    if judged is None or judged.tool != name or judged.normalized == normalized:
+        return []
+    keys = sorted(set(judged.normalized) | set(normalized))
+    return [f"{key}: {_shown(judged.normalized, key)} -> {_shown(normalized, key)}"
+            for key in keys if judged.normalized.get(key, _GONE) != normalized.get(key, _GONE)]
+
+
+_GONE = object()
+
+
+def _shown(args: dict[str, Any], key: str) -> str:
+    return repr(args[key]) if key in args else "(refused)"

@@ -22,7 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import ASK, AUTO, Action
 from llm_do.toolkit.files import PathRefused, confine, relative
-from llm_do.toolkit.hooks import Decisive, ToolsetHooks
+from llm_do.toolkit.hooks import Decisive, ToolsetHooks, changes_since_judged
 from llm_do.toolkit.tool_args import ModelArgsValidator
 from llm_do.toolkit.tool_threads import run_blocking
 
@@ -68,6 +68,7 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
             raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
         method = getattr(self, name)
         async with filesystem_lock():
+            self._check_unchanged(name, tool_args)
             try:
                 if inspect.iscoroutinefunction(method):
                     return await method(**tool_args)
@@ -76,6 +77,15 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
                 raise
             except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
                 raise ToolFailed(" ".join(f"{name} failed: {type(exc).__name__}: {exc}".split())[:1000]) from None
+
+    def _check_unchanged(self, name: str, tool_args: dict[str, Any]) -> None:
+        """Under the lock, the call must still be the one the gate judged: its paths resolved now
+        (after the calls that held the lock before it) must be those the rules saw and a person
+        approved, else a `mv` of a link could have redirected it past a deny."""
+        changes = changes_since_judged(name, self.normalize_args(name, tool_args))
+        if changes:
+            raise ToolFailed(f"'{name}' did not run: its target changed after it was approved ({'; '.join(changes)}), "
+                             "because another call moved a file or link; check and call it again")
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""

@@ -19,7 +19,7 @@ from llm_do.bundle.views import call_edges
 from llm_do.toolkit.user_code import module_name
 
 from ..call_graph import CallGraph
-from ..capabilities import ALLOW, analyse, kind_of
+from ..capabilities import ALLOW, LOCAL_KINDS, analyse, kind_of
 from ..syntax.worker_forms import directory_tools_file
 from . import Renderers
 
@@ -83,7 +83,8 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     graph.edges.sort(key=lambda e: (e.source, e.target))
     analysis = analyse(bundle)
     for name in workers:
-        own = [r for r in analysis.reaches(name) if r.own and kind_of(r.capability) != "call"]
+        # the edges show the calls; `attach:` repeats what read_file and the calls already show
+        own = [r for r in analysis.reaches(name) if r.own and kind_of(r.capability) not in LOCAL_KINDS]
         graph.capabilities[f"worker:{name}"] = [
             r.capability + ("" if r.gate == ALLOW else f" [{r.gate}]") for r in own]
     return graph

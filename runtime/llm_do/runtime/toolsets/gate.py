@@ -12,7 +12,8 @@ module is only where both are enforced.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic_ai import RunContext
@@ -31,30 +32,40 @@ from llm_do.bundle.approval import (
     decide,
 )
 from llm_do.bundle.views import WorkerSpec
-from llm_do.toolkit.hooks import hooks_of, offers_edit
+from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
 from ..python_calls import python_running, worker_caller
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalRequest
+    from ..approvals import ApprovalDecision, ApprovalRequest
 
 RESULT_PREVIEW = 2000
+_STRICTNESS: tuple[Action, ...] = (ALLOW, ASK, DENY)
 
 
 @dataclass
 class ApprovalGate(WrapperToolset[CallContext]):
     spec: WorkerSpec
     runtime: RunHost
+    _listed: dict[str, ToolsetTool[CallContext]] = field(default_factory=dict, init=False, repr=False)
+    """The worker's tools as last listed: among them, those that can read an attachment."""
 
-    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> Action:
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
+        self._listed = await super().get_tools(ctx)
+        return self._listed
+
+    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext],
+                     normalized: dict[str, Any] | None = None) -> Action:
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
-        with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`)."""
+        with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`).
+        `normalized`: the arguments as the toolset normalized them, if already done."""
         hooks = hooks_of(tool.toolset)
         binding = self.spec.tools.get(name)
         if binding is not None and binding.rules is not None:
-            approval = decide(binding.rules, hooks.normalize_args(name, tool_args), binding.default or binding.approval)
+            judged = hooks.normalize_args(name, tool_args) if normalized is None else normalized
+            approval = decide(binding.rules, judged, binding.default or binding.approval)
         elif binding is not None:
             approval = binding.approval
         else:
@@ -67,7 +78,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
-        approval = self.decision_for(name, tool_args, tool)
+        hooks = hooks_of(tool.toolset)
+        normalized = hooks.normalize_args(name, tool_args)
+        approval = self.decision_for(name, tool_args, tool, normalized)
         if self.runtime.listening:
             from ..events import ToolCalled
 
@@ -78,6 +91,15 @@ class ApprovalGate(WrapperToolset[CallContext]):
             edited = await self._ask(frame, name, tool_args, tool)
             if edited is not None:  # a person edited the call before approving it
                 tool_args = self._validated(frame, name, edited, tool)
+                normalized = hooks.normalize_args(name, tool_args)
+        try:
+            attached = hooks.attachments(name, tool_args)
+        except ToolFailed as exc:
+            self._refuse(frame, name, exc.message)
+        files = await self._check_attachments(frame, name, attached) if attached else None
+        # decided (and asked) outside any lock; a toolset that locks checks under it that its
+        # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
+        judged = JUDGED.set(JudgedCall(name, normalized, files))
         try:
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
@@ -91,6 +113,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
+        finally:
+            JUDGED.reset(judged)
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
@@ -118,6 +142,16 @@ class ApprovalGate(WrapperToolset[CallContext]):
                    tool: ToolsetTool[CallContext]) -> dict[str, Any] | None:
         """Ask whoever answers for this run; a denial refuses the call. Returns the arguments a
         person edited before approving, if any."""
+        request, decision = await self._answer(frame, name, tool_args, tool)
+        if decision.feedback is not None:
+            self._revise(frame, name, decision.feedback)
+        if not decision.approved:
+            self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
+        return decision.args if request.edit is not None else None  # only calls offered for editing
+
+    async def _answer(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
+                      tool: ToolsetTool[CallContext]) -> tuple[ApprovalRequest, ApprovalDecision]:
+        """The request for a call and whoever answers for this run's decision on it."""
         request = self.approval_request(frame, name, tool_args, tool)
         decision, by = await self.runtime.request_approval(request)
         if self.runtime.listening:
@@ -125,11 +159,48 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
             self.runtime.emit(ApprovalDecided(frame.worker, frame.depth, name, decision.approved, by, decision.note,
                                               decision.feedback))
-        if decision.feedback is not None:
-            self._revise(frame, name, decision.feedback)
-        if not decision.approved:
-            self._refuse(frame, name, f"the call to '{name}' was denied ({decision.note or 'not approved'}); it did not run")
-        return decision.args if request.edit is not None else None  # only calls offered for editing
+        return request, decision
+
+    async def _check_attachments(self, frame: CallFrame, name: str, paths: list[str]) -> dict[str, str]:
+        """Files a model attaches to a worker call are read by the calling worker: each must be one
+        its own tools would read (`ToolsetHooks.reads`: its filesystem toolset's `read_file`),
+        and is decided as that read would be (rules, `ask`, the approval mode); else the call is
+        refused before the callee runs (red team M4). Returns each path -> the file judged."""
+        root = os.path.realpath(self.runtime.bundle.root)
+        files: dict[str, str] = {}
+        for path in paths:
+            absolute = files[path] = os.path.realpath(os.path.join(root, path))
+            read = self._attachment_read(absolute)
+            if read is None:
+                inside = absolute == root or absolute.startswith(root + os.sep)
+                where = (f"not a file worker '{frame.worker}' may read (attachments are limited to what its read_file reads)"
+                         if inside else "outside the project")
+                self._refuse(frame, name, f"attachment {path!r} is {where}; '{name}' was not called")
+            reader, args, tool, approval = read
+            if approval == DENY:
+                self._refuse(frame, name, f"attachment {path!r}: the project's approval rules deny {reader} of it; "
+                                          f"'{name}' was not called")
+            if approval == ASK:
+                _, decision = await self._answer(frame, reader, args, tool)
+                if decision.feedback is not None:
+                    self._revise(frame, name, decision.feedback)
+                if not decision.approved:
+                    self._refuse(frame, name, f"attachment {path!r}: {reader} of it was denied "
+                                              f"({decision.note or 'not approved'}); '{name}' was not called")
+        return files
+
+    def _attachment_read(self, path: str) -> tuple[str, dict[str, Any], ToolsetTool[CallContext], Action] | None:
+        """The least gated of this worker's tools that would read `path`: its name, the read's
+        normalized arguments, the tool and the decision; None when no tool reads it."""
+        best: tuple[str, dict[str, Any], ToolsetTool[CallContext], Action] | None = None
+        for reader, tool in self._listed.items():
+            args = hooks_of(tool.toolset).reads(reader, path)
+            if args is None:
+                continue
+            approval = self.decision_for(reader, args, tool, args)
+            if best is None or _STRICTNESS.index(approval) < _STRICTNESS.index(best[3]):
+                best = (reader, args, tool, approval)
+        return best
 
     def _validated(self, frame: CallFrame, name: str, args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
         """Edited arguments, validated as the model's were; the call is refused if they do not fit."""

@@ -10,17 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.views import worker_description
+from llm_do.toolkit.hooks import ToolsetHooks
 from llm_do.toolkit.tool_args import ModelArgsValidator
 
 from ..call_scope import CallContext, RunHost
 from ..errors import RunFailed
 
 
-class WorkerCallToolset(AbstractToolset[CallContext]):
+class WorkerCallToolset(AbstractToolset[CallContext], ToolsetHooks):
+    """The callees as tools; it tells the gate which files a call attaches (`attachments`)."""
+
     def __init__(self, runtime: RunHost, callees: list[str]) -> None:
         self.runtime = runtime
         self.callees = callees
@@ -46,6 +50,20 @@ class WorkerCallToolset(AbstractToolset[CallContext]):
                     args_validator=ModelArgsValidator(schema),
                 )
         return self._tools
+
+    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+        """The paths of the attachments in the callee's prompt, as its input class makes it from
+        the model's arguments (`prompt_messages`), so custom inputs are judged too."""
+        from ..args import Attachment
+
+        spec = self.runtime.bundle.worker(name)
+        if spec is None:
+            return []
+        try:
+            parts = self.runtime.input_class(spec).model_validate(args).prompt_messages()
+        except Exception as exc:  # the call would fail the same way; refuse it before it runs
+            raise ToolFailed(f"the input of '{name}' does not make a prompt: {type(exc).__name__}: {exc}") from None
+        return [part.path for part in parts if isinstance(part, Attachment)]
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         return await self.runtime.call_worker_async(name, tool_args, parent=ctx.deps.frame, from_model=True)

@@ -10,20 +10,20 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
 from llm_do.toolkit.files import (
     IrregularFile,
     PathRefused,
-    atomic_write,
     check_suffix,
     confine,
-    read_regular_file,
     relative,
     suffix_allowed,
     touches_git_dir,
 )
+from llm_do.toolkit.resolved_io import PathMoved, read_resolved, write_resolved
 
 from ..base import StdlibToolset
 from .descriptor import DEFAULT_MAX_CHARS, FilesystemSettings
@@ -46,9 +46,11 @@ class FilesystemToolset(StdlibToolset):
             raise ToolFailed(f"{path!r} is a directory; use list_files to see its files")
         limit = self.settings.max_read_bytes
         try:
-            data = read_regular_file(target, limit + 1)
+            data = read_resolved(self.root, target, limit + 1)
         except IrregularFile:
             raise ToolFailed(f"{path!r} is not a regular file") from None
+        except PathMoved as e:
+            raise ToolFailed(str(e)) from None
         except OSError as e:
             raise ToolFailed(f"cannot read {path!r}: {e.strerror or e}") from None
         if len(data) > limit:
@@ -80,11 +82,11 @@ class FilesystemToolset(StdlibToolset):
         if len(data) > limit:
             raise ToolFailed(f"content is {len(data)} bytes, more than the {limit} bytes this toolset writes")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
+            write_resolved(self.root, target, data)  # through what `confine` resolved: a link swapped in is refused
+        except PathMoved as e:
+            raise ToolFailed(str(e)) from None
+        except NotADirectoryError as e:  # a file where a directory on the way should be
             raise ToolFailed(f"cannot create the directory of {path!r}: {e.strerror or e}") from None
-        try:
-            atomic_write(target, data)
         except OSError as e:
             raise ToolFailed(f"cannot write {path!r}: {e.strerror or e}") from None
         return f"wrote {len(data)} bytes to {relative(self.root, target)}"
@@ -110,6 +112,16 @@ class FilesystemToolset(StdlibToolset):
             cut = f"[list cut: showing {LIST_LIMIT} of {len(found)} files; narrow the path or pattern]"
             found = [*found[:LIST_LIMIT], cut]
         return "\n".join([*found, stopped] if stopped else found)
+
+    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+        """`read_file`'s normalized arguments for the file at `path` (absolute, resolved) when it
+        lies below the root with an allowed suffix: what an attachment of it is judged as."""
+        real_root = os.path.realpath(self.root)
+        if name != "read_file" or not (path == real_root or path.startswith(real_root + os.sep)):
+            return None
+        if not suffix_allowed(os.path.basename(path), self.settings.allowed_suffixes):
+            return None
+        return self.normalize_args(name, {"path": relative(self.root, Path(path))})
 
     def _listed(self, candidates: list[tuple[str, bool]]) -> Iterator[str]:
         """The candidates that are regular files inside the root with an allowed suffix; a link

@@ -49,6 +49,10 @@ class WorkerCreateToolset(StdlibToolset):
         args = {"input": tool_args["input"], "attachments": tool_args.get("attachments") or []}
         return await runtime.call_worker_async(worker, args, parent=ctx.deps.frame, from_model=True)
 
+    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+        """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
+        return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
+
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """On the terminal, a person may edit a proposed worker before approving it (in $EDITOR);
         the edited arguments, or None when unchanged. Raises `EditProblem` (a ValueError)."""

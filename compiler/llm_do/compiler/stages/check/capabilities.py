@@ -17,6 +17,7 @@ from ...capabilities import (
     Grant,
     Reach,
     WorkerView,
+    add_attach_grants,
     entry_function_view,
     is_side_effect,
     kind_of,
@@ -65,6 +66,7 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
                 out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
             else:
                 out.append(grant_of(grant["capability"], grant["model"], "model", OPEN))
+        add_attach_grants(view, gates)
     function = project.entry_function
     if function is not None:
         views[function.label] = entry_function_view(function.calls)
