@@ -339,17 +339,17 @@ def _approval_text(doc: dict, node: WorkerNode, binding: WorkerTool) -> str | No
 def _approval_change(worker: str, tool: str, before: str | None, after: str | None, found: list[Shift] | None,
                      side_effect: bool, gate: str | None) -> Change:
     """Said by its effects: relaxed when some call is now decided more permissively (high when a
-    side-effect tool now runs unasked for it), tightened when only less, `changed` when both."""
+    side-effect tool now runs unasked for it), even when others are tightened; else tightened."""
     subject = f"approval of {worker}.{tool}"
     if not found:  # too many calls to try, or rewritten rules no call tells apart
-        return Change("medium", "changed", "approval", subject, before, after, worker=worker)
+        return Change("medium", "changed", "approval", subject, before, after, worker=worker, gate=gate, cause=f"{worker}.{tool}")
     relaxed = [s for s in found if s.relaxed]
     risky = side_effect and any(s.after == ALLOW for s in relaxed)
     severity: Severity = "high" if risky else "medium" if relaxed else "low"
-    verb: Verb = "changed" if relaxed and len(relaxed) < len(found) else "widened" if relaxed else "narrowed"
-    note = {"changed": "relaxed and tightened", "widened": "relaxed", "narrowed": "tightened"}[verb]
+    verb: Verb = "widened" if relaxed else "narrowed"
+    note = ("relaxed and tightened" if len(relaxed) < len(found) else "relaxed") if relaxed else "tightened"
     return Change(severity, verb, "approval", subject, before, after, worker=worker, note=note,
-                  detail=[s.text() for s in found])
+                  detail=[s.text() for s in found], gate=gate, cause=f"{worker}.{tool}")
 
 
 def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:

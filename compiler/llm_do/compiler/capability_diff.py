@@ -78,7 +78,8 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                 if kind_of(cap) == "env" and keeps_models(reach.path[-1]):
                     continue
                 out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
-                                  worker=worker, note=via_text(reach)))
+                                  worker=worker, note=via_text(reach), capability=cap, gate=reach.gate,
+                                  cause=cause_of(reach)))
         for cap in sorted(before & after):
             a, b = old.reach(worker, cap), new.reach(worker, cap)
             assert a is not None and b is not None
@@ -88,7 +89,8 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                 out.append(Change("high" if risky else "medium" if relaxed else "low",
                                   "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
                                   _reach_text(a), _reach_text(b), worker=worker,
-                                  note="approval relaxed" if relaxed else "approval tightened"))
+                                  note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate,
+                                  cause=cause_of(b)))
     return out
 
 
@@ -108,7 +110,13 @@ def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap
     after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
     detail = _command_detail(before, cap) if before is not None and kind_of(cap) == "proc.exec" else []
     return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}",
-                  detail=detail)
+                  detail=detail, capability=cap, gate=reach.gate, cause=cause_of(reach))
+
+
+def cause_of(reach: Reach) -> str:
+    """`editor.write_file`, `main.toolset tools`, `main.model openai:gpt-4o`: what grants it."""
+    final = reach.steps[-1]
+    return f"{reach.path[-1]}.{final.via}" if final.via_kind == "tool" else f"{reach.path[-1]} {final.via_kind} {final.via}"
 
 
 def _commands(cap: str) -> set[str]:

@@ -184,6 +184,6 @@ def _regions(paths: list[Path], candidates: dict[Path, list[tuple[Any, str]]], p
 
 def _param_text(path: Path, slot: list[tuple[Any, str]], values: list[int]) -> str:
     rest = [i for i in range(len(slot)) if i not in values]
-    if len(rest) < len(values) and len(slot) - 1 not in rest:  # the complement is shorter and names no "other"
+    if len(rest) <= len(values) and len(slot) - 1 not in rest:  # the complement is no longer and names no "other"
         return f"{_name(path)} not " + " and not ".join(slot[i][1] for i in rest)
     return f"{_name(path)} " + " or ".join(slot[i][1] for i in values)
