@@ -21,8 +21,12 @@ MARGIN = 6_000
 recipe puts before the diff (its marker and at most 3,000 characters of lint findings)."""
 NAMED = 10
 """Most workers an entry names (then a count)."""
+AUTHORITY_LINES = 20
+"""Most lines the summary of new authority lists (then a count): it is read first, so it stays short."""
 AUTHORITY = ("added", "widened", "changed")
 """Verbs of changes that can give new authority (high and medium ones do)."""
+AUTHORITY_AREAS = ("capability", "approval", "code", "project", "mcp")
+"""Areas that say what the project can do (not what a model reads or how workers are wired)."""
 
 
 @dataclass
@@ -54,7 +58,7 @@ def entries(changes: list[Change]) -> list[Entry]:
             entry = groups[key] = Entry(change)
             out.append(entry)
         elif change.area == "approval":  # the approval change is the cause; what it made reachable folds under it
-            entry.folded.append(entry.change)
+            entry.folded.insert(0, entry.change)
             entry.change = change
         else:
             entry.folded.append(change)
@@ -81,6 +85,8 @@ def _cell(text: str | None) -> str:
 
 def _subject(entry: Entry) -> str:
     c = entry.change
+    if c.area == "capability" and len(entry.workers) > 1:  # one cause, the workers that reach it named
+        return _escape(f"{c.subject.rsplit(' of ', 1)[0]} of {_names(entry.workers)} (at {c.cause})")
     text = _escape(c.subject + (f" ({c.note})" if c.note else ""))
     if entry.folded:
         caps = sorted({f.subject.rsplit(" of ", 1)[0] for f in entry.folded if f.area == "capability"})
@@ -99,8 +105,12 @@ _HEADER = ["| Severity | Change | Subject | Before | After |", "|---|---|---|---
 def _authority(entry: Entry) -> str:
     """One line of what the project can newly do: the effect when the change says it."""
     c = entry.change
-    effect = c.detail[0] if c.area in ("approval", "project") and c.detail else \
-        f"{c.subject}: {c.after}" if c.after else c.subject
+    if c.area == "approval" and c.detail:
+        effect = f"{c.worker}: " + "; ".join(c.detail[:3]) + (f"; and {len(c.detail) - 3} more" if len(c.detail) > 3 else "")
+    elif c.area == "project" and c.subject == "entry":
+        effect = f"the entry is now {c.after}" + (f": {c.detail[0]}" if c.detail else "")
+    else:
+        effect = f"{c.subject}: {c.after}" if c.after else c.subject
     reached = f" (reached by {_names(entry.workers)})" if len(entry.workers) > 1 else ""
     return f"- **{entry.severity}** {_escape(effect)}{_escape(reached)}"
 
@@ -133,17 +143,17 @@ class _Budget:
 
 def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str, limit: int = COMMENT_LIMIT) -> str:
     found = entries(diff.changes)
-    new_authority = [e for e in found if e.severity != "low" and e.change.verb in AUTHORITY]
+    new_authority = [e for e in found if e.severity != "low" and e.change.verb in AUTHORITY and e.change.area in AUTHORITY_AREAS]
     high = sum(e.severity == "high" for e in found)
     medium = sum(e.severity == "medium" for e in found)
     out = _Budget(limit - MARGIN)
     out.add("## llm-do diff", "", f"**{summary}** (`{old}` -> `{new}`)")
     if new_authority:
         out.add("", "### New authority", "")
-        for i, entry in enumerate(new_authority):
-            if not out.add(_authority(entry)):
-                out.add(f"- ... and {len(new_authority) - i} more")
-                break
+        for entry in new_authority[:AUTHORITY_LINES]:
+            out.add(_authority(entry))
+        if len(new_authority) > AUTHORITY_LINES:
+            out.add(f"- ... and {len(new_authority) - AUTHORITY_LINES} more (below)")
     out.add("", _action(high, medium))
     risky = [e for e in found if e.severity != "low"]
     left_out = 0
@@ -153,17 +163,18 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
     rest = [e for e in found if e.severity == "low"]
     detailed = [e for e in found if e.change.detail]
     if rest or detailed:
-        label = f"{len(rest)} low-risk changes, and the details" if rest else "Details"
+        label = f"{len(rest)} low-risk change{'s' if len(rest) != 1 else ''}, and the details" if rest else "Details"
         if out.add("", f"<details><summary>{label}</summary>", ""):
             if rest:
                 out.add(*_HEADER)
                 left_out += _rows(out, rest)
+                out.add("")
             for e in detailed:
                 c = e.change
-                block = ["", f"{_escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```"]
+                block = [f"{_escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```", ""]
                 if not out.add(*block):
                     break
-            out.lines += ["", "</details>"]
+            out.lines += ["</details>"]
         else:
             left_out += len(rest)
     graph = mermaid(diff)
