@@ -3,11 +3,15 @@
 Pure: two documents in, a list of `Change` out (spec/diff.md). Workers whose node `hash` is equal
 are skipped; only changed nodes are descended into, and the capability analysis runs only when
 some worker changed. What does not change meaning is not a change: a worker file moved
-(`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting.
+(`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting, rules
+written differently, trailing whitespace in instructions. Transitive capabilities are compared
+in `capability_diff`.
 
 Every change has a severity (`high`, `medium`, `low`), a verb (`added`, `widened`, `narrowed`,
 `removed`, `changed`), a subject, and before/after. High: a side effect gained, or made less
-gated, with no approval on its path; a run's approval mode relaxed. Medium: everything that lets
+gated, with no approval on its path; a call of a side-effect tool that now runs unasked
+(`rule_effects` says which calls); an entry that reaches an unasked side effect; a run's
+approval mode relaxed. Medium: everything that lets
 the project do more or differently (gated side effects, new calls, models, instructions,
 breaking schema changes, relaxed approvals). Low: what only takes something away or is cosmetic.
 """

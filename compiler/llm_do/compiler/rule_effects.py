@@ -87,7 +87,7 @@ def _decision(binding: WorkerTool, args: Mapping[str, Any]) -> str:
     rules = binding.get("rules")
     if not rules:
         return binding["approval"]
-    return decide(rules, args, binding.get("default") or binding["approval"])  # type: ignore[arg-type]
+    return decide(rules, args, binding.get("default") or binding["approval"])
 
 
 def _tests(condition: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:

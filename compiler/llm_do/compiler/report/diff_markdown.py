@@ -30,7 +30,7 @@ AUTHORITY_AREAS = ("capability", "approval", "code", "project", "mcp")
 
 
 @dataclass
-class Entry:
+class CommentEntry:
     """One cause: its leading change, the workers that see it, and the changes folded into it."""
 
     change: Change
@@ -42,20 +42,20 @@ class Entry:
         return min((c.severity for c in [self.change, *self.folded]), key=SEVERITIES.index)
 
 
-def entries(changes: list[Change]) -> list[Entry]:
+def entries(changes: list[Change]) -> list[CommentEntry]:
     """One entry per cause: capability changes with one cause (and verb) fold into one, and
     into the approval change at that tool when there is one. Pure; keeps the risky-first order."""
-    out: list[Entry] = []
-    groups: dict[tuple[str, str], Entry] = {}
+    out: list[CommentEntry] = []
+    groups: dict[tuple[str, str], CommentEntry] = {}
     approvals = {c.cause for c in changes if c.area == "approval" and c.cause}
     for change in changes:
         if change.cause is None or change.area not in ("capability", "approval"):
-            out.append(Entry(change))
+            out.append(CommentEntry(change))
             continue
         key = ("approval", change.cause) if change.cause in approvals else (change.verb, change.cause)
         entry = groups.get(key)
         if entry is None:
-            entry = groups[key] = Entry(change)
+            entry = groups[key] = CommentEntry(change)
             out.append(entry)
         elif change.area == "approval":  # the approval change is the cause; what it made reachable folds under it
             entry.folded.insert(0, entry.change)
@@ -83,7 +83,7 @@ def _cell(text: str | None) -> str:
     return "" if text is None else "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
-def _subject(entry: Entry) -> str:
+def _subject(entry: CommentEntry) -> str:
     c = entry.change
     if c.area == "capability" and len(entry.workers) > 1:  # one cause, the workers that reach it named
         return _escape(f"{c.subject.rsplit(' of ', 1)[0]} of {_names(entry.workers)} (at {c.cause})")
@@ -94,7 +94,7 @@ def _subject(entry: Entry) -> str:
     return text
 
 
-def _row(entry: Entry) -> str:
+def _row(entry: CommentEntry) -> str:
     c = entry.change
     return f"| **{entry.severity}** | {c.verb} | {_subject(entry)} | {_cell(c.before)} | {_cell(c.after)} |"
 
@@ -102,7 +102,7 @@ def _row(entry: Entry) -> str:
 _HEADER = ["| Severity | Change | Subject | Before | After |", "|---|---|---|---|---|"]
 
 
-def _authority(entry: Entry) -> str:
+def _authority(entry: CommentEntry) -> str:
     """One line of what the project can newly do: the effect when the change says it."""
     c = entry.change
     if c.area == "approval" and c.detail:
@@ -188,7 +188,7 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
     return "\n".join(out.lines + tail)
 
 
-def _rows(out: _Budget, entries_: list[Entry]) -> int:
+def _rows(out: _Budget, entries_: list[CommentEntry]) -> int:
     """The rows that fit; the count of those that did not."""
     for i, entry in enumerate(entries_):
         if not out.add(_row(entry)):
