@@ -183,7 +183,27 @@ def _regions(paths: list[Path], candidates: dict[Path, list[tuple[Any, str]]], p
 
 
 def _param_text(path: Path, slot: list[tuple[Any, str]], values: list[int]) -> str:
+    numeric = sorted((i for i, (v, _) in enumerate(slot) if _is_number(v)), key=lambda i: slot[i][0])
+    if values and set(values) <= set(numeric):
+        run = numeric.index(min(values, key=lambda i: slot[i][0]))
+        if numeric[run:run + len(values)] == sorted(values, key=lambda i: slot[i][0]):
+            return f"{_name(path)} {_bounds(slot, numeric, run, run + len(values) - 1)}"
     rest = [i for i in range(len(slot)) if i not in values]
     if len(rest) <= len(values) and len(slot) - 1 not in rest:  # the complement is no longer and names no "other"
         return f"{_name(path)} not " + " and not ".join(slot[i][1] for i in rest)
     return f"{_name(path)} " + " or ".join(slot[i][1] for i in values)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _bounds(slot: list[tuple[Any, str]], numeric: list[int], first: int, last: int) -> str:
+    """A run of numeric witnesses as the interval they stand for: `>= 10 and < 100`."""
+    low, high = slot[numeric[first]], slot[numeric[last]]
+    parts = []
+    if first > 0:
+        parts.append(low[1].replace("== ", ">= ") if low[1].startswith("==") else low[1])
+    if last < len(numeric) - 1:
+        parts.append(high[1].replace("== ", "<= ") if high[1].startswith("==") else high[1])
+    return " and ".join(parts) or "any number"
