@@ -61,11 +61,17 @@ def test_ask_to_conditional_is_relaxed_and_rule_edits_are_changes() -> None:
     old, new = bundle(ASKED), bundle(CONDITIONAL)
     found = {c.subject: c for c in diff_bundles(old, new).changes}
     approval = found["approval of writer.write_file"]
-    assert (approval.verb, approval.note, approval.before) == ("widened", "relaxed", "ask")
+    assert (approval.verb, approval.note, approval.before) == ("widened", "relaxed and tightened", "ask")
+    assert approval.detail == ["write_file(path under output/**) now runs without asking (before: asked)",
+                               "write_file(path ~ '**/*.py') is now refused (before: asked)"]
     assert approval.after == "; ".join(r["text"] for r in RULES)
     cap = found["fs.write:project/** of main"]
     assert (cap.verb, cap.note) == ("widened", "approval relaxed")
     edited = copy.deepcopy(CONDITIONAL)
-    edited["rules"][0] = dict(edited["rules"][0], text="allow write_file(path ~ '**')")
+    edited["rules"][0] = dict(edited["rules"][0], when=dict(RULES[0]["when"], value="**"), text="allow write_file(path ~ '**')")
     changed = {c.subject: c for c in diff_bundles(new, bundle(edited)).changes}["approval of writer.write_file"]
-    assert changed.verb == "changed" and "'**'" in changed.after
+    assert (changed.severity, changed.verb) == ("high", "widened") and "'**'" in changed.after
+    assert changed.detail == ["write_file(path not under output/** and not ~ '**/*.py') now runs without asking (before: asked)"]
+    respaced = copy.deepcopy(CONDITIONAL)
+    respaced["rules"][0] = dict(respaced["rules"][0], text='allow write_file( path ~ "output/**" )')
+    assert diff_bundles(new, bundle(respaced)).changes == []  # the same rules written differently

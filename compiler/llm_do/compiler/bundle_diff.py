@@ -3,17 +3,22 @@
 Pure: two documents in, a list of `Change` out (spec/diff.md). Workers whose node `hash` is equal
 are skipped; only changed nodes are descended into, and the capability analysis runs only when
 some worker changed. What does not change meaning is not a change: a worker file moved
-(`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting.
+(`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting, rules
+written differently, trailing whitespace in instructions. Transitive capabilities are compared
+in `capability_diff`.
 
 Every change has a severity (`high`, `medium`, `low`), a verb (`added`, `widened`, `narrowed`,
 `removed`, `changed`), a subject, and before/after. High: a side effect gained, or made less
-gated, with no approval on its path; a run's approval mode relaxed. Medium: everything that lets
+gated, with no approval on its path; a call of a side-effect tool that now runs unasked
+(`rule_effects` says which calls); an entry that reaches an unasked side effect; a run's
+approval mode relaxed. Medium: everything that lets
 the project do more or differently (gated side effects, new calls, models, instructions,
 breaking schema changes, relaxed approvals). Low: what only takes something away or is cosmetic.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,10 +26,12 @@ from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
-from .capabilities import ALLOW, GATES, Analysis, Reach, analyse, is_side_effect, kind_of
+from .capabilities import ALLOW, analyse, is_side_effect
+from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
-from .reach_text import gate_text, rules_text, via_text
+from .reach_text import rules_text, via_text
+from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
 from .schema_diff import field_changes
 from .unread import Unread
@@ -32,7 +39,7 @@ from .unread import Unread
 __all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles"]
 """`Change` and its vocabulary live in `diff_change`; they are named here too, for the renderers."""
 
-STRICTNESS = ("allow", "conditional", "auto", "ask", "deny")
+STRICTNESS = ("allow", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
 SCOPE_SETTINGS = ("path", "allowed_suffixes")
@@ -91,9 +98,10 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     if old["entry"].get("function") != new["entry"].get("function"):
         touched |= functions
     if touched:
-        affected = _callers_of(touched, old_edges) | _callers_of(touched, new_edges)
+        affected = callers_of(touched, old_edges) | callers_of(touched, new_edges)
         added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
-        changes += _capability_changes(analyse(old), analyse(new), affected & both, added_nodes)
+        changes += capability_changes(analyse(old), analyse(new), affected & both, added_nodes,
+                                      lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
     changes = [_placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 
@@ -130,7 +138,7 @@ def _entry(entry: dict[str, Any]) -> dict[str, Any]:
 def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     out: list[Change] = []
     if _entry(old["entry"]) != _entry(new["entry"]):
-        out.append(Change("medium", "changed", "project", "entry", text_of(_entry(old["entry"])), text_of(_entry(new["entry"]))))
+        out.append(_entry_change(old, new))
     ort, nrt = old.get("runtime") or {}, new.get("runtime") or {}
     om, nm = ort.get("approval_mode"), nrt.get("approval_mode")
     if om != nm:
@@ -156,6 +164,17 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 verb: Verb = "added" if pkg not in op else "removed" if pkg not in np_ else "changed"
                 out.append(Change("low", verb, "project", f"package {pkg}", op.get(pkg), np_.get(pkg)))
     return out
+
+
+def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
+    """The entry by name (`writer`, `flow.py:main`); high when the new one reaches a side effect
+    with no approval on its path, as a run started there would."""
+    a, b = old["entry"], new["entry"]
+    detail = [f"args: {text_of(a.get('args'))} -> {text_of(b.get('args'))}"] if a.get("args") != b.get("args") else []
+    analysis, entry = analyse(new), entry_name(new)
+    unasked = [r for r in analysis.reaches(entry) if r.gate == ALLOW and is_side_effect(r.capability)]
+    detail += [f"runs {r.capability} with no approval via {via_text(r)}" for r in unasked[:10]]
+    return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail)
 
 
 def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
@@ -237,12 +256,16 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
         out.append(Change("medium", "changed", "instructions", f"description of worker {name}", worker=name,
                           note="read by the model of every caller", detail=text_diff(before or "", after or ""))
                    if called else Change("low", "changed", "setting", f"description of {name}", before, after, worker=name))
+    if _models(old) != _models(new):
+        out.append(_models_change(name, old, new))
     for key, severity in settings:
+        if key in ("model", "compatible_models"):
+            continue
         if old.get(key) != new.get(key):
             area: Area = "model" if key in ("model", "compatible_models") else "setting"
             out.append(Change(severity, "changed", area, f"{key} of {name}", text_of(old.get(key)), text_of(new.get(key)),
                               worker=name))
-    if old.get("instructions") != new.get("instructions"):
+    if _lines(old.get("instructions")) != _lines(new.get("instructions")):
         out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
                           detail=text_diff(old.get("instructions") or "", new.get("instructions") or "")))
     for change in (_schema_change(name, "input", old.get("input"), new.get("input")),
@@ -254,6 +277,35 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
     return out
 
 
+def _models(node: WorkerNode) -> list[str]:
+    """The models or patterns a worker may run on (`*` when it names none: the project default)."""
+    model = node.get("model")
+    return [model] if model else list(node.get("compatible_models") or ["*"])
+
+
+def models_cover(wide: list[str], narrow: list[str]) -> bool:
+    """Whether every model or pattern in `narrow` is one some pattern in `wide` matches."""
+    return all(any(fnmatch.fnmatchcase(n, w) for w in wide) for n in narrow)
+
+
+def _models_change(name: str, old: WorkerNode, new: WorkerNode) -> Change:
+    """`model` or `compatible_models` by what they let a run choose: `openai:*` -> `*` widens."""
+    a, b = _models(old), _models(new)
+    wider, narrower = models_cover(b, a), models_cover(a, b)
+    verb: Verb = "widened" if wider and not narrower else "narrowed" if narrower and not wider else "changed"
+    key = "model" if old.get("model") and new.get("model") else "compatible_models"
+    before = old.get("model") or text_of(old.get("compatible_models"))
+    after = new.get("model") or text_of(new.get("compatible_models"))
+    fixed = bool(old.get("model") or new.get("model"))  # a fixed model changed is another provider, whatever the patterns
+    return Change("low" if verb == "narrowed" and not fixed else "medium", verb, "model", f"{key} of {name}", before, after,
+                  worker=name)
+
+
+def _lines(text: str | None) -> list[str]:
+    """A text as compared: trailing whitespace on a line means nothing to a model."""
+    return [line.rstrip() for line in (text or "").rstrip().splitlines()]
+
+
 def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None) -> Change | None:
     if old == new:
         return None
@@ -261,7 +313,7 @@ def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode 
     if old is None or new is None:
         return Change("medium", "changed", "schema", subject, "text" if old is None else old.get("ref") or "PromptInput",
                       "text" if new is None else new.get("ref") or "PromptInput", worker=name, note="breaking")
-    fields = field_changes(old.get("json_schema") or {}, new.get("json_schema") or {})
+    fields = field_changes(old.get("json_schema") or {}, new.get("json_schema") or {}, "input" if key == "input" else "output")
     breaking = any(f.breaking for f in fields)
     before, after = old.get("ref") or "PromptInput", new.get("ref") or "PromptInput"
     if not fields and before == after and (old.get("module"), old.get("qualname")) == (new.get("module"), new.get("qualname")):
@@ -276,30 +328,44 @@ def _approval(binding: WorkerTool | None) -> str | None:
     return "conditional" if binding.get("rules") else binding.get("approval")
 
 
-def _rules_text(doc: dict, node: WorkerNode, binding: WorkerTool) -> str:
-    """The rules, with the root their path conditions see (a changed `path` changes what they mean)."""
-    paths_in = rules_see_paths_in(doc.get("toolsets") or {}, node, binding.get("toolset"))
-    return rules_text([r.get("text", "") for r in binding.get("rules") or ()], paths_in)
+def _paths_in(doc: dict, node: WorkerNode, binding: WorkerTool) -> str | None:
+    return rules_see_paths_in(doc.get("toolsets") or {}, node, binding.get("toolset"))
+
+
+def _approval_text(doc: dict, node: WorkerNode, binding: WorkerTool) -> str | None:
+    """The approval, or the rules with the root their path conditions see (a changed `path`
+    changes what they mean)."""
+    if _approval(binding) != "conditional":
+        return _approval(binding)
+    return rules_text([r.get("text", "") for r in binding.get("rules") or ()], _paths_in(doc, node, binding))
+
+
+def _approval_change(worker: str, tool: str, before: str | None, after: str | None, found: list[Shift] | None,
+                     side_effect: bool, gate: str | None) -> Change:
+    """Said by its effects: relaxed when some call is now decided more permissively (high when a
+    side-effect tool now runs unasked for it), even when others are tightened; else tightened."""
+    subject = f"approval of {worker}.{tool}"
+    if not found:  # too many calls to try, or rewritten rules no call tells apart
+        return Change("medium", "changed", "approval", subject, before, after, worker=worker, gate=gate, cause=f"{worker}.{tool}")
+    relaxed = [s for s in found if s.relaxed]
+    risky = side_effect and any(s.after == ALLOW for s in relaxed)
+    severity: Severity = "high" if risky else "medium" if relaxed else "low"
+    verb: Verb = "widened" if relaxed else "narrowed"
+    note = ("relaxed and tightened" if len(relaxed) < len(found) else "relaxed") if relaxed else "tightened"
+    return Change(severity, verb, "approval", subject, before, after, worker=worker, note=note,
+                  detail=[s.text() for s in found], gate=gate, cause=f"{worker}.{tool}")
 
 
 def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
     out: list[Change] = []
     ot, nt = old.get("tools") or {}, new.get("tools") or {}
     for tool in sorted(set(ot) & set(nt)):
-        a, b = _approval(ot[tool]), _approval(nt[tool])
-        before = _rules_text(old_doc, old, ot[tool]) if a == "conditional" else a
-        after = _rules_text(new_doc, new, nt[tool]) if b == "conditional" else b
-        if a == b and (a != "conditional" or before == after):
+        before, after = _approval_text(old_doc, old, ot[tool]), _approval_text(new_doc, new, nt[tool])
+        if before == after or (_approval(ot[tool]) == _approval(nt[tool]) == "conditional" and same_rules(ot[tool], nt[tool])
+                               and _paths_in(old_doc, old, ot[tool]) == _paths_in(new_doc, new, nt[tool])):
             continue
-        subject = f"approval of {name}.{tool}"
-        if a == b or a not in STRICTNESS or b not in STRICTNESS:
-            out.append(Change("medium", "changed", "approval", subject, before, after, worker=name, gate=b))
-            continue
-        relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
-        risky = b == ALLOW and _side_effect_tool(new, tool)
-        out.append(Change("high" if relaxed and risky else "medium" if relaxed else "low",
-                          "widened" if relaxed else "narrowed", "approval", subject, before, after, worker=name,
-                          note="relaxed" if relaxed else "tightened", gate=b))
+        out.append(_approval_change(name, tool, before, after, shifts(tool, ot[tool], nt[tool]),
+                                    _side_effect_tool(new, tool), _approval(nt[tool])))
     oo = {u.toolset: u.opaque_approval for u in used_toolsets(old) if u.toolset and u.opaque_approval}
     no = {u.toolset: u.opaque_approval for u in used_toolsets(new) if u.toolset and u.opaque_approval}
     for key in sorted(set(oo) & set(no)):
@@ -329,93 +395,3 @@ def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Chang
             out.append(Change("low", "changed", "setting", f"settings of {key} in {name}", text_of(os_[key]), text_of(ns[key]),
                               worker=name))
     return out
-
-
-# --- capabilities, transitively
-
-
-def _callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:
-    """The workers and every worker that can reach one of them: the only ones whose transitive
-    capabilities a change of those workers can change."""
-    callers: dict[str, list[str]] = {}
-    for u, v in edges:
-        callers.setdefault(v, []).append(u)
-    seen = set(workers)
-    stack = list(workers)
-    while stack:
-        for caller in callers.get(stack.pop(), ()):
-            if caller not in seen:
-                seen.add(caller)
-                stack.append(caller)
-    return seen
-
-
-def _scope_contains(wide: str, narrow: str) -> bool:
-    """Whether capability `wide` allows everything `narrow` does (same kind)."""
-    kind, _, ws = wide.partition(":")
-    nkind, _, ns = narrow.partition(":")
-    if kind != nkind or ws == ns:
-        return kind == nkind
-    if kind == "proc.exec":
-        return set(ns.split(",")) <= set(ws.split(","))
-    if kind.startswith("fs."):
-        base, _, wrest = ws.partition("/**")
-        return wrest == "" and (ns == base or ns.startswith(base + "/"))
-    return ws == "*"
-
-
-def _capability_changes(old: Analysis, new: Analysis, both: set[str], added_workers: set[str]) -> list[Change]:
-    out: list[Change] = []
-    for worker in sorted(both | added_workers):
-        before = {c for c in old.capabilities(worker) if kind_of(c) != "call"} if worker in both else set()
-        after = {c for c in new.capabilities(worker) if kind_of(c) != "call"}
-        gained, lost = sorted(after - before), sorted(before - after)
-        paired: set[str] = set()
-        for cap in gained:
-            reach = new.reach(worker, cap)
-            assert reach is not None
-            wider_than = next((c for c in lost if c not in paired and _scope_contains(cap, c)), None)
-            narrower_than = next((c for c in lost if c not in paired and _scope_contains(c, cap)), None)
-            if wider_than is not None:
-                paired.add(wider_than)
-                out.append(_reach_change(worker, "widened", reach, wider_than, cap))
-            elif narrower_than is not None:
-                paired.add(narrower_than)
-                out.append(_reach_change(worker, "narrowed", reach, narrower_than, cap))
-            else:
-                out.append(_reach_change(worker, "added", reach, None, cap))
-        for cap in lost:
-            if cap not in paired:
-                reach = old.reach(worker, cap)
-                assert reach is not None
-                out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
-                                  worker=worker, note=via_text(reach), capability=cap, gate=reach.gate))
-        for cap in sorted(before & after):
-            a, b = old.reach(worker, cap), new.reach(worker, cap)
-            assert a is not None and b is not None
-            if a.gate != b.gate:
-                relaxed = GATES.index(b.gate) < GATES.index(a.gate)
-                risky = relaxed and b.gate == ALLOW and is_side_effect(cap)
-                out.append(Change("high" if risky else "medium" if relaxed else "low",
-                                  "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
-                                  _reach_text(a), _reach_text(b), worker=worker,
-                                  note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate))
-    return out
-
-
-def _reach_text(reach: Reach) -> str:
-    return f"via {via_text(reach)} [{gate_text(reach)}]"
-
-
-def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap: str) -> Change:
-    severity: Severity
-    if verb == "narrowed":
-        severity = "low"
-    elif is_side_effect(cap):
-        severity = "high" if reach.gate == ALLOW else "medium"
-    else:
-        severity = "medium" if kind_of(cap) == "env" else "low"
-    path = " -> ".join(reach.path)
-    after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
-    return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}",
-                  capability=cap, gate=reach.gate)

@@ -40,6 +40,9 @@ class Change:
     file: str | None = None
     """The project file the change is in, where the documents say (a worker's, `project.json`)."""
     line: int | None = None
+    cause: str | None = None
+    """Where the change comes from when several workers see it (`editor.write_file`, the tool
+    that grants a capability they reach): the pull-request comment gives each cause one entry."""
 
     def sort_key(self) -> tuple:
         return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)

@@ -1,5 +1,7 @@
 """What changed between two JSON Schemas of a worker's input or output, and whether it breaks a
-caller: a removed field, a field that became required, a field whose type changed.
+caller: for an input, a field removed, now required or accepting fewer values; for an output, a
+field removed, now optional or holding more values (F14: a new enum value in an input breaks no
+caller).
 
 Only the top-level fields are compared (a worker's arguments are an object's properties); a
 change below them is reported as a changed type of that field.
@@ -9,7 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+Direction = Literal["input", "output"]
+"""Whether callers send the values (a worker's or tool's input) or receive them (an output)."""
 
 
 @dataclass(frozen=True)
@@ -50,26 +55,54 @@ def _shape(schema: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in schema.items() if k not in ignored}, sort_keys=True)
 
 
-def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
+def field_changes(old: dict[str, Any], new: dict[str, Any], direction: Direction = "input") -> list[FieldChange]:
+    """The top-level fields that changed. Breaking depends on who reads what: callers send an
+    input, so it breaks them when it accepts less (a field removed or now required, a value no
+    longer accepted); they receive an output, so it breaks them when it may hold more (a field
+    now optional or removed, a new enum value)."""
     old_props: dict[str, Any] = old.get("properties") or {}
     new_props: dict[str, Any] = new.get("properties") or {}
     old_req, new_req = set(old.get("required") or ()), set(new.get("required") or ())
+    into = direction == "input"
     out: list[FieldChange] = []
     for name in sorted(set(old_props) | set(new_props)):
         if name not in new_props:
             out.append(FieldChange(name, "removed", True))
         elif name not in old_props:
-            out.append(FieldChange(name, "added", name in new_req, after=type_text(new_props[name])))
-            if name in new_req:
-                out[-1] = FieldChange(name, "added, required", True, after=type_text(new_props[name]))
+            required = name in new_req
+            out.append(FieldChange(name, "added, required" if required else "added", into and required,
+                                   after=type_text(new_props[name])))
         else:
             if _shape(old_props[name]) != _shape(new_props[name]) or _defs_differ(old, new, old_props[name]):
-                out.append(FieldChange(name, "type changed", True, type_text(old_props[name]), type_text(new_props[name])))
+                wider = _widens(old_props[name], new_props[name])
+                out.append(FieldChange(name, "type changed", wider is not into, type_text(old_props[name]),
+                                       type_text(new_props[name])))
             if name in new_req and name not in old_req:
-                out.append(FieldChange(name, "now required", True))
+                out.append(FieldChange(name, "now required", into))
             elif name in old_req and name not in new_req:
-                out.append(FieldChange(name, "now optional", False))
+                out.append(FieldChange(name, "now optional", not into))
     return out
+
+
+def _widens(old: dict[str, Any], new: dict[str, Any]) -> bool | None:
+    """True when `new` accepts every value `old` does and more, False when fewer, None when
+    neither or unknown: enum values added or removed, `integer` to `number`, a branch of
+    `anyOf` added (`null`)."""
+    if "enum" in old and "enum" in new and _same_except(old, new, "enum"):
+        a, b = [json.dumps(v, sort_keys=True) for v in old["enum"]], [json.dumps(v, sort_keys=True) for v in new["enum"]]
+        return True if set(a) < set(b) else False if set(b) < set(a) else None
+    if _same_except(old, new, "type") and {old.get("type"), new.get("type")} == {"integer", "number"}:
+        return new.get("type") == "number"
+    branches = [_shape(s) for s in new.get("anyOf") or ()]
+    if _shape(old) in branches:
+        return True
+    if _shape(new) in [_shape(s) for s in old.get("anyOf") or ()]:
+        return False
+    return None
+
+
+def _same_except(old: dict[str, Any], new: dict[str, Any], key: str) -> bool:
+    return _shape({k: v for k, v in old.items() if k != key}) == _shape({k: v for k, v in new.items() if k != key})
 
 
 def _defs_differ(old: dict[str, Any], new: dict[str, Any], prop: dict[str, Any]) -> bool:

@@ -1,0 +1,136 @@
+"""Transitive capabilities compared: what each affected worker gained, lost, or reaches through
+a weaker or stronger gate (spec/diff.md, area `capability`).
+
+Pure: two `Analysis` results in, `Change`s out. A capability gained is paired with one lost of the
+same kind when its scope contains it (`widened`), is contained (`narrowed`), or, for commands,
+overlaps (`proc.exec:cat,ls` -> `proc.exec:ls,mv`: `changed`, the commands gained and lost named).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .capabilities import ALLOW, GATES, Analysis, Reach, is_side_effect, kind_of
+from .diff_change import Change, Severity, Verb
+from .reach_text import gate_text, via_text
+
+
+def callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:
+    """The workers and every worker that can reach one of them: the only ones whose transitive
+    capabilities a change of those workers can change."""
+    callers: dict[str, list[str]] = {}
+    for u, v in edges:
+        callers.setdefault(v, []).append(u)
+    seen = set(workers)
+    stack = list(workers)
+    while stack:
+        for caller in callers.get(stack.pop(), ()):
+            if caller not in seen:
+                seen.add(caller)
+                stack.append(caller)
+    return seen
+
+
+def _scope_contains(wide: str, narrow: str) -> bool:
+    """Whether capability `wide` allows everything `narrow` does (same kind)."""
+    kind, _, ws = wide.partition(":")
+    nkind, _, ns = narrow.partition(":")
+    if kind != nkind or ws == ns:
+        return kind == nkind
+    if kind == "proc.exec":
+        return set(ns.split(",")) <= set(ws.split(","))
+    if kind.startswith("fs."):
+        base, _, wrest = ws.partition("/**")
+        return wrest == "" and (ns == base or ns.startswith(base + "/"))
+    return ws == "*"
+
+
+def capability_changes(old: Analysis, new: Analysis, both: set[str], added_workers: set[str],
+                       keeps_models: Callable[[str], bool] = lambda worker: False) -> list[Change]:
+    """`keeps_models(W)`: W may still run on every model it could before (`compatible_models`
+    grew to `*`), so an `env:` it no longer names is not a capability lost."""
+    out: list[Change] = []
+    for worker in sorted(both | added_workers):
+        before = {c for c in old.capabilities(worker) if kind_of(c) != "call"} if worker in both else set()
+        after = {c for c in new.capabilities(worker) if kind_of(c) != "call"}
+        gained, lost = sorted(after - before), sorted(before - after)
+        paired: set[str] = set()
+        for cap in gained:
+            reach = new.reach(worker, cap)
+            assert reach is not None
+            wider_than = next((c for c in lost if c not in paired and _scope_contains(cap, c)), None)
+            narrower_than = next((c for c in lost if c not in paired and _scope_contains(c, cap)), None)
+            if wider_than is not None:
+                paired.add(wider_than)
+                out.append(_reach_change(worker, "widened", reach, wider_than, cap))
+            elif narrower_than is not None:
+                paired.add(narrower_than)
+                out.append(_reach_change(worker, "narrowed", reach, narrower_than, cap))
+            elif (overlap := _commands_overlap(cap, lost, paired)) is not None:
+                paired.add(overlap)
+                out.append(_reach_change(worker, "changed", reach, overlap, cap))
+            else:
+                out.append(_reach_change(worker, "added", reach, None, cap))
+        for cap in lost:
+            if cap not in paired:
+                reach = old.reach(worker, cap)
+                assert reach is not None
+                if kind_of(cap) == "env" and keeps_models(reach.path[-1]):
+                    continue
+                out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
+                                  worker=worker, note=via_text(reach), capability=cap, gate=reach.gate,
+                                  cause=cause_of(reach)))
+        for cap in sorted(before & after):
+            a, b = old.reach(worker, cap), new.reach(worker, cap)
+            assert a is not None and b is not None
+            if a.gate != b.gate:
+                relaxed = GATES.index(b.gate) < GATES.index(a.gate)
+                risky = relaxed and b.gate == ALLOW and is_side_effect(cap)
+                out.append(Change("high" if risky else "medium" if relaxed else "low",
+                                  "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
+                                  _reach_text(a), _reach_text(b), worker=worker,
+                                  note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate,
+                                  cause=cause_of(b)))
+    return out
+
+
+def _reach_text(reach: Reach) -> str:
+    return f"via {via_text(reach)} [{gate_text(reach)}]"
+
+
+def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap: str) -> Change:
+    severity: Severity
+    if verb == "narrowed" or (verb == "changed" and not _commands(cap) - _commands(before or "")):
+        severity = "low"
+    elif is_side_effect(cap):
+        severity = "high" if reach.gate == ALLOW else "medium"
+    else:
+        severity = "medium" if kind_of(cap) == "env" else "low"
+    path = " -> ".join(reach.path)
+    after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
+    detail = _command_detail(before, cap) if before is not None and kind_of(cap) == "proc.exec" else []
+    return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}",
+                  detail=detail, capability=cap, gate=reach.gate, cause=cause_of(reach))
+
+
+def cause_of(reach: Reach) -> str:
+    """`editor.write_file`, `main.toolset tools`, `main.model openai:gpt-4o`: what grants it."""
+    final = reach.steps[-1]
+    return f"{reach.path[-1]}.{final.via}" if final.via_kind == "tool" else f"{reach.path[-1]} {final.via_kind} {final.via}"
+
+
+def _commands(cap: str) -> set[str]:
+    return set(cap.partition(":")[2].split(","))
+
+
+def _commands_overlap(cap: str, lost: list[str], paired: set[str]) -> str | None:
+    """The lost `proc.exec` a gained one replaces (a toolset swapped: `shell_readonly` ->
+    `shell_file_ops`), so the commands it adds are named rather than a new capability listed."""
+    if kind_of(cap) != "proc.exec":
+        return None
+    return next((c for c in lost if c not in paired and kind_of(c) == "proc.exec" and _commands(c) & _commands(cap)), None)
+
+
+def _command_detail(before: str, after: str) -> list[str]:
+    gained, dropped = sorted(_commands(after) - _commands(before)), sorted(_commands(before) - _commands(after))
+    return ([f"gains: {', '.join(gained)}"] if gained else []) + ([f"no longer: {', '.join(dropped)}"] if dropped else [])

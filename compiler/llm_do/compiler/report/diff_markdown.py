@@ -1,0 +1,196 @@
+"""`llm-do diff --format markdown`: the pull-request comment (spec/diff.md#output).
+
+New authority first, with the one thing a reviewer must do; then one entry per cause (a change at
+a tool several workers reach is one entry naming them, with the approval change behind it if
+any); then the rest in a collapsed block. It always fits a GitHub comment: what does not fit is
+counted and left to the full report (`--format text` or `json`, which the CI recipe keeps as an
+artifact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..bundle_diff import SEVERITIES, BundleDiff, Change
+from .diff_graph import mermaid
+
+COMMENT_LIMIT = 65_536
+"""GitHub's limit on a comment's body, in characters."""
+MARGIN = 6_000
+"""Kept free for the closing lines (reproduce command, what was left out) and for what the CI
+recipe puts before the diff (its marker and at most 3,000 characters of lint findings)."""
+NAMED = 10
+"""Most workers an entry names (then a count)."""
+AUTHORITY_LINES = 20
+"""Most lines the summary of new authority lists (then a count): it is read first, so it stays short."""
+AUTHORITY = ("added", "widened", "changed")
+"""Verbs of changes that can give new authority (high and medium ones do)."""
+AUTHORITY_AREAS = ("capability", "approval", "code", "project", "mcp")
+"""Areas that say what the project can do (not what a model reads or how workers are wired)."""
+
+
+@dataclass
+class CommentEntry:
+    """One cause: its leading change, the workers that see it, and the changes folded into it."""
+
+    change: Change
+    workers: list[str] = field(default_factory=list)
+    folded: list[Change] = field(default_factory=list)
+
+    @property
+    def severity(self) -> str:
+        return min((c.severity for c in [self.change, *self.folded]), key=SEVERITIES.index)
+
+
+def entries(changes: list[Change]) -> list[CommentEntry]:
+    """One entry per cause: capability changes with one cause (and verb) fold into one, and
+    into the approval change at that tool when there is one. Pure; keeps the risky-first order."""
+    out: list[CommentEntry] = []
+    groups: dict[tuple[str, str], CommentEntry] = {}
+    approvals = {c.cause for c in changes if c.area == "approval" and c.cause}
+    for change in changes:
+        if change.cause is None or change.area not in ("capability", "approval"):
+            out.append(CommentEntry(change))
+            continue
+        key = ("approval", change.cause) if change.cause in approvals else (change.verb, change.cause)
+        entry = groups.get(key)
+        if entry is None:
+            entry = groups[key] = CommentEntry(change)
+            out.append(entry)
+        elif change.area == "approval":  # the approval change is the cause; what it made reachable folds under it
+            entry.folded.insert(0, entry.change)
+            entry.change = change
+        else:
+            entry.folded.append(change)
+        if change.area == "capability" and change.worker and change.worker not in entry.workers:
+            entry.workers.append(change.worker)
+    return sorted(out, key=lambda e: (SEVERITIES.index(e.severity), e.change.sort_key()))
+
+
+def _names(workers: list[str]) -> str:
+    shown = ", ".join(sorted(workers)[:NAMED])
+    return shown + (f" and {len(workers) - NAMED} more" if len(workers) > NAMED else "")
+
+
+def _escape(text: str) -> str:
+    """Markdown's inline specials taken literally (`**` in a glob would start bold text)."""
+    for ch in "\\`*_[]<|":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _cell(text: str | None) -> str:
+    return "" if text is None else "`" + text.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def _subject(entry: CommentEntry) -> str:
+    c = entry.change
+    if c.area == "capability" and len(entry.workers) > 1:  # one cause, the workers that reach it named
+        return _escape(f"{c.subject.rsplit(' of ', 1)[0]} of {_names(entry.workers)} (at {c.cause})")
+    text = _escape(c.subject + (f" ({c.note})" if c.note else ""))
+    if entry.folded:
+        caps = sorted({f.subject.rsplit(" of ", 1)[0] for f in entry.folded if f.area == "capability"})
+        text += "<br>" + _escape(f"{', '.join(caps)} reached by {_names(entry.workers)}")
+    return text
+
+
+def _row(entry: CommentEntry) -> str:
+    c = entry.change
+    return f"| **{entry.severity}** | {c.verb} | {_subject(entry)} | {_cell(c.before)} | {_cell(c.after)} |"
+
+
+_HEADER = ["| Severity | Change | Subject | Before | After |", "|---|---|---|---|---|"]
+
+
+def _authority(entry: CommentEntry) -> str:
+    """One line of what the project can newly do: the effect when the change says it."""
+    c = entry.change
+    if c.area == "approval" and c.detail:
+        effect = f"{c.worker}: " + "; ".join(c.detail[:3]) + (f"; and {len(c.detail) - 3} more" if len(c.detail) > 3 else "")
+    elif c.area == "project" and c.subject == "entry":
+        effect = f"the entry is now {c.after}" + (f": {c.detail[0]}" if c.detail else "")
+    else:
+        effect = f"{c.subject}: {c.after}" if c.after else c.subject
+    reached = f" (reached by {_names(entry.workers)})" if len(entry.workers) > 1 else ""
+    return f"- **{entry.severity}** {_escape(effect)}{_escape(reached)}"
+
+
+def _action(high: int, medium: int) -> str:
+    if high:
+        return (f"**Action:** confirm that the {high} high change{'s' if high != 1 else ''} above "
+                f"{'are' if high != 1 else 'is'} intended: each lets the project act with nobody asked.")
+    if medium:
+        return "**Action:** read the risky changes below; each is behind an approval or changes what a model reads."
+    return "**Action:** none; nothing here gives the project new authority."
+
+
+class _Budget:
+    """Lines added only while the comment stays under GitHub's limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.lines: list[str] = []
+        self.left = limit
+        self.dropped = 0
+
+    def add(self, *lines: str) -> bool:
+        size = sum(len(line) + 1 for line in lines)
+        if size > self.left:
+            return False
+        self.lines += lines
+        self.left -= size
+        return True
+
+
+def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str, limit: int = COMMENT_LIMIT) -> str:
+    found = entries(diff.changes)
+    new_authority = [e for e in found if e.severity != "low" and e.change.verb in AUTHORITY and e.change.area in AUTHORITY_AREAS]
+    high = sum(e.severity == "high" for e in found)
+    medium = sum(e.severity == "medium" for e in found)
+    out = _Budget(limit - MARGIN)
+    out.add("## llm-do diff", "", f"**{summary}** (`{old}` -> `{new}`)")
+    if new_authority:
+        out.add("", "### New authority", "")
+        for entry in new_authority[:AUTHORITY_LINES]:
+            out.add(_authority(entry))
+        if len(new_authority) > AUTHORITY_LINES:
+            out.add(f"- ... and {len(new_authority) - AUTHORITY_LINES} more (below)")
+    out.add("", _action(high, medium))
+    risky = [e for e in found if e.severity != "low"]
+    left_out = 0
+    if risky:
+        out.add("", "### Risky changes", "", *_HEADER)
+        left_out += _rows(out, risky)
+    rest = [e for e in found if e.severity == "low"]
+    detailed = [e for e in found if e.change.detail]
+    if rest or detailed:
+        label = f"{len(rest)} low-risk change{'s' if len(rest) != 1 else ''}, and the details" if rest else "Details"
+        if out.add("", f"<details><summary>{label}</summary>", ""):
+            if rest:
+                out.add(*_HEADER)
+                left_out += _rows(out, rest)
+                out.add("")
+            for e in detailed:
+                c = e.change
+                block = [f"{_escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```", ""]
+                if not out.add(*block):
+                    break
+            out.lines += ["</details>"]
+        else:
+            left_out += len(rest)
+    graph = mermaid(diff)
+    if len(graph) > 1:  # changes to code and MCP servers alone touch no worker
+        out.add("", "<details><summary>Call graph</summary>", "", "```mermaid", *graph, "```", "", "</details>")
+    tail = [""]
+    if left_out:
+        tail.append(f"**{left_out} more entries did not fit in this comment**; the full report is the `--format text` "
+                    "or `json` output of the command below (the CI recipe keeps it as an artifact).")
+    tail.append(f"Reproduce: `{command}`")
+    return "\n".join(out.lines + tail)
+
+
+def _rows(out: _Budget, entries_: list[CommentEntry]) -> int:
+    """The rows that fit; the count of those that did not."""
+    for i, entry in enumerate(entries_):
+        if not out.add(_row(entry)):
+            return len(entries_) - i
+    return 0
