@@ -211,9 +211,10 @@ def test_lint_warns_of_a_side_effect_the_entry_function_reaches_unapproved(built
 
 @pytest.mark.process
 def test_diff_sees_a_call_added_to_entry_calls(tmp_path: Path, built: Path) -> None:
-    new = write_project(tmp_path / "new", {**PROJECT, "project.json": {**PROJECT["project.json"],
-                                           "entry": {"function": "flow.py:main", "calls": ["reader"]}}})
-    result = run_cli("diff", new, built / "bundle.lock", "--format", "json")
+    before = write_project(tmp_path / "before", {  # the function called only the reader then
+        **PROJECT, "flow.py": FLOW.replace('call_worker("writer"', 'call_worker("reader"'),
+        "project.json": {**PROJECT["project.json"], "entry": {"function": "flow.py:main", "calls": ["reader"]}}})
+    result = run_cli("diff", before, built / "bundle.lock", "--format", "json")
     assert result.exit_code == 1, result.stderr
     found = json.loads(result.stdout)["changes"]
     added = [c for c in found if c["area"] == "call"]
