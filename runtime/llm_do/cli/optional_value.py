@@ -12,18 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import click
-from click.parser import FLAG_NEEDS_VALUE, _Option, _OptionParser, _ParsingState
+import click.parser
+from click.parser import _Option, _OptionParser, _ParsingState
 
 Process = Callable[[object, _ParsingState], None]
 
+FLAG_NEEDS_VALUE: object = getattr(click.parser, "FLAG_NEEDS_VALUE", None) or getattr(click.parser, "_flag_needs_value", None)
+"""Click's "given without a value" marker: `click._utils.FLAG_NEEDS_VALUE` since 8.3 (the parser
+imports it), `click.parser._flag_needs_value` in 8.2, the lowest version the bounds allow."""
+assert FLAG_NEEDS_VALUE is not None, "this click has no marker for an option given without a value"
+
 
 class OptionalValueOption(click.Option):
-    """A subclass says which words are values (`accepts`); declare the option with
+    """A subclass says which words are values (`accepts`, a static method); declare the option with
     `is_flag=False, flag_value=...`."""
 
-    @staticmethod
-    def accepts(word: str) -> bool:
-        raise NotImplementedError
+    accepts: Callable[[str], bool]
 
     def add_to_parser(self, parser: _OptionParser, ctx: click.Context) -> None:
         """Click has no public hook between reading an option's value and storing it: this wraps the
