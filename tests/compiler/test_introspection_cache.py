@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.facts import cache as cache_module
-from llm_do.compiler.facts.cache import IntrospectionCache
 from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.stages import introspect as stage
 from tests.support.cli import run_cli, worker, write_project
@@ -230,6 +229,14 @@ def test_concurrent_builds_share_one_cache(tmp_path: Path, children) -> None:
         assert proc.returncode == 0
     locks = {(tmp_path / f"{i}.lock").read_bytes() for i in range(2)}
     assert len(locks) == 1
-    assert IntrospectionCache(tmp_path / "cache" / "llm-do" / "introspection").folder.is_dir()
     build(root)
     assert children == []  # answered by what the processes stored
+
+
+def test_without_a_home_directory_builds_cache_nothing(tmp_path: Path, children, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path / "p")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    assert build(root) == build(root)
+    assert len(children) == 2

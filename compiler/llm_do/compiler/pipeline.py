@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
-from .facts.cache import IntrospectionCache, cache_wanted
+from .facts.cache import user_cache
 from .stages.check import check
 from .stages.emit import emit
 from .stages.entry_mark import apply_entry_mark
@@ -70,7 +70,7 @@ def compile_project(
     diagnostics.extend(found)
     entry = None if function_ref else next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
     facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python,
-                       entry_function=function_ref, cache=IntrospectionCache() if cache and cache_wanted() else None)
+                       entry_function=function_ref, cache=user_cache() if cache else None)
     mcp_facts = list_servers(loaded, import_python=import_python)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)

@@ -50,29 +50,36 @@ ROOT = "<<ROOT>>"
 REAL_ROOT = "<<REAL-ROOT>>"
 
 
-def cache_home() -> Path:
-    """`$XDG_CACHE_HOME/llm-do`, or the platform's user cache directory."""
+def cache_home() -> Path | None:
+    """`$XDG_CACHE_HOME/llm-do`, or the platform's user cache directory; None when the user has no
+    home directory to find it in (a container without `HOME`): then nothing is cached."""
     if os.environ.get("XDG_CACHE_HOME"):
         base = Path(os.environ["XDG_CACHE_HOME"])
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
     elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
         base = Path(os.environ["LOCALAPPDATA"])
     else:
-        base = Path.home() / ".cache"
+        try:
+            home = Path.home()
+        except RuntimeError:
+            return None
+        base = home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
     return base / "llm-do"
 
 
-def cache_wanted() -> bool:
-    """False when `LLM_DO_NO_CACHE` is set to anything but an empty string or 0."""
-    return os.environ.get(NO_CACHE_VARIABLE, "") in ("", "0")
+def user_cache() -> IntrospectionCache | None:
+    """The user's introspection cache, or None when `LLM_DO_NO_CACHE` is set (to anything but an
+    empty string or 0) or there is no cache directory."""
+    if os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0"):
+        return None
+    home = cache_home()
+    return None if home is None else IntrospectionCache(home / "introspection")
 
 
 class IntrospectionCache:
-    """Facts by request, under `folder` (`cache_home()/introspection` by default)."""
+    """Facts by request, under `folder` (`user_cache()` gives the user's own)."""
 
-    def __init__(self, folder: Path | None = None) -> None:
-        self.folder = folder or cache_home() / "introspection"
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
 
     def lookup(self, request: Request, root: Path) -> Facts | None:
         """The cached answer to `request` whose checks all still hold; None when there is none."""
