@@ -6,7 +6,8 @@ environment shapes it, so one file serves every case:
 - ECHO_PID_FILE: write this process's pid there at start (orphan checks);
 - ECHO_CWD_FILE: write the directory it was started in there;
 - ECHO_CHANGED=1: `echo` takes `message` instead of `text` (a schema changed after the build);
-- ECHO_FAIL=1: exit at once with a message on stderr (a server that fails to start);
+- ECHO_FAIL: exit at once with a message on stderr that repeats its value (a server that fails to
+  start, saying something it was given);
 - ECHO_CALLS_FILE: append each call's tool name there (so a test sees what ran);
 - ECHO_DAEMON_FILE: at start, leave a `sleep` daemon behind (forked twice, in a new session, as
   wrappers' helpers are) and append its pid there once it runs.
@@ -19,7 +20,7 @@ import os
 import sys
 
 if os.environ.get("ECHO_FAIL"):
-    print("echo server: refusing to start (ECHO_FAIL is set)", file=sys.stderr)
+    print(f"echo server: refusing to start (ECHO_FAIL is {os.environ['ECHO_FAIL']})", file=sys.stderr)
     sys.exit(3)
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402

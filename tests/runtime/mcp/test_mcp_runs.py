@@ -151,14 +151,16 @@ def test_a_changed_schema_is_refused_before_any_model_call(bundle: Path, tmp_pat
 
 @pytest.mark.process
 def test_a_server_that_fails_to_start_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
-    monkeypatch.setenv("ECHO_FAIL", "1")
+    monkeypatch.setenv("ECHO_FAIL", "s3cr3t-LEAK")
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
     assert result.exit_code == 1
     line = one_line_error(result)
-    # the command as written: what the environment fills in (a secret, perhaps) is not repeated
+    # the command as written: what the environment fills in (a secret, perhaps) is not repeated,
+    # not even when the server says it
     assert line.startswith("llm-do: run failed: MCP server 'echo' (${LLM_DO_TEST_PYTHON} ${LLM_DO_TEST_MCP_SERVER}) "
                            "failed to start: ")
-    assert line.endswith("(the server said: echo server: refusing to start (ECHO_FAIL is set))")
+    assert line.endswith("(the server said: echo server: refusing to start (ECHO_FAIL is ${ECHO_FAIL}))")
+    assert "s3cr3t" not in result.stderr
     assert not of_kind(events, "worker_started")
 
 

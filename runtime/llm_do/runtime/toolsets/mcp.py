@@ -31,7 +31,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, start_timeout
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, redacted, start_timeout
 from llm_do.bundle.views import UsedToolset, WorkerSpec
 
 from ..errors import RunFailed
@@ -160,8 +160,8 @@ class McpServers:
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
-            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: "
-                            f"{failure_text(exc, log)}") from None
+            said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
+            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
         if not node.get("opaque"):
             problem = locked_differences(node, live)
             if problem is not None:
