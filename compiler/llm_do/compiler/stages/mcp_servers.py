@@ -105,7 +105,7 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
         fact = facts.servers.get(name)
         if fact is None or fact.tools is None:
             why = facts.failure or (fact.error if fact is not None else "it was not listed")
-            why = redacted(why, configs, os.environ)  # no secret from a ${VAR} in any report
+            why = redacted(why or "it was not listed", configs, os.environ)  # no secret from a ${VAR} in any report
             diagnostics.append(diagnostic("X001", f"MCP server '{name}' could not be listed: {why}", at,
                                           hint='fix the server, or mark it "opaque": true'))
             continue
