@@ -28,8 +28,12 @@ TOOLS = '''
 
 
     async def echo_slowly(ctx: RunContext) -> str:
-        """Wait a little (BATCH_TOOL_SECONDS), then return the prompt; fail on 'boom'."""
+        """Wait a little (BATCH_TOOL_SECONDS), and until the file BATCH_GATE exists if it is set,
+        then return the prompt; fail on 'boom'."""
         await asyncio.sleep(float(os.environ.get("BATCH_TOOL_SECONDS", "0")))
+        gate = os.environ.get("BATCH_GATE")
+        while gate and not os.path.exists(gate):
+            await asyncio.sleep(0.05)
         if "boom" in str(ctx.prompt):
             raise ValueError("the input said boom")
         return f"echo {ctx.prompt}"
@@ -176,6 +180,35 @@ def test_stopped_halfway_and_rerun_yields_every_input_once(bundle: Path, tmp_pat
     lines = [r["line"] for r in results_of(out)]
     assert sorted(lines) == list(range(1, 51))
     assert lines[: len(cut)] == [r["line"] for r in cut]  # the first run's lines kept as they were
+
+
+@pytest.mark.process
+def test_a_second_batch_process_on_the_same_results_file_is_refused(bundle: Path, tmp_path: Path) -> None:
+    inputs = inputs_file(tmp_path / "in.jsonl", [f"input {n}" for n in range(1, 9)])
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "llm_do.cli.main", "batch", str(bundle), str(inputs), "-o", str(out),
+               "--model", "test", "--concurrency", "2"]
+    gate = tmp_path / "gate"  # the first batch's tool waits for it: the first is still writing when the second starts
+    first = subprocess.Popen(command, env={**os.environ, "BATCH_GATE": str(gate)}, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not out.exists() and first.poll() is None:  # the header is written once the lock is held
+            assert time.monotonic() < deadline, "the first batch never started its results"
+            time.sleep(0.05)
+        second = run_cli("batch", bundle, inputs, "-o", out, "--model", "test")
+        gate.touch()
+        _, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, err.decode()
+    assert second.exit_code == 2
+    assert one_line_error(second) == (f"llm-do: {out}: another batch process is writing it; wait for it to end "
+                                      "(a rerun then runs only the inputs it has no line for)")
+    assert sorted(r["line"] for r in results_of(out)) == list(range(1, 9))  # each input once
+    assert not (tmp_path / ".out.jsonl.lock").exists()  # released at the end
+    assert run_cli("batch", bundle, inputs, "-o", out, "--model", "test").exit_code == 0  # and free again
 
 
 # --- the pieces, without processes ---------------------------------------------------------------------

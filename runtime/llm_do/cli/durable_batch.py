@@ -3,16 +3,14 @@ alone, DBOS launched with this process's executor, the inputs taken from the bat
 finished input (whichever process ran it) appended to this process's results file.
 
 Several processes may work one batch, each with its own results file (one per machine, say); two
-processes writing one results file would duplicate its lines, so the second is refused (exit 2).
+processes writing one results file would duplicate its lines, so the second is refused (exit 2,
+`results_lock`, as for a plain batch).
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 from contextlib import nullcontext
-from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,34 +22,6 @@ if TYPE_CHECKING:
     from llm_do.runtime.runtime import Runtime
 
     from .session import RunSession
-
-
-def hold_results(path: Path) -> IO[str]:
-    """An exclusive lock on RESULTS for this process (a lock file beside it, removed on release):
-    another batch process given the same -o is refused rather than writing lines twice."""
-    lock_path = path.with_name(f".{path.name}.lock")
-    while True:
-        try:
-            stream = open(lock_path, "a+", encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"{path}: cannot write beside it ({exc.strerror})", ExitCode.USAGE) from None
-        try:
-            fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            stream.close()
-            raise CliError(f"{path}: another batch process is writing it; give each process its own -o", ExitCode.USAGE) from None
-        try:
-            same = os.fstat(stream.fileno()).st_ino == os.stat(lock_path).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:  # not a lock file its last holder removed while we opened it
-            return stream
-        stream.close()
-
-
-def release_results(stream: IO[str]) -> None:
-    Path(stream.name).unlink(missing_ok=True)
-    stream.close()
 
 
 def run_durable_batch(session: RunSession, todo: list[BatchInput], store: ResultsFile, *, concurrency: int, total: int,
