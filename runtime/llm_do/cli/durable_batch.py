@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .errors import CliError, ExitCode
-
 if TYPE_CHECKING:
     from llm_do.runtime.batch import BatchInput, BatchResult
     from llm_do.runtime.batch_results import ResultsFile
