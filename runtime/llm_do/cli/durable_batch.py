@@ -29,9 +29,9 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     from llm_do.runtime.batch import run_one
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.batch_queue import batch_prefix, executor_id, register_batch_workflow, work
+    from llm_do.runtime.run_label import RUN_LABEL
 
     from .display.batch_progress import reporter
-    from .display.trace import LABEL
     from .durable_run import bundle_digest
 
     bundle, verbose = session.bundle, session.setup.opts.verbose
@@ -39,7 +39,7 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     template = durable.durable_runtime(bundle, session.config, digest=digest, player=session.setup.player)
 
     async def run(item: BatchInput, runtime: Runtime) -> BatchResult:
-        LABEL.set(f"#{item.line} ")
+        RUN_LABEL.set(f"#{item.line} ")
         return await run_one(bundle, session.config, item, runtime=runtime)
 
     prefix = batch_prefix(digest, inputs_sha256)

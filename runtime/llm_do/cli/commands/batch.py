@@ -90,19 +90,23 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
             store.close()
             release_results(held)
     failed = len(store.failed & {item.line for item in items})
+    if failed and not todo:  # a rerun that found every input done: say so, and what would run them
+        raise CliError(f"nothing to run: every input has a line in {results} already; {failed} of {len(items)} "
+                       "are failures (their lines say why); --retry-failed runs them again", ExitCode.FAILED)
     if failed:
-        raise CliError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why", ExitCode.FAILED)
+        raise CliError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why; "
+                       "--retry-failed runs them again", ExitCode.FAILED)
     return ExitCode.OK
 
 
 def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int) -> None:
     from llm_do.runtime.batch import run_batch, run_one
+    from llm_do.runtime.run_label import RUN_LABEL
 
     from ..display.batch_progress import reporter
-    from ..display.trace import LABEL
 
     async def run(item: BatchInput) -> BatchResult:
-        LABEL.set(f"#{item.line} ")
+        RUN_LABEL.set(f"#{item.line} ")
         return await run_one(session.bundle, session.config, item)
 
     progress, on_result = reporter(store, total, len(todo), session.setup.opts.verbose)
