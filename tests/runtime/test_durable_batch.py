@@ -225,7 +225,8 @@ def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -
     log = tmp_path / "work.log"
     result = llm_do("batch", asking, inputs, "-o", out, "--model", "test", "--durable", log=log)
     assert result.returncode == 0, result.stderr
-    assert "llm-do: denied work (main@1): approval needed and no terminal to ask" in result.stderr
+    for line in (1, 2):  # each denial names its input line
+        assert f"llm-do: #{line} denied work (main@1): approval needed and no terminal to ask" in result.stderr
     assert sorted(r["line"] for r in results_of(out)) == [1, 2]
     assert not log.exists()  # the tool never ran
 
