@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.runtime.batch import BatchResult, parse_inputs
+from llm_do.runtime.batch import BatchResult, InputsProblem, parse_inputs
 from llm_do.runtime.batch_results import BatchIdentity, ResultsProblem, read_results
 from tests.support.batch import inputs_file, results_of
 from tests.support.cli import one_line_error, run_cli, worker
@@ -28,8 +28,12 @@ TOOLS = '''
 
 
     async def echo_slowly(ctx: RunContext) -> str:
-        """Wait a little (BATCH_TOOL_SECONDS), then return the prompt; fail on 'boom'."""
+        """Wait a little (BATCH_TOOL_SECONDS), and until the file BATCH_GATE exists if it is set,
+        then return the prompt; fail on 'boom'."""
         await asyncio.sleep(float(os.environ.get("BATCH_TOOL_SECONDS", "0")))
+        gate = os.environ.get("BATCH_GATE")
+        while gate and not os.path.exists(gate):
+            await asyncio.sleep(0.05)
         if "boom" in str(ctx.prompt):
             raise ValueError("the input said boom")
         return f"echo {ctx.prompt}"
@@ -62,7 +66,8 @@ def test_one_result_per_input_with_the_failures_saying_why(bundle: Path, tmp_pat
     out = tmp_path / "out.jsonl"
     result = run_cli("batch", bundle, inputs, "-o", out, "--model", "test", "--concurrency", "2")
     assert result.exit_code == 1
-    assert one_line_error(result) == f"llm-do: 1 of 4 inputs failed; their lines in {out} say why"
+    assert one_line_error(result) == (f"llm-do: 1 of 4 inputs failed; their lines in {out} say why; "
+                                      "--retry-failed runs them again")
     assert result.stdout == ""
     by_line = {r["line"]: r for r in results_of(out)}
     assert sorted(by_line) == [1, 2, 3, 4]
@@ -82,6 +87,8 @@ def test_a_rerun_skips_what_is_done_and_retry_failed_replaces_failed_lines(bundl
     first = out.read_text()
     again = run_cli("batch", bundle, inputs, "-o", out, "--model", "test")
     assert again.exit_code == 1  # the failed input still stands
+    assert one_line_error(again) == (f"llm-do: nothing to run: every input has a line in {out} already; 1 of 3 are "
+                                     "failures (their lines say why); --retry-failed runs them again")
     assert out.read_text() == first
     retried = run_cli("batch", bundle, inputs, "-o", out, "--model", "test", "--retry-failed")
     assert retried.exit_code == 1
@@ -116,6 +123,11 @@ def test_a_bad_inputs_line_is_a_usage_error_before_anything_runs(bundle: Path, t
     result = run_cli("batch", bundle, inputs, "-o", out, "--model", "test")
     assert result.exit_code == 2
     assert one_line_error(result).startswith(f"llm-do: {inputs}:3: an input is a JSON object")
+    assert not out.exists()
+    inputs.write_text('"fine"\n{"input": ' + "[" * 3000 + "]" * 3000 + "}\n")  # valid JSON Python cannot hold
+    result = run_cli("batch", bundle, inputs, "-o", out, "--model", "test")
+    assert result.exit_code == 2
+    assert one_line_error(result) == f"llm-do: {inputs}:2: JSON nested too deeply to read"
     assert not out.exists()
 
 
@@ -178,6 +190,48 @@ def test_stopped_halfway_and_rerun_yields_every_input_once(bundle: Path, tmp_pat
     assert lines[: len(cut)] == [r["line"] for r in cut]  # the first run's lines kept as they were
 
 
+@pytest.mark.process
+def test_a_second_batch_process_on_the_same_results_file_is_refused(bundle: Path, tmp_path: Path) -> None:
+    inputs = inputs_file(tmp_path / "in.jsonl", [f"input {n}" for n in range(1, 9)])
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "llm_do.cli.main", "batch", str(bundle), str(inputs), "-o", str(out),
+               "--model", "test", "--concurrency", "2"]
+    gate = tmp_path / "gate"  # the first batch's tool waits for it: the first is still writing when the second starts
+    first = subprocess.Popen(command, env={**os.environ, "BATCH_GATE": str(gate)}, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not out.exists() and first.poll() is None:  # the header is written once the lock is held
+            assert time.monotonic() < deadline, "the first batch never started its results"
+            time.sleep(0.05)
+        second = run_cli("batch", bundle, inputs, "-o", out, "--model", "test")
+        gate.touch()
+        _, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, err.decode()
+    assert second.exit_code == 2
+    assert one_line_error(second) == (f"llm-do: {out}: another batch process is writing it; wait for it to end "
+                                      "(a rerun then runs only the inputs it has no line for)")
+    assert sorted(r["line"] for r in results_of(out)) == list(range(1, 9))  # each input once
+    assert not (tmp_path / ".out.jsonl.lock").exists()  # released at the end
+    assert run_cli("batch", bundle, inputs, "-o", out, "--model", "test").exit_code == 0  # and free again
+
+
+def test_a_denied_call_names_its_input_line(build, script, tmp_path: Path) -> None:
+    bundle = build({"project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+                    "main.worker": worker("toolsets: [filesystem_project]", "Write.")})
+    write = {"tool_calls": [{"tool": "write_file", "args": {"path": "note.txt", "content": "x"}}]}
+    turns = script({"workers": {"main": [write, {"text": "ok"}, write, {"text": "ok"}]}})
+    inputs = inputs_file(tmp_path / "in.jsonl", ["one", "two"])
+    result = run_cli("batch", bundle, inputs, "-o", tmp_path / "out.jsonl", "--script", turns, "--concurrency", "1")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"llm-do: #{line} denied write_file (main@1): approval needed and no terminal to ask; pass --approve-all to allow it"
+        for line in (1, 2)]
+
+
 # --- the pieces, without processes ---------------------------------------------------------------------
 
 
@@ -199,10 +253,32 @@ def test_a_line_cut_by_a_killed_process_is_dropped() -> None:
     assert existing.succeeded == {1} and existing.rewrite
 
 
-def test_another_bundle_is_named_in_the_refusal() -> None:
-    other = BatchIdentity.of("sha256:def", b'"a"\n', "bundle.lock", "in.jsonl")
-    with pytest.raises(ResultsProblem, match="written for another bundle"):
-        read_results(results_text(), other, "out.jsonl", False)
+@pytest.mark.parametrize("line, why", [
+    ("[" * 3000 + "]" * 3000, "JSON nested too deeply to read"),
+    ('{"a": ' * 50000 + "1" + "}" * 50000, "JSON nested too deeply to read"),
+    ('{"input": "x", "n": ' + "7" * 5000 + "}", "a JSON number longer than 4300 digits; give it as a string"),
+], ids=["deep-array", "deep-object", "long-integer"])
+def test_json_python_cannot_hold_names_its_line(line: str, why: str) -> None:
+    with pytest.raises(InputsProblem) as caught:
+        parse_inputs(f'"fine"\n{line}\n', "in.jsonl")
+    assert str(caught.value) == f"in.jsonl:2: {why}"
+    with pytest.raises(ResultsProblem, match="^out.jsonl:3: not a result line of an llm-do batch$"):
+        read_results(results_text(BatchResult(1, "x", None, {}), tail=line + "\n"), IDENTITY, "out.jsonl", False)
+
+
+@pytest.mark.parametrize("identity, why", [
+    (BatchIdentity.of("sha256:def", b'"a"\n', "bundle.lock", "in.jsonl"),
+     "written for bundle.lock as it was built before (sha256:abc); the bundle was rebuilt since"),
+    (BatchIdentity.of("sha256:def", b'"a"\n', "other.lock", "in.jsonl"),
+     "written for another bundle (bundle.lock sha256:abc, inputs in.jsonl)"),
+    (BatchIdentity.of("sha256:abc", b'"a"\n"b"\n', "bundle.lock", "in.jsonl"),
+     "written for in.jsonl as it was before: the inputs file was edited since the results were started"),
+    (BatchIdentity.of("sha256:abc", b'"b"\n', "bundle.lock", "b.jsonl"), "written for another inputs file (in.jsonl)"),
+], ids=["rebuilt", "other-bundle", "edited-inputs", "other-inputs"])
+def test_the_refusal_says_whether_the_bundle_or_inputs_changed_or_are_others(identity: BatchIdentity, why: str) -> None:
+    with pytest.raises(ResultsProblem) as caught:
+        read_results(results_text(), identity, "out.jsonl", False)
+    assert str(caught.value) == f"out.jsonl: {why}; give another -o, or remove it to start over"
 
 
 def test_the_progress_bar_counts_done_failed_and_tokens() -> None:
@@ -243,4 +319,5 @@ def test_on_a_terminal_the_batch_shows_a_progress_bar(bundle: Path, tmp_path: Pa
     assert proc.wait(timeout=60) == 1
     text = shown.decode("utf-8", "replace")
     assert "3/3" in text and "1 failed" in text and "tokens" in text and "ETA" in text
-    assert text.rstrip().endswith("1 of 3 inputs failed; their lines in " + str(out) + " say why")
+    assert text.rstrip().endswith("1 of 3 inputs failed; their lines in " + str(out) + " say why; "
+                                  "--retry-failed runs them again")

@@ -201,17 +201,17 @@ def test_every_durable_command_without_dbos_says_how_to_get_it(command: list[str
 
 @pytest.mark.process
 def test_a_second_process_on_the_same_results_file_is_refused(tmp_path: Path) -> None:
-    from llm_do.cli.durable_batch import hold_results, release_results
+    from llm_do.cli.results_lock import hold_results, release_results
 
     out = tmp_path / "out.jsonl"
-    held = hold_results(out)
+    held = hold_results(out, "give each process its own -o")
     other = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
-                            "from llm_do.cli.durable_batch import hold_results; hold_results(Path(sys.argv[1]))", str(out)],
+                            "from llm_do.cli.results_lock import hold_results; hold_results(Path(sys.argv[1]), '')", str(out)],
                            capture_output=True, text=True, timeout=60)
     assert other.returncode != 0 and "another batch process is writing it" in other.stderr
     release_results(held)
     assert not (tmp_path / ".out.jsonl.lock").exists()
-    again = hold_results(out)  # free again
+    again = hold_results(out, "")  # free again
     release_results(again)
 
 
@@ -225,7 +225,8 @@ def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -
     log = tmp_path / "work.log"
     result = llm_do("batch", asking, inputs, "-o", out, "--model", "test", "--durable", log=log)
     assert result.returncode == 0, result.stderr
-    assert "llm-do: denied work (main@1): approval needed and no terminal to ask" in result.stderr
+    for line in (1, 2):  # each denial names its input line
+        assert f"llm-do: #{line} denied work (main@1): approval needed and no terminal to ask" in result.stderr
     assert sorted(r["line"] for r in results_of(out)) == [1, 2]
     assert not log.exists()  # the tool never ran
 

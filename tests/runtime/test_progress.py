@@ -1,21 +1,21 @@
 """The live progress display, checked in a pseudo-terminal: `llm-do exec` and `llm-do chat` run as
 subprocesses whose stderr (and stdin) is a pty, so the display is on; off a terminal, stdout holds
-the output only and stderr nothing."""
+the output only and stderr nothing. What a person was shown and answered (chat messages and
+replies, approval questions, answers, typed feedback, confirmations) stays on the screen or in its
+scrollback, read with a terminal emulator: the display erases only its own frames."""
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.cli import worker
+from tests.support.terminal import Terminal, in_order
 
 pytestmark = [pytest.mark.process, pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")]
 
@@ -31,65 +31,7 @@ SCRIPT = {"workers": {
 }}
 FRAME = re.compile(r"llm-do: \d+\.\ds")
 """The status line that starts every frame of the display."""
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-class Pty:
-    """A subprocess of `llm-do` with stdin and stderr on a pseudo-terminal, stdout on a pipe (or the
-    pty too)."""
-
-    def __init__(self, cwd: Path, *args: str, stdout_on_pty: bool = False) -> None:
-        import pty
-
-        self.master, slave = pty.openpty()
-        env = dict(os.environ, TERM="xterm", COLUMNS="120")
-        env.pop("NO_COLOR", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "llm_do.cli.main", *args], cwd=cwd, env=env,
-                                     stdin=slave, stderr=slave, stdout=slave if stdout_on_pty else subprocess.PIPE)
-        os.close(slave)
-        self.raw = b""
-
-    @property
-    def screen(self) -> str:
-        """What the terminal was sent, escape sequences removed."""
-        return ANSI.sub("", self.raw.decode("utf-8", "replace"))
-
-    def read_until(self, needle: str, timeout: float = 30) -> None:
-        end = time.monotonic() + timeout
-        while needle not in self.screen:
-            if not self._read(end - time.monotonic()):
-                raise AssertionError(f"{needle!r} never appeared; the terminal showed:\n{self.screen}")
-
-    def pause(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self._read(end - time.monotonic())
-
-    def _read(self, timeout: float) -> bool:
-        if timeout <= 0:
-            return False
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return False
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # the child closed the terminal
-            return False
-        self.raw += data
-        return bool(data)
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def finish(self, timeout: float = 30) -> tuple[int, str]:
-        end = time.monotonic() + timeout
-        while self.proc.poll() is None and time.monotonic() < end:
-            self._read(0.1)
-        self._read(0.2)
-        code = self.proc.wait(timeout=5)
-        out = self.proc.stdout.read().decode() if self.proc.stdout else ""
-        os.close(self.master)
-        return code, out
+QUESTION = "[r] revise with feedback"
 
 
 @pytest.fixture
@@ -101,11 +43,11 @@ def project(build, script) -> tuple[Path, Path]:
 
 def test_exec_on_a_terminal_shows_the_call_tree_and_the_streamed_text(project: tuple[Path, Path]) -> None:
     bundle, script = project
-    term = Pty(bundle.parent, "exec", str(bundle), "go", "--script", str(script))
-    code, out = term.finish()
-    assert code == 0, term.screen
-    assert out == FINAL + "\n"
-    screen = term.screen
+    with Terminal(bundle.parent, "exec", str(bundle), "go", "--script", str(script), stdout_on_pty=False) as term:
+        code = term.finish()
+    assert code == 0, term.sent
+    assert term.out == FINAL + "\n"
+    screen = term.sent
     assert FRAME.search(screen)
     assert "main (depth 1, script:main)" in screen
     assert "helper (depth 2, script:helper)" in screen
@@ -125,65 +67,91 @@ def test_off_a_terminal_stdout_holds_only_the_output(project: tuple[Path, Path])
     assert proc.stderr == ""
 
 
-def test_the_display_steps_aside_while_the_terminal_asks_for_approval(build, script) -> None:
-    bundle = build(PROJECT)
-    s = script({"workers": {"main": [{"tool_calls": [{"tool": "write_file", "args": {"path": "out.txt", "content": "hi"}}]},
-                                     {"text": "written"}]}})
-    term = Pty(bundle.parent, "exec", str(bundle), "go", "--script", str(s))
-    term.read_until("[n] deny")
-    asked_at = len(term.screen)
-    term.pause(0.6)  # a display still running would redraw several times by now
-    assert not FRAME.search(term.screen[asked_at:]), term.screen[asked_at:]
-    term.send("y\r")
-    code, out = term.finish()
-    assert code == 0, term.screen
-    assert out == "written\n"
-    assert (bundle.parent / "out.txt").read_text() == "hi"
-    after = term.screen[term.screen.index("approved once"):]
-    assert "✓ main" in after  # and it came back once answered
+def write(path: str) -> dict[str, Any]:
+    return {"tool_calls": [{"tool": "write_file", "args": {"path": path, "content": "hi"}}]}
 
 
-def test_chat_on_a_terminal_streams_replies_and_keeps_the_conversation(build, script) -> None:
+def test_the_display_steps_aside_for_approvals_and_leaves_every_answer_on_screen(build, script) -> None:
     bundle = build(PROJECT)
-    s = script({"workers": {"main": [{"text": "first answer here"}, {"text": "second answer here"}]}})
-    term = Pty(bundle.parent, "chat", str(bundle), "--thread", "tty", "--script", str(s), stdout_on_pty=True)
-    term.read_until("> ")
-    term.send("hello\r")
-    term.read_until("first answer here\r\n> ")
-    term.send("again\r")
-    term.read_until("second answer here\r\n> ")
-    term.send("/usage\r")
-    term.read_until("2 turns")
-    term.send("/exit\r")
-    code, _ = term.finish()
-    assert code == 0, term.screen
-    assert "main (depth 1, script:main)" in term.screen
+    s = script({"workers": {"main": [write("a.txt"), write("b.txt"), write("c.txt"), write("d.txt"), write("e.txt"),
+                                     {"text": "never"}]}})
+    with Terminal(bundle.parent, "exec", str(bundle), "go", "--script", str(s)) as term:
+        term.wait_sent(QUESTION)
+        asked_at = len(term.sent)
+        term.pause(0.6)  # a display still running would redraw several times by now
+        assert not FRAME.search(term.sent[asked_at:]), term.sent[asked_at:]
+        term.send("y\r")
+        term.wait_sent(QUESTION, 2)
+        assert FRAME.search(term.sent[term.sent.index("approved once"):])  # it came back once answered
+        term.send("n\r")
+        term.wait_sent(QUESTION, 3)
+        term.send("r\r")
+        term.wait_sent("what should it do instead?")
+        term.send("write d.txt instead\r")
+        term.wait_sent(QUESTION, 4)
+        term.send("s\r")
+        term.wait_sent(QUESTION, 5)
+        term.interrupt()  # Ctrl-C at a question ends the run
+        assert term.finish() == 130, term.lines()
+        lines = term.lines()
+    assert not in_order(
+        lines,
+        "path: a.txt", f"{QUESTION}: y", "-> approved once",
+        "path: b.txt", f"{QUESTION}: n", "-> denied",
+        "path: c.txt", f"{QUESTION}: r", "(what should it do instead?): write d.txt instead",
+        "-> not run; the feedback goes to the model",
+        "path: d.txt", f"{QUESTION}: s", "-> approved: write_file",
+        "path: e.txt", QUESTION,
+    ), "\n".join(lines)
+    assert [p.name for p in sorted(bundle.parent.glob("?.txt"))] == ["a.txt", "d.txt"]
+
+
+def test_chat_on_a_terminal_streams_replies_and_keeps_the_conversation_on_screen(build, script) -> None:
+    bundle = build(PROJECT)
+    replies = ["first answer here", "second answer here", "third answer here"]
+    s = script({"workers": {"main": [{"text": reply} for reply in replies]}})
+    with Terminal(bundle.parent, "chat", str(bundle), "--thread", "tty", "--script", str(s)) as term:
+        for n, reply in enumerate(replies, start=1):
+            term.wait_sent("> ", n)
+            term.send(f"message {n}\r")
+            term.wait_sent(f"{reply}\r\n> ")
+        term.send("/usage\r")
+        term.wait_sent("3 turns")
+        term.send("/exit\r")
+        assert term.finish() == 0, term.sent
+        lines = term.lines()
+    assert "main (depth 1, script:main)" in term.sent
+    assert not in_order(lines, "> message 1", replies[0], "> message 2", replies[1], "> message 3", replies[2],
+                        "> /usage", "3 turns", "> /exit"), "\n".join(lines)
     import json
 
     thread: Any = json.loads((bundle.parent / ".llm-do" / "threads" / "tty.json").read_text())
-    assert len(thread["messages"]) == 4
+    assert len(thread["messages"]) == 6
 
 
-def test_ctrl_c_in_a_chat_cancels_the_reply_and_the_conversation_goes_on(py_bundle: Path, script) -> None:
+def test_ctrl_c_in_a_chat_cancels_the_reply_and_the_conversation_stays_on_screen(py_bundle: Path, script) -> None:
     import json
-    import signal
 
-    s = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 60}}]},
+    s = script({"workers": {"main": [{"text": "the first reply"}, {"tool_calls": [{"tool": "nap", "args": {"seconds": 60}}]},
                                      {"text": "after the cancel"}]}})
-    term = Pty(py_bundle.parent, "chat", "--thread", "c", "--script", str(s), stdout_on_pty=True)
-    term.read_until("> ")
-    term.send("take your time\r")
-    term.read_until("→ nap")
-    term.proc.send_signal(signal.SIGINT)  # what Ctrl-C on the terminal sends
-    term.read_until("reply cancelled")
-    term.send("never mind\r")
-    term.read_until("after the cancel\r\n> ")
-    # readline writes the prompt before it waits for input: a signal caught in between is handled
-    # only when a key arrives, so the interrupt comes once the prompt waits.
-    term.pause(0.5)
-    term.proc.send_signal(signal.SIGINT)  # at the prompt: the chat ends
-    code, _ = term.finish()
-    assert code == 0, term.screen
+    with Terminal(py_bundle.parent, "chat", "--thread", "c", "--script", str(s)) as term:
+        term.wait_sent("> ")
+        term.send("hello\r")
+        term.wait_sent("the first reply\r\n> ")
+        term.send("take your time\r")
+        term.wait_sent("→ nap")
+        term.interrupt()
+        term.wait_sent("reply cancelled")
+        term.send("never mind\r")
+        term.wait_sent("after the cancel\r\n> ")
+        # readline writes the prompt before it waits for input: a signal caught in between is handled
+        # only when a key arrives, so the interrupt comes once the prompt waits.
+        term.pause(0.5)
+        term.interrupt()  # at the prompt: the chat ends
+        assert term.finish() == 0, term.sent
+        lines = term.lines()
+    assert not in_order(lines, "> hello", "the first reply", "> take your time", "reply cancelled",
+                        "> never mind", "after the cancel"), "\n".join(lines)
     thread: Any = json.loads((py_bundle.parent / ".llm-do" / "threads" / "c.json").read_text())
     prompts = [p["content"] for m in thread["messages"] for p in m["parts"] if p["part_kind"] == "user-prompt"]
-    assert prompts == ["never mind"]
+    assert prompts == ["hello", "never mind"]

@@ -66,6 +66,23 @@ def expanded(value: Any, environ: Mapping[str, str]) -> Any:
     return value
 
 
+SHORTEST_SECRET = 4
+"""Values shorter than this are not redacted: a flag like `1` would turn every digit of the
+message into a variable name, and hides nothing worth hiding."""
+
+
+def redacted(text: str, config: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """`text` with every value the environment gives a `${VAR}` of `config` written back as
+    `${VAR}`: a message about a started server (its error, its last word on stderr) never repeats
+    a secret the configuration took from the environment."""
+    names = {m.group(1) for m in _VAR.finditer(json.dumps(config, ensure_ascii=False))}
+    values = sorted(((environ[n], n) for n in names if len(environ.get(n, "")) >= SHORTEST_SECRET),
+                    key=lambda pair: -len(pair[0]))
+    for value, name in values:
+        text = text.replace(value, f"${{{name}}}")
+    return text
+
+
 def describe(config: Mapping[str, Any]) -> str:
     """How a message names the server's connection: its command line, or its URL (as written)."""
     if config.get("url"):

@@ -3,20 +3,16 @@ alone, DBOS launched with this process's executor, the inputs taken from the bat
 finished input (whichever process ran it) appended to this process's results file.
 
 Several processes may work one batch, each with its own results file (one per machine, say); two
-processes writing one results file would duplicate its lines, so the second is refused (exit 2).
+processes writing one results file would duplicate its lines, so the second is refused (exit 2,
+`results_lock`, as for a plain batch).
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 from contextlib import nullcontext
-from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import click
-
-from .errors import CliError, ExitCode
 
 if TYPE_CHECKING:
     from llm_do.runtime.batch import BatchInput, BatchResult
@@ -26,34 +22,6 @@ if TYPE_CHECKING:
     from .session import RunSession
 
 
-def hold_results(path: Path) -> IO[str]:
-    """An exclusive lock on RESULTS for this process (a lock file beside it, removed on release):
-    another batch process given the same -o is refused rather than writing lines twice."""
-    lock_path = path.with_name(f".{path.name}.lock")
-    while True:
-        try:
-            stream = open(lock_path, "a+", encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"{path}: cannot write beside it ({exc.strerror})", ExitCode.USAGE) from None
-        try:
-            fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            stream.close()
-            raise CliError(f"{path}: another batch process is writing it; give each process its own -o", ExitCode.USAGE) from None
-        try:
-            same = os.fstat(stream.fileno()).st_ino == os.stat(lock_path).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:  # not a lock file its last holder removed while we opened it
-            return stream
-        stream.close()
-
-
-def release_results(stream: IO[str]) -> None:
-    Path(stream.name).unlink(missing_ok=True)
-    stream.close()
-
-
 def run_durable_batch(session: RunSession, todo: list[BatchInput], store: ResultsFile, *, concurrency: int, total: int,
                       url: str, inputs_sha256: str, retry_failed: bool) -> None:
     """Work the batch's queue in DB_URL with this process's executor; failures are the session's
@@ -61,9 +29,9 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     from llm_do.runtime.batch import run_one
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.batch_queue import batch_prefix, executor_id, register_batch_workflow, work
+    from llm_do.runtime.run_label import RUN_LABEL
 
     from .display.batch_progress import reporter
-    from .display.trace import LABEL
     from .durable_run import bundle_digest
 
     bundle, verbose = session.bundle, session.setup.opts.verbose
@@ -71,7 +39,7 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     template = durable.durable_runtime(bundle, session.config, digest=digest, player=session.setup.player)
 
     async def run(item: BatchInput, runtime: Runtime) -> BatchResult:
-        LABEL.set(f"#{item.line} ")
+        RUN_LABEL.set(f"#{item.line} ")
         return await run_one(bundle, session.config, item, runtime=runtime)
 
     prefix = batch_prefix(digest, inputs_sha256)

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from llm_do.bundle.approval import ApprovalMode
 
+from .run_label import RUN_LABEL
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:
@@ -187,7 +189,8 @@ class Approver:
                 decision = ApprovalDecision(False, note="the user denied this call")
             by = "terminal"
         else:
-            sys.stderr.write(f"llm-do: denied {request.tool} ({request.worker}@{request.depth}): approval needed and no "
+            sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): "
+                             "approval needed and no "
                              "terminal to ask; pass --approve-all to allow it\n")
             sys.stderr.flush()
             return ApprovalDecision(

@@ -60,10 +60,7 @@ def parse_inputs(text: str, name: str) -> list[BatchInput]:
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputsProblem(f"{name}:{number}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        value = _json_line(raw, f"{name}:{number}")
         if isinstance(value, str):
             value = {"input": value}
         if not isinstance(value, dict):
@@ -71,6 +68,22 @@ def parse_inputs(text: str, name: str) -> list[BatchInput]:
                                 f"string (its prompt), not {type(value).__name__}")
         items.append(BatchInput(number, value))
     return items
+
+
+def _json_line(raw: str, where: str) -> Any:
+    """One line's JSON value; an `InputsProblem` naming `where` (FILE:LINE) for any line that cannot
+    be read, including valid JSON that Python cannot hold (nested too deep, an integer too long)."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputsProblem(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InputsProblem(f"{where}: JSON nested too deeply to read") from None
+    except ValueError:  # Python's limit on the digits of an integer it converts
+        import sys
+
+        raise InputsProblem(f"{where}: a JSON number longer than {sys.get_int_max_str_digits()} digits; "
+                            "give it as a string") from None
 
 
 async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput, worker: str | None = None,

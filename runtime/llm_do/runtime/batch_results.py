@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from llm_do.toolkit.files import atomic_write
 
@@ -71,16 +71,13 @@ def read_results(text: str, identity: BatchIdentity, name: str, retry_failed: bo
         return ExistingResults([], set(), set(), rewrite=cut)
     try:
         header = json.loads(lines[0]).get(HEADER_KEY)
-    except (json.JSONDecodeError, AttributeError):
+    except (ValueError, RecursionError, AttributeError):  # not JSON, or JSON Python cannot hold
         header = None
     if not isinstance(header, dict):
         raise ResultsProblem(f"{name}: not the results file of an llm-do batch (its first line is no batch header); "
                              "give another -o")
     if header.get("bundle_digest") != identity.bundle_digest or header.get("inputs_sha256") != identity.inputs_sha256:
-        other = "bundle" if header.get("bundle_digest") != identity.bundle_digest else "inputs file"
-        raise ResultsProblem(f"{name}: written for another {other} (bundle {header.get('bundle')!s} "
-                             f"{str(header.get('bundle_digest'))[:19]}, inputs {header.get('inputs')!s}); "
-                             "give another -o, or remove it to start over")
+        raise ResultsProblem(f"{name}: {_other_batch(header, identity)}; give another -o, or remove it to start over")
     kept: list[str] = []
     succeeded: set[int] = set()
     failed: set[int] = set()
@@ -89,7 +86,7 @@ def read_results(text: str, identity: BatchIdentity, name: str, retry_failed: bo
             record = json.loads(raw)
             line = record["line"]
             error = record["error"]
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (ValueError, RecursionError, KeyError, TypeError):
             raise ResultsProblem(f"{name}:{number}: not a result line of an llm-do batch") from None
         if error is None:
             succeeded.add(line)
@@ -99,6 +96,20 @@ def read_results(text: str, identity: BatchIdentity, name: str, retry_failed: bo
             failed.add(line)
         kept.append(raw)
     return ExistingResults(kept, succeeded, failed, rewrite=cut or len(kept) < len(lines) - 1)
+
+
+def _other_batch(header: dict[str, Any], identity: BatchIdentity) -> str:
+    """How the batch a results file was written for differs from this one: the same file changed
+    since (edited inputs, a rebuilt bundle) is said so, not called another."""
+    if header.get("bundle_digest") != identity.bundle_digest:
+        if header.get("bundle") == identity.bundle:
+            return (f"written for {identity.bundle} as it was built before ({str(header.get('bundle_digest'))[:19]}); "
+                    "the bundle was rebuilt since")
+        return (f"written for another bundle ({header.get('bundle')!s} {str(header.get('bundle_digest'))[:19]}, "
+                f"inputs {header.get('inputs')!s})")
+    if header.get("inputs") == identity.inputs:
+        return f"written for {identity.inputs} as it was before: the inputs file was edited since the results were started"
+    return f"written for another inputs file ({header.get('inputs')!s})"
 
 
 class ResultsFile:

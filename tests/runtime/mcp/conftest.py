@@ -21,12 +21,14 @@ from tests.support.processes import free_port
 
 @pytest.fixture
 def server_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Path]:
-    """The variables the project's server configuration reads; the pid and calls files to look at."""
-    files = {"pid": tmp_path / "server.pid", "calls": tmp_path / "calls.txt"}
+    """The variables the project's server configuration reads; the pid, calls and daemons files to
+    look at."""
+    files = {"pid": tmp_path / "server.pid", "calls": tmp_path / "calls.txt", "daemons": tmp_path / "daemons.txt"}
     monkeypatch.setenv("LLM_DO_TEST_PYTHON", sys.executable)
     monkeypatch.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
     monkeypatch.setenv("ECHO_PID_FILE", str(files["pid"]))
     monkeypatch.setenv("ECHO_CALLS_FILE", str(files["calls"]))
+    monkeypatch.setenv("ECHO_DAEMON_FILE", str(files["daemons"]))  # read by a server configured with it
     for name in ("ECHO_CHANGED", "ECHO_FAIL"):
         monkeypatch.delenv(name, raising=False)
     return files

@@ -6,8 +6,11 @@ environment shapes it, so one file serves every case:
 - ECHO_PID_FILE: write this process's pid there at start (orphan checks);
 - ECHO_CWD_FILE: write the directory it was started in there;
 - ECHO_CHANGED=1: `echo` takes `message` instead of `text` (a schema changed after the build);
-- ECHO_FAIL=1: exit at once with a message on stderr (a server that fails to start);
-- ECHO_CALLS_FILE: append each call's tool name there (so a test sees what ran).
+- ECHO_FAIL: exit at once with a message on stderr that repeats its value (a server that fails to
+  start, saying something it was given);
+- ECHO_CALLS_FILE: append each call's tool name there (so a test sees what ran);
+- ECHO_DAEMON_FILE: at start, leave a `sleep` daemon behind (forked twice, in a new session, as
+  wrappers' helpers are) and append its pid there once it runs.
 Run with `--http PORT` for streamable HTTP on 127.0.0.1; stdio otherwise.
 """
 
@@ -17,7 +20,7 @@ import os
 import sys
 
 if os.environ.get("ECHO_FAIL"):
-    print("echo server: refusing to start (ECHO_FAIL is set)", file=sys.stderr)
+    print(f"echo server: refusing to start (ECHO_FAIL is {os.environ['ECHO_FAIL']})", file=sys.stderr)
     sys.exit(3)
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402
@@ -25,6 +28,19 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 if os.environ.get("ECHO_PID_FILE"):
     with open(os.environ["ECHO_PID_FILE"], "w") as f:
         f.write(str(os.getpid()))
+if os.environ.get("ECHO_DAEMON_FILE"):
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() == 0:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            with open(os.environ["ECHO_DAEMON_FILE"], "a") as f:
+                f.write(f"{os.getpid()}\n")
+            os.execvp("sleep", ["sleep", "300"])
+        os._exit(0)
+    os.waitpid(middle, 0)
 if os.environ.get("ECHO_CWD_FILE"):
     with open(os.environ["ECHO_CWD_FILE"], "w") as f:
         f.write(os.getcwd())

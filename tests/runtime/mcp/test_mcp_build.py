@@ -71,7 +71,31 @@ def test_an_unlistable_server_is_an_error_at_its_name(tmp_path: Path, server_env
     [d] = _lint(tmp_path, mcp_project(STDIO_SERVER))
     assert (d["code"], d["severity"], d["line"], d["column"]) == ("X001", "error", 10, 5)  # at the server's name
     assert "MCP server 'echo' could not be listed" in d["message"]
-    assert "refusing to start" in d["message"]  # the server's own last word on stderr
+    assert "refusing to start (ECHO_FAIL is 1)" in d["message"]  # the server's own last word on stderr
+
+
+@pytest.mark.process
+def test_no_secret_from_the_environment_is_reported_in_any_format(tmp_path: Path, server_env, monkeypatch) -> None:
+    """A `${VAR}` value that a server's error repeats (a command not found) or that the server says
+    on stderr is written back as `${VAR}`, in every lint format."""
+    from llm_do.cli.commands._compile import as_report
+    from llm_do.compiler.pipeline import compile_project
+    from llm_do.compiler.report.diagnostics import RENDERERS
+
+    monkeypatch.setenv("SRV_TOKEN", "ghp_SECRET123")
+    monkeypatch.setenv("ECHO_FAIL", "s3cr3t-LEAK")
+    files = mcp_project(STDIO_SERVER)
+    files["project.json"]["mcp_servers"]["missing"] = {"command": "${SRV_TOKEN}"}
+    root = write_project(tmp_path / "secrets", files)
+    result = compile_project(root, emit_bundle=False)
+    said = {d.message.partition("could not be listed: ")[0]: d.message for d in result.diagnostics if d.code == "X001"}
+    assert set(said) == {"MCP server 'echo' ", "MCP server 'missing' "}
+    assert "'${SRV_TOKEN}'" in said["MCP server 'missing' "]  # the command as written, not as the environment fills it
+    assert "(ECHO_FAIL is ${ECHO_FAIL})" in said["MCP server 'echo' "]
+    for fmt in RENDERERS:
+        rendered = RENDERERS[fmt]([as_report("secrets", result)])
+        assert "${SRV_TOKEN}" in rendered, fmt
+        assert "SECRET123" not in rendered and "s3cr3t" not in rendered, fmt
 
 
 @pytest.mark.process

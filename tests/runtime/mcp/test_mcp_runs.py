@@ -1,5 +1,7 @@
 """Runs with MCP servers: scripted calls through the gate, the lock checked before any model call,
-failures in one line, and no server process left behind however the run ends."""
+failures in one line, and no server process left behind however the run ends, nor any process a
+server started, even a daemon that left its session and process group (Linux: llm-do is the
+subreaper of what the servers start), nor one the build's listing started."""
 
 from __future__ import annotations
 
@@ -20,26 +22,58 @@ from tests.support.mcp import SERVER, STDIO_SERVER, call_script, mcp_project
 from tests.support.processes import alive
 
 RULES = "approvals: [\"deny echo(text == 'forbidden')\"]"
+DAEMON_SERVER = {**STDIO_SERVER, "env": {**STDIO_SERVER["env"], "ECHO_DAEMON_FILE": "${ECHO_DAEMON_FILE:-}"}}
+"""The test server, leaving a `sleep` daemon behind (forked twice, in a new session) each time it starts."""
+LINUX = sys.platform.startswith("linux")
 LAZY_SERVER = {**STDIO_SERVER, "env": {"ECHO_PID_FILE": "${LAZY_PID_FILE:-}", "ECHO_FAIL": "${LAZY_FAIL:-}",
                                        "ECHO_CWD_FILE": "${LAZY_CWD_FILE:-}"},
                "allowed_tools": ["echo"], "prefix": "lazy", "required": False}
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """One project for every run here (built once: listing starts the servers): `echo` asked by
     default and denied by a rule for one argument, `wait` asked; and a second server, `lazy`
-    (`required: false`), giving `lazy_echo`."""
+    (`required: false`), giving `lazy_echo`. The bundle, and where the daemon its listing left wrote its pid."""
     root = tmp_path_factory.mktemp("mcp-runs") / "proj"
+    listed = root.parent / "build-daemons.txt"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LLM_DO_TEST_PYTHON", sys.executable)
         mp.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
-        files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo", "wait"]}, front=f"toolsets: [echo, lazy]\n{RULES}")
+        mp.setenv("ECHO_DAEMON_FILE", str(listed))
+        files = mcp_project({**DAEMON_SERVER, "allowed_tools": ["echo", "wait"]}, front=f"toolsets: [echo, lazy]\n{RULES}")
         files["project.json"]["mcp_servers"]["lazy"] = LAZY_SERVER
         write_project(root, files)
         result = run_cli("build", root)
     assert result.exit_code == 0, result.stdout + result.stderr
-    return root / "bundle.lock"
+    return root / "bundle.lock", listed
+
+
+@pytest.fixture(scope="module")
+def bundle(built: tuple[Path, Path]) -> Path:
+    return built[0]
+
+
+def _daemons(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def _surviving_daemons(path: Path) -> list[int]:
+    """The daemons recorded in `path` (at least one) still running after a moment's grace (a kill
+    is not instant)."""
+    assert _daemons(path), "the server never started its daemon"
+    deadline = time.monotonic() + 10
+    while True:
+        left = [pid for pid in _daemons(path) if alive(pid)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not LINUX, reason="the subreaper is Linux's")
+def test_listing_the_servers_at_build_leaves_no_daemon(built: tuple[Path, Path]) -> None:
+    assert not _surviving_daemons(built[1])
 
 
 def _exec(bundle: Path, tmp_path: Path, *calls: tuple[str, dict], flags: tuple[str, ...] = ()) -> tuple[object, list[dict]]:
@@ -79,6 +113,8 @@ def test_approved_by_flag_the_call_reaches_the_server(bundle: Path, tmp_path: Pa
     assert not alive(int(server_env["pid"].read_text()))
     assert not alive(int(lazy_pid.read_text()))  # started when main listed its tools, stopped at the end
     assert lazy_cwd.read_text() == str(bundle.parent)  # a stdio server starts in the project root
+    if LINUX:  # a run that ends well kills what its servers started too
+        assert not _surviving_daemons(server_env["daemons"])
 
 
 @pytest.mark.process
@@ -115,14 +151,16 @@ def test_a_changed_schema_is_refused_before_any_model_call(bundle: Path, tmp_pat
 
 @pytest.mark.process
 def test_a_server_that_fails_to_start_ends_the_run_in_one_line(bundle: Path, tmp_path: Path, server_env, monkeypatch) -> None:
-    monkeypatch.setenv("ECHO_FAIL", "1")
+    monkeypatch.setenv("ECHO_FAIL", "s3cr3t-LEAK")
     result, events = _exec(bundle, tmp_path, ("echo", {"text": "hi"}), flags=("--approve-all",))
     assert result.exit_code == 1
     line = one_line_error(result)
-    # the command as written: what the environment fills in (a secret, perhaps) is not repeated
+    # the command as written: what the environment fills in (a secret, perhaps) is not repeated,
+    # not even when the server says it
     assert line.startswith("llm-do: run failed: MCP server 'echo' (${LLM_DO_TEST_PYTHON} ${LLM_DO_TEST_MCP_SERVER}) "
                            "failed to start: ")
-    assert line.endswith("(the server said: echo server: refusing to start (ECHO_FAIL is set))")
+    assert line.endswith("(the server said: echo server: refusing to start (ECHO_FAIL is ${ECHO_FAIL}))")
+    assert "s3cr3t" not in result.stderr
     assert not of_kind(events, "worker_started")
 
 
@@ -182,6 +220,8 @@ def test_no_server_outlives_a_stopped_run(bundle: Path, tmp_path: Path, server_e
         called, code, err, pid = _stopped_in_wait(bundle, tmp_path, server_env, None)
         assert called and code == 130, err
         _wait_for(lambda: not alive(pid), f"the end of the server (pid {pid})", seconds=10)
+        if LINUX:
+            assert not _surviving_daemons(server_env["daemons"])
         return
     timeout = 4
     while True:
@@ -190,6 +230,8 @@ def test_no_server_outlives_a_stopped_run(bundle: Path, tmp_path: Path, server_e
         assert err.strip() == f"llm-do: run failed: the run took longer than {timeout} s and was stopped"
         if pid is not None:
             _wait_for(lambda pid=pid: not alive(pid), f"the end of the server (pid {pid})", seconds=10)
+        if LINUX and server_env["daemons"].exists():
+            assert not _surviving_daemons(server_env["daemons"])
         if called or timeout >= 32:
             break
         timeout *= 2
@@ -220,3 +262,27 @@ def test_without_the_mcp_extra_a_run_says_what_to_install(bundle: Path, tmp_path
                           capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "llm-do: run failed: MCP servers need llm-do's `mcp` extra: pip install 'llm-do[mcp]'"
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not LINUX, reason="the subreaper is Linux's")
+def test_a_call_served_over_mcp_leaves_no_daemon(bundle: Path, tmp_path: Path, server_env) -> None:
+    """`llm-do serve`: the call's run starts the server, which leaves a daemon; the call's end kills it."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    script = call_script(tmp_path, ("echo", {"text": "hi"}))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "llm_do.cli.main", "serve", str(bundle), "--script",
+                                                                str(script), "--approve-all"], env=dict(os.environ))
+
+    async def scenario() -> str:
+        with (tmp_path / "serve.err").open("w") as err:
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("main", {"input": "go"})
+                assert _surviving_daemons(server_env["daemons"]) == []  # gone with the call, the server still up
+                return "".join(getattr(c, "text", "") for c in result.content)
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 120)) == "finished", (tmp_path / "serve.err").read_text()

@@ -21,18 +21,19 @@ from .records import McpFacts, McpRequest, McpServerFact, McpToolFact
 async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -> McpServerFact:
     from fastmcp import Client
 
-    from llm_do.bundle.mcp_config import UnsetVariable
+    from llm_do.bundle.mcp_config import UnsetVariable, redacted
     from llm_do.runtime.toolsets.mcp import failure_text, transport
 
+    environ = dict(os.environ)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
         try:
-            client = Client(transport(config, root, dict(os.environ), log), timeout=timeout, init_timeout=timeout)
+            client = Client(transport(config, root, environ, log), timeout=timeout, init_timeout=timeout)
             async with client:
                 tools = await client.list_tools()
         except UnsetVariable as exc:
             return McpServerFact(name=name, error=str(exc))
-        except Exception as exc:
-            return McpServerFact(name=name, error=failure_text(exc, log))
+        except Exception as exc:  # what the environment filled in (a secret, perhaps) is written back as ${VAR}
+            return McpServerFact(name=name, error=redacted(failure_text(exc, log), config, environ))
     return McpServerFact(name=name, tools=[McpToolFact(name=t.name, description=t.description, input_schema=t.input_schema)
                                            for t in tools])
 

@@ -52,8 +52,14 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
 
 
 def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = None) -> McpFacts:
-    """Start and list the project's MCP servers in a child process, within the import time limit."""
+    """Start and list the project's MCP servers in a child process, within the import time limit.
+    This process is the subreaper of whatever the servers start (Linux): every process the child
+    leaves behind, in any session or process group, is killed when it ends."""
+    from llm_do.toolkit.processes import become_subreaper, children, kill_new_descendants
+
     timeout = import_timeout() if timeout is None else timeout
+    become_subreaper()
+    before = children(os.getpid())
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "llm_do.compiler.facts.mcp_child"],
@@ -62,6 +68,8 @@ def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = No
         )
     except subprocess.TimeoutExpired:
         return McpFacts(failure=f"listing the MCP servers took longer than {timeout:g} s")
+    finally:
+        kill_new_descendants(before)
     try:
         return McpFacts.model_validate_json(proc.stdout)
     except ValidationError:

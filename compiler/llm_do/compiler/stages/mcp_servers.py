@@ -8,10 +8,11 @@ each server's exposed tools and diagnostics out.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
-from llm_do.bundle.mcp_config import connection, start_timeout
+from llm_do.bundle.mcp_config import connection, redacted, start_timeout
 
 from ..diagnostics import Diagnostic, diagnostic
 from ..facts.records import McpFacts, McpRequest, McpToolFact
@@ -69,6 +70,7 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
     if not import_python and any(not s.opaque for s in manifest.mcp_servers.values()):
         diagnostics.append(diagnostic("X006", "MCP servers were not started (--no-import): their tools are not checked",
                                       project.at("mcp_servers")))
+    configs = {n: connection(s.model_dump()) for n, s in manifest.mcp_servers.items()}
     for name, settings in manifest.mcp_servers.items():
         at = project.at("mcp_servers", name)
         if name in reserved:
@@ -103,6 +105,7 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
         fact = facts.servers.get(name)
         if fact is None or fact.tools is None:
             why = facts.failure or (fact.error if fact is not None else "it was not listed")
+            why = redacted(why or "it was not listed", configs, os.environ)  # no secret from a ${VAR} in any report
             diagnostics.append(diagnostic("X001", f"MCP server '{name}' could not be listed: {why}", at,
                                           hint='fix the server, or mark it "opaque": true'))
             continue

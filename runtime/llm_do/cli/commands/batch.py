@@ -44,12 +44,15 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
     (on machines sharing Postgres) started on the same batch share its inputs, none run twice.
 
     Exit codes: 0 every input succeeded, 1 some failed (their lines say why), 2 usage error
-    (a bad inputs line, a results file of another batch), 3 bundle refused, 130 interrupted
+    (a bad inputs line, a results file of another batch or that another batch process is
+    writing), 3 bundle refused, 130 interrupted
     (inputs cut off get no line; a rerun runs them).
     """
     from llm_do.runtime.batch import parse_inputs
     from llm_do.runtime.batch_results import BatchIdentity, ResultsFile
     from llm_do.runtime.errors import InputProblem
+
+    from ..results_lock import hold_results, release_results
 
     try:
         raw = inputs.read_bytes()
@@ -67,16 +70,12 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
     # the session starts before the results file: a usage error writes nothing
     with run_session(bundle, opts, interactive=False) as session:
         identity = BatchIdentity.of(bundle.text.get("digest"), raw, bundle.path.name, inputs.name)
-        held = None
-        if url is not None:
-            from ..durable_batch import hold_results, release_results
-
-            held = hold_results(results)
+        held = hold_results(results, "give each process its own -o" if url is not None else
+                            "wait for it to end (a rerun then runs only the inputs it has no line for)")
         try:
             store = ResultsFile(results, identity, retry_failed)
         except InputProblem as exc:
-            if held is not None:
-                release_results(held)
+            release_results(held)
             raise CliError(str(exc), ExitCode.USAGE) from None
         try:
             todo = [item for item in items if item.line not in store.done]
@@ -89,22 +88,25 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
                                   inputs_sha256=identity.inputs_sha256, retry_failed=retry_failed)
         finally:
             store.close()
-            if held is not None:
-                release_results(held)
+            release_results(held)
     failed = len(store.failed & {item.line for item in items})
+    if failed and not todo:  # a rerun that found every input done: say so, and what would run them
+        raise CliError(f"nothing to run: every input has a line in {results} already; {failed} of {len(items)} "
+                       "are failures (their lines say why); --retry-failed runs them again", ExitCode.FAILED)
     if failed:
-        raise CliError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why", ExitCode.FAILED)
+        raise CliError(f"{failed} of {len(items)} inputs failed; their lines in {results} say why; "
+                       "--retry-failed runs them again", ExitCode.FAILED)
     return ExitCode.OK
 
 
 def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int) -> None:
     from llm_do.runtime.batch import run_batch, run_one
+    from llm_do.runtime.run_label import RUN_LABEL
 
     from ..display.batch_progress import reporter
-    from ..display.trace import LABEL
 
     async def run(item: BatchInput) -> BatchResult:
-        LABEL.set(f"#{item.line} ")
+        RUN_LABEL.set(f"#{item.line} ")
         return await run_one(session.bundle, session.config, item)
 
     progress, on_result = reporter(store, total, len(todo), session.setup.opts.verbose)

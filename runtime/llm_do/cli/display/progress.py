@@ -5,6 +5,11 @@ Used by `exec`, `run` and `chat` only when stderr is a terminal, and imported on
 terminal a run prints its output and one-line errors, nothing else. The display is an event sink;
 it steps aside (stops drawing) while the terminal asks for an approval, and is erased when the
 run ends, so what stays on screen is the question, the answers and the output.
+
+Each stretch of drawing (a run, a chat turn, the rest of a run after an answered question) gets a
+new `rich.live.Live`: one stopped and started again would begin by moving the cursor up over the
+height of its last frame, erasing the lines printed since (the answers, the reply, the next
+message), which were never its own.
 """
 
 from __future__ import annotations
@@ -63,8 +68,11 @@ class Progress:
         self._drawn = 0.0
         self._asking = False
         self.console = console or Console(stderr=True)
-        self.live = Live(console=self.console, transient=True, auto_refresh=True, refresh_per_second=8,
-                         redirect_stdout=False, redirect_stderr=False, get_renderable=self.render)
+        self.live = self._new_live()
+
+    def _new_live(self) -> Live:
+        return Live(console=self.console, transient=True, auto_refresh=True, refresh_per_second=8,
+                    redirect_stdout=False, redirect_stderr=False, get_renderable=self.render)
 
     def watch(self, runtime: Runtime) -> None:
         self.usage = runtime
@@ -75,6 +83,8 @@ class Progress:
         pydantic_ai.BANNER_ENABLED = False  # the display owns stderr: no first-run banner drawn into it
         self.started = time.monotonic()
         self.roots, self._open, self.text = [], {}, ""
+        self.live.stop()
+        self.live = self._new_live()
         self.live.start(refresh=True)
 
     def stop(self) -> None:
@@ -114,6 +124,7 @@ class Progress:
         elif isinstance(event, ApprovalDecided):
             if self._asking:
                 self._asking = False
+                self.live = self._new_live()
                 self.live.start()
         self._redraw()
 

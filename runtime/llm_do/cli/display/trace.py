@@ -11,10 +11,10 @@ elided); this module adds the `-vv` message lines and the sink that writes them,
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from llm_do.runtime.event_text import call_text, describe, elide, indent
+from llm_do.runtime.run_label import RUN_LABEL
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
 MESSAGE_WIDTH = 400
 """Characters for one message part at `-vv`."""
-LABEL: ContextVar[str] = ContextVar("llm_do_trace_label", default="")
-"""Put before each line of the run under way: `llm-do batch` sets `#LINE ` per input, since the
-traces of concurrent inputs interleave."""
 
 
 def message_lines(worker: str, depth: int, messages: list[ModelMessage], width: int = MESSAGE_WIDTH) -> list[str]:
@@ -83,12 +80,12 @@ class Trace:
         self.verbosity = verbosity
 
     def event(self, event: RuntimeEvent) -> None:
-        label = LABEL.get()
+        label = RUN_LABEL.get()  # `#LINE ` in a batch: the traces of concurrent inputs interleave
         line = describe(event.to_dict()).trace
         if line is not None:
             self.write(label + line)
 
     def messages(self, worker: str, depth: int, messages: list[ModelMessage]) -> None:
-        label = LABEL.get()
+        label = RUN_LABEL.get()
         for line in message_lines(worker, depth, messages):
             self.write(label + line)

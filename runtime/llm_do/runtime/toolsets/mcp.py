@@ -7,6 +7,11 @@ a `required: false` one when a worker first lists its tools. Each worker call ge
 locked schemas (what the model sees is what the build recorded, and what the rules were checked
 against); a server whose live tools differ from the lock refuses the run (exit 3).
 Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client.
+
+A stdio server may start processes that leave its process group or session (a wrapper's helper, a
+double-forked daemon): llm-do becomes their subreaper before starting one (Linux), marks each
+server's environment with the run's `LLM_DO_MCP_RUN` value, and when the servers stop kills every
+descendant that carries it (`toolkit.processes.end_marked`), after a normal end too.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, start_timeout
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, redacted, start_timeout
 from llm_do.bundle.views import UsedToolset, WorkerSpec
 
 from ..errors import RunFailed
@@ -38,10 +43,16 @@ if TYPE_CHECKING:
     from ..call_scope import CallContext, RunHost
 
 
-def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None) -> Any:
+RUN_MARK = "LLM_DO_MCP_RUN"
+"""The environment variable that marks the processes of one run's stdio servers (and whatever they start)."""
+
+
+def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
+              mark: str | None = None) -> Any:
     """The FastMCP transport for a server's configuration as written, `${VAR}`s filled from
     `environ`: stdio started in the project root (not kept alive past its session, so nothing
-    outlives the run), or streamable HTTP (SSE for a URL ending in `/sse`)."""
+    outlives the run) with `mark` (`NAME=VALUE`) added to its environment, or streamable HTTP (SSE
+    for a URL ending in `/sse`)."""
     from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
     if config.get("url"):
@@ -50,9 +61,12 @@ def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_f
         if url.rstrip("/").endswith("/sse"):
             return SSETransport(url, headers=headers)
         return StreamableHttpTransport(url, headers=headers)
+    env = expanded(config.get("env") or {}, environ)
+    if mark is not None:
+        name, _, value = mark.partition("=")
+        env = {**env, name: value}
     return StdioTransport(command=expanded(config["command"], environ), args=expanded(list(config.get("args") or []), environ),
-                          env=expanded(config.get("env") or {}, environ) or None, cwd=str(root), keep_alive=False,
-                          log_file=log_file)
+                          env=env or None, cwd=str(root), keep_alive=False, log_file=log_file)
 
 
 def _plain(value: Any) -> Any:
@@ -83,6 +97,8 @@ class McpServers:
         self.environ = dict(os.environ if environ is None else environ)
         self._servers: dict[str, MCPToolset[Any]] = {}
         self._stack = AsyncExitStack()
+        self._mark: str | None = None
+        """`LLM_DO_MCP_RUN=VALUE`, set when the first stdio server starts."""
 
     async def __aenter__(self) -> McpServers:
         try:
@@ -97,7 +113,29 @@ class McpServers:
 
     async def __aexit__(self, *exc_info: Any) -> None:
         self._servers.clear()
-        await self._stack.aclose()
+        if self._mark is None:
+            await self._stack.aclose()
+            return
+        from llm_do.toolkit.processes import carries, descendants, end_marked
+
+        me = os.getpid()
+        servers = {pid for pid in descendants(me) if carries(pid, self._mark)}
+        trees = servers.union(*(descendants(pid) for pid in servers))
+        try:
+            await self._stack.aclose()
+        finally:
+            end_marked(self._mark, trees)
+
+    def _stdio_mark(self) -> str:
+        """This run's mark for its stdio servers; this process becomes their subreaper first."""
+        if self._mark is None:
+            import secrets
+
+            from llm_do.toolkit.processes import become_subreaper
+
+            become_subreaper()
+            self._mark = f"{RUN_MARK}={os.getpid()}-{secrets.token_hex(8)}"
+        return self._mark
 
     async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
         """The started server of toolset `key`, started (and checked against the lock) if not yet."""
@@ -113,7 +151,8 @@ class McpServers:
         self._verify_files(name, node)
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         try:
-            server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log),
+            mark = None if node["server"].get("url") else self._stdio_mark()
+            server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log, mark),
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
@@ -121,8 +160,8 @@ class McpServers:
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
-            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: "
-                            f"{failure_text(exc, log)}") from None
+            said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
+            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
         if not node.get("opaque"):
             problem = locked_differences(node, live)
             if problem is not None:
