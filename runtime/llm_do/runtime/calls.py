@@ -63,6 +63,7 @@ class WorkerCaller:
 
     def add_created(self, spec: WorkerSpec) -> None:
         self._created[spec.name] = spec
+        self._created_agents.pop(spec.name, None)  # replaced (`create_worker(..., force=True)`): a new agent
 
     def created(self, name: str) -> bool:
         """Whether worker `name` was created in this run."""
@@ -150,7 +151,7 @@ class WorkerCaller:
         override = config.model_for(spec.name) if config.model_for else config.model
         inherited = frame.parent.model if frame is not None and frame.parent is not None else None
         try:
-            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
+            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited, config.fallback_model)
             if frame is not None:
                 frame.model = chosen
             label = model_label(chosen)

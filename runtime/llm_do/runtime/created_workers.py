@@ -24,11 +24,11 @@ __all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDe
            "save"]
 
 
-def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
+def save(root: Path, folder: str, definition: WorkerDefinition, *, replace: bool = False) -> tuple[Path, str]:
     """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
     its path relative to the root (`DefinitionProblem` when the folder leads out of the root, or
-    the file exists, or cannot be written)."""
-    from llm_do.toolkit.files import PathRefused, confine, write_new
+    the file exists and `replace` is false, or it cannot be written). Replaced atomically."""
+    from llm_do.toolkit.files import PathRefused, atomic_write, confine, write_new
 
     try:
         target = confine(root, folder) / f"{definition.name}.worker"
@@ -36,7 +36,12 @@ def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, s
         raise DefinitionProblem(f"the folder for created workers: {exc}") from None
     source = target.relative_to(os.path.realpath(root)).as_posix()
     try:
-        write_new(target, worker_file_text(definition).encode("utf-8"))
+        data = worker_file_text(definition).encode("utf-8")
+        if replace:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        else:
+            write_new(target, data)
     except FileExistsError:
         raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
     except OSError as exc:
