@@ -13,15 +13,15 @@ from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.syntax.front_matter import NAME_PATTERN
 from llm_do.compiler.syntax.limits import MAX_FILE_BYTES
 from llm_do.stdlib.worker_create.definition import (
-    NAME_PATTERN as RUNTIME_NAME_PATTERN,
-)
-from llm_do.stdlib.worker_create.definition import (
     BUILD_FILE_BYTES,
     DefinitionProblem,
     WorkerDefinition,
     check_definition,
     escape_template,
     worker_file_text,
+)
+from llm_do.stdlib.worker_create.definition import (
+    NAME_PATTERN as RUNTIME_NAME_PATTERN,
 )
 from llm_do.toolkit.files import write_new
 from tests.support.cli import write_project

@@ -26,14 +26,18 @@ __all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDe
 
 def save(root: Path, folder: str, definition: WorkerDefinition, *, replace: bool = False) -> tuple[Path, str]:
     """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
-    its path relative to the root (`DefinitionProblem` when the folder leads out of the root, or
-    the file exists and `replace` is false, or it cannot be written). Replaced atomically."""
-    from llm_do.toolkit.files import PathRefused, atomic_write, confine, write_new
+    its path relative to the root (`DefinitionProblem` when the folder leads out of the root or
+    into `.git`, or the file exists and `replace` is false, or it cannot be written). Replaced
+    atomically."""
+    from llm_do.toolkit.files import PathRefused, atomic_write, confine, touches_git_dir, write_new
 
     try:
         target = confine(root, folder) / f"{definition.name}.worker"
     except PathRefused as exc:
         raise DefinitionProblem(f"the folder for created workers: {exc}") from None
+    if touches_git_dir(root, target):
+        raise DefinitionProblem(f"the folder for created workers: {folder!r} is in the project's .git directory, where no "
+                                "worker file may be written")
     source = target.relative_to(os.path.realpath(root)).as_posix()
     try:
         data = worker_file_text(definition).encode("utf-8")
