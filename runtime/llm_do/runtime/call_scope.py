@@ -80,6 +80,9 @@ class RunHost(Protocol):
     def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
                       folder: str | None = None, replace: bool = False) -> Path: ...
 
+    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                         folder: str | None = None) -> None: ...
+
     def created(self, name: str) -> bool: ...
 
 

@@ -235,6 +235,27 @@ class Runtime:
         from . import created_workers as created
 
         folder = folder or created.DEFAULT_FOLDER
+        definition = self._new_worker(name, instructions, description, model, folder, replace)
+        target, source = created.save(self.bundle.root, folder, definition, replace=replace)
+        self.calls.add_created(created.created_spec(definition, source))
+        return target
+
+    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                         folder: str | None = None) -> None:
+        """What `create_worker` would refuse, found without writing (`DefinitionProblem`): the gate
+        asks no one about a `worker_create` that cannot succeed."""
+        from . import created_workers as created
+
+        folder = folder or created.DEFAULT_FOLDER
+        definition = self._new_worker(name, instructions, description, model, folder, False)
+        created.check_free(self.bundle.root, folder, definition)
+
+    def _new_worker(self, name: str, instructions: str, description: str, model: str | None, folder: str,
+                    replace: bool) -> Any:
+        """The checked definition: a free name (with `replace`, that of a worker created before
+        may be reused), valid text, a model this bundle can build."""
+        from . import created_workers as created
+
         taken = self._taken_names()
         if replace:
             spec = self.bundle.worker(name)
@@ -247,9 +268,7 @@ class Runtime:
             registered = set(self.bundle.text.get("model_factories") or {})
             if problem := model_problem(definition.model, registered):
                 raise created.DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
-        target, source = created.save(self.bundle.root, folder, definition, replace=replace)
-        self.calls.add_created(created.created_spec(definition, source))
-        return target
+        return definition
 
     def created(self, name: str) -> bool:
         """Whether worker `name` was created in this run."""
