@@ -50,3 +50,14 @@ def test_an_unknown_worker_is_a_usage_error(py_bundle: Path) -> None:
     result = run_cli("exec", py_bundle, "hi", "--worker", "nobody", "--model", "test")
     assert result.exit_code == 2
     assert one_line_error(result) == "llm-do: --worker nobody: the bundle has no such worker (it has: judge, main)"
+
+
+def test_run_takes_worker_as_exec_does(schema_bundle: Path, script) -> None:
+    """`llm-do run` takes exec's options (README: "as exec"): --worker runs one worker of the project."""
+    boss = {"workers": {"boss": [{"text": "ran boss from source"}]}}
+    result = run_cli("run", schema_bundle.parent, "write it up", "--worker", "boss", "--script", script(boss))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "ran boss from source"
+    unknown = run_cli("run", schema_bundle.parent, "hi", "--worker", "nobody", "--model", "test")
+    assert (unknown.exit_code, unknown.stderr.splitlines()[-1]) == (  # after the build's G003 warning
+        2, "llm-do: --worker nobody: the bundle has no such worker (it has: boss, judge)")

@@ -27,15 +27,22 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 
 @click.command()
 @click.argument("positionals", nargs=-1, metavar="[PROJECT] [PROMPT]")
+@click.option("--worker", "worker", metavar="NAME", help="Run this worker of the project instead of the entry, with its own input schema.")
 @input_options
 @run_options
 @no_cache_option
-def run(positionals: tuple[str, ...], inputs: InputOptions, opts: RunOptions, no_cache: bool) -> int:
-    """Compile PROJECT (default .) in memory and run it; nothing is written."""
+def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, opts: RunOptions, no_cache: bool) -> int:
+    """Compile PROJECT (default .) in memory and run it (from its entry, or from --worker NAME);
+    nothing is written. Takes exec's options but --durable (a durable run resumes from its
+    bundle file: build, then `exec --durable`).
+
+    Exit codes: 0 done, 1 the project has errors or the run failed or timed out, 2 usage error,
+    3 bundle refused, 130 interrupted.
+    """
     project, prompt = split_positionals(positionals)
     result = compile_or_exit(project, cache=not no_cache)
     print_diagnostics([as_report(project.as_posix(), result)])
     if result.bundle is None:
         raise CliError("the project has errors; nothing was run", ExitCode.FAILED)
     bundle = verified_bytes(result.bundle, result.loaded.root / "bundle.lock")
-    return run_once(bundle, prompt, inputs, opts)
+    return run_once(bundle, prompt, inputs, opts, worker=worker)
