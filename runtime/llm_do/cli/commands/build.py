@@ -44,7 +44,7 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool) -> in
     """
     lock = lock_path(project, output)
     if check:
-        return _check(project, lock, cache=not no_cache)
+        return _check(project, lock, output, cache=not no_cache)
     result = compile_or_exit(project, lock_dir=lock.parent, cache=not no_cache)
     print_diagnostics([as_report(str(project), result)])
     if _is_source(lock, result.loaded.root, result.loaded.sources.files):
@@ -64,7 +64,7 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool) -> in
     return ExitCode.OK
 
 
-def _check(project: Path, lock: Path, *, cache: bool) -> int:
+def _check(project: Path, lock: Path, output: Path | None, *, cache: bool) -> int:
     """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
     try:
         status = check_lock(project, lock, cache=cache)
@@ -79,8 +79,21 @@ def _check(project: Path, lock: Path, *, cache: bool) -> int:
     click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
     for line in status.differences:
         click.echo(f"  {line}", err=True)
-    click.echo("run `llm-do build` to update it" if status.result.ok else "fix the errors, then run `llm-do build`", err=True)
+    command = build_command(project, output)
+    click.echo(f"run `{command}` to update it" if status.result.ok else f"fix the errors, then run `{command}`", err=True)
     return ExitCode.FAILED
+
+
+def build_command(project: Path, output: Path | None) -> str:
+    """The `llm-do build` that writes this lock: the project and `-o` as given, quoted for a shell."""
+    import shlex
+
+    words = ["llm-do", "build"]
+    if project != Path("."):
+        words.append(str(project))
+    if output is not None:
+        words += ["-o", str(output)]
+    return shlex.join(words)
 
 
 def _is_source(lock: Path, root: Path, sources: Mapping[str, object]) -> bool:
