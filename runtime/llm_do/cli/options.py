@@ -179,6 +179,12 @@ def no_cache_option(command: Command[R]) -> Command[R]:
                              "what it defines (LLM_DO_NO_CACHE=1 does the same).")(command)
 
 
+def quiet_option(command: Command[R]) -> Command[R]:
+    """`-q/--quiet` (`build`, `run`): the edit-run loop without the same warnings on every call."""
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
+
+
 def durable_option(command: Command[R]) -> Command[R]:
     """`--durable [DB_URL]`: the next word is its value only when it is a DB URL (optional_value.py)."""
     return click.option("--durable", "durable", cls=_DbUrlOption, is_flag=False, flag_value="", default=None, metavar="[DB_URL]",

@@ -8,7 +8,7 @@ import click
 
 from ..errors import CliError, ExitCode
 from ..inputs import InputOptions
-from ..options import RunOptions, input_options, no_cache_option, run_options
+from ..options import RunOptions, input_options, no_cache_option, quiet_option, run_options
 from ..params import verified_bytes
 from ._compile import as_report, compile_or_exit, print_diagnostics
 from .exec import run_once
@@ -31,7 +31,9 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @input_options
 @run_options
 @no_cache_option
-def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, opts: RunOptions, no_cache: bool) -> int:
+@quiet_option
+def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, opts: RunOptions, no_cache: bool,
+        quiet: bool) -> int:
     """Compile PROJECT (default .) in memory and run it (from its entry, or from --worker NAME);
     nothing is written. Takes exec's options but --durable (a durable run resumes from its
     bundle file: build, then `exec --durable`).
@@ -41,7 +43,7 @@ def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, 
     """
     project, prompt = split_positionals(positionals)
     result = compile_or_exit(project, cache=not no_cache)
-    print_diagnostics([as_report(project.as_posix(), result)])
+    print_diagnostics([as_report(project.as_posix(), result)], quiet=quiet)
     if result.bundle is None:
         raise CliError("the project has errors; nothing was run", ExitCode.FAILED)
     bundle = verified_bytes(result.bundle, result.loaded.root / "bundle.lock")
