@@ -434,7 +434,8 @@ def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, sc
     result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
     assert result.exit_code == 1
     line = next(i for i, text in enumerate(TOOLS_PY.lstrip().splitlines(), 1) if "kaboom" in text)
-    assert result.stderr == f"llm-do: run failed: tool 'broken' of worker 'main' raised ValueError: kaboom now (tools.py:{line})\n"
+    assert result.stderr == (f"llm-do: run failed: tool 'broken' of worker 'main' raised ValueError: kaboom now (tools.py:{line}); "
+                             "a tool that raises ModelRetry instead tells the model and the run goes on\n")
     returned = [(e["tool"], e["outcome"], e["result"]) for e in of_kind(read_events(events), "tool_returned")]
     assert returned == [("broken", "crashed", "ValueError: kaboom now")]
 
