@@ -208,8 +208,10 @@ def test_unknown_toolset_or_worker_with_did_you_mean(names: Lint) -> None:
 def test_two_toolsets_exposing_one_tool_name(names: Lint) -> None:
     first = names.at("main.worker", "filesystem_project\n")
     for tool in ("read_file", "list_files"):
-        names.expect("N005", "main.worker", "filesystem_project_ro", mentions=(tool,),
-                     related=("main.worker", *first))
+        d = names.expect("N005", "main.worker", "filesystem_project_ro", mentions=(tool,),
+                         related=("main.worker", *first))
+        # both are stdlib toolsets, whose tools cannot be renamed
+        assert d["hint"] == "list only one of 'filesystem_project' and 'filesystem_project_ro' (stdlib tools cannot be renamed)"
 
 
 def test_toolset_listed_twice_warns(names: Lint) -> None:

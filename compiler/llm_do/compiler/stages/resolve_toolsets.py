@@ -41,11 +41,21 @@ def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diag
             "N005",
             f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
             tool.at,
-            hint="list only one of them, or rename the tool",
+            hint=_conflict_hint(tool, existing),
             related=[Related(**existing.at.model_dump(), message=f"'{tool.name}' comes from '{existing.group}' here")],
         ))
         return
     worker.tools[tool.name] = tool
+
+
+def _conflict_hint(tool: ResolvedTool, existing: ResolvedTool) -> str:
+    """A stdlib tool cannot be renamed: the hint names what can change."""
+    renamable = [t for t in (tool, existing) if t.kind != "stdlib"]
+    if not renamable:
+        return f"list only one of '{existing.group}' and '{tool.group}' (stdlib tools cannot be renamed)"
+    kind = {"python_toolset": "Python tool", "python_tool": "Python tool", "mcp": "MCP server's tool",
+            "worker": "worker"}[renamable[0].kind]
+    return f"list only one of them, or rename the {kind} in '{renamable[0].group}'"
 
 
 def resolve_toolsets(
