@@ -50,6 +50,8 @@ def test_an_unknown_worker_is_a_usage_error(py_bundle: Path) -> None:
     result = run_cli("exec", py_bundle, "hi", "--worker", "nobody", "--model", "test")
     assert result.exit_code == 2
     assert one_line_error(result) == "llm-do: --worker nobody: the bundle has no such worker (it has: judge, main)"
+    close = run_cli("exec", py_bundle, "hi", "--worker", "jduge", "--model", "test")
+    assert one_line_error(close) == "llm-do: --worker jduge: the bundle has no such worker; did you mean 'judge'?"
 
 
 def test_run_takes_worker_as_exec_does(schema_bundle: Path, script) -> None:
