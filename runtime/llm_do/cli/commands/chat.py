@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import RunOptions, run_options
+from ..options import RunOptions, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import print_output, run_failure, run_session, terminal_progress
 
@@ -39,7 +39,7 @@ PROMPT = "> "
 @click.option("--thread", help="Keep the conversation in .llm-do/threads/ID.json beside the bundle and continue it "
                                "there (ID: letters, digits, '-', '_').")
 @click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
-@run_options
+@run_options_per("turn")
 def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions) -> int:
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
