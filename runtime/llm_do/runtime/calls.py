@@ -230,6 +230,10 @@ class WorkerCaller:
                     )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
+        except _model_api_error() as exc:  # evaluated only when something was raised
+            from .model_errors import model_failed
+
+            raise model_failed(exc, spec.name, label) from exc
         frame.messages = result.all_messages()
         if runtime.config.on_message is not None:
             runtime.config.on_message(spec.name, frame.depth, frame.messages)
@@ -264,6 +268,13 @@ class WorkerCaller:
                     emit(OutputDelta(frame.worker, frame.depth, text))
 
         return handle
+
+
+def _model_api_error() -> type[BaseException]:
+    """pydantic-ai's `ModelAPIError`: a request to the model failed."""
+    from pydantic_ai.exceptions import ModelAPIError
+
+    return ModelAPIError
 
 
 def usage_dict(usage: Any) -> dict[str, int]:

@@ -87,7 +87,7 @@ def build_model(model: Any) -> Any:
 
     try:
         return infer_model(model)
-    except UserError as exc:
-        raise ModelProblem(f"cannot use model '{model}': {exc}") from None
-    except ImportError as exc:
-        raise ModelProblem(f"cannot use model '{model}': {exc}") from None
+    except (UserError, ImportError) as exc:
+        from .model_errors import unusable_model
+
+        raise ModelProblem(unusable_model(model, exc)) from None
