@@ -44,8 +44,8 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
 
-    Exit codes: 0 the conversation ended, 1 a turn failed (off a terminal), 2 usage error,
-    3 bundle refused, 130 interrupted.
+    Exit codes: 0 the conversation ended (/exit, end of input, Ctrl-C at the prompt), 1 a turn
+    failed (off a terminal), 2 usage error, 3 bundle refused, 130 interrupted (off a terminal).
     """
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(opts) if on_terminal else None
@@ -150,15 +150,20 @@ def not_a_turn(message: str, conversation: Conversation) -> str | None:
     return None
 
 
+def usage_line(turns: int, usage: dict[str, int]) -> str:
+    """`/usage`: `2 turns · 3 requests · 1 tool call · 120 input tokens · 40 output tokens`."""
+    counts = [(turns, "turn"), (usage["requests"], "request"), (usage["tool_calls"], "tool call"),
+              (usage["input_tokens"], "input token"), (usage["output_tokens"], "output token")]
+    return " · ".join(f"{n} {word}{'s' if n != 1 else ''}" for n, word in counts)
+
+
 def command(text: str, conversation: Conversation) -> str | None:
     """A `/` command; returns "exit" to end the chat."""
     name = text.strip().split()[0].lower()
     if name in ("/exit", "/quit"):
         return "exit"
-    if name == "/usage":
-        u = conversation.usage
-        click.echo(f"{conversation.turns} turn{'s' if conversation.turns != 1 else ''} · {u.requests} requests · "
-                   f"{u.tool_calls} tool calls · {u.input_tokens} input tokens · {u.output_tokens} output tokens")
+    if name == "/usage":  # on stderr: stdout holds the replies only
+        click.echo(usage_line(conversation.turns, conversation.usage), err=True)
     elif name == "/reset":
         conversation.reset()
         click.echo("llm-do: conversation forgotten; the next message starts anew", err=True)
