@@ -273,3 +273,14 @@ def test_a_malformed_turn_is_counted_from_1_like_every_script_message(tmp_path: 
     with pytest.raises(ScriptProblem) as caught:
         load_script(path)
     assert str(caught.value).startswith(f"{path}: {where}"), str(caught.value)
+
+
+def test_a_script_file_plays_from_python_as_spec_runtime_md_says(build, script) -> None:
+    from llm_do.runtime.script import ScriptPlayer, check_script, load_script
+
+    bundle = build(TEAM)
+    loaded = load_script(script({"workers": {"main": [{"text": "played from Python"}]}}))
+    runtime = Runtime.load(bundle)
+    check_script(loaded, runtime.bundle)
+    runtime = Runtime.load(bundle, RuntimeConfig(model_for=ScriptPlayer(loaded).model_for))
+    assert runtime.run("go").output == "played from Python"
