@@ -126,7 +126,7 @@ def test_a_request_describes_itself_as_every_approver_is_asked() -> None:
     request = ApprovalRequest("main", 1, "write_file", {"path": "p" * 300, "content": "x" * 200})
     assert request.describe() == f"worker 'main' (depth 1) wants to call write_file\n  path: {'p' * 300}\n  content: {'x' * 200}"
     assert ApprovalRequest("main", 1, "t", {"v": "café"}, "tools.TOOLS").describe() == (
-        "worker 'main' (depth 1) wants to call t (toolset tools.TOOLS)\n  v: café")
+        "worker 'main' (depth 1) wants to call t (Python tools of tools.py)\n  v: café")
     normalized = ApprovalRequest("main", 1, "t", {"v": "./a"}, None, {}, {"v": "a"})
     assert normalized.describe() == "worker 'main' (depth 1) wants to call t\n  v: a"
 
