@@ -232,6 +232,8 @@ def test_check_with_output_option_compares_that_lock_and_its_root(project: Path)
     result = check(project, "-o", out / LOCK)
     assert result.exit_code == 1
     assert "workers/helper.worker" in result.stderr
+    # the command that updates this lock, not the default one (which would write project/bundle.lock)
+    assert result.stderr.splitlines()[-1] == f"run `llm-do build {project} -o {out / LOCK}` to update it"
 
 
 def test_project_without_project_json(tmp_path: Path) -> None:

@@ -195,7 +195,8 @@ def test_python_tool_listed_under_toolsets_says_where_it_belongs(py: Lint) -> No
 @pytest.mark.process
 def test_tool_name_conflicts_with_python_tools(py: Lint) -> None:
     at_web = py.at("tool_user.worker", "web")
-    py.expect("N005", "tool_user.worker", "fetch", mentions=("fetch",), related=("tool_user.worker", *at_web))
+    d = py.expect("N005", "tool_user.worker", "fetch", mentions=("fetch",), related=("tool_user.worker", *at_web))
+    assert d["hint"].startswith("list only one of them, or rename the ")
     at_fs = py.at("tool_user.worker", "filesystem_project_ro")
     py.expect("N005", "tool_user.worker", "read_file", mentions=("read_file",),
               related=("tool_user.worker", *at_fs))

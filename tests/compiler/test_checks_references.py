@@ -208,8 +208,10 @@ def test_unknown_toolset_or_worker_with_did_you_mean(names: Lint) -> None:
 def test_two_toolsets_exposing_one_tool_name(names: Lint) -> None:
     first = names.at("main.worker", "filesystem_project\n")
     for tool in ("read_file", "list_files"):
-        names.expect("N005", "main.worker", "filesystem_project_ro", mentions=(tool,),
-                     related=("main.worker", *first))
+        d = names.expect("N005", "main.worker", "filesystem_project_ro", mentions=(tool,),
+                         related=("main.worker", *first))
+        # both are stdlib toolsets, whose tools cannot be renamed
+        assert d["hint"] == "list only one of 'filesystem_project' and 'filesystem_project_ro' (stdlib tools cannot be renamed)"
 
 
 def test_toolset_listed_twice_warns(names: Lint) -> None:
@@ -253,5 +255,22 @@ def test_unknown_entry(tmp_path: Path, manifest: dict, needle: str | None, sugge
 def test_project_without_any_worker_has_no_entry(tmp_path: Path, manifest: dict) -> None:
     """Nothing is listed, so the entry names no worker: an error, not a clean lint of an empty project."""
     result = lint(write_project(tmp_path, {"project.json": manifest, "main.worker": "---\n---\nx\n"}))
-    result.expect("N006", "project.json", line=1, column=1, mentions=("main",))
+    d = result.expect("N006", "project.json", line=1, column=1, mentions=("main",))
+    assert d["hint"] == 'worker_files lists no worker file: add them, e.g. "worker_files": ["**/*.worker"]'
     assert result.exit_code == 1
+
+
+def test_an_entry_missing_because_no_pattern_matched_names_the_root_cause(tmp_path: Path) -> None:
+    """F003 is a warning, so it is listed after the error it causes: N006 says where to look."""
+    manifest = {"version": 1, "worker_files": ["worker/*.worker"], "entry": {"worker": "main"}}
+    result = lint(write_project(tmp_path, {"project.json": manifest, "main.worker": "---\n---\nx\n"}))
+    d = result.expect("N006", "project.json", '"main"')
+    assert d["hint"] == "no worker_files entry matches a worker file (F003 says which), so there is no worker at all"
+    result.expect("F003", "project.json", '"worker/*.worker"')
+
+
+def test_a_schema_file_that_does_not_exist_suggests_the_one_beside_it(tmp_path: Path) -> None:
+    result = lint(write_project(tmp_path, {"project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+                                           "main.worker": "---\nschema_out_ref: schema.py:Out\n---\nx\n",
+                                           "schemas.py": "X = 1\n"}), "--no-import")
+    result.expect("S002", "main.worker", "schema.py:Out", suggests="schemas.py")

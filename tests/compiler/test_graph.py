@@ -85,6 +85,7 @@ def test_recursion_and_approval_marks(built: Path) -> None:
 def test_text_format_marks_entry_recursion_and_approval(built: Path) -> None:
     text = graph(built / "bundle.lock", "text")
     lines = text.splitlines()
+    assert lines[0] == "worker:main (entry)"  # first, though analyst and critic sort before it
     assert any("worker:main" in line and "entry" in line for line in lines)
     assert any("worker:critic" in line and "recursive" in line for line in lines)
     assert any("filesystem_project" in line and "approval" in line for line in lines)

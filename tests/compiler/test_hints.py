@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from llm_do.compiler.syntax.hints import json_trailing_comma, yaml_hint
 from tests.support.cli import worker, write_project
 from tests.support.lint import lint
@@ -84,6 +86,27 @@ def test_an_approval_rule_written_as_a_mapping_hints_the_string_form(tmp_path: P
     assert result.codes() == ["P006"]
     d = result.expect("P006", "main.worker", "ask: write_file")
     assert d["hint"] == "a rule is one string: `- ask write_file` (no colon)"
+
+
+def test_a_rule_yaml_read_as_a_mapping_is_explained(tmp_path: Path) -> None:
+    result = lint(write_project(tmp_path, {
+        "project.json": MANIFEST,
+        "main.worker": worker("model: test\ntoolsets: [filesystem_project]\napprovals:\n  - allow write_file: yes", "Go."),
+    }))
+    d = result.expect("P006", "main.worker", "allow write_file: yes")
+    assert d["hint"] == ("the ': ' after `allow write_file` made YAML read a mapping, not a rule: a rule is one string "
+                         "(`- allow write_file`), quoted if it must hold ': '")
+
+
+@pytest.mark.parametrize(("front", "needle", "hint"), [
+    ("model: test\ntoolsets:\n  - filesystem_project\n approvals: []", "approvals",
+     "check the indentation of 'approvals' (1 space, the line above has 2)"),
+    ("model: test\n description: x", "description", "check the indentation of 'description' (1 space, the line above has 0)"),
+])
+def test_a_mis_indented_key_gets_an_indentation_hint(tmp_path: Path, front: str, needle: str, hint: str) -> None:
+    result = lint(write_project(tmp_path, {"project.json": MANIFEST, "main.worker": worker(front, "Go.")}))
+    [d] = result.of("P001")
+    assert d["hint"].startswith(hint + ": the keys of one mapping start in the same column"), d
 
 
 def test_yaml_hint_and_trailing_comma_functions() -> None:

@@ -156,3 +156,22 @@ def test_init_worker_creates_a_directory_worker_whose_script_calls_its_tool(tmp_
     assert run_cli("init", target, "--worker", "second").exit_code == 2
     bad = run_cli("init", target, "--worker", "bad-name")
     assert bad.exit_code == 2 and "identifier" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_init_prints_next_steps_that_run_as_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path with a space is quoted; a kept main.worker (no tools) gets a script it can play."""
+    import shlex
+
+    target = tmp_path / "my proj"
+    target.mkdir()
+    (target / "main.worker").write_text(worker("model: test", "Answer."))
+    result = run_cli("init", target)
+    assert result.exit_code == 0, result.stderr
+    assert "main.worker was there and is kept" in result.stderr
+    steps = [line.strip() for line in result.stderr.splitlines()[1:]]
+    assert steps[0] == f"llm-do build '{target.as_posix()}'"
+    for step in steps:
+        words = shlex.split(step)
+        assert words[0] == "llm-do"
+        ran = run_cli(*words[1:])
+        assert ran.exit_code == 0, (step, ran.stderr)

@@ -126,7 +126,7 @@ def test_a_request_describes_itself_as_every_approver_is_asked() -> None:
     request = ApprovalRequest("main", 1, "write_file", {"path": "p" * 300, "content": "x" * 200})
     assert request.describe() == f"worker 'main' (depth 1) wants to call write_file\n  path: {'p' * 300}\n  content: {'x' * 200}"
     assert ApprovalRequest("main", 1, "t", {"v": "café"}, "tools.TOOLS").describe() == (
-        "worker 'main' (depth 1) wants to call t (toolset tools.TOOLS)\n  v: café")
+        "worker 'main' (depth 1) wants to call t (Python tools of tools.py)\n  v: café")
     normalized = ApprovalRequest("main", 1, "t", {"v": "./a"}, None, {}, {"v": "a"})
     assert normalized.describe() == "worker 'main' (depth 1) wants to call t\n  v: a"
 
@@ -434,7 +434,8 @@ def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, sc
     result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
     assert result.exit_code == 1
     line = next(i for i, text in enumerate(TOOLS_PY.lstrip().splitlines(), 1) if "kaboom" in text)
-    assert result.stderr == f"llm-do: run failed: tool 'broken' of worker 'main' raised ValueError: kaboom now (tools.py:{line})\n"
+    assert result.stderr == (f"llm-do: run failed: tool 'broken' of worker 'main' raised ValueError: kaboom now (tools.py:{line}); "
+                             "a tool that raises ModelRetry instead tells the model and the run goes on\n")
     returned = [(e["tool"], e["outcome"], e["result"]) for e in of_kind(read_events(events), "tool_returned")]
     assert returned == [("broken", "crashed", "ValueError: kaboom now")]
 

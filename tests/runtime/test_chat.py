@@ -52,7 +52,10 @@ def test_the_second_turn_is_answered_with_the_first_in_its_history(build) -> Non
     assert conversation.send("what is my name?") == "my name is Ada / what is my name?"
     assert model.seen == [["my name is Ada"], ["my name is Ada", "what is my name?"]]
     assert conversation.turns == 2
-    assert conversation.usage.requests == 2
+    assert conversation.usage == {"requests": 2, "tool_calls": 0, "input_tokens": conversation.usage["input_tokens"],
+                                  "output_tokens": conversation.usage["output_tokens"]}  # a dict, as RunResult.usage
+    conversation.reset()
+    assert (conversation.messages, conversation.turns, conversation.usage["requests"]) == ([], 0, 0)
 
 
 def test_send_async_and_reset(build) -> None:
@@ -103,7 +106,7 @@ def test_usage_limits_apply_per_turn(build) -> None:
     conversation = Runtime.load(build(PROJECT), config).chat()
     for n in range(3):
         conversation.send(f"turn {n}")
-    assert conversation.usage.requests == 3
+    assert conversation.usage["requests"] == 3
 
 
 def test_an_approval_for_the_session_lasts_across_turns(build) -> None:
@@ -226,12 +229,12 @@ def test_a_thread_continued_on_a_rebuilt_bundle_says_so_on_stderr(build, script)
 def test_slash_commands_in_a_piped_chat(build, script) -> None:
     bundle = build(PROJECT)
     result = run_cli("chat", bundle, "--thread", "s", "--script", script(two_turns()),
-                     input="hello\n/usage\n/reset\nagain\n/exit\nnever sent\n")
+                     input="hello\n/usage\n/reset\n/usage\nagain\n/exit\nnever sent\n")
     assert result.exit_code == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0] == "first reply"
-    assert lines[1].startswith("1 turn · 1 requests")
-    assert lines[2] == "second reply"
+    assert result.stdout.splitlines() == ["first reply", "second reply"]  # one reply per line; /usage is not one
+    usage = [line for line in result.stderr.splitlines() if " · " in line]
+    assert usage[0].startswith("1 turn · 1 request · 0 tool calls · ")
+    assert usage[1] == "0 turns · 0 requests · 0 tool calls · 0 input tokens · 0 output tokens"  # after /reset
     thread = json.loads((bundle.parent / ".llm-do" / "threads" / "s.json").read_text())
     assert prompts_of(thread) == ["again"]
 

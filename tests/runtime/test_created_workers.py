@@ -11,15 +11,17 @@ import pytest
 
 from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.syntax.front_matter import NAME_PATTERN
+from llm_do.compiler.syntax.limits import MAX_FILE_BYTES
 from llm_do.stdlib.worker_create.definition import (
-    NAME_PATTERN as RUNTIME_NAME_PATTERN,
-)
-from llm_do.stdlib.worker_create.definition import (
+    BUILD_FILE_BYTES,
     DefinitionProblem,
     WorkerDefinition,
     check_definition,
     escape_template,
     worker_file_text,
+)
+from llm_do.stdlib.worker_create.definition import (
+    NAME_PATTERN as RUNTIME_NAME_PATTERN,
 )
 from llm_do.toolkit.files import write_new
 from tests.support.cli import write_project
@@ -38,11 +40,14 @@ INSTRUCTIONS = [
     "line one\n\n\n  indented\n",
 ]
 DESCRIPTIONS = ['He said "hi" \\ and left', "colon: yes # not a comment", "🐢 \x07 bell \u200b zero width", "- a list?",
-                "{{ not a template }}", "null", "[1, 2]", "\u2028\ufeff"]
+                "{{ not a template }}", "null", "[1, 2]", "\u2028\ufeff",
+                # PyYAML reads U+0085 (and U+2028, U+2029) as a line break: `---` after one ends the document
+                "release notes\u0085--- draft", "a\u2028--- b\u2029---\u0085...\u0085c"]
 
 
 def test_the_runtime_and_the_compiler_agree_on_worker_names() -> None:
     assert RUNTIME_NAME_PATTERN == NAME_PATTERN
+    assert BUILD_FILE_BYTES == MAX_FILE_BYTES
 
 
 def test_instructions_and_descriptions_survive_the_next_build(tmp_path: Path) -> None:
@@ -80,6 +85,9 @@ def test_text_without_template_syntax_is_written_as_it_is() -> None:
     (WorkerDefinition("ok", "x\ud800", "d"), "lone surrogate"),
     (WorkerDefinition("ok", "x", "d", "two words"), "not a model name"),
     (WorkerDefinition("main", "x", "d"), "taken"),
+    # within MAX_TEXT_BYTES, but each control character is written as a 6-byte escape: the next build would
+    # refuse the 5.4 MB file (P011)
+    (WorkerDefinition("ok", "x", "\x01" * 900_000), "more than the 4194304 the next build reads"),
 ])
 def test_definitions_refused(definition: WorkerDefinition, problem: str) -> None:
     with pytest.raises(DefinitionProblem, match=problem):

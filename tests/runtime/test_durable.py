@@ -73,7 +73,7 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     assert "waits for approval 1: publish of worker 'main'" in first.stderr
-    question = "worker 'main' (depth 1) wants to call publish (toolset tools.TOOLS)\n  text: news"
+    question = "worker 'main' (depth 1) wants to call publish (Python tools of tools.py)\n  text: news"
     assert f"\n  {question}\n" in first.stderr  # the record keeps the question every approver gets
     assert marks(log) == ["mark 1"]
 

@@ -50,3 +50,28 @@ def test_an_unknown_worker_is_a_usage_error(py_bundle: Path) -> None:
     result = run_cli("exec", py_bundle, "hi", "--worker", "nobody", "--model", "test")
     assert result.exit_code == 2
     assert one_line_error(result) == "llm-do: --worker nobody: the bundle has no such worker (it has: judge, main)"
+    close = run_cli("exec", py_bundle, "hi", "--worker", "jduge", "--model", "test")
+    assert one_line_error(close) == "llm-do: --worker jduge: the bundle has no such worker; did you mean 'judge'?"
+
+
+def test_run_takes_worker_as_exec_does(schema_bundle: Path, script) -> None:
+    """`llm-do run` takes exec's options (README: "as exec"): --worker runs one worker of the project."""
+    boss = {"workers": {"boss": [{"text": "ran boss from source"}]}}
+    result = run_cli("run", schema_bundle.parent, "write it up", "--worker", "boss", "--script", script(boss))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "ran boss from source"
+    unknown = run_cli("run", schema_bundle.parent, "hi", "--worker", "nobody", "--model", "test")
+    assert (unknown.exit_code, unknown.stderr.splitlines()[-1]) == (  # after the build's G003 warning
+        2, "llm-do: --worker nobody: the bundle has no such worker (it has: boss, judge)")
+
+
+def test_build_and_run_quiet_print_no_warnings(schema_bundle: Path, script) -> None:
+    """The edit-run loop: -q keeps the same warnings (here G003, boss is unreachable) off every call."""
+    boss = script({"workers": {"judge": [{"output": {"score": 1, "reason": "r"}}]}})
+    loud = run_cli("run", schema_bundle.parent, "--input-json", '{"text": "t"}', "--script", boss)
+    quiet = run_cli("run", schema_bundle.parent, "-q", "--input-json", '{"text": "t"}', "--script", boss)
+    assert "G003" in loud.stderr
+    assert quiet.exit_code == 0 and quiet.stdout == loud.stdout
+    assert quiet.stderr.splitlines() == ["1 warning not shown (-q); `llm-do lint` shows them"]
+    built = run_cli("build", schema_bundle.parent, "--quiet")
+    assert built.exit_code == 0 and "G003" not in built.stderr and "1 warning not shown" in built.stderr

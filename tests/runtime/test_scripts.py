@@ -3,6 +3,7 @@ against the bundle before the run, consumed per worker in order across all of it
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,28 @@ def test_script_and_model_together_is_a_usage_error(team: Path, script) -> None:
     result = exec_(team, script({"workers": {"main": [{"text": "x"}]}}), "--model", "test")
     assert result.exit_code == 2
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("turns", "where"), [
+    ([{"text": "ok"}, {"txt": "typo"}], "turn 2 of worker 'main': txt: Extra inputs are not permitted"),
+    ([{"tool_calls": [call("read_file", path="a"), {"tol": "read_file"}]}], "turn 1 of worker 'main': tool call 2: tool: "),
+])
+def test_a_malformed_turn_is_counted_from_1_like_every_script_message(tmp_path: Path, turns: list[Any], where: str) -> None:
+    from llm_do.runtime.script import ScriptProblem, load_script
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"workers": {"main": turns}}))
+    with pytest.raises(ScriptProblem) as caught:
+        load_script(path)
+    assert str(caught.value).startswith(f"{path}: {where}"), str(caught.value)
+
+
+def test_a_script_file_plays_from_python_as_spec_runtime_md_says(build, script) -> None:
+    from llm_do.runtime.script import ScriptPlayer, check_script, load_script
+
+    bundle = build(TEAM)
+    loaded = load_script(script({"workers": {"main": [{"text": "played from Python"}]}}))
+    runtime = Runtime.load(bundle)
+    check_script(loaded, runtime.bundle)
+    runtime = Runtime.load(bundle, RuntimeConfig(model_for=ScriptPlayer(loaded).model_for))
+    assert runtime.run("go").output == "played from Python"

@@ -165,7 +165,7 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
             await session.call_tool("main", {"input": "add again"})
 
     run(scenario())
-    assert asked == ["Approve? worker 'main' (depth 1) wants to call add (toolset tools.TOOLS)\n  a: 1\n  b: 2"] * 2
+    assert asked == ["Approve? worker 'main' (depth 1) wants to call add (Python tools of tools.py)\n  a: 1\n  b: 2"] * 2
     approved, denied = of_kind(read_events(events), "tool_returned", tool="add")
     assert (approved["outcome"], approved["result"]) == ("ok", "3")
     assert denied["outcome"] == "denied" and "not with those numbers" in denied["result"]
@@ -551,6 +551,6 @@ def test_a_question_nobody_answers_in_time_stops_its_run(py_bundle: Path, script
         setup.close()
     assert isinstance(first, types.InputRequiredResult)
     [(key, question)] = first.input_requests.items()
-    assert question.params.message == "Approve? worker 'main' (depth 1) wants to call add (toolset tools.TOOLS)\n  a: 1\n  b: 2"
+    assert question.params.message == "Approve? worker 'main' (depth 1) wants to call add (Python tools of tools.py)\n  a: 1\n  b: 2"
     assert late.is_error and "request_state is unknown or has expired" in text_of(late)
     assert [e["error"] for e in of_kind(read_events(events), "run_failed")] == ["the run was interrupted"]

@@ -304,3 +304,23 @@ def test_the_gate_asks_for_worker_create_even_when_a_bundle_says_allow(tmp_path:
     assert approval("worker_create", "allow") == "ask"
     assert approval("worker_create", "deny") == "deny"
     assert approval("worker_call", "allow") == "allow"
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("main", "the name 'main' is taken"),
+    ("kept", "workers/generated/kept.worker already exists"),
+    ("9lives", "not a valid worker name"),
+])
+def test_a_create_that_would_fail_is_refused_before_anyone_is_asked(build, name: str, why: str) -> None:
+    bundle = build(project())
+    (bundle.parent / "workers" / "generated").mkdir(parents=True)
+    (bundle.parent / "workers" / "generated" / "kept.worker").write_text("mine\n")  # since the build
+    asked: list[Any] = []
+    turns = [[ToolCallPart("worker_create", {"name": name, "instructions": "x", "description": "d"})], [TextPart("ok")]]
+    config = RuntimeConfig(approval_callback=lambda request: asked.append(request),
+                           model=FunctionModel(lambda messages, info: ModelResponse(parts=turns.pop(0))))
+    result = Runtime.load(bundle, config).run("go")
+    assert asked == []
+    [refused] = [p.model_response_str() for m in result.messages for p in getattr(m, "parts", [])
+                 if getattr(p, "tool_name", None) == "worker_create" and not isinstance(p, ToolCallPart)]
+    assert why in refused, refused

@@ -83,7 +83,8 @@ RULES: dict[str, Rule] = _rules(
     Rule("F002", "path-outside-root", "error", "A path that leaves the project root.",
          "Every file a project uses must lie inside its root, so the bundle is self-contained and a "
          "build cannot read arbitrary files: absolute paths, `..` past the root and symlinks that "
-         "point out are refused.",
+         "point out are refused. The folder `worker_create` writes to may not be in `.git` either: "
+         "git's own directory is not the project's, and what is written there can change what git runs.",
          raised_in=("stages.load", "stages.resolve", "stages.resolve_toolsets", "syntax.schema_refs")),
     Rule("F003", "glob-matches-nothing", "warning", "A worker_files pattern matches no file.",
          "Usually a typo in the pattern or a file that was moved.",
@@ -99,6 +100,12 @@ RULES: dict[str, Rule] = _rules(
          "The compiler reads regular files only (symbolic links to regular files inside the root "
          "included): reading a named pipe or a device could wait forever or never end.",
          raised_in=("stages.load", "syntax.sources")),
+    Rule("F007", "created-workers-not-collected", "warning",
+         "A worker_create folder that no worker_files entry covers.",
+         "A worker created during a run is written to the folder of its toolset's `path` "
+         "(default `workers/generated`); the next build takes it in only when a worker_files "
+         "pattern matches it there, so without one the created worker is silently left out.",
+         raised_in=("stages.resolve_toolsets",)),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "

@@ -55,7 +55,9 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         raise CliError("the entry is a Python function: a durable run starts at a worker; give --worker NAME",
                        ExitCode.USAGE)
     if worker is not None and bundle.worker(worker) is None:
-        raise CliError(f"--worker {worker}: the bundle has no such worker", ExitCode.USAGE)
+        from .params import no_such_worker
+
+        raise no_such_worker("--worker", worker, bundle.worker_names())
     name = worker or bundle.entry["worker"]
     url = db_url(durable, bundle.path.resolve().parent)
     with run_session(bundle, opts, stale="end", children="leave") as session:

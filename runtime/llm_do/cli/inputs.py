@@ -38,7 +38,9 @@ def run_input(runtime: Runtime, prompt: str | None, inputs: InputOptions, worker
     if worker is not None:
         spec = runtime.bundle.worker(worker)
         if spec is None:
-            raise CliError(f"--worker {worker}: the bundle has no such worker", ExitCode.USAGE)
+            from .params import no_such_worker
+
+            raise no_such_worker("--worker", worker, runtime.bundle.worker_names())
         fields = runtime.input_class(spec).model_fields
         what, where = f"the worker '{worker}'", "give a PROMPT or --input-json"
     else:

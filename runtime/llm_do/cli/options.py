@@ -115,7 +115,15 @@ RUN_PARAMS = ("model", "script", "strict_script", "approve_all", "reject_all", "
 
 def run_options(command: Command[R]) -> Command[R]:
     """The run options, handed to the command as one `opts: RunOptions`, their rules checked."""
+    return _with_run_options(command, "Seconds for the whole run.")
 
+
+def run_options_per(unit: str) -> Callable[[Command[R]], Command[R]]:
+    """`run_options` of a command whose --timeout bounds each `unit` (`input`, `turn`, `call`)."""
+    return lambda command: _with_run_options(command, f"Seconds for each {unit}.")
+
+
+def _with_run_options(command: Command[R], timeout_help: str) -> Command[R]:
     @functools.wraps(command)
     def with_options(*args: object, **params: object) -> R:
         for rule in RUN_RULES:
@@ -129,8 +137,8 @@ def run_options(command: Command[R]) -> Command[R]:
         click.option("--strict-script", is_flag=True, help="With --script: turns the run leaves unused fail it."),
         click.option("--approve-all", is_flag=True, help="Approve every call that needs approval."),
         click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
-        click.option("--events", "events_to", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds for the whole run."),
+        click.option("--events", "events_to", metavar="PATH", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help=timeout_help),
         click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
         click.option("--otel", is_flag=True, help="Send OpenTelemetry spans over OTLP (also LLM_DO_OTEL=1; needs llm-do[otel])."),
     ])
@@ -177,6 +185,12 @@ def no_cache_option(command: Command[R]) -> Command[R]:
     return click.option("--no-cache", is_flag=True,
                         help="Import the project's Python even when it did not change since a build cached "
                              "what it defines (LLM_DO_NO_CACHE=1 does the same).")(command)
+
+
+def quiet_option(command: Command[R]) -> Command[R]:
+    """`-q/--quiet` (`build`, `run`): the edit-run loop without the same warnings on every call."""
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
 
 
 def durable_option(command: Command[R]) -> Command[R]:

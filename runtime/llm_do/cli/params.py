@@ -65,3 +65,13 @@ class BundleParam(click.ParamType):
 
 
 BUNDLE = BundleParam()
+
+
+def no_such_worker(option: str, name: str, workers: list[str]) -> CliError:
+    """`--worker NAME` (or `--workers`) naming no worker of the bundle: a usage error with the
+    closest name, else the names there are."""
+    import difflib
+
+    close = difflib.get_close_matches(name, workers, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else f" (it has: {', '.join(sorted(workers))})"
+    return CliError(f"{option} {name}: the bundle has no such worker{hint}", ExitCode.USAGE)

@@ -42,6 +42,10 @@ _EXPORTS: dict[str, str] = {
     "run_worker": "api",
     "run_worker_async": "api",
     "call_worker_async": "api",
+    "call_worker": "api",
+    "WorkerSpec": "seed_api",
+    "WorkerCreationDefaults": "seed_api",
+    "ApprovalController": "seed_api",
     "create_worker": "api",
     "DefinitionProblem": "created_workers",
     "load_bundle": "bundle",
@@ -51,7 +55,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .api import call_worker_async, create_worker, run_worker, run_worker_async
+    from .api import call_worker, call_worker_async, create_worker, run_worker, run_worker_async
     from .approvals import (
         ApprovalDecision,
         ApprovalRequest,
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from .errors import CallRefused, InputProblem, RunFailed
     from .references import InMemoryReferenceStore, Reference, References, ReferenceStore, UnknownReference
     from .runtime import RunResult, Runtime
+    from .seed_api import ApprovalController, WorkerCreationDefaults, WorkerSpec
     from .services import ServiceProblem, Services
     from .session import Conversation
 

@@ -1,27 +1,54 @@
-"""The Python API in a few functions: run a bundle's worker, or delegate from inside a tool."""
+"""The Python API in a few functions: run a bundle's worker, or delegate from inside a tool.
+
+They take the seed API's keywords too (`registry=`, `input_data=`, `attachments=`, `cli_model=`,
+`approval_callback=`, `message_callback=`, `caller_context=`): its calls run as written, each
+keyword a thin name for llm-do's own (spec/legacy.md, "The seed API")."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextvars
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .call_scope import CallContext
+from .call_scope import RUN_LOOP, CallContext
 from .config import RuntimeConfig
 from .errors import InputProblem
 from .runtime import RunResult, Runtime
 
+if TYPE_CHECKING:
+    from .seed_api import CreationSpec, WorkerCreationDefaults
 
-def _runtime(bundle: str | Path | Runtime, config: RuntimeConfig | None) -> Runtime:
+Bundle = str | Path | Runtime
+"""A bundle file, a project directory holding `bundle.lock`, or a loaded Runtime."""
+
+
+def _runtime(bundle: Bundle, config: RuntimeConfig | None) -> Runtime:
     if isinstance(bundle, Runtime):
         return bundle
-    return Runtime.load(bundle, config)
+    path = Path(bundle)
+    if path.is_dir():
+        if not (path / "bundle.lock").is_file():
+            raise InputProblem(f"{path} has no bundle.lock: run `llm-do build {path}` first")
+        path = path / "bundle.lock"
+    return Runtime.load(path, config)
+
+
+def _bundle(bundle: Bundle | None, registry: Bundle | None) -> Bundle:
+    """The positional bundle, or the seed API's `registry=` naming the same thing."""
+    if (bundle is None) == (registry is None):
+        raise InputProblem("name the bundle once: as the first argument, or as registry= (the seed API's name)")
+    return bundle if bundle is not None else registry  # type: ignore[return-value]
 
 
 async def run_worker_async(
-    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
-    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None,
+    bundle: Bundle | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
+    config: RuntimeConfig | None = None, input_data: Any = None, attachments: Any = None, cli_model: Any = None,
+    approval_callback: Callable[..., Any] | None = None,
+    message_callback: Callable[[str, int, list[Any]], None] | None = None,
     message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
@@ -29,27 +56,35 @@ async def run_worker_async(
     messages and usage; `message_history` (an earlier result's `messages`) continues that
     conversation.
 
-    The run's own keywords (`worker`, `config`, `input_data`, `message_callback`, `message_history`) are never input
-    fields: a worker whose input has a field of one of those names gets it through `input_data=`
-    (or a positional mapping). `message_callback(worker, depth, messages)` is the seed API's name
-    for `RuntimeConfig.on_message`."""
-    runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
+    The run's own keywords are never input fields: a worker whose input has a field named `worker`,
+    `config`, `registry`, `input_data`, `attachments`, `cli_model`, `approval_callback`,
+    `message_callback` or `message_history` gets it through `input_data=` (or a positional
+    mapping). The seed API's keywords: `registry` is the bundle, `attachments` join the input's
+    `attachments`, `cli_model` is `RuntimeConfig.fallback_model`, `approval_callback` and
+    `message_callback(worker, depth, messages)` are `RuntimeConfig.approval_callback` and
+    `on_message`."""
+    runtime, args = _prepare(_bundle(bundle, registry), args, kwargs, config, input_data, attachments, cli_model,
+                             approval_callback, message_callback)
     return await runtime.run_async(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 def run_worker(
-    bundle: str | Path | Runtime, /, *args: Any, worker: str | None = None, config: RuntimeConfig | None = None,
-    input_data: Any = None, message_callback: Callable[[str, int, list[Any]], None] | None = None,
+    bundle: Bundle | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
+    config: RuntimeConfig | None = None, input_data: Any = None, attachments: Any = None, cli_model: Any = None,
+    approval_callback: Callable[..., Any] | None = None,
+    message_callback: Callable[[str, int, list[Any]], None] | None = None,
     message_history: list[Any] | None = None, **kwargs: Any
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
-    runtime, args = _prepare(bundle, args, kwargs, config, input_data, message_callback)
+    runtime, args = _prepare(_bundle(bundle, registry), args, kwargs, config, input_data, attachments, cli_model,
+                             approval_callback, message_callback)
     return runtime.run(*args, worker=worker, message_history=message_history, **kwargs)
 
 
 def _prepare(
-    bundle: str | Path | Runtime, args: tuple[Any, ...], kwargs: dict[str, Any], config: RuntimeConfig | None,
-    input_data: Any, message_callback: Callable[[str, int, list[Any]], None] | None,
+    bundle: Bundle, args: tuple[Any, ...], kwargs: dict[str, Any], config: RuntimeConfig | None,
+    input_data: Any, attachments: Any, cli_model: Any, approval_callback: Callable[..., Any] | None,
+    message_callback: Callable[[str, int, list[Any]], None] | None,
 ) -> tuple[Runtime, tuple[Any, ...]]:
     """The runtime and the positional input, the seed API's keywords taken in where they say one
     thing only."""
@@ -57,30 +92,144 @@ def _prepare(
         if args or kwargs:
             raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
         args = (input_data,)
+    if attachments is not None:
+        args = with_attachments(args, kwargs, attachments)
+    settings: dict[str, Any] = {}  # RuntimeConfig field -> value
+    if approval_callback is not None:
+        settings["approval_callback"] = approval_callback  # either form (`approvals.request_callback`)
+    if cli_model is not None:
+        settings["fallback_model"] = cli_model
     if message_callback is not None:
+        settings["on_message"] = message_callback
+    if settings:
+        keyword = {"fallback_model": "cli_model", "on_message": "message_callback"}
+        named = ", ".join(f"{keyword.get(f, f)}=" for f in settings)
         if isinstance(bundle, Runtime):
-            raise InputProblem("message_callback= cannot be added to a loaded Runtime; load it with "
-                               "RuntimeConfig(on_message=...)")
-        if config is not None and config.on_message is not None:
-            raise InputProblem("both message_callback= and RuntimeConfig.on_message are given; give one")
-        config = replace(config or RuntimeConfig(), on_message=message_callback)
+            raise InputProblem(f"{named} cannot be added to a loaded Runtime; load it with RuntimeConfig(...) instead")
+        for field in settings:
+            if config is not None and getattr(config, field) is not None:
+                raise InputProblem(f"both {keyword.get(field, field)}= and RuntimeConfig.{field} are given; give one")
+        config = replace(config or RuntimeConfig(), **settings)
     return _runtime(bundle, config), args
 
 
-async def call_worker_async(ctx: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+def with_attachments(args: tuple[Any, ...], kwargs: dict[str, Any], attachments: Any) -> tuple[Any, ...]:
+    """The input with the seed API's `attachments=` (paths) as its `attachments` field: added to
+    field keywords or to a mapping, or making a text input `{"input": TEXT, "attachments": [...]}`."""
+    import os
+
+    paths = [os.fspath(a) for a in attachments]
+    if not args:
+        if "attachments" in kwargs:
+            raise InputProblem("attachments are given twice")
+        kwargs["attachments"] = paths
+        return args
+    if len(args) != 1:
+        raise InputProblem("attachments= needs one input (a text or a mapping)")
+    value = args[0]
+    if isinstance(value, str):
+        return ({"input": value, "attachments": paths},)
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        raise InputProblem(f"attachments= needs a text or mapping input, not {type(value).__name__}")
+    if "attachments" in value:
+        raise InputProblem("attachments are given twice: in the input and as attachments=")
+    return ({**value, "attachments": paths},)
+
+
+async def call_worker_async(
+    ctx: Any = None, name: str | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
+    input_data: Any = None, caller_context: Any = None, attachments: Any = None, **kwargs: Any
+) -> Any:
     """From a Python tool: call worker `name` one level deeper. `ctx` is the tool's RunContext
-    (or its `deps`)."""
-    deps = ctx if isinstance(ctx, CallContext) else ctx.deps
+    (or its `deps`). The seed API's form, `call_worker_async(registry=..., worker=...,
+    input_data=..., caller_context=ctx, attachments=...)`, is the same call: `registry` must be
+    the caller's own bundle (a call runs in its caller's run), and the caller's `calls` decide
+    which workers it may reach."""
+    deps, name, args = _call(ctx, name, args, kwargs, registry, worker, input_data, caller_context, attachments)
     return await deps.call_worker(name, *args, **kwargs)
 
 
+def call_worker(*args: Any, **kwargs: Any) -> Any:
+    """`call_worker_async` for a synchronous Python tool (which runs on a thread of the run): the
+    call runs on the run's event loop, in the tool's context, so the caller's `calls` still decide
+    which workers it may reach. Not for async code (`await call_worker_async(...)`)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise InputProblem("call_worker was called inside a running event loop; use `await call_worker_async(...)`")
+    loop = RUN_LOOP.get()
+    if loop is None:
+        raise InputProblem("call_worker is for a synchronous tool during a run; from host code use run_worker")
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def start() -> None:
+        task = loop.create_task(call_worker_async(*args, **kwargs))
+        task.add_done_callback(lambda t: done.set_exception(t.exception()) if t.exception() is not None
+                               else done.set_result(t.result()))
+
+    loop.call_soon_threadsafe(start, context=contextvars.copy_context())
+    return done.result()
+
+
+def _call(
+    ctx: Any, name: str | None, args: tuple[Any, ...], kwargs: dict[str, Any], registry: Bundle | None,
+    worker: str | None, input_data: Any, caller_context: Any, attachments: Any,
+) -> tuple[CallContext, str, tuple[Any, ...]]:
+    """The caller's context, the callee and the input of a call from Python, in either form."""
+    if (ctx is None) == (caller_context is None):
+        raise InputProblem("give the caller's context once: first, or as caller_context= (the seed API's name)")
+    if (name is None) == (worker is None):
+        raise InputProblem("name the worker to call once: second, or as worker= (the seed API's name)")
+    context = ctx if ctx is not None else caller_context
+    deps = context if isinstance(context, CallContext) else context.deps
+    if registry is not None and not _same_bundle(registry, deps.runtime):
+        raise InputProblem(f"registry={registry!r} is not the bundle of the caller's run; a worker call runs in its "
+                           "caller's run (leave registry= out)")
+    if input_data is not None:
+        if args or kwargs:
+            raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
+        args = (input_data,)
+    if attachments is not None:
+        args = with_attachments(args, kwargs, attachments)
+    return deps, name if name is not None else worker, args  # type: ignore[return-value]
+
+
+def _same_bundle(registry: Bundle, runtime: Any) -> bool:
+    if isinstance(registry, Runtime) or not isinstance(registry, (str, Path)):
+        return registry is runtime
+    path = Path(registry)
+    path = path / "bundle.lock" if path.is_dir() else path
+    return path.resolve() == Path(runtime.bundle.path).resolve()
+
+
 def create_worker(
-    bundle: str | Path | Runtime, name: str, instructions: str, description: str, model: str | None = None, *,
-    folder: str | None = None,
+    bundle: Bundle | None = None, name: str | None = None, instructions: str | None = None,
+    description: str | None = None, model: str | None = None, *, folder: str | None = None,
+    registry: Bundle | None = None, spec: CreationSpec | None = None, defaults: WorkerCreationDefaults | None = None,
+    force: bool = False,
 ) -> Path:
     """What an approved `worker_create` does, for host code: write `NAME.worker` (no tools; the
     given model, else its caller's) in `folder` below the project root (default
-    `workers/generated`), never replacing a file, and, given a Runtime, make the worker callable in
-    that run (`runtime.run(..., worker=name)`, `worker_call`). Returns the file's path; raises
-    `DefinitionProblem` (a ValueError) saying why not."""
-    return _runtime(bundle, None).create_worker(name, instructions, description, model, folder=folder)
+    `workers/generated`), and, given a Runtime, make the worker callable in that run
+    (`runtime.run(..., worker=name)`, `worker_call`). Returns the file's path; raises
+    `DefinitionProblem` (a ValueError) saying why not.
+
+    The seed API's form, `create_worker(registry=..., spec=WorkerSpec(...),
+    defaults=WorkerCreationDefaults(default_model=...), force=False)`, is the same call.
+    `force=True` (trusted host code only; a model's `worker_create` never can) replaces the file
+    of a worker created before, rather than refusing it."""
+    if spec is not None:
+        if name is not None or instructions is not None or description is not None or model is not None:
+            raise InputProblem("give the worker once: as spec=WorkerSpec(...), or as name, instructions, description")
+        name, instructions, description = spec.name, spec.instructions, spec.description
+        model = spec.model
+    if model is None and defaults is not None:
+        model = defaults.default_model
+    if name is None or instructions is None:
+        raise InputProblem("create_worker needs a name and instructions (or spec=WorkerSpec(...))")
+    return _runtime(_bundle(bundle, registry), None).create_worker(
+        name, instructions, description or "", model, folder=folder, replace=force)

@@ -75,10 +75,19 @@ def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str
     return head, cut
 
 
+def toolset_label(key: str) -> str:
+    """A toolset as a person knows it: `toolset filesystem_project`, and for a module's Python tools
+    their file (`Python tools of tools.py`), not the bundle's key (`tools.TOOLS`)."""
+    module, dot, export = key.rpartition(".")
+    if dot and export in ("TOOLS", "__all__"):
+        return f"Python tools of {module.replace('.', '/')}.py"
+    return f"toolset {key}"
+
+
 def describe_call(call: DescribedCall, shown: Mapping[str, Any], full: bool = False) -> tuple[str, bool]:
     """The description (a first line naming the worker, its depth, the tool and its toolset, then
     one line or block per argument), and whether `full` would show more."""
-    toolset = f" (toolset {call.toolset})" if call.toolset else ""
+    toolset = f" ({toolset_label(call.toolset)})" if call.toolset else ""
     lines = [f"worker '{call.worker}' (depth {call.depth}) wants to call {call.tool}{toolset}"]
     more = False
     for name, value in shown.items():

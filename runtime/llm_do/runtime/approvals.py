@@ -125,6 +125,24 @@ class ApprovalDecision:
 ApprovalCallback = Callable[[ApprovalRequest], "ApprovalDecision | Awaitable[ApprovalDecision]"]
 
 
+def request_callback(callback: Callable[..., Any]) -> ApprovalCallback:
+    """A callback of llm-do's form (one `ApprovalRequest`) from either form: a callable of three
+    required positional parameters is the seed API's `(tool_name, payload, reason)`, called with
+    the tool, its arguments and the question (`describe()`); any other passes through."""
+    try:
+        parameters = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):
+        return callback
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) != 3 or any(p.default is not p.empty for p in positional):
+        return callback
+
+    def ask(request: ApprovalRequest) -> Any:
+        return callback(request.tool, dict(request.args), request.describe())
+
+    return ask
+
+
 def approve_all(request: ApprovalRequest) -> ApprovalDecision:
     """A callback that approves every request."""
     return ApprovalDecision(True)
@@ -153,8 +171,13 @@ class Approver:
 
     mode: ApprovalMode
     callback: ApprovalCallback | None = None
+    """Either form (`request_callback`)."""
     interactive: bool = False
     _session: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.callback is not None:
+            self.callback = request_callback(self.callback)
 
     def remember(self, request: ApprovalRequest) -> None:
         self._session.add(request.session_key())

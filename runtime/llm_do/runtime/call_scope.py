@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -31,6 +32,11 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
+
+
+RUN_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("llm_do_run_loop", default=None)
+"""The event loop of the run under way, set by `Runtime.run_async`: a synchronous tool, on a
+thread of its own, calls a worker on it (`call_worker`)."""
 
 
 class ServerPool(Protocol):
@@ -72,7 +78,10 @@ class RunHost(Protocol):
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle: ...
 
     def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
-                      folder: str | None = None) -> Path: ...
+                      folder: str | None = None, replace: bool = False) -> Path: ...
+
+    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                         folder: str | None = None) -> None: ...
 
     def created(self, name: str) -> bool: ...
 

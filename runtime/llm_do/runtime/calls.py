@@ -63,6 +63,7 @@ class WorkerCaller:
 
     def add_created(self, spec: WorkerSpec) -> None:
         self._created[spec.name] = spec
+        self._created_agents.pop(spec.name, None)  # replaced (`create_worker(..., force=True)`): a new agent
 
     def created(self, name: str) -> bool:
         """Whether worker `name` was created in this run."""
@@ -150,7 +151,7 @@ class WorkerCaller:
         override = config.model_for(spec.name) if config.model_for else config.model
         inherited = frame.parent.model if frame is not None and frame.parent is not None else None
         try:
-            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited)
+            chosen = choose_model(spec, self.bundle.defaults.get("model"), override, inherited, config.fallback_model)
             if frame is not None:
                 frame.model = chosen
             label = model_label(chosen)
@@ -229,6 +230,10 @@ class WorkerCaller:
                     )
         except ToolsetProblem as exc:
             raise RunFailed(f"worker '{spec.name}': {exc}") from None
+        except _model_api_error() as exc:  # evaluated only when something was raised
+            from .model_errors import model_failed
+
+            raise model_failed(exc, spec.name, label) from exc
         frame.messages = result.all_messages()
         if runtime.config.on_message is not None:
             runtime.config.on_message(spec.name, frame.depth, frame.messages)
@@ -263,6 +268,13 @@ class WorkerCaller:
                     emit(OutputDelta(frame.worker, frame.depth, text))
 
         return handle
+
+
+def _model_api_error() -> type[BaseException]:
+    """pydantic-ai's `ModelAPIError`: a request to the model failed."""
+    from pydantic_ai.exceptions import ModelAPIError
+
+    return ModelAPIError
 
 
 def usage_dict(usage: Any) -> dict[str, int]:

@@ -20,7 +20,8 @@ class RuntimeConfig:
     approval_mode: ApprovalMode | None = None
     """None: the bundle's `runtime.approval_mode`."""
     approval_callback: ApprovalCallback | None = None
-    """Answers requests in `prompt` mode; without it a terminal is asked, or the call is denied."""
+    """Answers requests in `prompt` mode; without it a terminal is asked, or the call is denied.
+    Takes an `ApprovalRequest`, or is the seed API's `(tool_name, payload, reason)`."""
     interactive: bool = False
     """Ask on the terminal when there is no callback (the CLI sets it when stdin is a terminal)."""
     max_depth: int | None = None
@@ -32,7 +33,12 @@ class RuntimeConfig:
     model: Any | None = None
     """A model name or pydantic-ai Model used by every worker instead of its own."""
     model_for: Callable[[str], Any] | None = None
-    """Per-worker model override (scripted runs); takes precedence over `model`."""
+    """Per-worker model override: called with each worker's name, it returns a model name or a
+    pydantic-ai Model (a `FunctionModel` per worker tests offline), or None for that worker's own;
+    takes precedence over `model`."""
+    fallback_model: Any | None = None
+    """A model name or pydantic-ai Model for a worker that names none, has no caller's to inherit
+    and no project default (before `LLM_DO_MODEL`); the seed API's `cli_model`."""
     on_event: Callable[[RuntimeEvent], None] | None = None
     stream: bool = False
     """Stream model responses and send their text as `OutputDelta` events (with a listener only)."""

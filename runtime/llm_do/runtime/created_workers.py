@@ -20,28 +20,56 @@ from llm_do.stdlib.worker_create.definition import (
     worker_file_text,
 )
 
-__all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDefinition", "check_definition", "created_spec",
-           "save"]
+__all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDefinition", "check_definition", "check_free",
+           "created_spec", "save", "target"]
 
 
-def save(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
-    """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
-    its path relative to the root (`DefinitionProblem` when the folder leads out of the root, or
-    the file exists, or cannot be written)."""
-    from llm_do.toolkit.files import PathRefused, confine, write_new
+def target(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
+    """Where the definition is written: `folder/NAME.worker` below the project `root`, and that
+    path relative to the root (`DefinitionProblem` when the folder leads out of the root or into
+    `.git`)."""
+    from llm_do.toolkit.files import PathRefused, confine, touches_git_dir
 
     try:
-        target = confine(root, folder) / f"{definition.name}.worker"
+        path = confine(root, folder) / f"{definition.name}.worker"
     except PathRefused as exc:
         raise DefinitionProblem(f"the folder for created workers: {exc}") from None
-    source = target.relative_to(os.path.realpath(root)).as_posix()
+    if touches_git_dir(root, path):
+        raise DefinitionProblem(f"the folder for created workers: {folder!r} is in the project's .git directory, where no "
+                                "worker file may be written")
+    return path, path.relative_to(os.path.realpath(root)).as_posix()
+
+
+def check_free(root: Path, folder: str, definition: WorkerDefinition) -> None:
+    """`DefinitionProblem` when `save` would refuse the place: a folder out of bounds, a file there."""
+    path, source = target(root, folder, definition)
+    if os.path.lexists(path):
+        raise DefinitionProblem(_exists(source))
+
+
+def _exists(source: str) -> str:
+    return f"{source} already exists; it was not replaced (choose another name)"
+
+
+def save(root: Path, folder: str, definition: WorkerDefinition, *, replace: bool = False) -> tuple[Path, str]:
+    """Write the checked definition as `folder/NAME.worker` below the project `root`; its path, and
+    its path relative to the root (`DefinitionProblem` as `target` says, or when the file exists
+    and `replace` is false, or it cannot be written). Replaced atomically."""
+    from llm_do.toolkit.files import atomic_write, write_new
+
+    path, source = target(root, folder, definition)
     try:
-        write_new(target, worker_file_text(definition).encode("utf-8"))
+        data = worker_file_text(definition).encode("utf-8")
+        if replace:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data)
+        else:
+            write_new(path, data)
     except FileExistsError:
-        raise DefinitionProblem(f"{source} already exists; it was not replaced (choose another name)") from None
+        raise DefinitionProblem(_exists(source)) from None
     except OSError as exc:
         raise DefinitionProblem(f"cannot write {source}: {exc.strerror or exc}") from None
-    return target, source
+    return path, source
 
 
 @cache

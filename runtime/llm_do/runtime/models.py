@@ -1,7 +1,7 @@
 """Which model a worker runs on, and building it only when the worker runs.
 
 Precedence: the run's override (`--model`, `--script`) > the worker's `model` > its caller's model
-> the project default > `LLM_DO_MODEL`. A resolved model must match the worker's
+> the project default > the host's fallback (`RuntimeConfig.fallback_model`) > `LLM_DO_MODEL`. A resolved model must match the worker's
 `compatible_models`, except test and scripted models; a caller's model that does not match is
 passed over for the next in line. Model names stay strings until a worker runs, because building one
 imports its provider (seconds) and may need its API key.
@@ -24,16 +24,20 @@ class ModelProblem(LlmDoError):
     """No model, or one the worker declares it cannot run on."""
 
 
-def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, inherited: Any | None = None) -> Any:
+def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, inherited: Any | None = None,
+                 fallback: Any | None = None) -> Any:
     """The model name (or Model object) the worker runs on. `inherited`: the model its caller
-    runs on (None at the top of a run)."""
+    runs on (None at the top of a run); `fallback`: the host's, for a worker nothing else names
+    one for."""
     if override is not None:
         if isinstance(override, str) and override not in OFFLINE_MODELS:
             _check_compatible(spec, override)
         return override
     if spec.model is None and inherited is not None and _inheritable(spec, inherited):
         return inherited
-    name = spec.model or default or os.environ.get(ENV_VAR)
+    if not (spec.model or default) and fallback is not None and not isinstance(fallback, str):
+        return fallback  # a Model object
+    name = spec.model or default or fallback or os.environ.get(ENV_VAR)
     if not name:
         raise ModelProblem(
             f"worker '{spec.name}' has no model (nor a caller's to inherit): set `model` in {spec.source}, a project default, "
@@ -83,7 +87,7 @@ def build_model(model: Any) -> Any:
 
     try:
         return infer_model(model)
-    except UserError as exc:
-        raise ModelProblem(f"cannot use model '{model}': {exc}") from None
-    except ImportError as exc:
-        raise ModelProblem(f"cannot use model '{model}': {exc}") from None
+    except (UserError, ImportError) as exc:
+        from .model_errors import unusable_model
+
+        raise ModelProblem(unusable_model(model, exc)) from None

@@ -19,7 +19,7 @@ from llm_do.toolkit.tool_threads import abandonable_tools
 
 from .args import WorkerArgs
 from .bundle import LoadedBundle, load_bundle
-from .call_scope import CallFrame, WorkerHandle
+from .call_scope import RUN_LOOP, CallFrame, WorkerHandle
 from .calls import WorkerCaller, usage_dict
 from .config import RuntimeConfig
 from .durability import NO_DURABILITY
@@ -226,23 +226,49 @@ class Runtime:
     # --- workers created in this run
 
     def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
-                      folder: str | None = None) -> Path:
+                      folder: str | None = None, replace: bool = False) -> Path:
         """Write a new worker file (no tools, the given model or its caller's) below the project
         root, in `folder` (default `workers/generated`), never replacing a file, and make the
-        worker callable in this run. Raises `DefinitionProblem` saying why not."""
+        worker callable in this run. Raises `DefinitionProblem` saying why not. `replace` (host
+        code's `create_worker(..., force=True)`, never a model's `worker_create`): a worker
+        created before, in this run or in that folder, is replaced rather than refused."""
         from . import created_workers as created
 
-        definition = created.check_definition(created.WorkerDefinition(name, instructions, description, model),
-                                              self._taken_names())
+        folder = folder or created.DEFAULT_FOLDER
+        definition = self._new_worker(name, instructions, description, model, folder, replace)
+        target, source = created.save(self.bundle.root, folder, definition, replace=replace)
+        self.calls.add_created(created.created_spec(definition, source))
+        return target
+
+    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                         folder: str | None = None) -> None:
+        """What `create_worker` would refuse, found without writing (`DefinitionProblem`): the gate
+        asks no one about a `worker_create` that cannot succeed."""
+        from . import created_workers as created
+
+        folder = folder or created.DEFAULT_FOLDER
+        definition = self._new_worker(name, instructions, description, model, folder, False)
+        created.check_free(self.bundle.root, folder, definition)
+
+    def _new_worker(self, name: str, instructions: str, description: str, model: str | None, folder: str,
+                    replace: bool) -> Any:
+        """The checked definition: a free name (with `replace`, that of a worker created before
+        may be reused), valid text, a model this bundle can build."""
+        from . import created_workers as created
+
+        taken = self._taken_names()
+        if replace:
+            spec = self.bundle.worker(name)
+            if self.calls.created(name) or (spec is not None and spec.source == f"{folder.rstrip('/')}/{name}.worker"):
+                taken.discard(name)
+        definition = created.check_definition(created.WorkerDefinition(name, instructions, description, model), taken)
         if definition.model is not None:
             from llm_do.bundle.names import model_problem
 
             registered = set(self.bundle.text.get("model_factories") or {})
             if problem := model_problem(definition.model, registered):
                 raise created.DefinitionProblem(problem[0] + (f"; {problem[1]}" if problem[1] else ""))
-        target, source = created.save(self.bundle.root, folder or created.DEFAULT_FOLDER, definition)
-        self.calls.add_created(created.created_spec(definition, source))
-        return target
+        return definition
 
     def created(self, name: str) -> bool:
         """Whether worker `name` was created in this run."""
@@ -286,6 +312,7 @@ class Runtime:
                 raise InputProblem("the bundle's entry names neither a worker nor a function")
             args, kwargs = self.entry_input(name, args, kwargs)
             call = self.calls.call(name, args, kwargs, None, confine_attachments, message_history)
+        loop = RUN_LOOP.set(asyncio.get_running_loop())
         try:
             with abandonable_tools():  # before the tasks start: they inherit it
                 output, frame = await (asyncio.wait_for(call, self.config.timeout) if self.config.timeout else call)
@@ -296,6 +323,8 @@ class Runtime:
         except BaseException as exc:
             self._failed(exc)
             raise
+        finally:
+            RUN_LOOP.reset(loop)
         result = RunResult(output, frame.messages, usage_dict(self.usage))
         if self.listening:
             from .events import RunFinished, jsonable

@@ -103,8 +103,22 @@ def load_script(path: Path) -> Script:
         return Script.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ScriptProblem(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+        raise ScriptProblem(f"{path}: {_where(first['loc'])}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A validation error's place in the script's words, counting from 1 as every script message
+    does: `turn 1 of worker 'main': tool call 2: args`, not `workers.main.0.tool_calls.1.args`."""
+    if len(loc) < 3 or loc[0] != "workers" or not isinstance(loc[2], int):
+        return ".".join(str(p) for p in loc)
+    parts = [f"turn {loc[2] + 1} of worker '{loc[1]}'"]
+    rest = list(loc[3:])
+    if len(rest) >= 2 and rest[0] == "tool_calls" and isinstance(rest[1], int):
+        parts.append(f"tool call {rest[1] + 1}")
+        rest = rest[2:]
+    if rest:
+        parts.append(".".join(str(p) for p in rest))
+    return ": ".join(parts)
 
 
 def check_script(script: Script, bundle: LoadedBundle) -> None:

@@ -8,7 +8,7 @@ calls still start fresh on every call.
 
 Usage limits and the timeout apply per turn: each turn is a run of its own against the runtime's
 limits (a long conversation is not cut off by `request_limit`), while `usage` adds up the whole
-conversation for `/usage`.
+conversation (since it was made or reset) for `/usage`.
 """
 
 from __future__ import annotations
@@ -54,10 +54,9 @@ class Conversation:
             raise InputProblem(f"the bundle has no worker '{self.worker}'")
         self.messages: list[Any] = []
         """The conversation so far, as pydantic-ai messages."""
-        self.usage = RunUsage()
-        """Usage of every turn so far (each turn's limits are checked on its own)."""
+        self._usage = RunUsage()
         self.turns = 0
-        """Turns sent through this object (not those read from the thread)."""
+        """Turns sent through this object since it was made or reset (not those read from the thread)."""
         self.thread = thread
         self.note: str | None = None
         """Set when the thread was made with another bundle: the person should know."""
@@ -74,6 +73,15 @@ class Conversation:
                 self.note = changed_bundle_note(stored, self.digest)
 
     @property
+    def usage(self) -> dict[str, int]:
+        """Usage of every turn since the conversation was made or reset (each turn's limits are
+        checked on its own), as `RunResult.usage` gives it: requests, tool_calls, input_tokens,
+        output_tokens."""
+        from .calls import usage_dict
+
+        return usage_dict(self._usage)
+
+    @property
     def digest(self) -> str | None:
         return self.runtime.bundle.text.get("digest")
 
@@ -87,7 +95,7 @@ class Conversation:
         try:
             result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
         finally:
-            self.usage.incr(turn_usage)
+            self._usage.incr(turn_usage)
         self.messages = list(result.messages)
         self.turns += 1
         self._save()
@@ -98,8 +106,13 @@ class Conversation:
         return asyncio.run(self.send_async(*args, **kwargs))
 
     def reset(self) -> None:
-        """Forget the history (and empty the thread): the next turn starts the conversation anew."""
+        """Forget the history (and empty the thread), the turns and their usage: the next turn
+        starts the conversation anew."""
+        from pydantic_ai.usage import RunUsage
+
         self.messages = []
+        self.turns = 0
+        self._usage = RunUsage()
         self._save()
 
     def _save(self) -> None:

@@ -18,15 +18,17 @@ def project_frames(exc: BaseException, root: Path) -> list[traceback.FrameSummar
 
 
 def tool_crashed(exc: BaseException, tool: str, worker: str, root: Path) -> RunFailed:
-    """The error ending the run: `tool 'x' of worker 'w' raised E: text (tools.py:12)`, with the
-    project frames of the traceback as its details."""
+    """The error ending the run: `tool 'x' of worker 'w' raised E: text (tools.py:12)`, then how a
+    tool reports a problem the model can fix (`ModelRetry`), with the project frames of the
+    traceback as its details."""
     frames = project_frames(exc, root)
     where = ""
     if frames:
         last = frames[-1]
         where = f" ({_relative(last.filename, root)}:{last.lineno})"
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    message = f"tool '{tool}' of worker '{worker}' raised {text}{where}"
+    message = (f"tool '{tool}' of worker '{worker}' raised {text}{where}; a tool that raises "
+               "ModelRetry instead tells the model and the run goes on")
     for frame in frames:
         frame.filename = _relative(frame.filename, root)
     shown = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))

@@ -66,6 +66,12 @@ class ToolsetHooks(Protocol):
         otherwise (the default). How the gate judges an attachment as the worker's own read."""
         return None
 
+    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+        """Why the call would fail whatever the answer (a `worker_create` of a taken name), found
+        before anyone is asked: the tool then fails unasked with this message. `host` is the run
+        (`call_scope.RunHost`). By default, nothing is known before the call."""
+        return None
+
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """Let a person edit the call before approving it (on the terminal, in $EDITOR): the edited
         arguments, or None when unchanged; raises ValueError saying why an edit cannot be used.

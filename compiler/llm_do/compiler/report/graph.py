@@ -119,7 +119,8 @@ def to_text(graph: GraphData) -> str:
     by_source: dict[str, list[Edge]] = {}
     for e in graph.edges:
         by_source.setdefault(e.source, []).append(e)
-    for node, kind in sorted(graph.nodes.items(), key=lambda item: (item[1] != "function", item[0])):
+    # the entry first (as `capabilities` lists it), then the other workers by name
+    for node, kind in sorted(graph.nodes.items(), key=lambda item: (item[0] != graph.entry, item[1] != "function", item[0])):
         if kind not in ("worker", "function"):
             continue
         lines.append(node + (" (entry)" if node == graph.entry else ""))

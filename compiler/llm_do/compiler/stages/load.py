@@ -264,7 +264,7 @@ def _listed_file(
     problem = _not_regular(os.path.join(str(project.root), rel))
     if problem == "missing":
         diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at,
-                                      hint=did_you_mean_file(rel, _files_beside(project.root, rel))))
+                                      hint=did_you_mean_file(rel, files_beside(project.root, rel))))
         return None
     if problem:
         diagnostics.append(diagnostic("F006", f"{kind} file '{entry}' is {problem}", at))
@@ -276,7 +276,7 @@ def _listed_file(
     return rel
 
 
-def _files_beside(root: Path, rel: str) -> list[str]:
+def files_beside(root: Path, rel: str) -> list[str]:
     """The files in the directory `rel` names a file of, as paths relative to the root."""
     parent = posixpath.dirname(rel)
     try:

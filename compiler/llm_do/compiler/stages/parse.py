@@ -64,8 +64,9 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     if isinstance(doc, YamlProblem):
         lines = source.text.split("\n")
         line = lines[doc.pos.line - 1] if 0 < doc.pos.line <= len(lines) else ""
+        above = [text for text in lines[1 : max(doc.pos.line - 1, 1)] if text.strip() and not text.lstrip().startswith("#")]
         return None, [diagnostic(doc.code, doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column),
-                                 hint=yaml_hint(line, doc.pos.column, doc.message))]
+                                 hint=yaml_hint(line, doc.pos.column, doc.message, above[-1] if above else None))]
     unfit = first_unfit(doc.data)
     if unfit is not None:
         pos = doc.positions.key(unfit.path) if unfit.at_key else doc.positions.value(unfit.path)

@@ -18,11 +18,11 @@ from ..approvals.apply import apply_rules
 from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..facts.records import Facts, McpFacts, ModuleFact
-from ..suggest import did_you_mean
+from ..suggest import did_you_mean, did_you_mean_file
 from ..syntax.schema_refs import SchemaRef
 from ..syntax.sources import OutsideRoot
 from .introspect import SchemaRefs
-from .load import LoadedProject
+from .load import LoadedProject, files_beside
 from .mcp_servers import check_servers
 from .parse import ParsedWorker
 from .resolve_entry import resolve_entry_function
@@ -132,8 +132,13 @@ def resolve(
     entry_unknown = unknowns.entry or unknowns.any_worker or manifest.entry_worker in unknowns.workers
     if manifest.entry_worker not in workers and not entry_unknown:
         where = loaded.at("entry", "worker", key=False) if manifest.entry and manifest.entry.worker else loaded.at()
-        diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where,
-                                      hint=did_you_mean(manifest.entry_worker, workers)))
+        if workers:
+            hint = did_you_mean(manifest.entry_worker, workers)
+        elif manifest.worker_files:
+            hint = "no worker_files entry matches a worker file (F003 says which), so there is no worker at all"
+        else:
+            hint = 'worker_files lists no worker file: add them, e.g. "worker_files": ["**/*.worker"]'
+        diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where, hint=hint))
     return project, diagnostics
 
 def _resolve_declared_calls(project: ResolvedProject, worker: ResolvedWorker, unknowns: Unknowns,
@@ -163,7 +168,8 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             worker.output_ref = ref
         if ref.file is not None:
             if not os.path.isfile(os.path.join(project.loaded.root, ref.file)):  # False, not OSError, for a name too long
-                diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at))
+                diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at,
+                                              hint=did_you_mean_file(ref.file, files_beside(project.loaded.root, ref.file))))
                 continue
             try:
                 project.loaded.sources.confined(ref.file)

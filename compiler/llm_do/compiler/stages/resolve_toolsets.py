@@ -12,6 +12,7 @@ from llm_do.stdlib.worker_create.definition import CREATING_TOOLSETS
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import closest_name, did_you_mean
 from ..syntax.positions import PositionTable
+from ..syntax.project_glob import pattern_matches
 from ..syntax.sources import OutsideRoot, lexically_confined
 from ..syntax.validation import validate
 from .mcp_servers import McpServerInfo
@@ -40,11 +41,21 @@ def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diag
             "N005",
             f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
             tool.at,
-            hint="list only one of them, or rename the tool",
+            hint=_conflict_hint(tool, existing),
             related=[Related(**existing.at.model_dump(), message=f"'{tool.name}' comes from '{existing.group}' here")],
         ))
         return
     worker.tools[tool.name] = tool
+
+
+def _conflict_hint(tool: ResolvedTool, existing: ResolvedTool) -> str:
+    """A stdlib tool cannot be renamed: the hint names what can change."""
+    renamable = [t for t in (tool, existing) if t.kind != "stdlib"]
+    if not renamable:
+        return f"list only one of '{existing.group}' and '{tool.group}' (stdlib tools cannot be renamed)"
+    kind = {"python_toolset": "Python tool", "python_tool": "Python tool", "mcp": "MCP server's tool",
+            "worker": "worker"}[renamable[0].kind]
+    return f"list only one of them, or rename the {kind} in '{renamable[0].group}'"
 
 
 def resolve_toolsets(
@@ -71,7 +82,9 @@ def resolve_toolsets(
                 worker.unknown_names.add(ref.name)
             sub_root = getattr(checked, "path", ".")
             try:  # a folder of the project: also through symbolic links, as the toolset will resolve it
-                project.loaded.sources.confined(sub_root) if descriptor.root == "project" else lexically_confined(sub_root)
+                real = project.loaded.sources.confined(sub_root) if descriptor.root == "project" else lexically_confined(sub_root)
+                if ref.name in CREATING_TOOLSETS and _in_git_dir(sub_root, real, project):
+                    raise OutsideRoot(f"'{sub_root}' is in the project's .git directory, where no worker file may be written")
             except OutsideRoot as exc:
                 where = parsed.at("toolsets", i, ref.name, "path")
                 if "path" not in (ref.settings or {}):  # the .agent era's generated_agents_dir
@@ -79,6 +92,8 @@ def resolve_toolsets(
                 diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", where))
                 worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
+            if ref.name in CREATING_TOOLSETS:
+                _check_created_workers_collected(project, ref.name, sub_root, at, diagnostics)
             use = ResolvedToolsetUse(kind="stdlib", name=ref.name, settings=checked.model_dump(exclude_defaults=True), at=at)
             worker.toolsets.append(use)
             for tool in descriptor.tools:
@@ -176,3 +191,25 @@ def resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_known
                                    default_approval=PYTHON_TOOL_DEFAULT, at=at), diagnostics)
 
 
+def _in_git_dir(rel: str, real: str, project: ResolvedProject) -> bool:
+    """Whether a folder for created workers is (or is inside) a `.git` directory, as written or
+    once symbolic links are resolved."""
+    import os
+
+    root = os.path.realpath(project.loaded.root)
+    parts = [*lexically_confined(rel).split("/"), *os.path.relpath(os.path.realpath(real), root).split(os.sep)]
+    return any(part.lower() == ".git" for part in parts)
+
+
+def _check_created_workers_collected(project: ResolvedProject, toolset: str, folder: str, at: Location,
+                                     diagnostics: list[Diagnostic]) -> None:
+    """F007 when no `worker_files` pattern covers the folder a creating toolset writes to: the
+    next build would leave the created workers out, silently."""
+    folder = lexically_confined(folder)
+    sample = f"{folder}/new_worker.worker" if folder != "." else "new_worker.worker"
+    patterns = ["**/*.worker"] if project.loaded.implicit else project.manifest.worker_files
+    if any(pattern_matches(p, sample) for p in patterns):
+        return
+    diagnostics.append(diagnostic(
+        "F007", f"{toolset} writes workers to '{folder}', which no worker_files entry covers: the next build leaves "
+                "them out", at, hint=f"add '{sample.replace('new_worker', '*')}' (or '**/*.worker') to worker_files"))

@@ -20,8 +20,14 @@ RUN_INPUT_NAMES = frozenset({"input", "attachments", "prompt", "args"})
 _KEY_THEN_VALUE = re.compile(r"^(?P<key>\s*(?:-\s+)?[A-Za-z_][\w-]*:\s+)(?P<value>[^\"'\[{|>].*?)\s*$")
 
 
-def yaml_hint(line: str, column: int | None, message: str) -> str | None:
-    """The likely cause of a YAML error at `column` of `line` (the source line it points at)."""
+_KEY = re.compile(r"^(?P<indent> *)(?:-\s+)?(?P<key>[A-Za-z_][\w-]*):(?:\s|$)")
+_INDENTATION_ERRORS = ("did not find expected key", "did not find expected <document start>", "expected <block end>",
+                       "mapping values are not allowed")
+
+
+def yaml_hint(line: str, column: int | None, message: str, previous: str | None = None) -> str | None:
+    """The likely cause of a YAML error at `column` of `line` (the source line it points at);
+    `previous`: the nearest line above it that holds something, if any."""
     indent = line[: len(line) - len(line.lstrip(" \t"))]
     if "\t" in indent or (column and line[column - 1 : column] == "\t"):
         return "YAML does not allow tabs for indentation: indent with spaces"
@@ -29,6 +35,13 @@ def yaml_hint(line: str, column: int | None, message: str) -> str | None:
         match = _KEY_THEN_VALUE.match(line)
         if match and ": " in match["value"]:
             return f"a value containing ': ' must be quoted: {match['key'].strip()} {json.dumps(match['value'], ensure_ascii=False)}"
+    key = _KEY.match(line)
+    if key and previous is not None and any(m in message for m in _INDENTATION_ERRORS):
+        above = len(previous) - len(previous.lstrip(" "))
+        if len(key["indent"]) != above:
+            spaces = len(key["indent"])
+            return (f"check the indentation of '{key['key']}' ({spaces} space{'s' if spaces != 1 else ''}, the line above "
+                    f"has {above}): the keys of one mapping start in the same column, the front matter's own in the first")
     return None
 
 
@@ -51,6 +64,9 @@ def front_matter_value_hints(data: dict[str, Any]) -> dict[Path, str]:
                 ((word, target),) = item.items()
                 if word in APPROVAL_WORDS and isinstance(target, str):
                     out[("approvals", i)] = f"a rule is one string: `- {word} {target}` (no colon)"
+                elif isinstance(word, str) and word.split(" ", 1)[0] in APPROVAL_WORDS:
+                    out[("approvals", i)] = (f"the ': ' after `{word}` made YAML read a mapping, not a rule: a rule is one "
+                                             f"string (`- {word}`), quoted if it must hold ': '")
     return out
 
 

@@ -15,6 +15,7 @@ import os
 import posixpath
 import re
 from fnmatch import fnmatchcase
+from functools import cache
 
 _MAGIC = re.compile(r"[*?[]")
 
@@ -94,3 +95,31 @@ def _below(root: str, rel: str) -> list[str]:
             if is_dir:
                 pending.append(child)
     return out
+
+
+def pattern_matches(pattern: str, rel: str) -> bool:
+    """Whether `glob_project` would find the file `rel` (relative, `/`-separated) with `pattern`
+    were it there: the same rules, applied to a path that need not exist yet (a worker
+    `worker_create` will write)."""
+    parts = tuple(p for p in posixpath.normpath(pattern.replace("\\", "/")).split("/") if p not in ("", "."))
+    names = tuple(p for p in posixpath.normpath(rel).split("/") if p not in ("", "."))
+
+    @cache
+    def match(i: int, j: int) -> bool:
+        if i == len(parts):
+            return j == len(names)
+        part = parts[i]
+        if part == "**":
+            if i == len(parts) - 1:  # everything below, hidden names not entered
+                return all(not name.startswith(".") for name in names[j:])
+            return match(i + 1, j) or (j < len(names) - 1 and not names[j].startswith(".") and match(i, j + 1))
+        if j == len(names):
+            return False
+        name = names[j]
+        if has_magic(part):
+            found = fnmatchcase(name, part) and (part.startswith(".") or not name.startswith("."))
+        else:
+            found = name == part
+        return found and match(i + 1, j + 1)
+
+    return bool(parts) and match(0, 0)

@@ -42,7 +42,18 @@ def as_report(project: str, result: CompileResult, files_as: str | None = None) 
     return ProjectDiagnostics(project, result.loaded.root, result.diagnostics, files_as)
 
 
-def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True) -> None:
+def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True, quiet: bool = False) -> None:
+    """Every diagnostic on stderr; `quiet` (`build -q`, `run -q`): errors only, the warnings
+    counted in one line that names `llm-do lint`."""
+    if quiet:
+        from dataclasses import replace
+
+        hidden = sum(1 for r in reports for d in r.diagnostics if not d.is_error)
+        reports = [replace(r, diagnostics=[d for d in r.diagnostics if d.is_error]) for r in reports]
+        if hidden and not any(r.diagnostics for r in reports):
+            import click
+
+            click.echo(f"{hidden} warning{'s' if hidden != 1 else ''} not shown (-q); `llm-do lint` shows them", err=True)
     if any(r.diagnostics for r in reports):
         from llm_do.compiler.report.diagnostics.text import print_text  # rich: only when there is something to print
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import RunOptions, durable_option, run_options
+from ..options import RunOptions, durable_option, run_options_per
 from ..params import BUNDLE
 from ..session import RunSession, run_session
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
               help="Inputs run at the same time.")
 @click.option("--retry-failed", is_flag=True, help="Run the inputs whose results are failures again.")
 @durable_option
-@run_options
+@run_options_per("input")
 def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
           opts: RunOptions) -> int:
     """Run BUNDLE's entry once per line of INPUTS (a JSON object of its arguments, or a JSON string

@@ -12,7 +12,7 @@ from llm_do.compiler.stages.emit import write_atomic
 from llm_do.compiler.stages.load import ProjectNotFound, find_project
 
 from ..errors import ExitCode, usage_problem
-from ..options import no_cache_option
+from ..options import no_cache_option, quiet_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 LOCK_NAME = "bundle.lock"
@@ -37,16 +37,17 @@ def lock_path(project: Path, output: Path | None) -> Path:
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Where to write the lock (default: next to project.json).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 and say what differs when the lock is not what build would write.")
 @no_cache_option
-def build(project: Path, output: Path | None, check: bool, no_cache: bool) -> int:
+@quiet_option
+def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet: bool) -> int:
     """Compile PROJECT (a directory or its project.json) into bundle.lock.
 
     With errors nothing is written and the old lock stays.
     """
     lock = lock_path(project, output)
     if check:
-        return _check(project, lock, cache=not no_cache)
+        return _check(project, lock, output, cache=not no_cache, quiet=quiet)
     result = compile_or_exit(project, lock_dir=lock.parent, cache=not no_cache)
-    print_diagnostics([as_report(str(project), result)])
+    print_diagnostics([as_report(str(project), result)], quiet=quiet)
     if _is_source(lock, result.loaded.root, result.loaded.sources.files):
         raise usage_problem(f"{lock} is a source of the project; write the lock elsewhere")
     if result.bundle is None:
@@ -64,7 +65,7 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool) -> in
     return ExitCode.OK
 
 
-def _check(project: Path, lock: Path, *, cache: bool) -> int:
+def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet: bool) -> int:
     """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
     try:
         status = check_lock(project, lock, cache=cache)
@@ -72,15 +73,28 @@ def _check(project: Path, lock: Path, *, cache: bool) -> int:
         raise usage_problem(str(exc)) from None
     except OSError as exc:
         raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
-    print_diagnostics([as_report(str(project), status.result)])
+    print_diagnostics([as_report(str(project), status.result)], quiet=quiet)
     if status.current:
         click.echo(f"{_shown(lock)} is up to date", err=True)
         return ExitCode.OK
     click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
     for line in status.differences:
         click.echo(f"  {line}", err=True)
-    click.echo("run `llm-do build` to update it" if status.result.ok else "fix the errors, then run `llm-do build`", err=True)
+    command = build_command(project, output)
+    click.echo(f"run `{command}` to update it" if status.result.ok else f"fix the errors, then run `{command}`", err=True)
     return ExitCode.FAILED
+
+
+def build_command(project: Path, output: Path | None) -> str:
+    """The `llm-do build` that writes this lock: the project and `-o` as given, quoted for a shell."""
+    import shlex
+
+    words = ["llm-do", "build"]
+    if project != Path("."):
+        words.append(str(project))
+    if output is not None:
+        words += ["-o", str(output)]
+    return shlex.join(words)
 
 
 def _is_source(lock: Path, root: Path, sources: Mapping[str, object]) -> bool:

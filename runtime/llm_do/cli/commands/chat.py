@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import RunOptions, run_options
+from ..options import RunOptions, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import print_output, run_failure, run_session, terminal_progress
 
@@ -39,13 +39,13 @@ PROMPT = "> "
 @click.option("--thread", help="Keep the conversation in .llm-do/threads/ID.json beside the bundle and continue it "
                                "there (ID: letters, digits, '-', '_').")
 @click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
-@run_options
+@run_options_per("turn")
 def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions) -> int:
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
 
-    Exit codes: 0 the conversation ended, 1 a turn failed (off a terminal), 2 usage error,
-    3 bundle refused, 130 interrupted.
+    Exit codes: 0 the conversation ended (/exit, end of input, Ctrl-C at the prompt), 1 a turn
+    failed (off a terminal), 2 usage error, 3 bundle refused, 130 interrupted (off a terminal).
     """
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(opts) if on_terminal else None
@@ -150,15 +150,20 @@ def not_a_turn(message: str, conversation: Conversation) -> str | None:
     return None
 
 
+def usage_line(turns: int, usage: dict[str, int]) -> str:
+    """`/usage`: `2 turns · 3 requests · 1 tool call · 120 input tokens · 40 output tokens`."""
+    counts = [(turns, "turn"), (usage["requests"], "request"), (usage["tool_calls"], "tool call"),
+              (usage["input_tokens"], "input token"), (usage["output_tokens"], "output token")]
+    return " · ".join(f"{n} {word}{'s' if n != 1 else ''}" for n, word in counts)
+
+
 def command(text: str, conversation: Conversation) -> str | None:
     """A `/` command; returns "exit" to end the chat."""
     name = text.strip().split()[0].lower()
     if name in ("/exit", "/quit"):
         return "exit"
-    if name == "/usage":
-        u = conversation.usage
-        click.echo(f"{conversation.turns} turn{'s' if conversation.turns != 1 else ''} · {u.requests} requests · "
-                   f"{u.tool_calls} tool calls · {u.input_tokens} input tokens · {u.output_tokens} output tokens")
+    if name == "/usage":  # on stderr: stdout holds the replies only
+        click.echo(usage_line(conversation.turns, conversation.usage), err=True)
     elif name == "/reset":
         conversation.reset()
         click.echo("llm-do: conversation forgotten; the next message starts anew", err=True)

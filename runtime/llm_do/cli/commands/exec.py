@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import CliError, ExitCode
+from ..errors import ExitCode
 from ..inputs import InputOptions, run_input
 from ..options import (
     RunOptions,
@@ -19,7 +19,7 @@ from ..options import (
     needs,
     run_options,
 )
-from ..params import DEFAULT_BUNDLE, bundle_path, verified
+from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker, verified
 from ..session import run_session, terminal_progress
 
 if TYPE_CHECKING:
@@ -70,8 +70,7 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
     `stale`: say at the end when worker files changed since the build."""
     with run_session(bundle, opts, progress=terminal_progress(opts), stale="end" if stale else None) as session:
         if worker is not None and bundle.worker(worker) is None:
-            names = ", ".join(sorted(bundle.worker_names()))
-            raise CliError(f"--worker {worker}: the bundle has no such worker (it has: {names})", ExitCode.USAGE)
+            raise no_such_worker("--worker", worker, bundle.worker_names())
         runtime = session.runtime()
         if session.progress is not None:
             session.progress.start()

@@ -32,6 +32,11 @@ SCRIPT = {
 }
 
 
+KEPT_SCRIPT = {"workers": {"main": [{"text": "This project kept its main.worker; this script answers in one turn."}]}}
+"""The script beside a main.worker init keeps: one text turn, which fits a worker whatever its tools."""
+KEPT_NOTE = " (main.worker was there and is kept; script.json answers it with one text turn)"
+
+
 def _manifest(name: str) -> dict:
     return {
         "version": 1,
@@ -55,12 +60,19 @@ def init(directory: Path, worker: str | None) -> int:
         return _init_worker(directory, worker)
     if (directory / "project.json").exists():
         raise usage_problem(f"{directory / 'project.json'} already exists")
-    _write(directory, _project_files(directory, MAIN_WORKER, SCRIPT))
-    where = directory.as_posix()
-    click.echo(f"created a project in {where}\n"
-               f"  llm-do build {where}\n"
-               f"  llm-do exec {where}/bundle.lock --script {where}/script.json", err=True)
+    kept = (directory / "main.worker").exists()
+    _write(directory, _project_files(directory, MAIN_WORKER, KEPT_SCRIPT if kept else SCRIPT))
+    click.echo(f"created a project in {directory.as_posix()}" + (KEPT_NOTE if kept else "") + "\n"
+               f"  {_command('build', directory)}\n"
+               f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json')}", err=True)
     return ExitCode.OK
+
+
+def _command(*words: str | Path) -> str:
+    """A next step to copy: `llm-do WORDS`, paths shell-quoted (`llm-do build 'my proj'`)."""
+    import shlex
+
+    return shlex.join(["llm-do", *(w.as_posix() if isinstance(w, Path) else w for w in words)])
 
 
 def _project_files(directory: Path, main_worker: str, script: dict) -> dict[str, str]:
@@ -105,6 +117,7 @@ def _init_worker(directory: Path, name: str) -> int:
     main_worker = init_worker.MAIN_WORKER.replace("{name}", name).replace("{", "{{").replace("}", "}}")
     _write(directory, {**_project_files(directory, main_worker, init_worker.script(name)), **files})
     click.echo(f"created a project with the directory worker {name} in {where}\n"
-               f"  llm-do build {where}\n"
-               f"  llm-do exec {where}/bundle.lock --script {where}/script.json --approve-all", err=True)
+               f"  {_command('build', directory)}\n"
+               f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json', '--approve-all')}",
+               err=True)
     return ExitCode.OK

@@ -17,7 +17,7 @@ from ._compile import as_report, compile_or_exit, print_diagnostics
 
 @click.command()
 @click.argument("project", default=".", type=click.Path(path_type=Path))
-@click.option("--dry-run", is_flag=True, help="Print what would change and write nothing.")
+@click.option("--dry-run", is_flag=True, help="Write nothing; list the files that would be written or removed (no contents).")
 @no_cache_option
 def migrate(project: Path, dry_run: bool, no_cache: bool) -> int:
     """Rewrite a project of the .agent era to .worker files and today's project.json."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import OptionRule, RunOptions, checked, excludes, needs, run_options
+from ..options import OptionRule, RunOptions, checked, excludes, needs, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import run_session
 
@@ -92,7 +92,7 @@ SERVE_RULES = (
 @click.option("--approvals-via-client", is_flag=True,
               help="Ask the MCP client (elicitation) about calls that need approval.")
 @checked(*SERVE_RULES)
-@run_options
+@run_options_per("call")
 def serve(bundle: LoadedBundle, http: str | None, allow_remote: bool, workers: str | None, all_workers: bool,
           approvals_via_client: bool, opts: RunOptions) -> int:
     """Serve BUNDLE's workers (default ./bundle.lock) as the tools of an MCP server.

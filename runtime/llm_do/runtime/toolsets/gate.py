@@ -88,6 +88,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
+            if (problem := hooks.refusal(name, tool_args, self.runtime)) is not None:  # doomed: nobody is asked
+                self._returned(frame, name, "failed", problem)
+                raise ToolFailed(problem)
             edited = await self._ask(frame, name, tool_args, tool)
             if edited is not None:  # a person edited the call before approving it
                 tool_args = self._validated(frame, name, edited, tool)

@@ -30,11 +30,16 @@ CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
 
 MAX_NAME = 100
 MAX_TEXT_BYTES = 1_000_000
-"""Most UTF-8 bytes of instructions and description together (well under what a build reads)."""
+"""Most UTF-8 bytes of instructions and description together."""
+BUILD_FILE_BYTES = 4 * 1024 * 1024
+"""The largest project file a build reads (the compiler's `limits.MAX_FILE_BYTES`; a test keeps
+them equal): a created worker's file, escapes included, must fit, or the next build rejects it."""
 
 _TEMPLATE = re.compile(r"\{[{%#]")
 _ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
-_YAML_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_YAML_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""What a double-quoted scalar writes escaped: characters YAML may not hold, and those it reads as
+line breaks (U+0085, U+2028, U+2029), after which `---` would end the front matter's document."""
 
 
 class DefinitionProblem(LlmDoError, ValueError):
@@ -74,7 +79,12 @@ def check_definition(definition: WorkerDefinition, taken: set[str]) -> WorkerDef
     model = definition.model.strip() if definition.model else None
     if model is not None and not re.fullmatch(r"[^\s]+", model):
         raise DefinitionProblem(f"{definition.model!r} is not a model name (`provider:model-name`)")
-    return WorkerDefinition(name, instructions, definition.description.strip(), model or None)
+    checked = WorkerDefinition(name, instructions, definition.description.strip(), model or None)
+    written = len(worker_file_text(checked).encode("utf-8"))
+    if written > BUILD_FILE_BYTES:
+        raise DefinitionProblem(f"the worker's file would be {written} bytes once escaped, more than the {BUILD_FILE_BYTES} "
+                                "the next build reads; use shorter text or fewer control characters")
+    return checked
 
 
 def escape_template(text: str) -> str:
@@ -87,7 +97,8 @@ def escape_template(text: str) -> str:
 
 
 def yaml_string(value: str) -> str:
-    """A double-quoted YAML scalar (JSON's escapes, plus those of characters YAML may not hold)."""
+    """A double-quoted YAML scalar (JSON's escapes, plus those of characters YAML may not hold or
+    reads as line breaks)."""
     quoted = json.dumps(value, ensure_ascii=False)
     return _YAML_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) < 0x10000
                                  else f"\\U{ord(m.group()):08x}", quoted)

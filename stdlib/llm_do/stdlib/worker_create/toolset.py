@@ -21,6 +21,8 @@ from .definition import DefinitionProblem, WorkerDefinition, check_definition, w
 from .descriptor import WorkerCreateSettings
 
 _CREATE = ("worker_create", "agent_create")
+_NO_TOOLS = ("created workers get no tools or toolsets (least privilege); create it without them, and a person can add "
+             "tools to its file later")
 _CALL = ("worker_call", "agent_call")
 
 
@@ -33,8 +35,7 @@ class WorkerCreateToolset(StdlibToolset):
         runtime = ctx.deps.runtime
         if name in _CREATE:
             if tool_args.get("tools") or tool_args.get("toolsets"):
-                raise ToolFailed("created workers get no tools or toolsets (least privilege); create it without them, "
-                                 "and a person can add tools to its file later")
+                raise ToolFailed(_NO_TOOLS)
             async with filesystem_lock():
                 try:
                     path = runtime.create_worker(tool_args["name"], tool_args["instructions"], tool_args["description"],
@@ -52,6 +53,22 @@ class WorkerCreateToolset(StdlibToolset):
     def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
         """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
         return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
+
+    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+        """A proposed worker the run would refuse (a taken name, a file already there, invalid
+        text): refused before the person is asked, with the message the tool would give."""
+        if name not in _CREATE:
+            return None
+        if args.get("tools") or args.get("toolsets"):
+            return _NO_TOOLS
+        try:
+            host.check_new_worker(args["name"], args["instructions"], args["description"], args.get("model"),
+                                  folder=self.settings.path)
+        except DefinitionProblem as exc:
+            return str(exc)
+        except KeyError:
+            return None  # arguments that do not validate: pydantic-ai's retry says so
+        return None
 
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """On the terminal, a person may edit a proposed worker before approving it (in $EDITOR);
