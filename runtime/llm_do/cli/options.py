@@ -1,5 +1,5 @@
 """The options commands share, declared once: the run options (one frozen `RunOptions`), a run's
-input, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
+input, `--record`, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
 together (`--model` or `--script`, `--strict-script` needs `--script`, ...).
 
 Click only: `exec` offers all of this without loading anything of the runs it configures."""
@@ -171,6 +171,12 @@ def input_options(command: Command[R]) -> Command[R]:
         click.option("--input-json", help="The entry worker's input as a JSON object (replaces entry.args)."),
         click.option("--attach", multiple=True, type=click.Path(), help="Attach a file (repeatable)."),
     ])
+
+
+def record_option(command: Command[R]) -> Command[R]:
+    """`--record DIR` (`exec`, `run`, `chat`, `batch`): the run's model traffic as a cassette (recording.py)."""
+    return click.option("--record", "record", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+                        help="Record the run's model traffic as a cassette in DIR (for `llm-do test`).")(command)
 
 
 def no_import_option(command: Command[R]) -> Command[R]:
