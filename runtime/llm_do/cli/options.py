@@ -194,7 +194,7 @@ def no_cache_option(command: Command[R]) -> Command[R]:
 
 
 def quiet_option(command: Command[R]) -> Command[R]:
-    """`-q/--quiet` (`build`, `run`): the edit-run loop without the same warnings on every call."""
+    """`-q/--quiet` (`build`, `run`, `test`): the edit-run loop without the same warnings on every call."""
     return click.option("-q", "--quiet", is_flag=True,
                         help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import checked, needs, no_cache_option
+from ..options import checked, needs, no_cache_option, quiet_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
@@ -23,7 +23,9 @@ from ._compile import as_report, compile_or_exit, print_diagnostics
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE", help="Also write the results as JUnit XML.")
 @checked(needs("record", "live", "--record needs --live: recording calls the project's models"))
 @no_cache_option
-def test(project: Path, keyword: str | None, live: bool, record: bool, format_: str, junit: Path | None, no_cache: bool) -> int:
+@quiet_option
+def test(project: Path, keyword: str | None, live: bool, record: bool, format_: str, junit: Path | None, no_cache: bool,
+         quiet: bool) -> int:
     """Run PROJECT's cases (default .): tests/*.yaml.
 
     Exit codes: 0 every case passed, 1 a case failed or is stale, 2 usage error (a malformed case
@@ -37,7 +39,7 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
     from ..testing.reports import junit as junit_xml
 
     result = compile_or_exit(project, cache=not no_cache)
-    print_diagnostics([as_report(project.as_posix(), result)])
+    print_diagnostics([as_report(project.as_posix(), result)], quiet=quiet)
     if result.bundle is None:
         raise CliError("the project has errors; no case was run", ExitCode.FAILED)
     root = result.loaded.root
