@@ -4,8 +4,9 @@
     python spec/generate.py --check  write nothing; exit 1 and name the stale files
 
 Sources: the rule registry `llm_do.compiler.codes.RULES` (diagnostics.md) and the pydantic models
-`ProjectManifest` (project.json) and `WorkerFrontMatter` (front matter), and the TypedDicts of
-`llm_do.bundle.model` (bundle.lock).
+`ProjectManifest` (project.json) and `WorkerFrontMatter` (front matter), the TypedDicts of
+`llm_do.bundle.model` (bundle.lock), and the pydantic models `CaseFile` (tests/*.yaml) and
+`Cassette` (recorded model traffic).
 The output is byte-stable: JSON Schemas are written with sorted keys, two-space indentation and a
 final newline, so running this twice changes nothing. tests/test_spec_sync.py runs the check.
 """
@@ -114,6 +115,27 @@ def capabilities_schema() -> str:
     )
 
 
+def case_schema() -> str:
+    from llm_do.cli.testing.cases import CaseFile
+
+    return _schema(
+        CaseFile, "case:1", "llm-do test case file (tests/*.yaml)",
+        "A file of cases `llm-do test` runs. Generated from llm_do.cli.testing.cases.CaseFile by "
+        "spec/generate.py; see spec/testing.md.",
+        by_alias=True,
+    )
+
+
+def cassette_schema() -> str:
+    from llm_do.runtime.recording.cassette import CASSETTE_FORMAT, Cassette
+
+    return _schema(
+        Cassette, f"cassette:{CASSETTE_FORMAT}", f"llm-do cassette (cassette_format {CASSETTE_FORMAT})",
+        "A run's model traffic as `--record` writes it and `llm-do test` replays it. Generated from "
+        "llm_do.runtime.recording.cassette.Cassette by spec/generate.py; see spec/testing.md.",
+    )
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -169,6 +191,8 @@ GENERATED: dict[str, Callable[[], str]] = {
     "schemas/bundle.schema.json": bundle_schema,
     "schemas/diff.schema.json": diff_schema,
     "schemas/capabilities.schema.json": capabilities_schema,
+    "schemas/case.schema.json": case_schema,
+    "schemas/cassette.schema.json": cassette_schema,
 }
 """Each generated file, relative to spec/, and the function that renders it."""
 

@@ -20,7 +20,8 @@ from llm_do.bundle.version import VERSION
 from tests.support.cli import worker, write_project
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOWS = [ROOT / "docs" / "ci" / "llm-do-review.yml", ROOT / "docs" / "ci" / "llm-do-comment.yml"]
+FLOWS = [ROOT / "docs" / "ci" / "llm-do-review.yml", ROOT / "docs" / "ci" / "llm-do-comment.yml",
+         ROOT / "docs" / "ci" / "llm-do-test.yml"]
 BIN = Path(sys.executable).parent
 MARKER = "<!-- llm-do-review -->"
 GH = """#!{python}
@@ -50,11 +51,27 @@ def test_actionlint_accepts_the_workflows() -> None:
     assert (result.returncode, result.stdout) == (0, "")
 
 
-def test_the_review_job_pins_llm_do() -> None:
-    doc = yaml.safe_load(FLOWS[0].read_text(encoding="utf-8"))
+@pytest.mark.parametrize(("flow", "job"), [(FLOWS[0], "review"), (FLOWS[2], "test")])
+def test_the_jobs_pin_llm_do(flow: Path, job: str) -> None:
+    doc = yaml.safe_load(flow.read_text(encoding="utf-8"))
     assert doc["env"]["LLM_DO_VERSION"] == VERSION
-    installs = [s["run"] for s in doc["jobs"]["review"]["steps"] if "pip install" in s.get("run", "")]
+    installs = [s["run"] for s in doc["jobs"][job]["steps"] if "pip install" in s.get("run", "")]
     assert installs == ['pip install "llm-do==$LLM_DO_VERSION"']
+
+
+@pytest.mark.process
+def test_the_test_job_annotates_the_case_files_and_writes_junit(tmp_path: Path) -> None:
+    """The job's step, run as GitHub runs it, on an example with one case made to fail."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "greeter", repo, ignore=shutil.ignore_patterns("bundle.lock"))
+    cases = repo / "tests" / "cases.yaml"
+    cases.write_text(cases.read_text().replace("contains: Welcome aboard", "contains: Farewell"))
+    result = run_step(step(FLOWS[2], "Run the cases"), repo, PROJECT=".", PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    assert result.returncode == 1, result.stderr
+    annotation = next(line for line in result.stdout.splitlines() if line.startswith("::error "))
+    assert annotation.startswith("::error file=tests/cases.yaml,line=3,title=llm-do test::case 'greeter-recorded-run' "
+                                 "failed: output: does not contain 'Farewell, Dana!")
+    assert '<failure type="failed"' in (repo / "reports" / "llm-do-junit.xml").read_text()
 
 
 @pytest.fixture

@@ -115,6 +115,10 @@ def test_every_required_example_is_there_with_readme_and_script() -> None:
         assert "llm-do build " in readme and "--script " in readme and script.name in readme, name
         assert f"({name}/)" in index or f"({name}/README.md)" in index, f"examples/README.md does not link {name}"
     assert any(script_path(EXAMPLES_DIR / n).suffix == ".yaml" for n in EXAMPLES), "at least one YAML script"
+    for name in EXAMPLES:
+        cases = (EXAMPLES_DIR / name / "tests" / "cases.yaml").read_text(encoding="utf-8")
+        assert "cassette: cassettes/" in cases, f"{name}'s cases replay a cassette"
+        assert list((EXAMPLES_DIR / name / "tests" / "cassettes").glob("*.json")), name
 
 
 # --- each example, end to end
@@ -148,6 +152,12 @@ def test_example_builds_reproducibly_and_runs_its_script(name: str, tmp_path: Pa
     events = read_events(events_file)
     assert events[-1]["event"] == "run_finished"
     CHECKS.get(name, lambda project, events: None)(project, events)
+
+    # its cases replay their cassettes offline (in a scratch copy of the project as it was before the run)
+    cases = run_cli("test", elsewhere, "--format", "json")
+    assert cases.exit_code == 0, cases.stdout + cases.stderr
+    report = cases.json()
+    assert report["passed"] == len(report["cases"]) >= 1
 
 
 # --- what each example's flow must have done, beyond its final output

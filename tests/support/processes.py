@@ -60,7 +60,8 @@ heavy = sorted(
         or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp")
         or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
                          "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",
-                         "llm_do.runtime.mcp_served_run")))
+                         "llm_do.runtime.mcp_served_run", "llm_do.runtime.recording", "llm_do.cli.testing", "llm_do.cli.recording",
+                         "llm_do.cli.commands.test")))
     and m not in PYDANTIC_AI_BRINGS
 )
 providers = sorted(m for m in sys.modules if m.startswith(("pydantic_ai.models.openai", "pydantic_ai.models.anthropic")))

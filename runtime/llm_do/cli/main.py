@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("llm_do.cli.commands.run:run", "Build a project in memory and run it."),
     "chat": ("llm_do.cli.commands.chat:chat", "Talk with a bundle's entry worker, turn by turn."),
     "batch": ("llm_do.cli.commands.batch:batch", "Run a bundle's entry once per line of a JSON-lines file."),
+    "test": ("llm_do.cli.commands.test:test", "Run a project's cases, replaying recorded model traffic offline."),
     "serve": ("llm_do.cli.commands.serve:serve", "Serve a bundle's workers as an MCP server."),
     "runs": ("llm_do.cli.commands.runs:runs", "List durable runs."),
     "resume": ("llm_do.cli.commands.runs:resume", "Continue a durable run whose process died."),

@@ -1,5 +1,5 @@
 """The options commands share, declared once: the run options (one frozen `RunOptions`), a run's
-input, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
+input, `--record`, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
 together (`--model` or `--script`, `--strict-script` needs `--script`, ...).
 
 Click only: `exec` offers all of this without loading anything of the runs it configures."""
@@ -173,6 +173,12 @@ def input_options(command: Command[R]) -> Command[R]:
     ])
 
 
+def record_option(command: Command[R]) -> Command[R]:
+    """`--record DIR` (`exec`, `run`, `chat`, `batch`): the run's model traffic as a cassette (recording.py)."""
+    return click.option("--record", "record", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+                        help="Record the run's model traffic as a cassette in DIR (for `llm-do test`).")(command)
+
+
 def no_import_option(command: Command[R]) -> Command[R]:
     """`--no-import` (`lint`, `capabilities`, `diff`): the project's Python is read, never run."""
     return click.option("--no-import", is_flag=True,
@@ -188,7 +194,7 @@ def no_cache_option(command: Command[R]) -> Command[R]:
 
 
 def quiet_option(command: Command[R]) -> Command[R]:
-    """`-q/--quiet` (`build`, `run`): the edit-run loop without the same warnings on every call."""
+    """`-q/--quiet` (`build`, `run`, `test`): the edit-run loop without the same warnings on every call."""
     return click.option("-q", "--quiet", is_flag=True,
                         help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
 

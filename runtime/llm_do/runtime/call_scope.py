@@ -86,6 +86,11 @@ class RunHost(Protocol):
     def created(self, name: str) -> bool: ...
 
 
+RUNNING_TOOL_CALL: ContextVar[str | None] = ContextVar("llm_do_running_tool_call", default=None)
+"""The id of the tool call the gate is running in this task (None outside any): a worker called from
+it (by a model, or by a Python tool) was made there, which is how recordings name a call's place."""
+
+
 class CallFrame:
     """One call's place in the run. (Plain classes here and in `runtime`: each dataclass costs
     about a millisecond at every `llm-do exec` start.)"""

@@ -209,6 +209,8 @@ class WorkerCaller:
     async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
         runtime = self.runtime
         model, label = self.model(spec, frame)
+        if runtime.config.wrap_model is not None:
+            model, label = runtime.config.wrap_model(model, frame, spec, label)
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
             async with CallScope(runtime, frame, self.toolsets(spec)) as scope:

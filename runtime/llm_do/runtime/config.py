@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.views import WorkerSpec
 
     from .approvals import ApprovalCallback
     from .events import RuntimeEvent
@@ -39,6 +40,11 @@ class RuntimeConfig:
     fallback_model: Any | None = None
     """A model name or pydantic-ai Model for a worker that names none, has no caller's to inherit
     and no project default (before `LLM_DO_MODEL`); the seed API's `cli_model`."""
+    wrap_model: Callable[[Any, Any, WorkerSpec, str], tuple[Any, str]] | None = None
+    """Wraps each call's built model, given the call's `CallFrame`, the worker and the model's label
+    (the frame is `Any` here: `call_scope` names this module), and gives the
+    model and label the call uses: recording (`--record`) and replaying a cassette (`llm-do test`)
+    see every request of every call."""
     on_event: Callable[[RuntimeEvent], None] | None = None
     stream: bool = False
     """Stream model responses and send their text as `OutputDelta` events (with a listener only)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import RunOptions, durable_option, run_options_per
+from ..options import RunOptions, checked, durable_option, excludes, record_option, run_options_per
 from ..params import BUNDLE
 from ..session import RunSession, run_session
 
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 @click.option("--retry-failed", is_flag=True, help="Run the inputs whose results are failures again.")
 @durable_option
 @run_options_per("input")
+@checked(excludes("record", "durable", "--record and --durable do not go together: a durable run replays its own record"))
+@record_option
 def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
-          opts: RunOptions) -> int:
+          opts: RunOptions, record: Path | None) -> int:
     """Run BUNDLE's entry once per line of INPUTS (a JSON object of its arguments, or a JSON string
     for `input`), writing one result per line to RESULTS: {"line", "output", "error", "usage"}.
 
@@ -80,7 +82,7 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
         try:
             todo = [item for item in items if item.line not in store.done]
             if url is None:
-                _run(session, todo, store, concurrency, len(items))
+                _run(session, todo, store, concurrency, len(items), record)
             else:
                 from ..durable_batch import run_durable_batch
 
@@ -99,7 +101,8 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
     return ExitCode.OK
 
 
-def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int) -> None:
+def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int,
+         record: Path | None) -> None:
     from llm_do.runtime.batch import run_batch, run_one
     from llm_do.runtime.run_label import RUN_LABEL
 
@@ -107,7 +110,9 @@ def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concur
 
     async def run(item: BatchInput) -> BatchResult:
         RUN_LABEL.set(f"#{item.line} ")
-        return await run_one(session.bundle, session.config, item)
+        if record is None:
+            return await run_one(session.bundle, session.config, item)
+        return await _recorded(session, item, record)
 
     progress, on_result = reporter(store, total, len(todo), session.setup.opts.verbose)
     if progress is not None:
@@ -115,3 +120,21 @@ def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concur
             asyncio.run(run_batch(todo, run, on_result, concurrency))
     else:
         asyncio.run(run_batch(todo, run, on_result, concurrency))
+
+
+async def _recorded(session: RunSession, item: BatchInput, record: Path) -> BatchResult:
+    """One input's run recorded as a cassette of its own (`DIR/WORKER.line-N.json`)."""
+    from llm_do.runtime.batch import run_one
+    from llm_do.runtime.runtime import Runtime
+
+    from ..recording import Recording
+
+    recording = Recording(session.bundle, record, None, suffix=f".line-{item.line}")
+    recording.turn(item.data)
+    result = await run_one(session.bundle, session.config, item, runtime=Runtime(session.bundle, recording.config(session.config)))
+    if result.error is not None:
+        recording.recorder.failure = result.error
+    else:
+        recording.answered(result.output)
+    recording.save(quiet=True)
+    return result

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from ..errors import CliError, ExitCode
-from ..options import RunOptions, run_options_per
+from ..options import RunOptions, record_option, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import print_output, run_failure, run_session, terminal_progress
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from ..display.progress import Progress
     from ..display.reply import ReplyPrinter
+    from ..recording import Recording
 
 COMMANDS_HELP = "/exit ends the chat, /usage shows what it used, /reset forgets the conversation"
 PROMPT = "> "
@@ -40,7 +42,8 @@ PROMPT = "> "
                                "there (ID: letters, digits, '-', '_').")
 @click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
 @run_options_per("turn")
-def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions) -> int:
+@record_option
+def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions, record: Path | None) -> int:
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
 
@@ -58,6 +61,12 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
     # worker files edited since the build: said once the chat ends
     with run_session(bundle, opts, progress=progress, sinks=sinks, stream=bool(sinks), stale="end",
                      children="leave") as session:
+        recording = None
+        if record is not None:
+            from ..recording import Recording
+
+            recording = Recording(bundle, record, worker)
+            session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         conversation = runtime.chat(thread=thread, worker=worker)
         spec = bundle.worker(conversation.worker)
@@ -71,12 +80,38 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
         if printer is not None:
             printer.worker = conversation.worker
         show = not opts.events_to_stdout
-        with asyncio.Runner() as runner:
-            if on_terminal:
-                terminal_loop(runner, conversation, progress, printer, show, opts.verbose)
-            else:
-                piped_loop(runner, conversation, show)
+        talk = conversation if recording is None else cast("Conversation", RecordedConversation(conversation, recording))
+        try:
+            with asyncio.Runner() as runner:
+                if on_terminal:
+                    terminal_loop(runner, talk, progress, printer, show, opts.verbose)
+                else:
+                    piped_loop(runner, talk, show)
+        finally:
+            if recording is not None:
+                recording.save()
     return ExitCode.OK
+
+
+class RecordedConversation:
+    """A conversation whose turns (messages, replies, a failure) go into a cassette."""
+
+    def __init__(self, conversation: Conversation, recording: Recording) -> None:
+        self._conversation = conversation
+        self._recording = recording
+
+    async def send_async(self, message: str) -> object:
+        self._recording.turn({"input": message})
+        try:
+            output = await self._conversation.send_async(message)
+        except Exception as exc:
+            self._recording.failed(exc)
+            raise
+        self._recording.answered(output)
+        return output
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conversation, name)
 
 
 def piped_loop(runner: asyncio.Runner, conversation: Conversation, show: bool) -> None:

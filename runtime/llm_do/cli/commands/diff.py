@@ -51,6 +51,31 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
     flags += ["--no-import"] if no_import else []
     command = " ".join(["llm-do diff", shlex.quote(old), shlex.quote(new), *flags])
     print_report(RENDERERS, fmt, DiffReport(result, DiffInputs(old, new, command)))
+    if fmt in ("text", "markdown"):
+        _case_reports(old, new, docs, markdown=fmt == "markdown")
     if fail_on is not None:
         return ExitCode.FAILED if result.at_or_above(fail_on) else ExitCode.OK
     return ExitCode.FAILED if result.changes else ExitCode.OK
+
+
+def _case_reports(old: str, new: str, docs: list[dict[str, object]], *, markdown: bool) -> None:
+    """When a report of `llm-do test --live` exists for both sides (tests/evals/DIGEST.json, in either
+    side's project or the current directory's), which cases passed before and after."""
+    from pathlib import Path
+
+    from ..testing.eval_report import compare, read_status, report_path
+
+    places = [Path.cwd(), *(Path(spec) if Path(spec).is_dir() else Path(spec).parent for spec in (new, old)
+                            if not spec.startswith("git:"))]
+    found = []
+    for doc in docs:
+        digest = str(doc.get("digest", ""))
+        found.append(next((s for place in places if (s := read_status(report_path(place, digest))) is not None), None))
+    before, after = found
+    if before is None or after is None:
+        return
+    lines = compare(before, after)
+    if markdown:
+        click.echo("\n### Cases (`llm-do test --live`)\n\n" + "\n".join(f"- {line}" for line in lines))
+    else:
+        click.echo("\nCases (llm-do test --live reports):\n" + "\n".join(f"  {line}" for line in lines))

@@ -15,8 +15,10 @@ from ..options import (
     checked,
     detach_option,
     durable_option,
+    excludes,
     input_options,
     needs,
+    record_option,
     run_options,
 )
 from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker, verified
@@ -46,8 +48,10 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @run_options
 @durable_option
 @detach_option
+@checked(excludes("record", "durable", "--record and --durable do not go together: a durable run replays its own record"))
+@record_option
 def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None, detach_approvals: bool,
-          inputs: InputOptions, opts: RunOptions) -> int:
+          record: Path | None, inputs: InputOptions, opts: RunOptions) -> int:
     """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function),
     or from --worker NAME.
 
@@ -61,19 +65,36 @@ def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None,
 
         return exec_durable(bundle, prompt, inputs, opts, durable=durable, detach_approvals=detach_approvals,
                             worker=worker)
-    return run_once(bundle, prompt, inputs, opts, worker=worker, stale=True)
+    return run_once(bundle, prompt, inputs, opts, worker=worker, stale=True, record=record)
 
 
 def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *,
-             worker: str | None = None, stale: bool = False) -> int:
+             worker: str | None = None, stale: bool = False, record: Path | None = None) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out (`exec`, `run`);
-    `stale`: say at the end when worker files changed since the build."""
+    `stale`: say at the end when worker files changed since the build; `record`: write a cassette there."""
     with run_session(bundle, opts, progress=terminal_progress(opts), stale="end" if stale else None) as session:
         if worker is not None and bundle.worker(worker) is None:
             raise no_such_worker("--worker", worker, bundle.worker_names())
+        recording = None
+        if record is not None:
+            from ..recording import Recording
+
+            recording = Recording(bundle, record, worker)
+            session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         if session.progress is not None:
             session.progress.start()
         data = run_input(runtime, prompt, inputs, worker)
-        session.output = runtime.run(data, worker=worker).output
+        if recording is None:
+            session.output = runtime.run(data, worker=worker).output
+            return ExitCode.OK
+        recording.turn(data)
+        try:
+            session.output = runtime.run(data, worker=worker).output
+        except Exception as exc:
+            recording.failed(exc)
+            recording.save()
+            raise
+        recording.answered(session.output)
+        recording.save()
     return ExitCode.OK

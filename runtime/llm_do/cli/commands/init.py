@@ -36,6 +36,21 @@ KEPT_SCRIPT = {"workers": {"main": [{"text": "This project kept its main.worker;
 """The script beside a main.worker init keeps: one text turn, which fits a worker whatever its tools."""
 KEPT_NOTE = " (main.worker was there and is kept; script.json answers it with one text turn)"
 
+FIRST_CASE = """\
+# The project's cases: `llm-do test` runs them offline (spec/testing.md).
+# To replay real model traffic instead of the script: `llm-do run . --record tests/cassettes`,
+# then give the case `cassette: cassettes/main.json` in place of `script`.
+cases:
+  - name: answers-the-default-request
+    script: ../script.json
+    approvals: {approvals}
+    expect:
+      output:
+        equals: {output}
+{calls}      limits:
+        requests: {requests}
+"""
+
 
 def _manifest(name: str) -> dict:
     return {
@@ -52,7 +67,8 @@ def _manifest(name: str) -> dict:
 @click.option("--worker", "worker", metavar="NAME",
               help="Add a directory worker workers/NAME/ (worker.worker + tools.py with a sample tool).")
 def init(directory: Path, worker: str | None) -> int:
-    """Create a project in DIRECTORY (default: .): project.json, main.worker and script.json.
+    """Create a project in DIRECTORY (default: .): project.json, main.worker, script.json and a first
+    case (tests/cases.yaml) that `llm-do test` runs.
 
     With --worker NAME: a directory worker, in a new project whose main worker calls it, or added
     to the project already in DIRECTORY."""
@@ -64,7 +80,8 @@ def init(directory: Path, worker: str | None) -> int:
     _write(directory, _project_files(directory, MAIN_WORKER, KEPT_SCRIPT if kept else SCRIPT))
     click.echo(f"created a project in {directory.as_posix()}" + (KEPT_NOTE if kept else "") + "\n"
                f"  {_command('build', directory)}\n"
-               f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json')}", err=True)
+               f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json')}\n"
+               f"  {_command('test', directory)}", err=True)
     return ExitCode.OK
 
 
@@ -75,12 +92,18 @@ def _command(*words: str | Path) -> str:
     return shlex.join(["llm-do", *(w.as_posix() if isinstance(w, Path) else w for w in words)])
 
 
-def _project_files(directory: Path, main_worker: str, script: dict) -> dict[str, str]:
+def _project_files(directory: Path, main_worker: str, script: dict, approvals: str = "reject_all") -> dict[str, str]:
     name = directory.resolve().name or "project"
+    requests = sum(len(turns) for turns in script["workers"].values())
+    main = script["workers"]["main"]
+    first_calls = main[0].get("tool_calls") or []
+    calls = f"      calls:\n        in_order: [{first_calls[0]['tool']}]\n" if first_calls else ""
+    case = FIRST_CASE.format(approvals=approvals, requests=requests, output=json.dumps(main[-1]["text"]), calls=calls)
     return {
         "project.json": json.dumps(_manifest(name), indent=2) + "\n",
         "main.worker": main_worker.format(name=name),
         "script.json": json.dumps(script, indent=2) + "\n",
+        "tests/cases.yaml": case,
     }
 
 
@@ -115,7 +138,7 @@ def _init_worker(directory: Path, name: str) -> int:
                    f"{where}/workers/{name}/script.json", err=True)
         return ExitCode.OK
     main_worker = init_worker.MAIN_WORKER.replace("{name}", name).replace("{", "{{").replace("}", "}}")
-    _write(directory, {**_project_files(directory, main_worker, init_worker.script(name)), **files})
+    _write(directory, {**_project_files(directory, main_worker, init_worker.script(name), "approve_all"), **files})
     click.echo(f"created a project with the directory worker {name} in {where}\n"
                f"  {_command('build', directory)}\n"
                f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json', '--approve-all')}",

@@ -8,7 +8,7 @@ import click
 
 from ..errors import CliError, ExitCode
 from ..inputs import InputOptions
-from ..options import RunOptions, input_options, no_cache_option, quiet_option, run_options
+from ..options import RunOptions, input_options, no_cache_option, quiet_option, record_option, run_options
 from ..params import verified_bytes
 from ._compile import as_report, compile_or_exit, print_diagnostics
 from .exec import run_once
@@ -32,8 +32,9 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @run_options
 @no_cache_option
 @quiet_option
+@record_option
 def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, opts: RunOptions, no_cache: bool,
-        quiet: bool) -> int:
+        quiet: bool, record: Path | None) -> int:
     """Compile PROJECT (default .) in memory and run it (from its entry, or from --worker NAME);
     nothing is written. Takes exec's options but --durable (a durable run resumes from its
     bundle file: build, then `exec --durable`).
@@ -47,4 +48,4 @@ def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, 
     if result.bundle is None:
         raise CliError("the project has errors; nothing was run", ExitCode.FAILED)
     bundle = verified_bytes(result.bundle, result.loaded.root / "bundle.lock")
-    return run_once(bundle, prompt, inputs, opts, worker=worker)
+    return run_once(bundle, prompt, inputs, opts, worker=worker, record=record)

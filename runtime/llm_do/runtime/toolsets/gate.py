@@ -34,7 +34,7 @@ from llm_do.bundle.approval import (
 from llm_do.bundle.views import WorkerSpec
 from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
-from ..call_scope import CallContext, CallFrame, RunHost
+from ..call_scope import RUNNING_TOOL_CALL, CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
 from ..python_calls import python_running, worker_caller
 
@@ -77,6 +77,13 @@ class ApprovalGate(WrapperToolset[CallContext]):
         return approval
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
+        running = RUNNING_TOOL_CALL.set(ctx.tool_call_id)
+        try:
+            return await self._call_tool(name, tool_args, ctx, tool)
+        finally:
+            RUNNING_TOOL_CALL.reset(running)
+
+    async def _call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)

@@ -1,0 +1,399 @@
+"""Running one case: a scratch copy of the project (so a case never changes the project), the
+bundle built in memory loaded from it, the model's turns from the case's cassette (replayed and
+checked request by request), its script, or the project's models (`--live`), then the
+expectations checked against what the run did."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from .cases import Case, CaseProblem, LoadedCase
+from .evals import EvaluationReason
+from .expectations import CallPattern, RunOutcome, check
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+    from llm_do.bundle.approval import ApprovalMode
+    from llm_do.runtime.approvals import ApprovalDecision, ApprovalRequest
+    from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.config import RuntimeConfig
+    from llm_do.runtime.recording.cassette import Cassette
+    from llm_do.runtime.recording.recorder import Recorder
+    from llm_do.runtime.recording.replay import Replayer
+
+Status = Literal["passed", "failed", "stale"]
+SKIPPED_IN_COPY = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".llm-do", "node_modules", ".mypy_cache")
+
+
+class CassetteProblem(Exception):
+    """A cassette refused (exit 3): unreadable, malformed, or recorded from another project."""
+
+
+@dataclass
+class RunScore:
+    """One live run of a case: what its expectations found, and each evaluator's verdict."""
+
+    problems: list[str]
+    evaluations: dict[str, EvaluationReason]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and all(e.value for e in self.evaluations.values())
+
+    def shortcomings(self) -> list[str]:
+        return [*self.problems, *(f"{label}: {e.reason or 'failed'}" for label, e in self.evaluations.items() if not e.value)]
+
+
+def evaluate(case: Case, outcome: RunOutcome, judge_model: Callable[[str | None], Model | str]) -> dict[str, EvaluationReason]:
+    """Each evaluator's verdict on a run's output (the last turn's)."""
+    from .evals import EvaluatorContext, Judge, label
+
+    ctx = EvaluatorContext(case.name, case.chat if case.chat is not None else case.input,
+                           outcome.outputs[-1] if outcome.outputs else None)
+    out = {}
+    for spec in case.evaluators:
+        out[label(spec)] = spec.evaluate(ctx, judge_model(spec.judge.model)) if isinstance(spec, Judge) else spec.evaluate(ctx)
+    return out
+
+
+@dataclass
+class CaseResult:
+    case: LoadedCase
+    status: Status
+    problems: list[str] = field(default_factory=list)
+    recorded: Path | None = None
+    """The cassette written (`--record`)."""
+    runs: list[RunScore] = field(default_factory=list)
+    """Live runs (`--live`), each with its evaluations."""
+
+    @property
+    def name(self) -> str:
+        return self.case.case.name
+
+
+@dataclass(frozen=True)
+class CaseRunner:
+    """Runs cases of one project built in memory (`bundle_bytes`) from `root`."""
+
+    root: Path
+    bundle_bytes: bytes
+    live: bool = False
+    record: bool = False
+
+    def run(self, loaded: LoadedCase) -> CaseResult:
+        """Replay the case's cassette; with --live, run it on the project's models instead (with
+        --record: only when its cassette is stale or missing, and record it again)."""
+        check_patterns(loaded)
+        case = loaded.case
+        if case.cassette is not None and (not self.live or self.record):
+            if not (self.record and not loaded.beside(case.cassette).is_file()):
+                with self._scratch() as copy:
+                    result = self._replayed(loaded, copy)
+                if not (self.record and result.status == "stale"):
+                    return result
+        if not self.live:
+            with self._scratch() as copy:
+                return self._played(loaded, copy)[0]
+        return self._live(loaded)
+
+    @contextmanager
+    def _scratch(self) -> Iterator[Path]:
+        """A copy of the project the case may change: the project itself never is."""
+        with tempfile.TemporaryDirectory(prefix="llm-do-test-") as scratch:
+            copy = Path(scratch) / "project"
+            shutil.copytree(self.root, copy, ignore=SKIPPED_IN_COPY, symlinks=True)
+            yield copy
+
+    def _live(self, loaded: LoadedCase) -> CaseResult:
+        """The case on the project's models, `repeat` times (once when recording), each run judged by
+        its expectations and the case's evaluators; it passes when at least `pass_rate` of them do."""
+        case = loaded.case
+        runs: list[RunScore] = []
+        recorded = None
+        for _ in range(1 if self.record else case.repeat):
+            with self._scratch() as copy:
+                result, outcome = self._played(loaded, copy)
+            recorded = result.recorded
+            evaluations = evaluate(case, outcome, self._judge_model(loaded)) if outcome.failure is None else {}
+            runs.append(RunScore(result.problems, evaluations))
+        passing = sum(1 for run in runs if run.passed)
+        status: Status = "passed" if passing >= case.pass_rate * len(runs) else "failed"
+        problems = [] if status == "passed" else [f"{passing} of {len(runs)} runs passed (pass_rate {case.pass_rate:g})",
+                                                   *next(run.shortcomings() for run in runs if not run.passed)]
+        return CaseResult(loaded, status, problems, recorded=recorded, runs=runs)
+
+    def _judge_model(self, loaded: LoadedCase) -> Callable[[str | None], Model | str]:
+        """The model of a judge: its own, else LLM_DO_MODEL, else the project's default."""
+        import json
+        import os
+
+        def model(name: str | None) -> Model | str:
+            from llm_do.runtime.models import ModelProblem, build_model
+
+            chosen = name or os.environ.get("LLM_DO_MODEL") or (json.loads(self.bundle_bytes).get("defaults") or {}).get("model")
+            if not chosen:
+                raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}': a judge needs a model: give "
+                                  "its `model`, LLM_DO_MODEL, or a project default")
+            try:
+                return build_model(chosen)
+            except ModelProblem as exc:
+                raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}': {exc}") from None
+
+        return model
+
+    def _bundle(self, copy: Path) -> LoadedBundle:
+        from llm_do.runtime.bundle import bundle_from_bytes
+
+        return bundle_from_bytes(self.bundle_bytes, copy / "bundle.lock")
+
+    def _replayed(self, loaded: LoadedCase, copy: Path) -> CaseResult:
+        from llm_do.runtime.config import RuntimeConfig
+        from llm_do.runtime.recording.cassette import CassetteRefused, read_cassette
+        from llm_do.runtime.recording.replay import CassetteStale, Replayer, ReplayMismatch
+
+        case = loaded.case
+        assert case.cassette is not None
+        try:
+            cassette = read_cassette(loaded.beside(case.cassette), shown_as=_shown(loaded, case.cassette))
+        except CassetteRefused as exc:
+            raise CassetteProblem(str(exc)) from None
+        bundle = self._bundle(copy)
+        if cassette.project != bundle.text.get("name"):
+            raise CassetteProblem(f"{_shown(loaded, case.cassette)}: recorded from project {cassette.project!r}, "
+                                  f"not this one ({bundle.text.get('name')!r})")
+        changed = static_changes(cassette, bundle)
+        if changed:
+            return CaseResult(loaded, "stale", changed)
+        remote = remote_servers(bundle)
+        if remote:
+            return CaseResult(loaded, "failed", [
+                f"the project uses remote MCP server(s) {', '.join(remote)}, which a replay would reach over the network; "
+                "replaying a remote server's answers from a cassette is not supported yet, so the case was not run"])
+        replayer = Replayer(cassette, bundle)
+        approvals = case.approvals or "recorded"
+        mode: ApprovalMode = "prompt" if approvals == "recorded" else approvals
+        record = RunOutcome()
+        unanswered: list[str] = []
+        config = RuntimeConfig(model_for=lambda worker: _placeholder(), wrap_model=replayer.wrap, cwd=copy,
+                               on_event=lambda e: record.events.append(e.to_dict()),
+                               approval_mode=mode,
+                               approval_callback=_recorded_answers(replayer, unanswered) if approvals == "recorded" else None)
+        failure = _run(bundle, config, loaded, record)
+        stale = _find(failure, CassetteStale)
+        if stale is not None:
+            return CaseResult(loaded, "stale", list(stale.changes))
+        mismatch = _find(failure, ReplayMismatch)
+        if mismatch is not None:
+            return CaseResult(loaded, "failed", [str(mismatch)])
+        problems = [f"approval of {tool} was asked, and the cassette recorded no answer" for tool in unanswered]
+        if failure is None and (left := replayer.unused()):
+            problems.append("the run did not make recorded requests: " + ", ".join(left))
+        problems += check(case.expect, record, _loader(copy, loaded))
+        return CaseResult(loaded, "failed" if problems else "passed", problems)
+
+    def _played(self, loaded: LoadedCase, copy: Path) -> tuple[CaseResult, RunOutcome]:
+        """The case on its script, or live on the project's models (recording with --record)."""
+        from llm_do.runtime.config import RuntimeConfig
+
+        case = loaded.case
+        bundle = self._bundle(copy)
+        record = RunOutcome()
+        mode: ApprovalMode = "approve_all" if case.approvals == "approve_all" else "reject_all"
+        config = RuntimeConfig(cwd=copy, on_event=lambda e: record.events.append(e.to_dict()), approval_mode=mode)
+        if case.script is not None:
+            from llm_do.runtime.script import ScriptPlayer, ScriptProblem, check_script, load_script
+
+            try:
+                script = load_script(loaded.beside(case.script))
+                check_script(script, bundle)
+            except ScriptProblem as exc:
+                raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}': {exc}") from None
+            config = replace(config, model_for=ScriptPlayer(script).model_for)
+        elif not self.live:
+            if case.cassette is not None:  # only --record without --live gets here
+                raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}': recording its cassette needs --live")
+            raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}' has no cassette nor script: its model "
+                              "turns come from the project's models, which only --live may call")
+        recording = None
+        if self.record and case.cassette is not None:
+            from llm_do.runtime.recording.recorder import Recorder
+
+            recording = Recorder(bundle, case.worker or str(bundle.entry.get("worker") or ""))
+            config = recording.config(config)
+        _run(bundle, config, loaded, record, recording)
+        problems = check(case.expect, record, _loader(copy, loaded))
+        written = _save(recording, bundle, loaded.beside(case.cassette or "")) if recording is not None else None
+        return CaseResult(loaded, "failed" if problems else "passed", problems, recorded=written), record
+
+
+def check_patterns(loaded: LoadedCase) -> None:
+    """Every call pattern of the case parses, or the case file is a usage error at the case's line."""
+    from llm_do.compiler.approvals.grammar import RuleSyntaxProblem
+
+    calls = loaded.case.expect.calls
+    for text in [*(calls.in_order if calls else []), *(calls.any_order if calls else []), *(calls.never if calls else [])]:
+        try:
+            CallPattern(text)
+        except RuleSyntaxProblem as exc:
+            raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}': calls: {text!r}: "
+                              f"{str(exc).removeprefix('invalid approval rule ')}") from None
+
+
+def static_changes(cassette: Cassette, bundle: LoadedBundle) -> list[str]:
+    """What changed in the code of the tools the recorded calls were offered, or workers gone."""
+    from llm_do.runtime.recording.bundle_facts import code_fingerprints
+
+    out: list[str] = []
+    for call in cassette.calls:
+        if call.node is None:
+            continue  # created during the run
+        if bundle.worker(call.worker) is None:
+            out.append(f"worker {call.worker} removed")
+            continue
+        now = code_fingerprints(bundle, call.worker)
+        for tool, fingerprint in call.code.items():
+            if now.get(tool) != fingerprint:
+                line = f"code of tool {tool} changed (used by {call.worker})"
+                if line not in out:
+                    out.append(line)
+    return out
+
+
+def remote_servers(bundle: LoadedBundle) -> list[str]:
+    """The MCP servers of the bundle reached over the network (`url`), which a replay must not call."""
+    out = []
+    for key in bundle.mcp_server_keys():
+        node = bundle.toolset(key)
+        if node is not None and (node.get("server") or {}).get("url"):
+            out.append(node["name"])
+    return sorted(out)
+
+
+def _run(bundle: LoadedBundle, config: RuntimeConfig, loaded: LoadedCase, record: RunOutcome,
+         recording: Recorder | None = None) -> BaseException | None:
+    """Run the case's turns; the failure that ended the run, if one did (recorded in `record`)."""
+    from llm_do.runtime.calls import usage_dict
+    from llm_do.runtime.errors import failure_line
+    from llm_do.runtime.events import jsonable
+    from llm_do.runtime.runtime import Runtime
+
+    case = loaded.case
+    runtime = Runtime(bundle, config)
+    turns: list[Any] = list(case.chat) if case.chat is not None else [case.input]
+    failure = None
+    try:
+        if case.chat is not None:
+            conversation = runtime.chat(worker=case.worker)
+            for message in turns:
+                if recording is not None:
+                    recording.inputs.append({"input": message})
+                output = conversation.send(message)
+                record.outputs.append(jsonable(output))
+        else:
+            data = turns[0]
+            if data is None:
+                data = dict(bundle.entry.get("args") or {}) if case.worker is None else {}
+            if recording is not None:
+                recording.inputs.append(jsonable(data))
+            output = runtime.run(data, worker=case.worker).output
+            record.outputs.append(jsonable(output))
+    except Exception as exc:
+        from llm_do.runtime.bundle import BundleRefused
+        from llm_do.runtime.errors import innermost
+
+        if isinstance(innermost(exc), BundleRefused):
+            raise
+        failure = exc
+        record.failure = failure_line(exc)
+    record.usage = usage_dict(runtime.usage)
+    if recording is not None:
+        recording.outputs = list(record.outputs)
+        recording.failure = record.failure
+    return failure
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def _find(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The exception of class `kind` that ended the run, wherever the runtime wrapped it."""
+    from llm_do.runtime.errors import innermost
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = innermost(exc)
+        if isinstance(exc, kind):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _placeholder() -> Model:
+    """What a replayed call's model is chosen as before the replay replaces it: no provider is built."""
+    from pydantic_ai.models.test import TestModel
+
+    return TestModel()
+
+
+def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[ApprovalRequest], ApprovalDecision]:
+    from llm_do.runtime.approvals import ApprovalDecision
+
+    def answer(request: ApprovalRequest) -> ApprovalDecision:
+        recorded = replayer.recorded_approval(request.tool)
+        if recorded is None:
+            unanswered.append(request.tool)
+            return ApprovalDecision(False, note="the cassette recorded no answer to this approval")
+        if recorded.feedback is not None:
+            return ApprovalDecision.revise(recorded.feedback)
+        return ApprovalDecision(recorded.approved, remember="session" if recorded.remember else "once", note=recorded.note)
+
+    return answer
+
+
+def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
+    from llm_do.runtime.recording.cassette import write_cassette
+
+    from ..recording import redactor_for
+
+    write_cassette(path, recorder.cassette(redactor_for(bundle)))
+    return path
+
+
+def _loader(copy: Path, loaded: LoadedCase) -> Callable[[str], object]:
+    """`FILE:NAME` of the project (its scratch copy), imported once per case: project code, trusted
+    like its tools."""
+    modules: dict[str, object] = {}
+
+    def load(ref: str) -> object:
+        file, sep, name = ref.rpartition(":")
+        where = f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}'"
+        if not sep or not file.endswith(".py"):
+            raise CaseProblem(f"{where}: {ref!r} is not FILE.py:NAME")
+        if file not in modules:
+            path = copy / file
+            if not path.is_file():
+                raise CaseProblem(f"{where}: {file} is not a file of the project")
+            spec = importlib.util.spec_from_file_location(f"llm_do_case_{len(modules)}_{path.stem}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            modules[file] = module
+        value = getattr(modules[file], name, None)
+        if value is None:
+            raise CaseProblem(f"{where}: {file} has no {name}")
+        return value
+
+    return load
+
+
+def _shown(loaded: LoadedCase, relative: str) -> str:
+    return str(Path(loaded.shown).parent / relative)

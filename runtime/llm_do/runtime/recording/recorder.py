@@ -1,0 +1,150 @@
+"""Recording a run (`--record DIR`): every worker call's model is wrapped (pydantic-ai's
+`WrapperModel`) by one that passes each request on unchanged and writes down what was asked and
+answered; the run's approvals are heard from its event stream. Works with any model pydantic-ai
+supports, since it wraps the model, not a provider's HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.models.wrapper import WrapperModel
+
+from ..call_scope import RUNNING_TOOL_CALL, CallFrame
+from .bundle_facts import code_fingerprints, project_model, worker_node_hash
+from .call_sites import CallSites
+from .cassette import ApprovalRecord, CallRecord, Cassette, Exchange, ToolCallRecord
+from .exchanges import RequestLog, shown_of
+from .message_data import response_data
+from .redaction import Redactor
+
+if TYPE_CHECKING:
+    from ..config import RuntimeConfig
+    from ..events import RuntimeEvent
+
+
+class Recorder:
+    """The recording of one run (or of one conversation, a call per turn)."""
+
+    def __init__(self, bundle: Any, worker: str) -> None:
+        self.bundle = bundle
+        self.worker = worker
+        self.sites = CallSites()
+        self.ids: dict[str, str] = {}
+        """Every tool call id seen -> its stable name (for the history later calls are given)."""
+        self.calls: dict[str, CallRecord] = {}
+        self.inputs: list[Any] = []
+        self.outputs: list[Any] = []
+        self.failure: str | None = None
+        self._asked: dict[str | None, dict[str, Any]] = {}
+        self._project_models: dict[int, str | None] = {}
+        """id of a running call's frame -> the model the project gives it (its callees inherit it)."""
+        self.denied: list[str] = []
+        """Tools whose calls were denied while recording (`tool (worker)`)."""
+
+    def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
+        """`RuntimeConfig.wrap_model`: the call's model, recording."""
+        path = self.sites.path_of(frame)
+        chosen = project_model(self.bundle, spec, self._project_models.get(id(frame.parent)))
+        self._project_models[id(frame)] = chosen
+        record = CallRecord(path=path, worker=spec.name, model=label, node=worker_node_hash(self.bundle, spec.name),
+                            code=code_fingerprints(self.bundle, spec.name))
+        self.calls[path] = record
+        return RecordingModel(model, self, record, chosen), label
+
+    def config(self, config: RuntimeConfig) -> RuntimeConfig:
+        """`config`, recording too: every call's model wrapped, the events heard besides its own listener."""
+        from dataclasses import replace
+
+        heard = config.on_event
+
+        def each(event: RuntimeEvent) -> None:
+            if heard is not None:
+                heard(event)
+            self.on_event(event)
+
+        return replace(config, wrap_model=self.wrap, on_event=each)
+
+    def on_event(self, event: Any) -> None:
+        """Approvals asked and answered, placed by the tool call they gate."""
+        kind = getattr(event, "kind", "")
+        if kind == "tool_called":
+            self._asked[RUNNING_TOOL_CALL.get()] = event.args
+        elif kind == "approval_decided":
+            where = self.sites.where(RUNNING_TOOL_CALL.get())
+            record = self.calls.get(where[0]) if where else None
+            if not event.approved:
+                self.denied.append(f"{event.tool} ({event.worker})")
+            if record is None:
+                return
+            record.approvals.append(ApprovalRecord(
+                at=where[1] if where else None, tool=event.tool, args=self._asked.get(RUNNING_TOOL_CALL.get()) or {},
+                approved=event.approved, by=event.by, remember=event.by == "session", note=event.note,
+                feedback=event.feedback))
+
+    def cassette(self, redactor: Redactor) -> Cassette:
+        calls = [self._finished(self.calls[path]) for path in sorted(self.calls)]
+        cassette = Cassette(project=self.bundle.text.get("name"), bundle_digest=self.bundle.text.get("digest"),
+                            worker=self.worker, inputs=self.inputs, outputs=self.outputs, failure=self.failure, calls=calls)
+        return Cassette.model_validate(redactor.data(cassette.model_dump(mode="json")))
+
+    @staticmethod
+    def _finished(record: CallRecord) -> CallRecord:
+        record.tool_calls = tool_calls_of(record.requests)
+        return record
+
+
+class RecordingModel(WrapperModel):
+    """One call's model, recording each request and its response."""
+
+    def __init__(self, wrapped: Any, recorder: Recorder, record: CallRecord, project_model: str | None) -> None:
+        super().__init__(wrapped)
+        self.recorder = recorder
+        self.record = record
+        self.project_model = project_model
+        self.log = RequestLog(recorder.ids)
+
+    async def request(self, messages: list[Any], model_settings: Any, model_request_parameters: Any) -> Any:
+        new = self.log.new_messages(messages)
+        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        self._note(messages, model_request_parameters, new, response, streamed=False)
+        return response
+
+    @asynccontextmanager
+    async def request_stream(self, messages: list[Any], model_settings: Any, model_request_parameters: Any,
+                             run_context: Any = None) -> AsyncIterator[Any]:
+        new = self.log.new_messages(messages)
+        async with self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
+            yield stream
+        self._note(messages, model_request_parameters, new, stream.get(), streamed=True)
+
+    def _note(self, messages: list[Any], params: Any, new: list[dict[str, Any]], response: Any, *, streamed: bool) -> None:
+        number = self.log.count + 1
+        renamed = self.recorder.sites.note_response(self.record.path, number, response)
+        self.recorder.ids.update(renamed)
+        self.log.answered(messages, renamed)
+        data = response_data(response, {**self.log.history_ids, **self.log.own_ids})
+        self.record.requests.append(Exchange(shown=shown_of(self.project_model, messages, params), messages=new,
+                                             response=data, streamed=streamed))
+
+
+def tool_calls_of(requests: list[Exchange]) -> list[ToolCallRecord]:
+    """The tool calls the responses made, each with the result the next requests carried back."""
+    results: dict[str, dict[str, Any]] = {}
+    for exchange in requests:
+        for message in exchange.messages:
+            for part in message.get("parts", []):
+                if part.get("part_kind") in ("tool-return", "retry-prompt") and "tool_call_id" in part:
+                    results[part["tool_call_id"]] = part
+    out = []
+    for number, exchange in enumerate(requests, 1):
+        calls = [p for p in exchange.response.get("parts", []) if p.get("part_kind") == "tool-call"]
+        for index, part in enumerate(calls, 1):
+            result = results.get(part.get("tool_call_id", ""))
+            outcome = None
+            if result is not None:
+                outcome = "retried" if result.get("part_kind") == "retry-prompt" else result.get("outcome", "success")
+            out.append(ToolCallRecord(at=f"{number}.{index}", tool=part.get("tool_name", ""), args=part.get("args"),
+                                      outcome=outcome, result=None if result is None else result.get("content")))
+    return out
