@@ -48,7 +48,7 @@ ALL_SOURCES = {
     },
     "workers/main.worker": worker(
         """
-        description: Entry
+        description: DiffEntry
         schema_in_ref: schemas.py:Topic
         toolsets: [helper]
         """,
