@@ -21,6 +21,7 @@ from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
 from llm_do.compiler.bundle_inputs import compile_document
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 from llm_do.compiler.report.schemas import DiffDocument
+from tests.support.cli import run_cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
@@ -105,3 +106,15 @@ def test_fingerprints_are_the_same_without_import(case: str, work: Path) -> None
     read = _code_nodes(_compile(case, "new", work, import_python=False))
     assert any(imported.values())
     assert read == imported
+
+
+@pytest.mark.process
+def test_a_python_call_nothing_declares_is_an_error_never_no_change(tmp_path: Path) -> None:
+    """python_call without `calls: [writer]`: diff printed "no changes in meaning"; the new side is
+    now G005 at the call, and diff refuses to compare (exit 2) after printing it."""
+    new = shutil.copytree(CORPUS / "python_call" / "new", tmp_path / "new")
+    main = new / "main.worker"
+    main.write_text(main.read_text().replace("calls: [writer]\n", ""))
+    result = run_cli("diff", CORPUS / "python_call" / "old", new)
+    assert result.exit_code == 2
+    assert "tools.py:12:18: G005 error: tool 'save_note' of worker 'main' calls worker 'writer'" in result.stdout + result.stderr

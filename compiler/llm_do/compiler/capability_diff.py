@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .capabilities import ALLOW, GATES, Analysis, Reach, is_side_effect, kind_of
+from .capabilities import ALLOW, GATES, PROVIDER, Analysis, Reach, is_side_effect, kind_of
 from .diff_change import Change, Severity, Verb
 from .reach_text import gate_text, via_text
 
@@ -121,8 +121,11 @@ def cause_of(reach: Reach) -> str:
 
 def written_at(reach: Reach, gate: bool = False) -> str:
     """Where what grants it is written (a `source_positions` key): the worker's line for the tool
-    (its approval rule when only the gate changed), its toolsets entry, or its model."""
+    (its approval rule when only the gate changed), its toolsets entry, its `server_side_tools`,
+    or its model."""
     final, worker = reach.steps[-1], reach.path[-1]
+    if kind_of(reach.capability) == PROVIDER:  # run by the model provider: its server_side_tools
+        return f"worker:{worker}:server_side_tools"
     if final.via_kind == "tool":
         return f"{'rule' if gate else 'tool'}:{worker}:{final.via}"
     return f"toolset:{worker}:{final.via}" if final.via_kind == "toolset" else f"worker:{worker}:model"
