@@ -48,7 +48,7 @@ ALL_SOURCES = {
     },
     "workers/main.worker": worker(
         """
-        description: DiffEntry
+        description: Entry
         schema_in_ref: schemas.py:Topic
         toolsets: [helper]
         """,

@@ -35,7 +35,7 @@ PROJECT = {
     },
     "main.worker": worker(
         """
-        description: DiffEntry point — routes the request
+        description: Entry point — routes the request
         model: test
         toolsets:
           - filesystem_project_ro: {max_read_bytes: 4096}

@@ -27,7 +27,7 @@ REPORT_FORMAT = 1
 class CapabilityReport:
     entry: str
     workers: dict[str, list[Reach]]
-    """DiffEntry first, then by name."""
+    """Entry first, then by name."""
     unknown: dict[str, list[str]] = field(default_factory=dict)
     """Worker -> what it may reach that a `--no-import` reading could not list (`tools of MCP server
     srv`), its own and its callees'; shown as unknown rather than dropped."""
@@ -105,7 +105,7 @@ def code(text: str) -> str:
 def to_markdown(rep: CapabilityReport) -> str:
     lines = ["# Capabilities", ""]
     unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if is_side_effect(r.capability) and r.gate == ALLOW)
-    lines.append(f"DiffEntry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
+    lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
         if rep.unknown.get(worker):
