@@ -119,3 +119,23 @@ def test_an_entry_function_calling_a_worker_entry_calls_lacks_is_reported(tmp_pa
     assert d["message"] == "the entry function 'flow.py:main' calls worker 'ops', which entry.calls does not declare"
     assert d["hint"] == "add 'ops' to entry.calls in project.json"
     assert [x["code"] for x in result.diagnostics if x["severity"] == "error"] == ["G005"]
+
+
+def test_a_tool_many_workers_list_is_read_once(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """main and old.agent both list `deploy`: its module is parsed for calls once, and each worker
+    still gets its own finding (a module parsed per worker was half of a 3,000-worker build)."""
+    from llm_do.compiler.pipeline import compile_project
+    from llm_do.compiler.stages.check import python_calls
+
+    read: list[str] = []
+    real = python_calls.literal_calls
+
+    def counted(source: str, name: str, line: int | None = None) -> list:
+        read.append(name)
+        return real(source, name, line)
+
+    monkeypatch.setattr(python_calls, "literal_calls", counted)
+    result = compile_project(write_project(tmp_path, PROJECT), import_python=False, emit_bundle=False, cache=False)
+    assert sorted(read) == sorted(set(read)) and "deploy" in read
+    deploy = [d for d in result.diagnostics if d.code in ("G005", "L004") and "'deploy'" in d.message]
+    assert sorted(d.code for d in deploy) == ["G005", "L004"]

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from llm_do.compiler.code.effects import effects_of
-from llm_do.compiler.code.fingerprint import CodeIndex, entry_code, tool_code
+from llm_do.compiler.code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
 from llm_do.compiler.code.module_code import dump
 
 TOOLS = '''
@@ -153,3 +153,69 @@ def test_effects_are_read_off_call_names(source: str, effects: list[str]) -> Non
 def test_the_dump_leaves_out_empty_fields_so_every_python_hashes_alike() -> None:
     text = dump(ast.parse("def f(a):\n    return a\n"))
     assert "type_params" not in text and "lineno" not in text and "None" not in text
+
+
+KITS = '''
+from pydantic_ai import FunctionToolset
+
+from lib.util import shout
+
+decorated = FunctionToolset()
+
+
+def _helper(text: str) -> str:
+    return text.strip()
+
+
+def build_calc(ctx):
+    calc = FunctionToolset()
+
+    @calc.tool_plain
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    return calc
+
+
+@decorated.tool_plain
+def loud(text: str) -> str:
+    return shout(text)
+
+
+def plain(text: str) -> str:
+    return _helper(text)
+
+
+TOOLSETS = {"calc": build_calc, "plain": FunctionToolset([plain]), "decorated": decorated}
+'''
+
+
+def _toolset_fingerprints(text: str, util: str = UTIL) -> dict[str, str]:
+    index = _index(kits=text, lib_util=util)
+    out = {}
+    for key in ("calc", "plain", "decorated"):
+        code = toolset_code(index, "kits.py", key)
+        assert code is not None and code["function"] is None
+        out[key] = code["fingerprint"]
+    return out
+
+
+def test_editing_one_toolsets_tools_does_not_flag_another() -> None:
+    """A `TOOLSETS` toolset was fingerprinted as its whole module: editing `plain`'s helper flagged
+    `calc` and `decorated` too. Each is now what its value reaches, decorated tools included."""
+    before = _toolset_fingerprints(KITS)
+    helper = _toolset_fingerprints(KITS.replace("text.strip()", "text.strip().lower()"))
+    assert [k for k in before if before[k] != helper[k]] == ["plain"]
+    nested = _toolset_fingerprints(KITS.replace("return a + b", "return a - b"))
+    assert [k for k in before if before[k] != nested[k]] == ["calc"]
+    loud = _toolset_fingerprints(KITS.replace("return shout(text)", "return shout(text) + '!'"))
+    assert [k for k in before if before[k] != loud[k]] == ["decorated"]
+    util = _toolset_fingerprints(KITS, UTIL.replace("upper()", "lower()"))
+    assert [k for k in before if before[k] != util[k]] == ["decorated"]
+
+
+def test_a_toolsets_value_code_cannot_trace_counts_the_whole_module() -> None:
+    built = KITS.replace('TOOLSETS = {"calc"', 'TOOLSETS = dict(calc=build_calc) or {"calc"')
+    before = _toolset_fingerprints(built)
+    after = _toolset_fingerprints(built.replace("text.strip()", "text.strip().lower()"))
+    assert all(before[k] != after[k] for k in before)

@@ -65,7 +65,12 @@ def changes(old: Path, new: Path) -> list[dict]:
     assert result.exit_code in (0, 1), result.stderr
     doc = result.json()
     DiffDocument.model_validate(doc)  # the documented shape (spec/schemas/diff.schema.json)
-    return doc["changes"]
+    return flattened(doc["changes"])
+
+
+def flattened(entries: list[dict]) -> list[dict]:
+    """Every change of a JSON report: each entry's leading change and those folded into it."""
+    return [change for e in entries for change in ({k: v for k, v in e.items() if k not in ("workers", "folded")}, *e["folded"])]
 
 
 def find(found: list[dict], **want) -> dict:
@@ -144,10 +149,11 @@ def test_relaxed_and_tightened_approvals(tmp_path: Path) -> None:
     assert (widened["verb"], widened["note"], widened["severity"]) == ("widened", "approval relaxed", "high")
     # F32: what a CI filter needs is in fields, not only in the subject's text
     assert {k: widened[k] for k in ("kind", "scope", "gate", "file", "line")} == {
-        "kind": "fs.write", "scope": "project/drafts/**", "gate": "allow", "file": "editor.worker", "line": None}
-    assert (relaxed["gate"], relaxed["file"], relaxed["kind"]) == ("allow", "editor.worker", None)
+        "kind": "fs.write", "scope": "project/drafts/**", "gate": "allow", "file": "editor.worker", "line": 6}
+    assert (relaxed["gate"], relaxed["file"], relaxed["line"], relaxed["kind"]) == ("allow", "editor.worker", 6, None)
+    assert (tightened["file"], tightened["line"]) == ("main.worker", 4)  # its cause: the rule that now denies
     removed = find(found, subject="fs.write:project/drafts/** of main")
-    assert (removed["kind"], removed["gate"], removed["file"]) == ("fs.write", "ask", "main.worker")
+    assert (removed["kind"], removed["gate"], removed["file"], removed["line"]) == ("fs.write", "ask", "editor.worker", 5)
 
 
 @pytest.mark.process

@@ -20,6 +20,8 @@ import pytest
 from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
 from llm_do.compiler.bundle_inputs import compile_document
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
+from llm_do.compiler.report.schemas import DiffDocument
+from tests.support.cli import run_cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
@@ -58,7 +60,8 @@ def test_the_corpus_has_a_case_per_kind_of_change() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_diff_reports_the_expected_entries(case: str, work: Path) -> None:
     expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
-    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject} for c in _diff(case, work).changes]
+    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
+             for c in _diff(case, work).changes]
     assert found == expected
 
 
@@ -66,7 +69,27 @@ def test_diff_reports_the_expected_entries(case: str, work: Path) -> None:
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
 @pytest.mark.parametrize("case", CASES)
 def test_every_format(case: str, fmt: str, work: Path, snapshot) -> None:
-    assert RENDERERS[fmt](DiffReport(_diff(case, work), INPUTS)) == snapshot
+    rendered = RENDERERS[fmt](DiffReport(_diff(case, work), INPUTS))
+    if fmt == "json":
+        DiffDocument.model_validate_json(rendered)
+    assert rendered == snapshot
+
+
+@pytest.mark.process
+def test_an_edit_at_a_shared_leaf_is_one_entry_in_every_format(work: Path) -> None:
+    """Four workers reach the write an approval relaxed at their shared leaf: text and JSON list it
+    once, naming them, as the comment does (they listed one row per worker, and the rule again)."""
+    report = DiffReport(_diff("shared_leaf", work), INPUTS)
+    doc = json.loads(RENDERERS["json"](report))
+    assert [(e["subject"], e["workers"], [f["subject"] for f in e["folded"]]) for e in doc["changes"]] == [
+        ("approval of writer.write_file", ["editor", "main", "reviewer", "writer"],
+         [f"fs.write:project/** of {w}" for w in ("editor", "main", "reviewer", "writer")])]
+    assert doc["summary"] == {"high": 1, "medium": 0, "low": 0}
+    assert (doc["changes"][0]["file"], doc["changes"][0]["line"]) == ("writer.worker", 4)
+    text = RENDERERS["text"](report).splitlines()
+    assert text[0].endswith("1 change: 1 high, 0 medium, 0 low")
+    assert [line for line in text[1:] if not line.startswith(" ")] == ["high   widened  approval of writer.write_file: ask -> allow (relaxed)"]
+    assert "    fs.write:project/** widened, gate allow for editor, main, reviewer, writer" in text
 
 
 def _code_nodes(doc: dict[str, Any]) -> dict[str, Any]:
@@ -83,3 +106,15 @@ def test_fingerprints_are_the_same_without_import(case: str, work: Path) -> None
     read = _code_nodes(_compile(case, "new", work, import_python=False))
     assert any(imported.values())
     assert read == imported
+
+
+@pytest.mark.process
+def test_a_python_call_nothing_declares_is_an_error_never_no_change(tmp_path: Path) -> None:
+    """python_call without `calls: [writer]`: diff printed "no changes in meaning"; the new side is
+    now G005 at the call, and diff refuses to compare (exit 2) after printing it."""
+    new = shutil.copytree(CORPUS / "python_call" / "new", tmp_path / "new")
+    main = new / "main.worker"
+    main.write_text(main.read_text().replace("calls: [writer]\n", ""))
+    result = run_cli("diff", CORPUS / "python_call" / "old", new)
+    assert result.exit_code == 2
+    assert "tools.py:12:18: G005 error: tool 'save_note' of worker 'main' calls worker 'writer'" in result.stdout + result.stderr

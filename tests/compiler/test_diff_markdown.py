@@ -4,7 +4,8 @@ and never longer than GitHub takes, whatever the project's size (issue 15 sectio
 from __future__ import annotations
 
 from llm_do.compiler.bundle_diff import BundleDiff, Change
-from llm_do.compiler.report.diff_markdown import COMMENT_LIMIT, entries, to_markdown
+from llm_do.compiler.diff_entries import entries
+from llm_do.compiler.report.diff_markdown import COMMENT_LIMIT, to_markdown
 
 
 def relaxed(worker: str, cause: str) -> Change:

@@ -50,7 +50,8 @@ def _diff(case: str, work: Path) -> BundleDiff:
 def test_diff_reports_what_it_could_not_evaluate(case: str, work: Path) -> None:
     expected = json.loads((CORPUS / case / "expected.json").read_text())
     result = _diff(case, work)
-    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject} for c in result.changes]
+    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
+             for c in result.changes]
     assert found == expected["changes"]
     assert [u.subject for u in result.not_compared] == expected["not_compared"]
     DiffDocument.model_validate_json(RENDERERS["json"](DiffReport(result, INPUTS)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.compiler.test_diff import flattened
 from tests.support.cli import run_cli, worker, write_project
 
 SEARCHING = "server_side_tools:\n  - tool_type: web_search\n    max_uses: 2\n  - tool_type: code_execution"
@@ -34,6 +35,6 @@ def test_diff_reports_a_provider_tool_gained(tmp_path: Path) -> None:
     old = _project(tmp_path / "old", "description: Helps.")
     new = _project(tmp_path / "new", SEARCHING)
     result = run_cli("diff", old, new, "--format", "json")
-    changes = json.loads(result.stdout)["changes"]
+    changes = flattened(json.loads(result.stdout)["changes"])
     gained = [c for c in changes if c["area"] == "capability" and "provider:code_execution" in c["subject"]]
     assert [(c["worker"], c["verb"]) for c in gained] == [("helper", "added"), ("main", "added")], changes

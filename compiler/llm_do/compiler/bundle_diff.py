@@ -34,9 +34,10 @@ from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
 from .schema_diff import field_changes
+from .source_positions import position
 from .unread import Unread
 
-__all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles"]
+__all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles", "placed"]
 """`Change` and its vocabulary live in `diff_change`; they are named here too, for the renderers."""
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
@@ -78,10 +79,10 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     changed = sorted(n for n in set(ow) & set(nw) if ow[n].get("hash") != nw[n].get("hash"))
     for name in sorted(set(nw) - set(ow)):
         changes.append(Change("medium", "added", "worker", f"worker {name}", None, nw[name].get("description"),
-                              worker=name))
+                              worker=name, at=f"worker:{name}"))
     for name in sorted(set(ow) - set(nw)):
         changes.append(Change("low", "removed", "worker", f"worker {name}", ow[name].get("description"), None,
-                              worker=name))
+                              worker=name, at=f"worker:{name}"))
     old_edges, new_edges = _edges(old), _edges(new)
     called = {v for _, v in new_edges}
     for name in changed:
@@ -89,8 +90,11 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     changes += code_changes(old, new)
     added = sorted(set(new_edges) - set(old_edges))
     removed = sorted(set(old_edges) - set(new_edges))
-    changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u) for u, v in added]
-    changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u) for u, v in removed]
+    def call_at(u: str, v: str) -> str:
+        return f"call:{u}:{v}" if u in ow or u in nw else "project:entry"
+
+    changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u, at=call_at(u, v)) for u, v in added]
+    changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u, at=call_at(u, v)) for u, v in removed]
     touched = set(changed) | (set(ow) ^ set(nw))
     functions = {entry_name(old), entry_name(new)} - set(ow) - set(nw)
     """The entry functions' labels (an entry worker's name is among the workers)."""
@@ -102,13 +106,18 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
         added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
         changes += capability_changes(analyse(old), analyse(new), affected & both, added_nodes,
                                       lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
-    changes = [_placed(c, old, new) for c in changes]
+    changes = [placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 
 
-def _placed(change: Change, old: dict[str, Any], new: dict[str, Any]) -> Change:
-    """The change with the file it is in: its worker's file (the new one unless removed), else
-    project.json for what the project configures."""
+def placed(change: Change, old: dict[str, Any], new: dict[str, Any]) -> Change:
+    """The change with the file and line of its cause (`Change.at`), on the new side unless it is
+    removed; without positions (a bundle.lock), its worker's file, else project.json for what the
+    project configures, and no line."""
+    sides = (old, new) if change.verb == "removed" else (new, old)
+    found = position(sides[0], change.at) or position(sides[1], change.at)
+    if found is not None:
+        return replace(change, file=found[0], line=found[1])
     if change.file is not None:
         return change
     if change.worker is not None:
@@ -144,7 +153,7 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     if om != nm:
         wider = MODE_STRICTNESS.index(nm) < MODE_STRICTNESS.index(om) if om in MODE_STRICTNESS and nm in MODE_STRICTNESS else False
         out.append(Change("high" if wider else "low", "widened" if wider else "narrowed", "project", "approval_mode", om, nm,
-                          note="relaxed" if wider else "tightened"))
+                          note="relaxed" if wider else "tightened", at="project:runtime.approval_mode"))
     if ort.get("max_depth") != nrt.get("max_depth"):
         out.append(_limit_change("max_depth", ort.get("max_depth"), nrt.get("max_depth")))
     ol, nl = ort.get("usage_limits") or {}, nrt.get("usage_limits") or {}
@@ -153,10 +162,11 @@ def _project_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             out.append(_limit_change(f"usage_limits.{key}", ol.get(key), nl.get(key)))
     od, nd = old.get("defaults") or {}, new.get("defaults") or {}
     if od.get("model") != nd.get("model"):
-        out.append(Change("medium", "changed", "model", "default model", od.get("model"), nd.get("model")))
+        out.append(Change("medium", "changed", "model", "default model", od.get("model"), nd.get("model"),
+                          at="project:defaults.model"))
     if od.get("model_settings") != nd.get("model_settings"):
         out.append(Change("low", "changed", "setting", "default model_settings", text_of(od.get("model_settings")),
-                          text_of(nd.get("model_settings"))))
+                          text_of(nd.get("model_settings")), at="project:defaults.model_settings"))
     if (old.get("packages") or {}) != (new.get("packages") or {}):
         op, np_ = old.get("packages") or {}, new.get("packages") or {}
         for pkg in sorted(set(op) | set(np_)):
@@ -174,7 +184,8 @@ def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
     analysis, entry = analyse(new), entry_name(new)
     unasked = [r for r in analysis.reaches(entry) if r.gate == ALLOW and is_side_effect(r.capability)]
     detail += [f"runs {r.capability} with no approval via {via_text(r)}" for r in unasked[:10]]
-    return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail)
+    return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail,
+                  at="project:entry")
 
 
 def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
@@ -185,43 +196,50 @@ def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     nm = {k: n for k, n in new.items() if n.get("kind") == "mcp"}
     out: list[Change] = []
     for name in sorted(set(nm) - set(om)):
-        out.append(Change("medium", "added", "mcp", f"MCP server {name}", None, _connection_text(nm[name])))
+        out.append(Change("medium", "added", "mcp", f"MCP server {name}", None, _connection_text(nm[name]),
+                          at=f"project:mcp_servers.{name}"))
     for name in sorted(set(om) - set(nm)):
-        out.append(Change("low", "removed", "mcp", f"MCP server {name}", _connection_text(om[name]), None))
+        out.append(Change("low", "removed", "mcp", f"MCP server {name}", _connection_text(om[name]), None,
+                          at=f"project:mcp_servers.{name}"))
     for name in sorted(set(om) & set(nm)):
         before, after = om[name], nm[name]
         if before.get("hash") == after.get("hash"):
             continue
+        server_at = f"project:mcp_servers.{name}"
         bs, as_ = before.get("server") or {}, after.get("server") or {}
         for key in ("command", "args", "env", "url", "headers"):
             if bs.get(key) != as_.get(key):
-                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", text_of(bs.get(key)), text_of(as_.get(key))))
+                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", text_of(bs.get(key)), text_of(as_.get(key)),
+                                  at=f"{server_at}.{key}"))
         for key in ("prefix", "required", "opaque"):
             if before.get(key) != after.get(key):
                 out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
-                                  text_of(after.get(key))))
+                                  text_of(after.get(key)), at=f"{server_at}.{key}"))
         bf, af = before.get("sources") or {}, after.get("sources") or {}
         for rel in sorted(set(bf) | set(af)):  # the project files the server runs: its code
             if bf.get(rel) != af.get(rel):
                 verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"
                 out.append(Change("medium", verb, "mcp", f"code of MCP server {name}: {rel}",
-                                  bf.get(rel), af.get(rel)))
+                                  bf.get(rel), af.get(rel), at=f"code:{rel}"))
         bt, at = before.get("tools") or {}, after.get("tools") or {}
         for tool in sorted(set(at) - set(bt)):
-            out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description")))
+            out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description"),
+                              at=server_at))
         for tool in sorted(set(bt) - set(at)):
-            out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None))
+            out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None,
+                              at=server_at))
         for tool in sorted(set(bt) & set(at)):
             if bt[tool].get("description") != at[tool].get("description"):
                 out.append(Change("medium", "changed", "instructions", f"description of tool {tool} of MCP server {name}",
                                   note="read by the model", detail=text_diff(bt[tool].get("description") or "",
-                                                                            at[tool].get("description") or "")))
+                                                                            at[tool].get("description") or ""),
+                                  at=server_at))
             if bt[tool].get("parameters") != at[tool].get("parameters"):
                 fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
                 breaking = any(f.breaking for f in fields)
                 out.append(Change("medium" if breaking else "low", "changed", "mcp",
                                   f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
-                                  detail=[f.text() for f in fields] or ["descriptions or titles"]))
+                                  detail=[f.text() for f in fields] or ["descriptions or titles"], at=server_at))
     return out
 
 
@@ -239,7 +257,7 @@ def _limit_change(name: str, before: Any, after: Any) -> Change:
     else:
         wider = after is None  # a limit removed
     return Change("medium" if wider else "low", "widened" if wider else "narrowed", "project", name,
-                  text_of(before), text_of(after))
+                  text_of(before), text_of(after), at=f"project:runtime.{name}")
 
 
 # --- one worker
@@ -254,8 +272,10 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
     if old.get("description") != new.get("description"):
         before, after = old.get("description"), new.get("description")
         out.append(Change("medium", "changed", "instructions", f"description of worker {name}", worker=name,
-                          note="read by the model of every caller", detail=text_diff(before or "", after or ""))
-                   if called else Change("low", "changed", "setting", f"description of {name}", before, after, worker=name))
+                          note="read by the model of every caller", detail=text_diff(before or "", after or ""),
+                          at=f"worker:{name}:description")
+                   if called else Change("low", "changed", "setting", f"description of {name}", before, after, worker=name,
+                                         at=f"worker:{name}:description"))
     if _models(old) != _models(new):
         out.append(_models_change(name, old, new))
     for key, severity in settings:
@@ -264,14 +284,15 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
         if old.get(key) != new.get(key):
             area: Area = "model" if key in ("model", "compatible_models") else "setting"
             out.append(Change(severity, "changed", area, f"{key} of {name}", text_of(old.get(key)), text_of(new.get(key)),
-                              worker=name))
+                              worker=name, at=f"worker:{name}:{key}"))
     if _lines(old.get("instructions")) != _lines(new.get("instructions")):
         out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
-                          detail=text_diff(old.get("instructions") or "", new.get("instructions") or "")))
-    for change in (_schema_change(name, "input", old.get("input"), new.get("input")),
-                   _schema_change(name, "output", old.get("output"), new.get("output"))):
+                          detail=text_diff(old.get("instructions") or "", new.get("instructions") or ""),
+                          at=f"worker:{name}:instructions"))
+    for key, change in (("schema_in_ref", _schema_change(name, "input", old.get("input"), new.get("input"))),
+                        ("schema_out_ref", _schema_change(name, "output", old.get("output"), new.get("output")))):
         if change is not None:
-            out.append(change)
+            out.append(replace(change, at=f"worker:{name}:{key}"))
     out += _approval_changes(name, old, new, old_doc, new_doc)
     out += _settings_changes(name, old, new)
     return out
@@ -298,7 +319,7 @@ def _models_change(name: str, old: WorkerNode, new: WorkerNode) -> Change:
     after = new.get("model") or text_of(new.get("compatible_models"))
     fixed = bool(old.get("model") or new.get("model"))  # a fixed model changed is another provider, whatever the patterns
     return Change("low" if verb == "narrowed" and not fixed else "medium", verb, "model", f"{key} of {name}", before, after,
-                  worker=name)
+                  worker=name, at=f"worker:{name}:{'model' if new.get('model') else 'compatible_models'}")
 
 
 def _lines(text: str | None) -> list[str]:
@@ -345,15 +366,17 @@ def _approval_change(worker: str, tool: str, before: str | None, after: str | No
     """Said by its effects: relaxed when some call is now decided more permissively (high when a
     side-effect tool now runs unasked for it), even when others are tightened; else tightened."""
     subject = f"approval of {worker}.{tool}"
+    at = f"rule:{worker}:{tool}"
     if not found:  # too many calls to try, or rewritten rules no call tells apart
-        return Change("medium", "changed", "approval", subject, before, after, worker=worker, gate=gate, cause=f"{worker}.{tool}")
+        return Change("medium", "changed", "approval", subject, before, after, worker=worker, gate=gate, cause=f"{worker}.{tool}",
+                      at=at)
     relaxed = [s for s in found if s.relaxed]
     risky = side_effect and any(s.after == ALLOW for s in relaxed)
     severity: Severity = "high" if risky else "medium" if relaxed else "low"
     verb: Verb = "widened" if relaxed else "narrowed"
     note = ("relaxed and tightened" if len(relaxed) < len(found) else "relaxed") if relaxed else "tightened"
     return Change(severity, verb, "approval", subject, before, after, worker=worker, note=note,
-                  detail=[s.text() for s in found], gate=gate, cause=f"{worker}.{tool}")
+                  detail=[s.text() for s in found], gate=gate, cause=f"{worker}.{tool}", at=at)
 
 
 def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
@@ -374,7 +397,7 @@ def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict
             relaxed = STRICTNESS.index(b) < STRICTNESS.index(a)
             out.append(Change("high" if relaxed and b == ALLOW else "medium" if relaxed else "low",
                               "widened" if relaxed else "narrowed", "approval", f"approval of {name}.{key} (opaque)",
-                              a, b, worker=name, note="relaxed" if relaxed else "tightened", gate=b))
+                              a, b, worker=name, note="relaxed" if relaxed else "tightened", gate=b, at=f"toolset:{name}:{key}"))
     return out
 
 
@@ -393,5 +416,5 @@ def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Chang
     for key in sorted(set(os_) & set(ns)):
         if os_[key] != ns[key]:
             out.append(Change("low", "changed", "setting", f"settings of {key} in {name}", text_of(os_[key]), text_of(ns[key]),
-                              worker=name))
+                              worker=name, at=f"toolset:{name}:{key}"))
     return out

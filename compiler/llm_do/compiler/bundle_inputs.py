@@ -77,6 +77,10 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
     if result.bundle is None:
         raise ProjectHasErrors(label, result, files_as)
     doc = json.loads(result.bundle)
+    if result.resolved is not None:
+        from .source_positions import POSITIONS_KEY, positions_of
+
+        doc[POSITIONS_KEY] = positions_of(result.resolved)
     if not import_python and result.resolved is not None:
         from .unread import UNREAD_KEY
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .capabilities import ALLOW, GATES, Analysis, Reach, is_side_effect, kind_of
+from .capabilities import ALLOW, GATES, PROVIDER, Analysis, Reach, is_side_effect, kind_of
 from .diff_change import Change, Severity, Verb
 from .reach_text import gate_text, via_text
 
@@ -79,7 +79,7 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                     continue
                 out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
                                   worker=worker, note=via_text(reach), capability=cap, gate=reach.gate,
-                                  cause=cause_of(reach)))
+                                  cause=cause_of(reach), at=written_at(reach)))
         for cap in sorted(before & after):
             a, b = old.reach(worker, cap), new.reach(worker, cap)
             assert a is not None and b is not None
@@ -90,7 +90,7 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                                   "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
                                   _reach_text(a), _reach_text(b), worker=worker,
                                   note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate,
-                                  cause=cause_of(b)))
+                                  cause=cause_of(b), at=written_at(b, gate=True)))
     return out
 
 
@@ -110,13 +110,25 @@ def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap
     after = _reach_text(reach) if verb == "added" else f"{cap} {_reach_text(reach)}"
     detail = _command_detail(before, cap) if before is not None and kind_of(cap) == "proc.exec" else []
     return Change(severity, verb, "capability", f"{cap} of {worker}", before, after, worker=worker, note=f"path {path}",
-                  detail=detail, capability=cap, gate=reach.gate, cause=cause_of(reach))
+                  detail=detail, capability=cap, gate=reach.gate, cause=cause_of(reach), at=written_at(reach))
 
 
 def cause_of(reach: Reach) -> str:
     """`editor.write_file`, `main.toolset tools`, `main.model openai:gpt-4o`: what grants it."""
     final = reach.steps[-1]
     return f"{reach.path[-1]}.{final.via}" if final.via_kind == "tool" else f"{reach.path[-1]} {final.via_kind} {final.via}"
+
+
+def written_at(reach: Reach, gate: bool = False) -> str:
+    """Where what grants it is written (a `source_positions` key): the worker's line for the tool
+    (its approval rule when only the gate changed), its toolsets entry, its `server_side_tools`,
+    or its model."""
+    final, worker = reach.steps[-1], reach.path[-1]
+    if kind_of(reach.capability) == PROVIDER:  # run by the model provider: its server_side_tools
+        return f"worker:{worker}:server_side_tools"
+    if final.via_kind == "tool":
+        return f"{'rule' if gate else 'tool'}:{worker}:{final.via}"
+    return f"toolset:{worker}:{final.via}" if final.via_kind == "toolset" else f"worker:{worker}:model"
 
 
 def _commands(cap: str) -> set[str]:

@@ -35,6 +35,15 @@ class Unit:
     description: str | None = None
     parameters: dict[str, Any] | None = None
 
+    @property
+    def at(self) -> str:
+        """Where it is written (a `source_positions` key): its `def`, or a toolset's `TOOLSETS`."""
+        function = self.code.get("function")
+        if function:
+            return f"code:{function}"
+        first = min(self.code.get("parts") or [""])
+        return f"code:{first.partition(':')[0]}:TOOLSETS"
+
 
 def _gate(binding: dict[str, Any]) -> str:
     return "conditional" if binding.get("rules") else str(binding.get("approval"))
@@ -177,7 +186,8 @@ def _unit_change(name: str, old: Unit, new: Unit, shared: dict[str, _Shared]) ->
     return Change(_severity(gained, new.users), "widened" if gained else "changed", "code", f"code of {name}",
                   _effects_text(set(oc.get("effects") or ())) if effects_changed else None,
                   _effects_text(set(nc.get("effects") or ())) if effects_changed else None,
-                  note=", ".join(what) if what else "reaches other code", detail=detail)
+                  note=", ".join(what) if what else "reaches other code", detail=detail, users=tuple(sorted(new.users)),
+                  at=new.at)
 
 
 def _shared_change(key: str, entry: _Shared) -> Change:
@@ -190,12 +200,14 @@ def _shared_change(key: str, entry: _Shared) -> Change:
     reached = ", ".join(sorted(entry.units)) if len(entry.units) <= 3 else f"{len(entry.units)} tools and functions"
     return Change(_severity(entry.gained, entry.users), "widened" if entry.gained else "changed", "code",
                   f"code of {key}", _effects_text(before) if before != after else None,
-                  _effects_text(after) if before != after else None, note=f"{what}; reached by {reached}", detail=detail)
+                  _effects_text(after) if before != after else None, note=f"{what}; reached by {reached}", detail=detail,
+                  users=tuple(sorted(entry.users)), at=f"code:{key}")
 
 
 def _description_change(name: str, old: Unit, new: Unit) -> Change:
     return Change("medium", "changed", "instructions", f"description of {name}", note="read by the model",
-                  detail=text_diff(old.description or "", new.description or "") + [_users_text(new.users)])
+                  detail=text_diff(old.description or "", new.description or "") + [_users_text(new.users)],
+                  users=tuple(sorted(new.users)), at=new.at)
 
 
 def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
@@ -229,7 +241,8 @@ def _toolset_descriptions(old: dict[str, Any], new: dict[str, Any]) -> list[Chan
             before, after = at[name].get("description"), bt[name].get("description")
             if before != after:
                 out.append(Change("medium", "changed", "instructions", f"description of tool {name} of toolset {key}",
-                                  note="read by the model", detail=text_diff(before or "", after or "")))
+                                  note="read by the model", detail=text_diff(before or "", after or ""),
+                                  at=f"code:{b.get('module', '').replace('.', '/')}.py:TOOLSETS"))
     return out
 
 

@@ -42,7 +42,13 @@ class Change:
     line: int | None = None
     cause: str | None = None
     """Where the change comes from when several workers see it (`editor.write_file`, the tool
-    that grants a capability they reach): the pull-request comment gives each cause one entry."""
+    that grants a capability they reach): every format gives each cause one entry."""
+    users: tuple[str, ...] = ()
+    """The workers that run the code or read the text a `code` or `instructions` change is about."""
+    at: str | None = None
+    """Where its cause is written, a key of `source_positions` (`rule:writer:write_file`,
+    `code:tools.py:_clean`): `file` and `line` come from it, on the new side (the old one when
+    removed)."""
 
     def sort_key(self) -> tuple:
         return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .bundle_diff import BundleDiff, Change
+from .bundle_diff import BundleDiff, Change, placed
 from .unread import NOT_EVALUATED, UNREAD_KEY, Unread, unread
 
 
@@ -20,7 +20,8 @@ def without_import(diff: BundleDiff, old: dict[str, Any], new: dict[str, Any]) -
     before, after = unread(old), unread(new)
     known = {(u.kind, u.name) for u in after}
     not_compared = after + [u for u in before if (u.kind, u.name) not in known]
-    added = _python_changes(old, new, before + after) + _front_matter_changes(old, new) + _allowed_tools_changes(old, new)
+    added = [placed(c, old, new) for c in
+             _python_changes(old, new, before + after) + _front_matter_changes(old, new) + _allowed_tools_changes(old, new)]
     hidden = {u.name for u in after if u.kind == "names"}
     kept = [_unknown_now(c) if c.area == "capability" and c.verb == "removed" and c.worker in hidden else c for c in diff.changes]
     return replace(diff, changes=sorted(kept + added, key=Change.sort_key), not_compared=not_compared)
@@ -46,7 +47,7 @@ def _python_changes(old: dict[str, Any], new: dict[str, Any], unknown: list[Unre
         affects = list(dict.fromkeys(u.subject for u in hits)) or [f"what {file} does when imported"]
         workers = sorted({w for u in hits for w in u.workers})
         out.append(Change("medium", "added" if a is None else "removed" if b is None else "changed", "unevaluated",
-                          f"{file} ({NOT_EVALUATED})", note="may affect: " + "; ".join(affects), file=file,
+                          f"{file} ({NOT_EVALUATED})", note="may affect: " + "; ".join(affects), at=f"code:{file}",
                           detail=[f"used by: {', '.join(workers)}"] if workers else []))
     return out
 
@@ -64,7 +65,7 @@ def _front_matter_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Chan
             out.append(Change("medium", "widened" if wider else "changed", "unevaluated",
                               f"tools listed by {worker} ({NOT_EVALUATED})", ", ".join(names[0]) or None,
                               ", ".join(names[1]) or None, worker=worker, file=file,
-                              note="names the text of the Python does not show"))
+                              note="names the text of the Python does not show", at=f"worker:{worker}:tools"))
         listed = set(old["workers"][worker].get("tools") or {}) & set(new["workers"][worker].get("tools") or {})
         rules = [[text for target, text in (side.get("rules") or {}).get(worker) or () if target not in listed]
                  for side in (on, nn)]
@@ -73,7 +74,7 @@ def _front_matter_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Chan
             out.append(Change("high" if allows[1] > allows[0] else "medium", "changed", "approval",
                               f"approval rules of {worker} for tools not listed ({NOT_EVALUATED})",
                               "; ".join(rules[0]) or None, "; ".join(rules[1]) or None, worker=worker, file=file,
-                              gate="allow" if allows[1] > allows[0] else None))
+                              gate="allow" if allows[1] > allows[0] else None, at=f"worker:{worker}:approvals"))
     return out
 
 
@@ -89,6 +90,7 @@ def _allowed_tools_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Cha
         wider = b is None or (a is not None and set(b) > set(a))
         out.append(Change("medium" if wider else "low", "widened" if wider else "narrowed" if set(b) < set(a or b) else "changed",
                           "mcp", f"allowed_tools of MCP server {server}", _names(a), _names(b), file="project.json",
+                          at=f"project:mcp_servers.{server}.allowed_tools",
                           note=f"its tools are not listed: {NOT_EVALUATED}"))
     return out
 

@@ -207,5 +207,44 @@ def entry_code(index: CodeIndex, file: str, qualname: str) -> CodeNode | None:
 
 
 def module_code(index: CodeIndex, file: str) -> CodeNode | None:
-    """The fingerprint of a whole module (a `TOOLSETS` toolset: its tools are built by its code)."""
+    """The fingerprint of a whole module (a `TOOLSETS` toolset `ast` cannot trace)."""
     return _module_node(index, file) if index.text(file) is not None else None
+
+
+def toolset_code(index: CodeIndex, file: str, key: str) -> CodeNode | None:
+    """The fingerprint of `TOOLSETS[key]`: what its value reaches (a factory with the tools it
+    defines, `FunctionToolset([f, g])` with f and g), and every function or class whose decorators
+    name something reached (`@kit.tool`), so editing one toolset's tools does not flag another.
+    The whole module's when `TOOLSETS` is not a literal dict naming `key`."""
+    code = index.module(file)
+    value = _toolsets_value(code, key) if code is not None else None
+    if code is None or value is None:
+        return module_code(index, file)
+    start = [(code, make_piece(code, f"{file}:TOOLSETS[{key!r}]", value))]
+    start += [(code, code.always)] if code.always is not None else []
+    parts: dict[str, Piece] = {}
+    _reach(index, start, parts)
+    while decorated := _decorated_by(code, parts):
+        _reach(index, [(code, piece) for piece in decorated], parts)
+    return _node(None, None, parts)
+
+
+def _toolsets_value(code: ModuleCode, key: str) -> ast.expr | None:
+    for stmt in code.tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TOOLSETS" for t in stmt.targets) \
+                and isinstance(stmt.value, ast.Dict):
+            return next((v for k, v in zip(stmt.value.keys, stmt.value.values, strict=True)
+                         if isinstance(k, ast.Constant) and k.value == key), None)
+    return None
+
+
+def _decorated_by(code: ModuleCode, parts: dict[str, Piece]) -> list[Piece]:
+    """Top-level functions and classes not reached yet whose decorators read a name a reached
+    part of the module binds: they add themselves to what was reached."""
+    bound = {name for name, found in code.bindings.items() if any(k in parts for k, _ in found)}
+    out = []
+    for stmt in code.tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and stmt.decorator_list:
+            read = {n.id for d in stmt.decorator_list for n in ast.walk(d) if isinstance(n, ast.Name)}
+            out += [p for p in code.pieces(stmt.name) if p.key not in parts and read & bound]
+    return out

@@ -1,8 +1,8 @@
 """Facts from reading the project's Python with `ast` instead of importing it (`lint --no-import`).
 
 For untrusted pull requests: nothing runs. What can be seen without running is checked (syntax,
-class names and bases, prompt_messages, literal TOOLS/TOOLSETS names, a tool's parameters from its
-`def`); what cannot (schemas, entry.args, tools built at import time) is left unchecked rather than
+class names and bases, prompt_messages, literal TOOLS/TOOLSETS names, a tool's parameters and
+description from its `def`); what cannot (schemas, entry.args, tools built at import time) is left unchecked rather than
 guessed.
 """
 
@@ -15,6 +15,7 @@ from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
 from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
+from .static_description import description_of
 from .static_signature import parameters_of
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
@@ -127,9 +128,10 @@ def _mutated_exports(tree: ast.Module) -> bool:
 
 
 def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int | None = None) -> ToolFact:
-    """A tool defined in the module: its parameters from the `def` (a tool imported from elsewhere
-    has none known)."""
-    return ToolFact(name=function.name, line=line or function.lineno, parameters=parameters_of(function))
+    """A tool defined in the module: its parameters and description from the `def` (a tool
+    imported from elsewhere has none known)."""
+    return ToolFact(name=function.name, line=line or function.lineno, parameters=parameters_of(function),
+                    description=description_of(function))
 
 
 CAPABILITY_SHAPE = "CAPABILITIES must be a literal dict of tool or toolset name to a list of 'KIND:SCOPE' strings"

@@ -2,8 +2,8 @@
 JSON for tools.
 
 Renderers (`report.Renderer`) over one `DiffReport`: the `BundleDiff` and the inputs it compares
-(spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json). Changes come risky first, as
-`bundle_diff` sorts them.
+(spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json). Every format lists one entry per
+cause (`diff_entries`), risky first; the summary counts entries.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..bundle_diff import SEVERITIES, BundleDiff, Change
+from ..bundle_diff import SEVERITIES, BundleDiff
+from ..diff_entries import CauseEntry, counts, entries
 from . import Renderers, diff_markdown
 
-DIFF_FORMAT = 1
+DIFF_FORMAT = 2
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
 
 
@@ -38,16 +39,26 @@ def summary(diff: BundleDiff) -> str:
     if not diff.changes:
         text = "no changes in meaning"
     else:
-        counts = diff.counts()
-        n = len(diff.changes)
-        text = f"{n} change{'s' if n != 1 else ''}: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
+        found = entries(diff.changes)
+        by_severity = counts(found)
+        n = len(found)
+        text = f"{n} change{'s' if n != 1 else ''}: " + ", ".join(f"{by_severity[s]} {s}" for s in SEVERITIES)
     if diff.not_compared:
         text += "; not compared without import: " + "; ".join(u.subject for u in diff.not_compared)
     return text
 
 
-def _line(c: Change) -> str:
-    text = f"{c.severity:<6} {c.verb:<8} {c.subject}"
+def _subject(entry: CauseEntry) -> str:
+    """A capability reached by several workers through one cause is named once, with them."""
+    c = entry.change
+    if c.area == "capability" and len(entry.workers) > 1:
+        return f"{', '.join(entry.capabilities)} of {', '.join(entry.workers)} (at {c.cause})"
+    return c.subject
+
+
+def _line(entry: CauseEntry) -> str:
+    c = entry.change
+    text = f"{entry.severity:<6} {c.verb:<8} {_subject(entry)}"
     if c.before is not None or c.after is not None:
         text += f": {c.before if c.before is not None else '(none)'} -> {c.after if c.after is not None else '(none)'}"
     if c.note:
@@ -55,24 +66,42 @@ def _line(c: Change) -> str:
     return text
 
 
+def _reached_lines(entry: CauseEntry) -> list[str]:
+    """What the cause makes each worker reach, one line per capability and gate, naming the workers."""
+    caps = [c for c in [entry.change, *entry.folded] if c.area == "capability"]
+    if entry.change.area == "capability" and len(entry.capabilities) < 2:
+        return []
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for c in caps:
+        grouped.setdefault((c.subject.rsplit(" of ", 1)[0], f"{c.verb}, gate {c.gate}"), []).append(c.worker or "")
+    return [f"{cap} {how} for {', '.join(sorted(workers))}" for (cap, how), workers in grouped.items()]
+
+
 def to_text(report: DiffReport) -> str:
     diff, inputs = report.diff, report.inputs
     lines = [f"llm-do diff {inputs.old} {inputs.new}: {summary(diff)}"]
-    for c in diff.changes:
-        lines.append(_line(c))
-        lines += [f"    {d}" for d in c.detail]
+    for entry in entries(diff.changes):
+        lines.append(_line(entry))
+        lines += [f"    {d}" for d in entry.change.detail]
+        lines += [f"    {d}" for d in _reached_lines(entry)]
     return "\n".join(lines)
+
+
+def _entry_json(entry: CauseEntry) -> dict:
+    return {**entry.change.to_json(), "severity": entry.severity, "workers": entry.workers,
+            "folded": [c.to_json() for c in entry.folded]}
 
 
 def to_json(report: DiffReport) -> str:
     diff, inputs = report.diff, report.inputs
+    found = entries(diff.changes)
     doc = {
         "format": DIFF_FORMAT,
         "old": inputs.old,
         "new": inputs.new,
         "equal": not diff.changes,
-        "summary": diff.counts(),
-        "changes": [c.to_json() for c in diff.changes],
+        "summary": counts(found),
+        "changes": [_entry_json(e) for e in found],
         "not_compared": [u.to_json() for u in diff.not_compared],
         "calls": {
             "added": [{"from": u, "to": v} for u, v in diff.edges_added],

@@ -9,9 +9,8 @@ artifact).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from ..bundle_diff import SEVERITIES, BundleDiff, Change
+from ..bundle_diff import BundleDiff
+from ..diff_entries import CauseEntry, counts, entries
 from .diff_graph import mermaid
 
 COMMENT_LIMIT = 65_536
@@ -27,44 +26,6 @@ AUTHORITY = ("added", "widened", "changed")
 """Verbs of changes that can give new authority (high and medium ones do)."""
 AUTHORITY_AREAS = ("capability", "approval", "code", "project", "mcp")
 """Areas that say what the project can do (not what a model reads or how workers are wired)."""
-
-
-@dataclass
-class CommentEntry:
-    """One cause: its leading change, the workers that see it, and the changes folded into it."""
-
-    change: Change
-    workers: list[str] = field(default_factory=list)
-    folded: list[Change] = field(default_factory=list)
-
-    @property
-    def severity(self) -> str:
-        return min((c.severity for c in [self.change, *self.folded]), key=SEVERITIES.index)
-
-
-def entries(changes: list[Change]) -> list[CommentEntry]:
-    """One entry per cause: capability changes with one cause (and verb) fold into one, and
-    into the approval change at that tool when there is one. Pure; keeps the risky-first order."""
-    out: list[CommentEntry] = []
-    groups: dict[tuple[str, str], CommentEntry] = {}
-    approvals = {c.cause for c in changes if c.area == "approval" and c.cause}
-    for change in changes:
-        if change.cause is None or change.area not in ("capability", "approval"):
-            out.append(CommentEntry(change))
-            continue
-        key = ("approval", change.cause) if change.cause in approvals else (change.verb, change.cause)
-        entry = groups.get(key)
-        if entry is None:
-            entry = groups[key] = CommentEntry(change)
-            out.append(entry)
-        elif change.area == "approval":  # the approval change is the cause; what it made reachable folds under it
-            entry.folded.insert(0, entry.change)
-            entry.change = change
-        else:
-            entry.folded.append(change)
-        if change.area == "capability" and change.worker and change.worker not in entry.workers:
-            entry.workers.append(change.worker)
-    return sorted(out, key=lambda e: (SEVERITIES.index(e.severity), e.change.sort_key()))
 
 
 def _names(workers: list[str]) -> str:
@@ -83,18 +44,17 @@ def _cell(text: str | None) -> str:
     return "" if text is None else "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
-def _subject(entry: CommentEntry) -> str:
+def _subject(entry: CauseEntry) -> str:
     c = entry.change
     if c.area == "capability" and len(entry.workers) > 1:  # one cause, the workers that reach it named
-        return _escape(f"{c.subject.rsplit(' of ', 1)[0]} of {_names(entry.workers)} (at {c.cause})")
+        return _escape(f"{', '.join(entry.capabilities)} of {_names(entry.workers)} (at {c.cause})")
     text = _escape(c.subject + (f" ({c.note})" if c.note else ""))
     if entry.folded:
-        caps = sorted({f.subject.rsplit(" of ", 1)[0] for f in entry.folded if f.area == "capability"})
-        text += "<br>" + _escape(f"{', '.join(caps)} reached by {_names(entry.workers)}")
+        text += "<br>" + _escape(f"{', '.join(entry.capabilities)} reached by {_names(entry.workers)}")
     return text
 
 
-def _row(entry: CommentEntry) -> str:
+def _row(entry: CauseEntry) -> str:
     c = entry.change
     return f"| **{entry.severity}** | {c.verb} | {_subject(entry)} | {_cell(c.before)} | {_cell(c.after)} |"
 
@@ -102,7 +62,7 @@ def _row(entry: CommentEntry) -> str:
 _HEADER = ["| Severity | Change | Subject | Before | After |", "|---|---|---|---|---|"]
 
 
-def _authority(entry: CommentEntry) -> str:
+def _authority(entry: CauseEntry) -> str:
     """One line of what the project can newly do: the effect when the change says it."""
     c = entry.change
     if c.area == "approval" and c.detail:
@@ -144,8 +104,8 @@ class _Budget:
 def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str, limit: int = COMMENT_LIMIT) -> str:
     found = entries(diff.changes)
     new_authority = [e for e in found if e.severity != "low" and e.change.verb in AUTHORITY and e.change.area in AUTHORITY_AREAS]
-    high = sum(e.severity == "high" for e in found)
-    medium = sum(e.severity == "medium" for e in found)
+    by_severity = counts(found)
+    high, medium = by_severity["high"], by_severity["medium"]
     out = _Budget(limit - MARGIN)
     out.add("## llm-do diff", "", f"**{summary}** (`{old}` -> `{new}`)")
     if new_authority:
@@ -188,7 +148,7 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
     return "\n".join(out.lines + tail)
 
 
-def _rows(out: _Budget, entries_: list[CommentEntry]) -> int:
+def _rows(out: _Budget, entries_: list[CauseEntry]) -> int:
     """The rows that fit; the count of those that did not."""
     for i, entry in enumerate(entries_):
         if not out.add(_row(entry)):

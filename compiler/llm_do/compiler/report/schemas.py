@@ -31,8 +31,22 @@ class DiffChange(_Strict):
     scope: str | None = Field(description="A capability change's scope (`project/out/**`), as written after the kind.")
     gate: Literal["allow", "conditional", "auto", "ask", "deny"] | None = Field(
         description="Capability: the gate of its path after the change (before, when removed); approval: the new one.")
-    file: str | None = Field(description="The project file the change is in, where known (a worker's, `project.json`).")
-    line: int | None = Field(description="Its line in that file, where known.")
+    file: str | None = Field(description=(
+        "The project file its cause is written in (a worker's, `project.json`, a Python module), on the new side "
+        "(the old one when removed)."))
+    line: int | None = Field(description=(
+        "The line of its cause in that file: the front-matter key, approval rule, `tools`/`toolsets`/`calls` entry, "
+        "the `def` of a Python tool, the project.json key; null when the side is a bundle.lock (no positions)."))
+
+
+class DiffEntry(DiffChange):
+    """One cause: its leading change's fields, the workers that see it, the changes folded in."""
+
+    workers: list[str] = Field(description=(
+        "The workers that see it: those that reach a capability through this one cause (a tool or rule at a "
+        "shared leaf), those that run the code or read the description it is about, else its own worker."))
+    folded: list[DiffChange] = Field(description=(
+        "Changes with the same cause, folded into this entry: what it makes each worker reach."))
 
 
 class NotCompared(_Strict):
@@ -59,12 +73,13 @@ class DiffCalls(_Strict):
 
 
 class DiffDocument(_Strict):
-    format: Literal[1]
+    format: Literal[2]
     old: str
     new: str
     equal: bool = Field(description="True when the two mean the same (no change at all).")
-    summary: DiffSummary
-    changes: list[DiffChange] = Field(description="Risky first: by severity, then area, worker and subject.")
+    summary: DiffSummary = Field(description="Entries by severity (an entry's is its most severe change's).")
+    changes: list[DiffEntry] = Field(description=(
+        "One entry per cause, risky first: by severity, then area, worker and subject."))
     not_compared: list[NotCompared] = Field(description=(
         "With --no-import: what the text could not show, so was not compared (empty otherwise)."))
     calls: DiffCalls

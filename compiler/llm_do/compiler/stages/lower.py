@@ -37,7 +37,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
-from ..code.fingerprint import CodeIndex, entry_code, module_code, tool_code
+from ..code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
 from ..diagnostics import Diagnostic
 from ..facts.records import ClassFact
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, decode, read_regular_file
@@ -144,7 +144,7 @@ def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, Tool
                     hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=ts.fact.name,
                     opaque=ts.fact.tools is None, tools=tools,
                     capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(ts.fact.name, ())}))
-                code = module_code(index, ts.module.file)
+                code = toolset_code(index, ts.module.file, ts.fact.name)
                 if code is not None:
                     node["code"] = code
                 nodes[use.name] = _hashed(node)
