@@ -104,7 +104,7 @@ COMPILER_USES_OF_THE_RUNTIME = {
     "llm_do.runtime.args": "PromptInput and WorkerArgs: the schema classes user Python subclasses",
     "llm_do.runtime.entry_signature": "the entry function's parameters, read as a run calls it",
     "llm_do.runtime.legacy_tools": "pydantic-ai 1.x's tools for `.agent`-era Python, imported at introspection",
-    "llm_do.runtime.toolsets.mcp": "connecting to an MCP server to list its tools at build, as a run connects",
+    "llm_do.runtime.toolsets.mcp_transport": "connecting to an MCP server to list its tools at build, as a run connects",
     "llm_do.runtime.bundle": "`llm-do run`: building a bundle in memory and running it",
 }
 """What the compiler may import of the runtime: user code and what runs it, never the format, which

@@ -57,7 +57,7 @@ heavy = sorted(
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",
                                "uvicorn", "starlette", "fastmcp")
-        or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp")
+        or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp", "llm_do.runtime.toolsets.mcp_transport")
         or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
                          "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",
                          "llm_do.runtime.mcp_served_run", "llm_do.runtime.recording", "llm_do.cli.testing", "llm_do.cli.recording",

@@ -42,3 +42,10 @@ class BundleRefused(Refused):
     """The bundle cannot be run as it is; the message is one line saying why and what to do (exit 3).
     It is apart from the loader (`llm_do.runtime.bundle`) so that the reader (`reader.verify`), the
     loader and the import hook (`verified_imports`) can raise it without importing each other."""
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The error an exception group (pydantic-ai's and anyio's task groups make them) was raised for."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic_ai.exceptions import ToolFailed
 
-from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError, Refused
+from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError, Refused, innermost
 
 __all__ = ["RUN_ENDING", "CallRefused", "InputProblem", "RunFailed", "ToolCallFailed", "ToolsetProblem",
            "failure_line", "innermost"]
@@ -37,13 +37,6 @@ class CallRefused(Refused, ToolCallFailed):
 RUN_ENDING: tuple[type[BaseException], ...] = (RunFailed, InputProblem, ToolsetProblem, BundleRefused)
 """The errors that end a run as they are: raised under a tool (a nested worker call, say), they pass
 the approval gate unchanged instead of being reported as the tool crashing."""
-
-
-def innermost(exc: BaseException) -> BaseException:
-    """The error an exception group (pydantic-ai's task groups make them) was raised for."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def failure_line(exc: BaseException) -> str:

@@ -4,6 +4,8 @@ checks of `mcp_servers` with their positions, and nothing started with --no-impo
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +186,17 @@ def test_a_credential_written_literally_warns_at_its_value(tmp_path: Path, serve
     found = [d for d in _lint(tmp_path, mcp_project(server), "--no-import") if d["code"] != "X006"]
     assert _codes(found) == [("X007", "warning", 13, 26)]
     assert found[0]["message"] == "MCP server 'echo': `headers.Authorization` is written literally, so bundle.lock would hold it"
+
+
+@pytest.mark.process
+def test_the_listing_child_loads_no_pydantic_ai() -> None:
+    """Listing a server at build costs a FastMCP client (and the server), not pydantic-ai too."""
+    probe = ("import sys, runpy\n"
+             "runpy.run_module('llm_do.compiler.facts.mcp_child', run_name='probe')\n"
+             "from fastmcp import Client\n"
+             "from llm_do.bundle.mcp_config import UnsetVariable\n"
+             "from llm_do.runtime.toolsets.mcp_transport import failure_text, transport\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic_ai'))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

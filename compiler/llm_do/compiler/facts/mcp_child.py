@@ -22,7 +22,7 @@ async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -
     from fastmcp import Client
 
     from llm_do.bundle.mcp_config import UnsetVariable, redacted
-    from llm_do.runtime.toolsets.mcp import failure_text, transport
+    from llm_do.runtime.toolsets.mcp_transport import failure_text, transport
 
     environ = dict(os.environ)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:

@@ -22,7 +22,6 @@ import tempfile
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
@@ -31,10 +30,11 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, expanded, redacted, start_timeout
+from llm_do.bundle.mcp_config import MISSING_CLIENT, UnsetVariable, describe, redacted, start_timeout
 from llm_do.bundle.views import UsedToolset, WorkerSpec
 
 from ..errors import RunFailed
+from .mcp_transport import failure_text, transport
 
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
@@ -45,28 +45,6 @@ if TYPE_CHECKING:
 
 RUN_MARK = "LLM_DO_MCP_RUN"
 """The environment variable that marks the processes of one run's stdio servers (and whatever they start)."""
-
-
-def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
-              mark: str | None = None) -> Any:
-    """The FastMCP transport for a server's configuration as written, `${VAR}`s filled from
-    `environ`: stdio started in the project root (not kept alive past its session, so nothing
-    outlives the run) with `mark` (`NAME=VALUE`) added to its environment, or streamable HTTP (SSE
-    for a URL ending in `/sse`)."""
-    from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
-
-    if config.get("url"):
-        url = expanded(config["url"], environ)
-        headers = expanded(config.get("headers") or {}, environ) or None
-        if url.rstrip("/").endswith("/sse"):
-            return SSETransport(url, headers=headers)
-        return StreamableHttpTransport(url, headers=headers)
-    env = expanded(config.get("env") or {}, environ)
-    if mark is not None:
-        name, _, value = mark.partition("=")
-        env = {**env, name: value}
-    return StdioTransport(command=expanded(config["command"], environ), args=expanded(list(config.get("args") or []), environ),
-                          env=env or None, cwd=str(root), keep_alive=False, log_file=log_file)
 
 
 def _plain(value: Any) -> Any:
@@ -182,22 +160,6 @@ class McpServers:
         if changed:
             raise BundleRefused(f"{self.bundle.path}: stale: {', '.join(changed)} changed since the build (run by MCP "
                                 f"server '{name}'); {REBUILD}")
-
-
-def failure_text(exc: BaseException, log: Any) -> str:
-    """The failure in one line: the server's last word on stderr when it said something."""
-    from ..errors import innermost
-
-    exc = innermost(exc)
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    try:
-        log.seek(0)
-        said = [line.strip() for line in log.read().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        said = []
-    if said:
-        text += f" (the server said: {said[-1][:300]})"
-    return " ".join(text.split())[:1000]
 
 
 class LockedMcpToolset(AbstractToolset["CallContext"]):
