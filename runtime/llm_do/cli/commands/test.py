@@ -31,9 +31,10 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
     Exit codes: 0 every case passed, 1 a case failed or is stale, 2 usage error (a malformed case
     file, no cases), 3 a cassette refused (unreadable, of another project).
     """
+    from llm_do.runtime.recording.cassette import CassetteRefused
     from llm_do.toolkit.files import atomic_write
 
-    from ..testing.case_run import CaseRunner, CassetteProblem
+    from ..testing.case_run import CaseRunner
     from ..testing.cases import case_files, load_case_file
     from ..testing.reports import FORMATS
     from ..testing.reports import junit as junit_xml
@@ -55,7 +56,7 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
     runner = CaseRunner(root, result.bundle, live=live, record=record)
     try:
         results = [runner.run(case) for case in cases]
-    except CassetteProblem as exc:
+    except CassetteRefused as exc:
         raise CliError(f"cassette refused: {exc}", ExitCode.REFUSED) from None
     click.echo(FORMATS[format_](results))
     if junit is not None:

@@ -33,10 +33,6 @@ Status = Literal["passed", "failed", "stale"]
 SKIPPED_IN_COPY = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".llm-do", "node_modules", ".mypy_cache")
 
 
-class CassetteProblem(Exception):
-    """A cassette refused (exit 3): unreadable, malformed, or recorded from another project."""
-
-
 @dataclass
 class RunScore:
     """One live run of a case: what its expectations found, and each evaluator's verdict."""
@@ -161,13 +157,10 @@ class CaseRunner:
 
         case = loaded.case
         assert case.cassette is not None
-        try:
-            cassette = read_cassette(loaded.beside(case.cassette), shown_as=_shown(loaded, case.cassette))
-        except CassetteRefused as exc:
-            raise CassetteProblem(str(exc)) from None
+        cassette = read_cassette(loaded.beside(case.cassette), shown_as=_shown(loaded, case.cassette))
         bundle = self._bundle(copy)
         if cassette.project != bundle.text.get("name"):
-            raise CassetteProblem(f"{_shown(loaded, case.cassette)}: recorded from project {cassette.project!r}, "
+            raise CassetteRefused(f"{_shown(loaded, case.cassette)}: recorded from project {cassette.project!r}, "
                                   f"not this one ({bundle.text.get('name')!r})")
         changed = static_changes(cassette, bundle)
         if changed:

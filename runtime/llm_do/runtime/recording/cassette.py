@@ -14,14 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llm_do.bundle.errors import LlmDoError
+from llm_do.bundle.errors import Refused
 
 CASSETTE_FORMAT: Literal[1] = 1
 NOTICE = ("Recorded by llm-do --record; replayed by `llm-do test`. Re-record rather than edit: "
           "`llm-do test --record --live`.")
 
 
-class CassetteRefused(LlmDoError):
+class CassetteRefused(Refused):
     """A cassette that cannot be replayed here: unreadable, malformed, of another format or another
     project (`llm-do test` exit 3)."""
 

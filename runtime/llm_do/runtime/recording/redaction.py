@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from llm_do.bundle.errors import InputProblem
+
 CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 MIN_SECRET = 6
 """Shorter values are not redacted: `1` or `true` would be replaced everywhere."""
 PATTERNS_FILE = "tests/redact.txt"
 
 
-class RedactionProblem(ValueError):
+class RedactionProblem(InputProblem, ValueError):
     """The project's redaction patterns cannot be used (a pattern that does not compile)."""
 
 
