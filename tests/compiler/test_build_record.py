@@ -5,6 +5,7 @@ yet a lock edited by hand (its digest recomputed), any changed input, a forged o
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -153,6 +154,34 @@ def test_a_file_no_build_reads_still_counts_as_a_change_of_the_tree(built: Path)
     assert not _recalled(built)
     assert run_cli("build", built, "--check").exit_code == 0
     assert _recalled(built)
+
+
+def _recorded_with_stamps(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record of `root` whose files count as unchanged by their stamps (no wait for the clock's tick)."""
+    monkeypatch.setattr(build_record, "RACY_NS", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another cache"))  # no record: the build compiles
+    assert run_cli("build", root).exit_code == 0
+
+
+def test_a_file_whose_stamp_holds_is_not_read_again(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _recorded_with_stamps(built, tmp_path, monkeypatch)
+    read: list[str] = []
+    real = build_record.read_regular_file
+    monkeypatch.setattr(build_record, "read_regular_file", lambda path, **kw: read.append(path) or real(path, **kw))
+    assert _recalled(built)
+    assert read == [str(built / LOCK)]
+
+
+def test_a_rewrite_that_keeps_size_and_modification_time_is_seen(built: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _recorded_with_stamps(built, tmp_path, monkeypatch)
+    assert _recalled(built)
+    path = built / "templates/rules.j2"
+    st = path.stat()
+    path.write_text("Rule six.\n")  # as long as "Rule one."
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    assert not _recalled(built)
 
 
 def test_pythonpath_is_part_of_the_key(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:

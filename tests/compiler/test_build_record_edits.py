@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_do.compiler import build_record
 from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
@@ -152,9 +153,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("seed", [1])
+@pytest.mark.parametrize("stamps", [False, True], ids=["hashed", "stamped"])
 def test_every_kind_of_edit_on_a_project_with_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: None,
-                                                     seed: int) -> None:
+                                                     stamps: bool) -> None:
+    """`stamped`: files count as unchanged by their stamps at once (no wait for the clock's tick)."""
+    if stamps:
+        monkeypatch.setattr(build_record, "RACY_NS", 0)
+    seed = 1
     root = write_project(tmp_path / "proj", PROJECT)
     recalled = _walk(root, monkeypatch, seed, steps=14, kinds=list(EDITS))
     assert "same bytes written again" in recalled, "the record was never used: the walk tested nothing of it"

@@ -3,7 +3,8 @@ that did not change compile nothing.
 
 A record is found by the sha256 of the bytes the build wrote, with the places of the project and of
 the lock, the interpreter, llm-do's own code and what shapes `sys.path`. It holds what those bytes
-depended on: the hash of every file the build read, the listing of the project tree taken before
+depended on: the hash of every file the build read (with its size, times and inode, so a check
+reads again only a file whose stamp changed), the listing of the project tree taken before
 it started (a file that a pattern or a template search would find now), the checks of the
 introspection answers it used (`facts.import_checks`: the Python and what it imports), and the
 diagnostics it reported. A lock is current when a record is found for its bytes and all of that
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,9 @@ FORMAT = 1
 FOLDER = "builds"
 MAX_BYTES = 64 * 1024 * 1024
 MANIFEST_NAME = "project.json"
+RACY_NS = 2_000_000_000
+"""A file changed this shortly before it was recorded is hashed at every check: a later write in
+the same tick of a coarse clock would leave its times as they were."""
 
 
 def build_records() -> SignedEntries | None:
@@ -66,8 +71,14 @@ def tree_before_build(root: Path, lock: Path) -> Listing | None:
 def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, listing: Listing,
            files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int) -> None:
     """Keep what the build of `root` that gave `bundle` (for `lock`) depended on. `files`: every
-    file it read, by its source hash."""
-    body = {"tree": listing, "files": files, "import_checks": import_checks, "diagnostics": diagnostics,
+    file it read, by its source hash. Nothing is kept when a file no longer holds what the build read."""
+    stamped = {}
+    for rel, digest in files.items():
+        try:
+            stamped[rel] = [digest, _stamp(os.path.join(root, rel), digest, time.time_ns())]
+        except (OSError, LlmDoError, ValueError):
+            return
+    body = {"tree": listing, "files": stamped, "import_checks": import_checks, "diagnostics": diagnostics,
             "workers": workers}
     records.write(_material(root, lock, bundle), body)
 
@@ -91,13 +102,33 @@ def _holds(body: dict[str, Any], root: Path, lock: Path) -> bool:
         return False
     if body.get("tree") != tree_before_build(root, lock):
         return False
-    for rel, digest in files.items():
-        try:
-            if source_hash(read_regular_file(os.path.join(root, rel))) != digest:
+    try:
+        for rel, (digest, stamp) in files.items():
+            path = os.path.join(root, rel)
+            if stamp is not None and _stat(os.stat(path)) == stamp:
+                continue  # the same file, not written since it was hashed
+            if source_hash(read_regular_file(path)) != digest:
                 return False
-        except (OSError, LlmDoError):
-            return False
+    except (OSError, LlmDoError, TypeError, ValueError):
+        return False
     return all(checks_hold(checks, root) for checks in import_checks)
+
+
+def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
+    """The file's stamp (`_stat`) when it still holds what the build read (else ValueError), so a
+    check need not read it again while the stamp is the same; None when it changed too lately to
+    tell a later write by its times (a coarse clock)."""
+    before = os.stat(path)
+    if source_hash(read_regular_file(path)) != digest:
+        raise ValueError(f"{path} changed during the build")
+    if max(before.st_mtime_ns, before.st_ctime_ns) >= now_ns - RACY_NS:
+        return None
+    return _stat(before)
+
+
+def _stat(st: os.stat_result) -> list[int]:
+    """Size, modification and change times, inode: a write changes the change time, which no tool sets back."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
