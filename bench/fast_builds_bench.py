@@ -13,6 +13,8 @@ alternate the two, so a change in the machine's load falls on both alike:
 - build of examples/python_tools, unchanged -- goal < 0.3 s;
 - build and `build --check` of 3,000 workers, unchanged -- check goal < 0.3 s; and `build --check`
   after one worker was edited (the lock is stale: exit 1);
+- `python -c pass` and `llm-do --version`, the fixed cost of every row, to scale the others by on a
+  loaded machine;
 - `exec` of the 3,000-worker bundle against the 1-worker bundle (bench/exec_bench.py (b)) --
   goal <= 1.05 (ratio of medians).
 
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
+import time
 from pathlib import Path
 
 from _common import Series, bench_env, last_cpu, llm_do_command, machine, run_once, seconds, table, versions
@@ -45,10 +49,13 @@ def prepare(llm_do: list[str], out: Path) -> tuple[dict[str, list[list[str]]], d
     shutil.copytree(EXAMPLE, python_tools)
     minimal = minimal_project(out / "exec-minimal")
     solo = generate_project(out / "exec-solo-3000", 3000, solo_entry=True)
+    time.sleep(2.1)  # older than a build record's racy window (build_record.RACY_NS): files are stamped, not read
     for root in (one, big, edited, python_tools, minimal, solo):
         run_once(llm_do + ["build", str(root)], env=env)
         run_once(llm_do + ["build", str(root)], env=env)  # the second build finds the first one's record
     commands = {
+        "python -c pass": [[sys.executable, "-c", "pass"]],
+        "llm-do --version": [llm_do + ["--version"]],
         "build 1": [llm_do + ["build", str(one)]],
         "build 1, full compile": [llm_do + ["build", str(one)]],
         "build python_tools": [llm_do + ["build", str(python_tools)]],
