@@ -41,6 +41,7 @@ EXEC_GOAL = 1.05
 def prepare(llm_do: list[str], out: Path) -> tuple[dict[str, list[list[str]]], dict[str, str]]:
     """Generate and build this llm-do's projects under `out`; the commands to time, by row label."""
     env = {**bench_env(), "XDG_CACHE_HOME": str(out / "cache")}
+    shutil.rmtree(out / "cache", ignore_errors=True)  # records of an earlier run would stand for these new files
     one = generate_project(out / "workers-1", 1)
     big = generate_project(out / "workers-3000", 3000)
     edited = generate_project(out / "workers-3000-edited", 3000)
