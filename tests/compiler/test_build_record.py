@@ -206,7 +206,8 @@ def test_no_cache_compiles(built: Path, compiles: list[Path], monkeypatch: pytes
     assert compiles == [built]
 
 
-def test_python_edit_makes_the_record_stale(tmp_path: Path, cache: Path) -> None:
+def test_python_edit_makes_the_record_stale(tmp_path: Path) -> None:
+    """In the session's cache, whose introspection answers other tests share."""
     root = write_project(tmp_path / "py", {
         "project.json": {"version": 1, "worker_files": ["main.worker"], "python_files": ["tools.py"],
                          "entry": {"worker": "main"}},

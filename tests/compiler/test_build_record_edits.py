@@ -47,11 +47,11 @@ def _append(rel: str, line: str) -> Callable[[Path, random.Random], None]:
 
 
 def _substitute(rel: str, pattern: str, template: str) -> Callable[[Path, random.Random], None]:
-    """Set what `pattern` matches in `rel` to `template` with `{n}` one of three values (so an edit
-    may also give back an earlier content)."""
+    """Set what `pattern` matches in `rel` to `template` with `{n}` one of two values (so an edit
+    may also give back an earlier content; few contents of the Python: each is imported once)."""
     def edit(root: Path, rng: random.Random) -> None:
         path = root / rel
-        path.write_text(re.sub(pattern, template.format(n=rng.randrange(3)), path.read_text(), count=1))
+        path.write_text(re.sub(pattern, template.format(n=rng.randrange(2)), path.read_text(), count=1))
     return edit
 
 
@@ -110,7 +110,7 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
     for kind in plan:
         states.append(_state(root))
         if kind == "PYTHONPATH":
-            monkeypatch.setenv("PYTHONPATH", rng.choice(["lib", "", "lib:other"]))
+            monkeypatch.setenv("PYTHONPATH", rng.choice(["lib", ""]))
         elif kind == "earlier state":
             _restore(root, rng.choice(states))
         else:
@@ -147,8 +147,9 @@ def _restore(root: Path, state: dict[str, bytes]) -> None:
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's cache (tests/conftest.py), whose introspection answers other tests share:
+    records are kept by the project's place, and every walk has its own."""
     monkeypatch.delenv("PYTHONPATH", raising=False)
 
 
@@ -161,7 +162,7 @@ def test_every_kind_of_edit_on_a_project_with_python(tmp_path: Path, monkeypatch
         monkeypatch.setattr(build_record, "RACY_NS", 0)
     seed = 1
     root = write_project(tmp_path / "proj", PROJECT)
-    recalled = _walk(root, monkeypatch, seed, steps=14, kinds=list(EDITS))
+    recalled = _walk(root, monkeypatch, seed, steps=12, kinds=list(EDITS))
     assert "same bytes written again" in recalled, "the record was never used: the walk tested nothing of it"
 
 
