@@ -126,3 +126,31 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     code, *loaded = line.split()[1:]
     assert code == "0", proc.stderr
     assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"}, loaded
+
+
+RECORD_PROBE = """
+import sys
+from llm_do.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic", "pydantic_core", "yaml", "jinja2", "lark", "rich"}
+               | {m for m in sys.modules if m.startswith(("llm_do.compiler.pipeline", "llm_do.compiler.stages"))})
+print("RESULT", code, " ".join(heavy))
+"""
+
+
+@pytest.mark.parametrize("command", [["build", "--check"], ["build"]])
+def test_an_unchanged_project_is_checked_and_built_without_loading_the_compiler(tmp_path: Path, command: list[str]) -> None:
+    """The build record answers: no pydantic, YAML, Jinja or compiler stage is imported."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
+    assert subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], **run).returncode == 0
+    proc = subprocess.run([sys.executable, "-c", RECORD_PROBE, *command, str(root)], **run)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    code, *loaded = line.split()[1:]
+    assert code == "0", proc.stderr
+    assert "is up to date" in proc.stderr
+    assert loaded == []

@@ -15,6 +15,7 @@ import pytest
 from llm_do.compiler.facts import cache as cache_module
 from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.stages import introspect as stage
+from llm_do.compiler.user_cache import prune
 from tests.support.cli import run_cli, worker, write_project
 
 pytestmark = pytest.mark.process
@@ -215,7 +216,7 @@ def test_the_cache_is_pruned_least_recently_used_first(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"x" * 100)
         os.utime(path, ns=(i * 10**9, i * 10**9))
-    cache_module._prune(folder, 300)
+    prune(folder, 300)
     assert sorted(p.name for p in folder.glob("*/*.json")) == ["2.json", "3.json"]
 
 

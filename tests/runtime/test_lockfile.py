@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from llm_do.bundle.canonical import document_json, seal, verify_digest
-from llm_do.bundle.reader import LockReader
+from llm_do.bundle.reader import DIRECT_LOOKUPS, LockReader
 from llm_do.runtime.bundle import python_sources
 
 DOC = {
@@ -60,3 +60,19 @@ def test_members_with_quotes_and_backslashes_in_their_names_are_found() -> None:
         assert reader.member("workers", name) == {"name": name, "n": i}
     assert reader.member("workers", "say") is None
     assert reader.member("nothing", "plain") is None
+
+
+def test_members_found_by_search_and_by_the_index_agree() -> None:
+    """The first lookups of a section search the bytes, the later ones read its index: both find
+    every member, including names a naive search would cut short, and nothing else."""
+    names = [f"w{i}" for i in range(DIRECT_LOOKUPS + 4)] + ['say "hi": now', "back\\slash", 'ends\\"', "w1 ", "w"]
+    doc = {**DOC, "workers": {name: {"name": name, "n": i} for i, name in enumerate(names)}}
+    whole = json.loads(seal(doc))
+    reader = LockReader(seal(doc))
+    for name in reversed(names):
+        assert reader.member("workers", name) == whole["workers"][name]
+    for missing in ("say", "w1  ", "back", "W0"):
+        assert reader.member("workers", missing) is None
+    assert reader.member("toolsets", "w0") is None
+    empty_first = LockReader(seal({**doc, "toolsets": {}}))
+    assert empty_first.member("toolsets", "w0") is None  # an empty section: w0 is a worker, further down

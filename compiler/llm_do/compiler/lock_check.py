@@ -15,7 +15,9 @@ from typing import Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
+from .build_record import build_records, record, tree_before_build
 from .pipeline import CompileResult, compile_project
+from .stages.load import find_project
 from .syntax.sources import Unreadable, read_regular_file
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
@@ -40,8 +42,9 @@ def check_lock(project_path: Path, lock: Path | None = None, *, cache: bool = Tr
 
     Raises `ProjectNotFound` when the path names no project.
     """
-    result = compile_project(project_path, lock_dir=lock.parent if lock else None, cache=cache)
-    lock = lock or result.loaded.root / "bundle.lock"
+    if lock is None:
+        lock = find_project(project_path)[0] / "bundle.lock"
+    result = compile_recorded(project_path, lock, cache=cache)
     status = LockStatus(lock, result)
     try:
         data = read_regular_file(str(lock), limit=None)
@@ -59,6 +62,34 @@ def check_lock(project_path: Path, lock: Path | None = None, *, cache: bool = Tr
         status.differences.extend(lock_differences(data, result.bundle) or
                                   [f"{lock.name} differs from what `llm-do build` writes"])
     return status
+
+
+def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> CompileResult:
+    """`compile_project` for the lock at `lock`, with a build record (`build_record`) of what the
+    bytes depended on, so the next `build --check` or `build` of the unchanged project compiles
+    nothing. Raises `ProjectNotFound` when the path names no project."""
+    records = build_records() if cache else None
+    listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
+    result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
+    manifest = result.loaded.manifest
+    if (records is None or listing is None or result.bundle is None or result.import_checks is None
+            or (manifest is not None and manifest.mcp_servers)):
+        return result
+    sources = result.loaded.sources
+    files = {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}
+    if _relative(lock, result.loaded.root) in files:
+        return result  # `build` refuses to write over a source
+    record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
+           import_checks=result.import_checks, diagnostics=[d.model_dump(mode="json") for d in result.diagnostics],
+           workers=len(result.resolved.workers) if result.resolved else 0)
+    return result
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return (path.parent.resolve() / path.name).relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 def lock_differences(old: bytes, new: bytes) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
@@ -33,6 +34,9 @@ class CompileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     resolved: ResolvedProject | None = None
     bundle: bytes | None = None
+    import_checks: list[dict[str, Any]] | None = None
+    """The checks of the introspection answers the build used (`facts.import_checks`); None when
+    an answer was used that nothing can tell is still true (no cache, or it could not be kept)."""
 
     @property
     def ok(self) -> bool:
@@ -69,8 +73,11 @@ def compile_project(
     function_ref, found = entry_function_ref(loaded)
     diagnostics.extend(found)
     entry = None if function_ref else next((w for w in parsed if w.name == loaded.manifest.entry_worker), None)
+    facts_cache = user_cache() if cache else None
     facts = introspect(loaded, refs, refs.get(entry, "schema_in_ref") if entry else None, import_python=import_python,
-                       entry_function=function_ref, cache=user_cache() if cache else None)
+                       entry_function=function_ref, cache=facts_cache)
+    if facts_cache is not None and not facts_cache.untracked:
+        result.import_checks = facts_cache.used_checks
     mcp_facts = list_servers(loaded, import_python=import_python)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)

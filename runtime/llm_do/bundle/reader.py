@@ -42,6 +42,9 @@ def _escaped(data: bytes, quote: int) -> bool:
     return run % 2 == 1
 
 
+DIRECT_LOOKUPS = 8
+"""Members of a section found by a search of the bytes before its index is read."""
+
 _TOP_END = (b'\n  "', b"\n}")
 _MEMBER_END = (b'\n    "', b"\n  }")
 
@@ -53,6 +56,7 @@ class LockReader:
         self.data = data
         self._cache: dict[tuple[str, ...], Any] = {}
         self._members: dict[str, dict[bytes, int]] = {}
+        self._lookups: dict[str, int] = {}
 
     @classmethod
     def from_bytes(cls, data: bytes) -> LockReader:
@@ -105,10 +109,28 @@ class LockReader:
         cache_key = (section, key)
         if cache_key in self._cache:
             return self._cache[cache_key]
-        at = self._member_offsets(section).get(_key(key, 4))
+        at = self._member_start(section, _key(key, 4))
         value = None if at is None else self._value(at, _MEMBER_END)
         self._cache[cache_key] = value
         return value
+
+    def _member_start(self, section: str, line: bytes) -> int | None:
+        """Where the value of the member whose key line is `line` starts. The first few lookups of a
+        section search for the line itself (one search of the bytes: a run of one worker reads no
+        index of 3,000); after that the section's index is read once and used."""
+        looked = self._lookups[section] = self._lookups.get(section, 0) + 1
+        if looked <= DIRECT_LOOKUPS and section not in self._members:
+            start = self._section_start(section)
+            if start is None or self.data.startswith(b"{}", start):
+                return None
+            # No string holds a newline, so only a member's line matches, of this section if the
+            # section's end does not come first (searching for the end is the slow part: every
+            # line of the file starts like it; so only the bytes up to the match are searched).
+            at = self.data.find(line, start)
+            if at < 0 or self.data.find(b"\n  }", start, at) >= 0:
+                return None
+            return at + len(line)
+        return self._member_offsets(section).get(line)
 
     def _member_offsets(self, section: str) -> dict[bytes, int]:
         """Each member's key line (`\n    "name": `) -> where its value starts."""

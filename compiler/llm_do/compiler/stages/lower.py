@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
-from llm_do.bundle.canonical import node_hash
+from llm_do.bundle.canonical import node_hash, sha256_hex, tagged
 from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
 from llm_do.bundle.mcp_sources import server_files
@@ -92,9 +92,11 @@ def code_index(sources: SourceMap) -> CodeIndex:
         if found is not None:
             return found.text
         try:
-            return decode(read_regular_file(sources.confined(rel)))
+            text = decode(read_regular_file(sources.confined(rel)))
         except (OSError, OutsideRoot, NotText, Unreadable, ValueError):
             return None
+        sources.also_read[rel] = tagged(sha256_hex(text.encode()))
+        return text
     return CodeIndex(read)
 
 

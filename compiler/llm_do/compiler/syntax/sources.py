@@ -159,6 +159,9 @@ class SourceMap:
     files: dict[str, SourceFile] = field(default_factory=dict)
     real_dirs: dict[str, str] = field(default_factory=dict)
     """Directories already resolved during this build (see `confined`)."""
+    also_read: dict[str, str] = field(default_factory=dict)
+    """Files the build read that are no sources of the bundle (a project module the code
+    fingerprints read), by source hash: a build record checks them too."""
 
     def confined(self, rel: str) -> str:
         return confined(self.root, rel, self.real_dirs)

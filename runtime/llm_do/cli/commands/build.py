@@ -4,26 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from llm_do.compiler.lock_check import check_lock
-from llm_do.compiler.stages.emit import write_atomic
-from llm_do.compiler.stages.load import ProjectNotFound, find_project
+from llm_do.compiler.build_record import build_records, manifest_root, recall
 
 from ..errors import ExitCode, usage_problem
 from ..options import no_cache_option, quiet_option
-from ._compile import as_report, compile_or_exit, print_diagnostics
+from ._compile import as_report, print_diagnostics
+
+if TYPE_CHECKING:
+    from llm_do.compiler.pipeline import CompileResult
 
 LOCK_NAME = "bundle.lock"
 
 
 def lock_path(project: Path, output: Path | None) -> Path:
     if output is None:
-        try:
-            root, _ = find_project(project)
-        except ProjectNotFound as exc:
-            raise usage_problem(str(exc)) from None
+        root = manifest_root(project)
+        if root is None:
+            from llm_do.compiler.stages.load import ProjectNotFound, find_project
+
+            try:
+                root, _ = find_project(project)
+            except ProjectNotFound as exc:
+                raise usage_problem(str(exc)) from None
         return root / LOCK_NAME
     if output.is_dir() or str(output).endswith(("/", "\\")):
         output = output / LOCK_NAME
@@ -44,15 +50,19 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
     With errors nothing is written and the old lock stays.
     """
     lock = lock_path(project, output)
+    if not no_cache and _recalled(project, lock, check=check, quiet=quiet):
+        return ExitCode.OK
     if check:
         return _check(project, lock, output, cache=not no_cache, quiet=quiet)
-    result = compile_or_exit(project, lock_dir=lock.parent, cache=not no_cache)
+    result = _compile(project, lock, cache=not no_cache)
     print_diagnostics([as_report(str(project), result)], quiet=quiet)
     if _is_source(lock, result.loaded.root, result.loaded.sources.files):
         raise usage_problem(f"{lock} is a source of the project; write the lock elsewhere")
     if result.bundle is None:
         click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
         return ExitCode.FAILED
+    from llm_do.compiler.stages.emit import write_atomic
+
     try:
         unchanged = lock.is_file() and lock.read_bytes() == result.bundle
         if not unchanged:
@@ -65,8 +75,51 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
     return ExitCode.OK
 
 
+def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
+    """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
+    project writes now; if so, what the build would have said is said, and nothing is compiled."""
+    records = build_records()
+    root = manifest_root(project)
+    if records is None or root is None:
+        return False
+    body = recall(records, root, lock)
+    if body is None:
+        return False
+    if body["diagnostics"]:
+        from pydantic import ValidationError
+
+        from llm_do.compiler.diagnostics import Diagnostic
+        from llm_do.compiler.report.diagnostics import ProjectDiagnostics
+
+        try:
+            diagnostics = [Diagnostic.model_validate(d) for d in body["diagnostics"]]
+        except ValidationError:
+            return False
+        print_diagnostics([ProjectDiagnostics(str(project), root, diagnostics, None)], quiet=quiet)
+    workers = body["workers"]
+    counted = "" if check else f" ({workers} worker{'s' if workers != 1 else ''})"
+    click.echo(f"{_shown(lock)} is up to date{counted}", err=True)
+    return True
+
+
+def _compile(project: Path, lock: Path, *, cache: bool) -> CompileResult:
+    """Compile with a build record for the next build; a path that names no project is a usage error."""
+    from llm_do.compiler.lock_check import compile_recorded
+    from llm_do.compiler.stages.load import ProjectNotFound
+
+    try:
+        return compile_recorded(project, lock, cache=cache)
+    except ProjectNotFound as exc:
+        raise usage_problem(str(exc)) from None
+    except OSError as exc:
+        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
+
+
 def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet: bool) -> int:
     """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
+    from llm_do.compiler.lock_check import check_lock
+    from llm_do.compiler.stages.load import ProjectNotFound
+
     try:
         status = check_lock(project, lock, cache=cache)
     except ProjectNotFound as exc:

@@ -1,0 +1,171 @@
+"""What a clean build wrote from the inputs it read, so `build --check` and `build` of a project
+that did not change compile nothing.
+
+A record is found by the sha256 of the bytes the build wrote, with the places of the project and of
+the lock, the interpreter, llm-do's own code and what shapes `sys.path`. It holds what those bytes
+depended on: the hash of every file the build read (with its size, times and inode, so a check
+reads again only a file whose stamp changed), the listing of the project tree taken before
+it started (a file that a pattern or a template search would find now), the checks of the
+introspection answers it used (`facts.import_checks`: the Python and what it imports), and the
+diagnostics it reported. A lock is current when a record is found for its bytes and all of that
+still holds; a lock whose bytes a person edited (its digest recomputed or not) finds no record, and
+the check builds in memory as before. A project with MCP servers, whose tools are listed live, is
+never recorded.
+
+Records live in the user's cache (`user_cache`), signed; standard library only, so a check that
+finds its answer here loads nothing of the compiler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from llm_do.bundle.canonical import sha256_hex, source_hash
+from llm_do.bundle.errors import LlmDoError
+from llm_do.bundle.version import VERSION
+
+from .facts.import_checks import checks_hold
+from .syntax.sources import read_regular_file
+from .tree_listing import Listing, list_tree
+from .user_cache import SignedEntries, cache_folder, path_environment
+
+FORMAT = 1
+FOLDER = "builds"
+MAX_BYTES = 64 * 1024 * 1024
+MANIFEST_NAME = "project.json"
+RACY_NS = 2_000_000_000
+"""A file changed this shortly before it was recorded is hashed at every check: a later write in
+the same tick of a coarse clock would leave its times as they were."""
+
+
+def build_records() -> SignedEntries | None:
+    """The user's build records; None when caching is off (`LLM_DO_NO_CACHE`) or there is no cache directory."""
+    folder = cache_folder(FOLDER)
+    return None if folder is None else SignedEntries(folder, max_bytes=MAX_BYTES)
+
+
+def manifest_root(project: Path) -> Path | None:
+    """The root of a project given as its project.json or a directory holding one, as the compiler
+    finds it; None for anything else (an implicit project, a wrong path), which the compiler decides."""
+    if project.suffix == ".json" and project.is_file():
+        return project.parent.resolve()
+    if project.is_dir() and (project / MANIFEST_NAME).is_file():
+        return project.resolve()
+    return None
+
+
+def tree_before_build(root: Path, lock: Path) -> Listing | None:
+    """The listing to record, taken before the build reads anything; the lock is left out."""
+    try:
+        inside = (lock.parent.resolve() / lock.name).relative_to(root).as_posix()
+    except ValueError:
+        inside = None
+    return list_tree(str(root), leave_out=inside)
+
+
+def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, listing: Listing,
+           files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int) -> None:
+    """Keep what the build of `root` that gave `bundle` (for `lock`) depended on. `files`: every
+    file it read, by its source hash. Nothing is kept when a file no longer holds what the build read."""
+    stamped = {}
+    for rel, digest in files.items():
+        try:
+            stamped[rel] = [digest, _stamp(os.path.join(root, rel), digest, time.time_ns())]
+        except (OSError, LlmDoError, ValueError):
+            return
+    body = {"tree": listing, "files": stamped, "import_checks": import_checks, "diagnostics": diagnostics,
+            "workers": workers}
+    records.write(_material(root, lock, bundle), body)
+
+
+def recall(records: SignedEntries, root: Path, lock: Path) -> dict[str, Any] | None:
+    """The record of the lock's bytes (its `diagnostics` and `workers`) when everything it depends
+    on still holds, i.e. when a clean build now would write exactly these bytes; else None."""
+    try:
+        data = read_regular_file(str(lock), limit=None)
+    except (OSError, LlmDoError):
+        return None
+    body = records.read(_material(root, lock, data))
+    if not isinstance(body, dict) or not _holds(body, root, lock):
+        return None
+    return body
+
+
+def _holds(body: dict[str, Any], root: Path, lock: Path) -> bool:
+    files, import_checks = body.get("files"), body.get("import_checks")
+    if not isinstance(files, dict) or not isinstance(import_checks, list):
+        return False
+    if body.get("tree") != tree_before_build(root, lock):
+        return False
+    try:
+        for rel, (digest, stamp) in files.items():
+            path = os.path.join(root, rel)
+            if stamp is not None and _stat(os.stat(path)) == stamp:
+                continue  # the same file, not written since it was hashed
+            if source_hash(read_regular_file(path)) != digest:
+                return False
+    except (OSError, LlmDoError, TypeError, ValueError):
+        return False
+    return all(checks_hold(checks, root) for checks in import_checks)
+
+
+def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
+    """The file's stamp (`_stat`) when it still holds what the build read (else ValueError), so a
+    check need not read it again while the stamp is the same; None when it changed too lately to
+    tell a later write by its times (a coarse clock)."""
+    before = os.stat(path)
+    if source_hash(read_regular_file(path)) != digest:
+        raise ValueError(f"{path} changed during the build")
+    if max(before.st_mtime_ns, before.st_ctime_ns) >= now_ns - RACY_NS:
+        return None
+    return _stat(before)
+
+
+def _stat(st: os.stat_result) -> list[int]:
+    """Size, modification and change times, inode: a write changes the change time, which no tool sets back."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "llm_do": [VERSION, _code_stamp()],
+        "python": [sys.executable, sys.version, _path_stamp()],
+        "environment": path_environment(),
+        "root": str(root),
+        "lock": str(lock.parent.resolve() / lock.name),
+        "bundle": sha256_hex(bundle),
+    }
+
+
+def _code_stamp() -> str:
+    """The size and modification time of every module of llm-do (its version does not change with
+    every edit of a checkout), as one hash."""
+    import llm_do
+
+    stamp = hashlib.sha256()
+    for top in sorted(llm_do.__path__):
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                st = os.stat(os.path.join(folder, name))
+                stamp.update(f"{folder}/{name}:{st.st_mtime_ns}:{st.st_size}\n".encode())
+    return stamp.hexdigest()
+
+
+def _path_stamp() -> list[list[Any]]:
+    """Each `sys.path` folder with its modification time: a distribution installed, upgraded or
+    removed changes its folder (the packages a lock records, pydantic's schemas). The first, the
+    script's folder or the current one, is left out: the compiler's own imports do not come from it."""
+    out: list[list[Any]] = []
+    for entry in sys.path[1:]:
+        try:
+            out.append([entry, os.stat(entry).st_mtime_ns])
+        except OSError:
+            out.append([entry, None])
+    return out

@@ -1,0 +1,152 @@
+"""Where the compiler's caches live, whether they are on, and the signed JSON entries they keep.
+
+A cache lives in the user's cache directory, never in the project tree (a pull request can commit
+any file). An entry is JSON (nothing read back runs code), written atomically, and carries an HMAC
+under a key kept beside the entries, readable by the user alone: an entry that does not decode,
+was written for another key, or was forged without the key reads as absent. Standard library only:
+`build --check` of a project that did not change reads its answer here without loading the compiler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from llm_do.toolkit.files import atomic_write, write_new
+
+NO_CACHE_VARIABLE = "LLM_DO_NO_CACHE"
+PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONPLATLIBDIR", "PYTHONUSERBASE")
+"""The environment variables that shape `sys.path`, so what an import finds."""
+
+
+def cache_home() -> Path | None:
+    """`$XDG_CACHE_HOME/llm-do`, or the platform's user cache directory; None when the user has no
+    home directory to find it in (a container without `HOME`): then nothing is cached."""
+    if os.environ.get("XDG_CACHE_HOME"):
+        base = Path(os.environ["XDG_CACHE_HOME"])
+    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"])
+    else:
+        try:
+            home = Path.home()
+        except RuntimeError:
+            return None
+        base = home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
+    return base / "llm-do"
+
+
+def cache_folder(name: str) -> Path | None:
+    """The folder of the cache `name`, or None when `LLM_DO_NO_CACHE` is set (to anything but an
+    empty string or 0) or there is no cache directory."""
+    if os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0"):
+        return None
+    home = cache_home()
+    return None if home is None else home / name
+
+
+def path_environment() -> dict[str, str]:
+    return {name: os.environ[name] for name in PATH_VARIABLES if name in os.environ}
+
+
+class SignedEntries:
+    """JSON bodies by key material (any JSON value), one file each, under `folder`."""
+
+    def __init__(self, folder: Path, *, max_bytes: int) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+
+    def read(self, material: Any) -> Any | None:
+        """The body kept for `material`, or None (absent, unreadable, not signed with our key, or
+        kept for other material)."""
+        path = self.path(material)
+        try:
+            raw = path.read_bytes()
+            secret = self._secret(create=False)
+        except OSError:
+            return None
+        try:
+            signed = json.loads(raw)
+            body, mac = signed["entry"], signed["mac"]
+            if not isinstance(body, str) or not isinstance(mac, str) or not hmac.compare_digest(signature(secret, body), mac):
+                return None
+            entry = json.loads(body)
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != material:
+            return None
+        try:
+            os.utime(path)  # pruning removes the least recently used first
+        except OSError:
+            pass
+        return entry.get("body")
+
+    def write(self, material: Any, body: Any) -> None:
+        """Keep `body` for `material`; a cache that cannot be written is no error."""
+        path = self.path(material)
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's own: others read nothing
+            secret = self._secret(create=True)
+            text = json.dumps({"key": material, "body": body}, sort_keys=True, separators=(",", ":"))
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            atomic_write(path, json.dumps({"entry": text, "mac": signature(secret, text)}).encode())
+            prune(self.folder, self.max_bytes)
+        except OSError:
+            return
+
+    def path(self, material: Any) -> Path:
+        digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+        return self.folder / digest[:2] / f"{digest}.json"
+
+    def _secret(self, *, create: bool) -> bytes:
+        return folder_secret(self.folder, create=create)
+
+
+def folder_secret(folder: Path, *, create: bool) -> bytes:
+    """The HMAC key of a cache folder: 32 random bytes only this user can read, made once (by
+    whichever process wins). Raises OSError when there is none (and `create` is false)."""
+    path = folder / "key"
+    try:
+        secret = path.read_bytes()
+    except FileNotFoundError:
+        if not create:
+            raise
+        try:
+            write_new(path, secrets.token_bytes(32))
+            os.chmod(path, 0o600)
+        except FileExistsError:
+            pass
+        secret = path.read_bytes()
+    if len(secret) != 32:
+        raise OSError(f"{path} is not a key")
+    return secret
+
+
+def signature(secret: bytes, body: str) -> str:
+    """The HMAC of `body` under `secret`, as hex."""
+    return hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
+
+
+def prune(folder: Path, limit: int) -> None:
+    """Remove the least recently used entries until the folder holds at most three quarters of `limit`."""
+    entries = []
+    total = 0
+    for path in folder.glob("*/*.json"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime_ns, st.st_size, path))
+        total += st.st_size
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        path.unlink(missing_ok=True)
+        total -= size
+        if total <= limit * 3 // 4:
+            return
