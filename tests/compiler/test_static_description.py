@@ -56,16 +56,22 @@ def _tools_of(module: ModuleType) -> list[Tool]:
 def _imported(project: Path, rel: str) -> list[Tool]:
     """The module's tools defined in it, imported with the project's root on sys.path (as the
     build's child does); the modules it loaded are forgotten after."""
+    name = user_code.module_name(rel) or ""
+    top = name.split(".")[0]
+    # Another test may have imported a module of the same name (`tools`) from another project:
+    # set it aside, so this import finds the file of this project, and put it back after.
+    aside = {n: sys.modules.pop(n) for n in list(sys.modules) if n == top or n.startswith(top + ".")}
     before = set(sys.modules)
     sys.path.insert(0, str(project))
     try:
-        module = importlib.import_module(user_code.module_name(rel) or "")
+        module = importlib.import_module(name)
         path = str(project / rel)
         return [t for t in _tools_of(module) if inspect.getsourcefile(t.function) == path]
     finally:
         sys.path.remove(str(project))
-        for name in set(sys.modules) - before:
-            del sys.modules[name]
+        for loaded in set(sys.modules) - before:
+            del sys.modules[loaded]
+        sys.modules.update(aside)
 
 
 def _def_of(tree: ast.Module, tool: Tool) -> ast.FunctionDef | ast.AsyncFunctionDef:
