@@ -16,6 +16,7 @@ from typing import Any
 
 from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED
+from llm_do.bundle.views import entry_name
 
 from ..capabilities import OPEN, PROVIDER, Analysis, Grant, Reach, WorkerView, kind_of
 
@@ -200,3 +201,13 @@ class FlowAnalysis:
         if label == UNTRUSTED and any(g.source == INPUT for g in self.views[worker].grants):
             out[INPUT] = OPEN.approval
         return sorted(out.items())
+
+
+def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
+    """The flow analysis of a bundle document (`views`: `views_of_bundle`, whose grants carry the
+    labels the build wrote and the server-side tools)."""
+    flows = bundle.get("flows") or {}
+    accept = acceptances_of(flows.get("accept") or ())
+    if accept and capabilities is None:
+        capabilities = Analysis(views)
+    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs") == "trusted"), accept, capabilities)
