@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from llm_do.bundle.format import BUNDLE_FORMAT
 from llm_do.compiler.bundle_diff import diff_bundles
 
 

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from llm_do.bundle.flow import INPUT
-
-from ..flows.trifecta import Flow, Leg
-from ..reach_text import gate_text, via_text
+from ..flows.text import leg_text
+from ..flows.trifecta import Flow
 
 STATUS = {"armed": "ARMED: egress with no approval on the way", "gated": "egress behind approval",
           "accepted": "accepted in project.json"}
-
-
-def leg_text(leg: Leg) -> str:
-    """`private fs.read:project/** via reader -> read_file [no approval]`; `untrusted: the run's input`."""
-    if leg.capability == INPUT:
-        return f"{leg.label}: the run's input"
-    return f"{leg.label}: {leg.capability} via {via_text(leg.reach)} [{gate_text(leg.reach)}]"
 
 
 def flow_lines(flow: Flow) -> list[str]:
