@@ -114,7 +114,7 @@ def mcp_labels(server: str, tool: str, policy: LabelPolicy) -> frozenset[str]:
         return declared
     labels = policy.mcp_labels.get(server)
     base = frozenset({UNTRUSTED, EGRESS}) if labels is None else labels
-    return base | {EGRESS} if SENDING_NAME.match(tool) or tool == "*" else base
+    return base | {EGRESS} if SENDING_NAME.match(tool) else base
 
 
 def labels_of(capability: str, policy: LabelPolicy, *, stdlib: bool = False) -> frozenset[str]:
