@@ -22,8 +22,8 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     new_flows = _flows(new, new_views)
     for worker in sorted(set(old_flows) | set(new_flows)):
         before, after = old_flows.get(worker), new_flows.get(worker)
-        armed_before = before is not None and before.status == "armed"
-        armed_after = after is not None and after.status == "armed"
+        armed_before = before is not None and before.armed  # accepted or not: accepting is its own entry
+        armed_after = after is not None and after.armed
         if armed_after and not armed_before and after is not None and after.forms_here:
             changes.append(Change("high", "added", "flow", f"arms the trifecta for {worker}", _status(before), "armed",
                                   worker=worker, detail=[leg_text(leg) for leg in after.legs],
