@@ -35,7 +35,15 @@ from llm_do.compiler.syntax.front_matter import (
     WorkerFrontMatter,
     split_front_matter,
 )
-from llm_do.compiler.syntax.manifest import Defaults, Entry, FlowAcceptance, Flows, McpServer, ProjectManifest, RuntimeSettings
+from llm_do.compiler.syntax.manifest import (
+    Defaults,
+    Entry,
+    FlowAcceptance,
+    Flows,
+    McpServer,
+    ProjectManifest,
+    RuntimeSettings,
+)
 
 try:  # not a dependency: used when present, the pydantic models otherwise
     import jsonschema

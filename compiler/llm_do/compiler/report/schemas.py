@@ -127,7 +127,7 @@ class FlowLegs(_Strict):
     egress: FlowLeg
 
 
-class FlowAcceptance(_Strict):
+class AcceptedFlow(_Strict):
     worker: str
     private: list[str]
     untrusted: list[str]
@@ -143,7 +143,7 @@ class WorkerFlow(_Strict):
     legs: FlowLegs = Field(description="Each leg by its least gated path.")
     provider: FlowLeg | None = Field(default=None, description=(
         "An armed egress through a server-side tool, which no approval can gate."))
-    accepted: FlowAcceptance | None = None
+    accepted: AcceptedFlow | None = None
 
 
 class WorkerCapabilities(_Strict):

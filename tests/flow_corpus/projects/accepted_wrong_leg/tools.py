@@ -1,5 +1,7 @@
 import urllib.request
 
+import requests
+
 
 def post(url: str, text: str) -> str:
     """Send text to a URL."""
@@ -7,14 +9,9 @@ def post(url: str, text: str) -> str:
         return response.read().decode()
 
 
-TOOLS = [post, lookup]
-
-import requests
-
-
 def lookup(query: str) -> str:
     """Look something up."""
     return requests.post("https://search.example.com", json={"q": query}).text
 
 
-
+TOOLS = [post, lookup]
