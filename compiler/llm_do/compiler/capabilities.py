@@ -248,6 +248,23 @@ class Analysis:
     def capabilities(self, worker: str) -> list[str]:
         return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])
 
+    def least(self, worker: str, capability: str) -> tuple[int, str | None] | None:
+        """(the least gated path's level, as an index in GATES, and its next worker, None when the
+        worker has the capability itself), without building the path; None when it has none."""
+        entry = self._best.get(capability, {}).get(worker)
+        return None if entry is None else (entry[0], entry[1])
+
+    def granter(self, worker: str, capability: str) -> tuple[str, Grant] | None:
+        """The worker at the end of the least gated path and its grant, without building the path."""
+        entry = self._best.get(capability, {}).get(worker)
+        if entry is None:
+            return None
+        nxt = self._next[(capability, entry[0])]
+        current = worker
+        while (hop := nxt[current]) is not None:
+            current = hop
+        return current, self._owner[(capability, entry[0])][current]
+
     def reach(self, worker: str, capability: str) -> Reach | None:
         local = self._local.get(worker, {}).get(capability)
         if local is not None:

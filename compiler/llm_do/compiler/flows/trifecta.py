@@ -18,9 +18,10 @@ from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED
 from llm_do.bundle.views import entry_name
 
-from ..capabilities import OPEN, PROVIDER, Analysis, Grant, Reach, WorkerView, kind_of
+from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Grant, Reach, WorkerView, kind_of
 
 LEG = "flow:"
+ASK_RANK = GATES.index(ASK)
 PROVIDER_LEG = "flow:provider"
 ANY = "*"
 
@@ -133,6 +134,7 @@ class FlowAnalysis:
             self._accept.setdefault(a.worker, []).append(a)
         self._capabilities = capabilities
         self._flows: dict[str, Flow | None] = {}
+        self._holders = {label: self.analysis.holders(LEG + label) for label in LABELS}
         self._labelled: dict[str, set[str]] = {}
 
     def flow(self, worker: str) -> Flow | None:
@@ -142,26 +144,43 @@ class FlowAnalysis:
         return self._flows[worker]
 
     def _flow(self, worker: str) -> Flow | None:
-        reaches = [self.analysis.reach(worker, LEG + label) for label in LABELS]
-        if any(r is None for r in reaches):
+        if not self._holds(worker):
             return None
+        reaches = [self.analysis.reach(worker, LEG + label) for label in LABELS]
         legs = tuple(Leg(label, r, self._source(r)) for label, r in zip(LABELS, reaches) if r is not None)
         private, untrusted, egress = legs
         armed = egress.reach.gate != ASK
         provider_reach = self.analysis.reach(worker, PROVIDER_LEG)
         provider = Leg(EGRESS, provider_reach, self._source(provider_reach)) \
             if provider_reach is not None and provider_reach.gate != ASK else None
-        hops = {leg.reach.path[1] if len(leg.reach.path) > 1 else None for leg in legs}
-        forms_here = len(hops) != 1 or None in hops or not self._holds(str(next(iter(hops))))
-        flow = Flow(worker, (private, untrusted, egress), armed, provider, forms_here=forms_here)
+        flow = Flow(worker, (private, untrusted, egress), armed, provider, forms_here=self.forms_here(worker))
         if armed and worker in self._accept:
             accepted = self._accepted(worker, flow)
             if accepted is not None:
-                return Flow(worker, flow.legs, armed, provider, accepted, forms_here)
+                return Flow(worker, flow.legs, armed, provider, accepted, flow.forms_here)
         return flow
 
+    def forms_here(self, worker: str) -> bool:
+        """False when every leg's least gated path starts with the same call, to a worker that
+        holds the trifecta itself: its flow is the one to report."""
+        hops = {least[1] for label in LABELS if (least := self.analysis.least(worker, LEG + label)) is not None}
+        return len(hops) != 1 or None in hops or not self._holds(str(next(iter(hops))))
+
+    def armed(self, worker: str) -> bool | None:
+        """Whether the worker's trifecta is armed (None: it holds none), without building paths."""
+        if not self._holds(worker):
+            return None
+        least = self.analysis.least(worker, LEG + EGRESS)
+        return least is not None and least[0] < ASK_RANK
+
+    def egress_granter(self, worker: str) -> tuple[str, str]:
+        """The worker and the tool (or toolset) that give the egress leg's least gated path."""
+        found = self.analysis.granter(worker, LEG + EGRESS)
+        assert found is not None
+        return found[0], found[1].via
+
     def _holds(self, worker: str) -> bool:
-        return all(self.analysis.reach(worker, LEG + label) is not None for label in LABELS)
+        return all(worker in self._holders[label] for label in LABELS)
 
     def flows(self) -> list[Flow]:
         return [f for w in sorted(self.views) if (f := self.flow(w)) is not None]

@@ -33,25 +33,41 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
         return []
     analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
     out: list[Diagnostic] = []
-    for flow in analysis.flows():
-        if not flow.forms_here or flow.accepted is not None:
+    gated: dict[tuple[str, str], list[str]] = {}
+    """The workers of gated flows by the egress tool they pass: one note per tool, naming them."""
+    provider = any(w.parsed.front.server_side_tools for w in project.workers.values())
+    for worker in sorted(analysis.views, key=lambda w: (w != project.entry, w)):
+        armed = analysis.armed(worker)
+        if armed is None or not analysis.forms_here(worker):
             continue
-        if flow.provider is not None:
-            out.append(_diagnostic("R004", project, flow, flow.provider))
-        elif flow.armed:
-            out.append(_diagnostic("R003", project, flow, flow.egress))
-        else:
-            out.append(_diagnostic("R005", project, flow, flow.egress))
+        if armed or provider:
+            flow = analysis.flow(worker)
+            assert flow is not None
+            if flow.accepted is not None:
+                continue
+            if flow.provider is not None:
+                out.append(_diagnostic("R004", project, flow, flow.provider))
+                continue
+            if flow.armed:
+                out.append(_diagnostic("R003", project, flow, flow.egress))
+                continue
+        if "R005" not in silenced:
+            gated.setdefault(analysis.egress_granter(worker), []).append(worker)
+    for workers in gated.values():
+        first = analysis.flow(workers[0])
+        assert first is not None
+        out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
     return out + _unmatched_acceptances(project, analysis)
 
 
-def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg) -> Diagnostic:
+def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
     private, untrusted, _ = flow.legs
     owner = egress.reach.path[-1]
     final = egress.reach.steps[-1]
     if code == "R005":
-        message = (f"'{flow.worker}' holds the lethal trifecta, with its egress behind approval ({gate_text(egress.reach)}): "
-                   f"{_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
+        others = f" (and {more} more worker{'s' if more != 1 else ''} through the same egress)" if more else ""
+        message = (f"'{flow.worker}'{others} holds the lethal trifecta, with its egress behind approval "
+                   f"({gate_text(egress.reach)}): {_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
         hint = None
     else:
         how = "a server-side tool the provider runs, which no approval can gate" if code == "R004" else "no approval on the way"
