@@ -413,8 +413,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("R005", "gated-trifecta", "info", "A worker holds the lethal trifecta, with its egress behind approval.",
          "The worker can read private data, take in untrusted content and send data out, but every "
          "path to the egress passes an `ask` (or is denied): a person answers before anything leaves. "
-         "At run time the taint gate asks for every egress of a frame that has taken in both, and "
-         "denies it when no one can be asked.",
+         "One note per tool that gives the egress, naming the first worker and how many more pass it.",
          raised_in=("stages.check.flows",)),
     Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
          "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "

@@ -1,8 +1,8 @@
 """The information-flow vocabulary: the labels a capability carries and the project's flow policy
 as the bundle records it (spec/language.md, "flows").
 
-Standard library only: the compiler labels grants with these names, the bundle model declares
-them, and the runtime's taint gate reads them.
+Standard library only: the compiler labels grants with these names and the bundle model declares
+them; a run-time reader of the labels needs nothing else.
 """
 
 from __future__ import annotations
