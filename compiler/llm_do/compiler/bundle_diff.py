@@ -125,7 +125,7 @@ def placed(change: Change, old: dict[str, Any], new: dict[str, Any]) -> Change:
     if change.worker is not None:
         node = new["workers"].get(change.worker) or old["workers"].get(change.worker) or {}
         return replace(change, file=node.get("source"))
-    return replace(change, file="project.json") if change.area in ("project", "mcp", "flow") else change
+    return replace(change, file="project.json") if change.area in ("project", "mcp") else change
 
 
 # --- the project
