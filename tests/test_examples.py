@@ -25,10 +25,11 @@ REQUIRED = {"greeter", "orchestrator", "recursive_summarizer", "python_tools", "
             "templated_reviewer", "legacy_agent"}
 
 # Warnings (and infos) an example is about: python_tools is about project Python, which its
-# single-file worker uses (Y007);  every other example must lint without any diagnostic.
-EXPECTED_WARNINGS: dict[str, list[str]] = {"legacy_agent": ["L002"], "python_tools": ["Y007"]}
+# single-file worker uses (Y007); status_page about the lethal trifecta it notes (R005); every other example must lint without any diagnostic.
+EXPECTED_WARNINGS: dict[str, list[str]] = {"legacy_agent": ["L002"], "python_tools": ["Y007"], "status_page": ["R005"]}
 # Flags its README puts on the exec command line.
-EXEC_FLAGS: dict[str, list[str]] = {"file_organizer": ["--approve-all"], "directory_workers": ["--approve-all"]}
+EXEC_FLAGS: dict[str, list[str]] = {"file_organizer": ["--approve-all"], "directory_workers": ["--approve-all"],
+                                    "status_page": ["--approve-all"]}
 
 
 # --- helpers
@@ -268,6 +269,13 @@ def check_legacy_agent(project: Path, events: list[dict[str, Any]]) -> None:
     assert call["args"]["remaining_depth"] == 1  # input_model_ref: schemas.py:PlannerInput (an AgentArgs)
 
 
+def check_status_page(project: Path, events: list[dict[str, Any]]) -> None:
+    published = (project / "site" / "status.md").read_text(encoding="utf-8")
+    assert published.startswith("Checkout errors in Europe") and "eu-west" not in published
+    (asked,) = events_of(events, "approval_decided", worker="publisher")
+    assert asked["approved"], "the write into the published folder was asked"
+
+
 CHECKS: dict[str, Callable[[Path, list[dict[str, Any]]], None]] = {
     "orchestrator": check_orchestrator,
     "recursive_summarizer": check_recursive_summarizer,
@@ -276,6 +284,7 @@ CHECKS: dict[str, Callable[[Path, list[dict[str, Any]]], None]] = {
     "templated_reviewer": check_templated_reviewer,
     "legacy_agent": check_legacy_agent,
     "directory_workers": check_directory_workers,
+    "status_page": check_status_page,
 }
 
 

@@ -35,7 +35,15 @@ from llm_do.compiler.syntax.front_matter import (
     WorkerFrontMatter,
     split_front_matter,
 )
-from llm_do.compiler.syntax.manifest import Defaults, Entry, McpServer, ProjectManifest, RuntimeSettings
+from llm_do.compiler.syntax.manifest import (
+    Defaults,
+    Entry,
+    FlowAcceptance,
+    Flows,
+    McpServer,
+    ProjectManifest,
+    RuntimeSettings,
+)
 
 try:  # not a dependency: used when present, the pydantic models otherwise
     import jsonschema
@@ -146,6 +154,8 @@ SECTIONS: dict[type[BaseModel], tuple[str, str]] = {
     WorkerFrontMatter: ("language.md", "### Front matter keys"),
     AttachmentPolicy: ("language.md", "### `attachments`"),
     ServerSideTool: ("language.md", "### `server_side_tools`"),
+    Flows: ("language.md", "### `flows`"),
+    FlowAcceptance: ("language.md", "#### Accepting a flow"),
 }
 """Where each model's keys are documented as table rows."""
 
@@ -264,6 +274,8 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "ConditionNot": "### `workers`",
     "ConditionTest": "### `workers`",
     "CapabilityGrant": "### Capabilities",
+    "FlowsNode": "### Information flow",
+    "FlowAcceptanceNode": "### Information flow",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode", "EntryFunctionNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""

@@ -23,6 +23,9 @@ EVERYTHING = {
         "defaults": {"model": "anthropic:claude-sonnet-4-5", "model_settings": {"temperature": 0.2}},
         "vars": {"team": "Research", "rules": ["cite sources", "be brief"], "style": {"tone": "plain"}},
         "suppress": ["G003", "R001", "Y007"],  # R001: `allow search` is meant; Y007: single files using its Python
+        "flows": {"paths": {"notes": "published"},
+                  "accept": [{"worker": "main", "private": ["*"], "untrusted": ["input", "provider:web_search"],
+                              "egress": ["provider:web_search"], "reason": "the topic and the project's notes are public"}]},
     },
     "schemas.py": """
         from pydantic import BaseModel, Field

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from llm_do.bundle.format import BUNDLE_FORMAT
 from llm_do.compiler.bundle_diff import diff_bundles
 
 
@@ -20,7 +21,7 @@ def _doc(workers: int, approval: str, helper_effects: list[str]) -> dict[str, An
     tool = {"hash": f"t-{helper_effects}", "name": "t", "description": "d", "parameters": {}, "approval": "ask",
             "code": _code(helper_effects)}
     return {
-        "bundle_format": 3, "entry": {"worker": "w000"}, "runtime": {"max_depth": 5, "approval_mode": "prompt"},
+        "bundle_format": BUNDLE_FORMAT, "entry": {"worker": "w000"}, "runtime": {"max_depth": 5, "approval_mode": "prompt"},
         "defaults": {}, "sources": {},
         "toolsets": {"tools.TOOLS": {"hash": f"ts-{helper_effects}", "name": "tools.TOOLS", "kind": "python",
                                      "tools": {"t": tool}}},

@@ -201,6 +201,9 @@ LEGACY_PROJECT: Files = {
         "entry": {"agent": "main", "args": {"input": "sample_input.txt"}},
         "agent_files": ["main.agent", "summarizer.agent"],
         "python_files": ["schemas.py"],
+        # web_search is a server-side tool no gate can ask before: the flow it closes is R004 unless accepted
+        "flows": {"accept": [{"worker": "main", "private": ["fs.read:project/**"], "untrusted": ["*"],
+                              "egress": ["provider:web_search"], "reason": "the project's files are public"}]},
     },
     "main.agent": """
         ---

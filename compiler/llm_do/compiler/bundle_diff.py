@@ -30,6 +30,7 @@ from .capabilities import ALLOW, analyse, is_side_effect
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
+from .flow_diff import flow_changes
 from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
@@ -106,6 +107,7 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
         added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
         changes += capability_changes(analyse(old), analyse(new), affected & both, added_nodes,
                                       lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
+    changes += flow_changes(old, new)
     changes = [placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 

@@ -25,6 +25,7 @@ from typing import Any
 from llm_do.bundle.approval import ALLOW, ASK, AUTO, DENY, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.bundle.views import ToolBinding, call_edges, tool_bindings, used_toolsets
 
+from .flows.labels import provider_labels
 from .rule_roots import rules_see_paths_in
 
 CONDITIONAL = "conditional"
@@ -111,8 +112,12 @@ class Grant:
     via: str
     """What gives it in the owner: a tool, an opaque toolset, or the model (for `env:`)."""
     via_kind: str
-    """`tool`, `toolset` or `model`."""
+    """`tool`, `toolset` or `model` (`input` for the run's input, a leg of `flows.trifecta`)."""
     gate: Gate
+    labels: frozenset[str] = frozenset()
+    """Its information-flow labels (`flows.labels`)."""
+    source: str = ""
+    """For a leg of `flows.trifecta`: the capability that gives it."""
 
 
 @dataclass
@@ -243,6 +248,23 @@ class Analysis:
     def capabilities(self, worker: str) -> list[str]:
         return sorted([*self._by_worker.get(worker, ()), *self._local.get(worker, ())])
 
+    def least(self, worker: str, capability: str) -> tuple[int, str | None] | None:
+        """(the least gated path's level, as an index in GATES, and its next worker, None when the
+        worker has the capability itself), without building the path; None when it has none."""
+        entry = self._best.get(capability, {}).get(worker)
+        return None if entry is None else (entry[0], entry[1])
+
+    def granter(self, worker: str, capability: str) -> tuple[str, Grant] | None:
+        """The worker at the end of the least gated path and its grant, without building the path."""
+        entry = self._best.get(capability, {}).get(worker)
+        if entry is None:
+            return None
+        nxt = self._next[(capability, entry[0])]
+        current = worker
+        while (hop := nxt[current]) is not None:
+            current = hop
+        return current, self._owner[(capability, entry[0])][current]
+
     def reach(self, worker: str, capability: str) -> Reach | None:
         local = self._local.get(worker, {}).get(capability)
         if local is not None:
@@ -300,23 +322,29 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
         opaque = {u.toolset: Gate(u.opaque_approval, PYTHON_TOOL_DEFAULT)
                   for u in used_toolsets(node) if u.toolset and u.opaque_approval}
         for grant in node.get("capabilities") or ():
+            labels = frozenset(grant.get("labels") or ())
             if grant.get("tool") is not None:
-                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN)))
+                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN), labels))
             elif grant.get("toolset") is not None:
                 view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset",
-                                         opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT))))
+                                         opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT)), labels))
             else:
-                view.grants.append(Grant(grant["capability"], grant.get("model") or "", "model", OPEN))
+                view.grants.append(Grant(grant["capability"], grant.get("model") or "", "model", OPEN, labels))
         for server_side in node.get("server_side_tools") or ():  # run by the provider: never asked
             kind = server_side.get("tool_type")
             if kind:
-                view.grants.append(Grant(f"{PROVIDER}:{kind}", str(kind), "tool", OPEN))
+                view.grants.append(provider_grant(str(kind)))
         add_attach_grants(view, gates)
         views[name] = view
     function = (bundle.get("entry") or {}).get("function")
     if function:
         views[function["name"]] = entry_function_view(callees.get(function["name"], ()))
     return views
+
+
+def provider_grant(kind: str) -> Grant:
+    """A server-side tool: run by the provider, so no gate asks before it."""
+    return Grant(f"{PROVIDER}:{kind}", kind, "tool", OPEN, provider_labels(kind))
 
 
 def add_attach_grants(view: WorkerView, tools: Collection[str]) -> None:

@@ -10,11 +10,12 @@ call edges (`capabilities.py`), so the bundle grows with the number of workers, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
+from .flows.grant_labels import capability_labels, opaque_mcp_labels, opaque_python_labels, python_tool_labels
+from .flows.labels import NONE, sorted_labels
 from .provider_env import model_env
 
 if TYPE_CHECKING:
@@ -61,30 +62,38 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
     scoped = {u.name: _stdlib_grants(u.name, u.settings) for u in worker.toolsets if u.kind == "stdlib"}
     grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     """(capability, tool, toolset, model) -> the grant; the first of equal keys is kept."""
+
+    def add(key: tuple[str, str, str, str], grant: dict[str, Any], labels: frozenset[str]) -> None:
+        if key not in grants:
+            if labels:
+                grant["labels"] = sorted_labels(labels)
+            grants[key] = grant
+
     for name, tool in worker.tools.items():
         if tool.kind == "worker":
-            caps: Iterable[str] = (f"{CALL}:{tool.worker}",)
-        elif tool.kind == "stdlib":
-            caps = scoped[tool.group].get(name, ())
+            add((f"{CALL}:{tool.worker}", name, "", ""), {"capability": f"{CALL}:{tool.worker}", "tool": name}, NONE)
+            continue
+        if tool.kind == "stdlib":
+            for c in scoped[tool.group].get(name, ()):
+                add((c, name, "", ""), {"capability": c, "tool": name}, capability_labels(project, c, stdlib=True))
         elif tool.kind == "mcp":
-            caps = (mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name)),)
+            c = mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name))
+            add((c, name, "", ""), {"capability": c, "tool": name}, capability_labels(project, c))
         else:
-            caps = python_tool_capabilities(name, _declared(project, worker.name, tool.toolset, name))
-        for c in caps:
-            if (key := (c, name, "", "")) not in grants:
-                grants[key] = {"capability": c, "tool": name}
+            own = f"{CUSTOM}:{name}"
+            for c in python_tool_capabilities(name, _declared(project, worker.name, tool.toolset, name)):
+                labels = python_tool_labels(project, worker, tool) if c == own else capability_labels(project, c)
+                add((c, name, "", ""), {"capability": c, "tool": name}, labels)
     for use in worker.toolsets:
         if use.kind == "mcp" and use.opaque_approval is not None:
-            if (key := (OPAQUE, "", use.name, "")) not in grants:
-                grants[key] = {"capability": OPAQUE, "toolset": use.name}
+            add((OPAQUE, "", use.name, ""), {"capability": OPAQUE, "toolset": use.name}, opaque_mcp_labels(project, use.name))
         if use.kind == "python" and use.opaque_approval is not None:
             for c in [OPAQUE, *_declared_toolset(project, use.name)]:
-                if (key := (c, "", use.name, "")) not in grants:
-                    grants[key] = {"capability": c, "toolset": use.name}
+                labels = opaque_python_labels(project, use.name) if c == OPAQUE else capability_labels(project, c)
+                add((c, "", use.name, ""), {"capability": c, "toolset": use.name}, labels)
     for model in worker_model(project, worker):
         for var in model_env(model):
-            if (key := (f"{ENV}:{var}", "", "", model)) not in grants:
-                grants[key] = {"capability": key[0], "model": model}
+            add((f"{ENV}:{var}", "", "", model), {"capability": f"{ENV}:{var}", "model": model}, NONE)
     # sorted by capability, then tool, toolset, model (an absent key sorts first)
     return [grants[k] for k in sorted(grants)]
 

@@ -393,6 +393,34 @@ RULES: dict[str, Rule] = _rules(
          "may call (directly or further down) has one, so what the worker is told can end up written. "
          "Gate the call (`ask WORKER`), drop the callee, or suppress R002 when that is the design.",
          raised_in=("stages.check.capabilities",)),
+    Rule("R003", "armed-trifecta", "warning", "A worker can read private data, take in untrusted content and send data out, with nobody asked.",
+         "The lethal trifecta: content a third party wrote (an MCP tool's result, a web page, a file "
+         "in a folder others fill, the run's input) can steer the model into sending private data (a "
+         "read of the project, a secret) where others can read it (an MCP server, the network, a "
+         "published folder). The worker holds all three legs through its tools and the workers it "
+         "calls, and the egress leg is reachable with no `ask` on the way. The diagnostic is at the "
+         "tool that gives the egress and names the three least gated paths. Ask for the egress (`ask "
+         "TOOL`, or `ask WORKER` on a call on the way), drop a leg, or accept the flow in project.json "
+         "(`flows.accept`: the worker, the legs and a reason), which reviewers see in `diff`.",
+         raised_in=("stages.check.flows",)),
+    Rule("R004", "provider-trifecta", "error", "A lethal trifecta whose egress is a server-side tool, which no approval can gate.",
+         "A server-side tool (`web_search`, `web_fetch`) is run by the model's provider: it returns "
+         "content anyone can write and its requests carry what the model puts in them, and no run-time "
+         "gate can ask before it. A worker that also reads private data and takes in untrusted "
+         "content can be steered into leaking it through the tool's requests. Move the web tool to a "
+         "worker without private reads, or accept the flow in project.json (`flows.accept`) with a reason.",
+         raised_in=("stages.check.flows",)),
+    Rule("R005", "gated-trifecta", "info", "A worker holds the lethal trifecta, with its egress behind approval.",
+         "The worker can read private data, take in untrusted content and send data out, but every "
+         "path to the egress passes an `ask` (or is denied): a person answers before anything leaves. "
+         "One note per tool that gives the egress, naming the first worker and how many more pass it.",
+         raised_in=("stages.check.flows",)),
+    Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
+         "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "
+         "does not exist, holds no trifecta, or whose egress is behind approval accepts nothing; an "
+         "entry that leaves an armed combination of legs unnamed does not accept the flow. `llm-do "
+         "capabilities` lists each worker's flows and their legs.",
+         raised_in=("stages.check.flows",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files.",

@@ -2,7 +2,7 @@
 
 from typing import Final
 
-BUNDLE_FORMAT: Final = 3
+BUNDLE_FORMAT: Final = 4
 """Version of the format; a runtime refuses a bundle of a format it does not know."""
 
 GENERATED_KEY: Final = "@generated"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 from .approval import Action, Approval, ApprovalMode
+from .flow import Label, PathLabel
 
 
 class CompilerInfo(TypedDict):
@@ -241,6 +242,27 @@ class CapabilityGrant(TypedDict):
     """An opaque toolset that has it (its approval is the toolset's `opaque_approval`)."""
     model: NotRequired[str | None]
     """For `env:`: the model or `compatible_models` pattern that needs it."""
+    labels: NotRequired[list[Label]]
+    """Its information-flow labels, in `flow.LABELS` order; absent: none."""
+
+
+class FlowAcceptanceNode(TypedDict):
+    """A flow the project accepts (project.json `flows.accept`): each leg lists capabilities
+    (`*` any, `input` the run's input for the untrusted leg)."""
+
+    worker: str
+    private: list[str]
+    untrusted: list[str]
+    egress: list[str]
+    reason: str
+
+
+class FlowsNode(TypedDict):
+    """project.json's `flows`: what the run's input is, the labelled folders, the accepted flows."""
+
+    inputs: Literal["untrusted", "trusted"]
+    paths: dict[str, PathLabel]
+    accept: list[FlowAcceptanceNode]
 
 
 class AttachmentPolicyNode(TypedDict):
@@ -290,6 +312,7 @@ Bundle = TypedDict("Bundle", {
     "packages": NotRequired[dict[str, str]],
     "model_factories": NotRequired[dict[str, str]],
     "services": NotRequired[dict[str, list[str]]],
+    "flows": NotRequired[FlowsNode],
     "toolsets": dict[str, ToolsetNode],
     "workers": dict[str, WorkerNode],
 })
@@ -299,6 +322,8 @@ Bundle = TypedDict("Bundle", {
 - `packages`: absent: none.
 - `model_factories`: provider prefix -> the project module whose import registers a model factory
   for it (`llm_do.register_model_factory`); left out when the project registers none.
+- `flows`: project.json's `flows`, left out when it says nothing (inputs untrusted, no labelled
+  folder, no accepted flow).
 - `services`: host service name -> the workers whose tools declare it (`service:NAME` grants,
   sorted); left out when no tool declares one. The runtime checks a run was given them without
   reading workers.

@@ -49,7 +49,8 @@ def test_a_prefix_renames_the_exposed_tools(mcp_build) -> None:
     bundle = mcp_build(mcp_project({**STDIO_SERVER, "prefix": "ec", "allowed_tools": ["echo"]}))
     doc = json.loads(bundle.read_text())
     assert list(doc["toolsets"]["echo"]["tools"]) == ["ec_echo"]
-    assert doc["workers"]["main"]["capabilities"] == [{"capability": "mcp:echo:echo", "tool": "ec_echo"}]
+    assert doc["workers"]["main"]["capabilities"] == [{"capability": "mcp:echo:echo", "tool": "ec_echo",
+                                                     "labels": ["untrusted", "egress"]}]  # an MCP tool by default
 
 
 @pytest.mark.process
@@ -125,7 +126,7 @@ def test_an_opaque_server_is_not_started_and_warns(tmp_path: Path, server_env, m
     doc = json.loads((root / "bundle.lock").read_text())
     assert doc["toolsets"]["echo"]["tools"] == {}
     assert doc["workers"]["main"]["toolsets"] == [{"opaque_approval": "ask", "settings": {}, "toolset": "echo"}]
-    assert doc["workers"]["main"]["capabilities"] == [{"capability": "custom:*", "toolset": "echo"}]
+    assert doc["workers"]["main"]["capabilities"] == [{"capability": "custom:*", "toolset": "echo", "labels": ["untrusted", "egress"]}]
     assert not server_env["pid"].exists()
 
 

@@ -14,10 +14,13 @@ from typing import Any
 
 from llm_do.bundle.views import call_edges, entry_name
 
-from ..capabilities import ALLOW, Analysis, Reach, analyse, is_side_effect, sorted_reaches
+from ..capabilities import ALLOW, Analysis, Reach, is_side_effect, sorted_reaches, views_of_bundle
+from ..flows.labels import sorted_labels
+from ..flows.trifecta import Flow, bundle_flows
 from ..reach_text import gate_text, via_text
 from ..unread import NOT_EVALUATED, UNREAD_KEY, unread
 from . import Renderers
+from .flow_text import flow_lines, flow_markdown
 
 REPORT_FORMAT = 1
 """Version of the JSON document; bumped when a field changes meaning or goes away."""
@@ -31,13 +34,26 @@ class CapabilityReport:
     unknown: dict[str, list[str]] = field(default_factory=dict)
     """Worker -> what it may reach that a `--no-import` reading could not list (`tools of MCP server
     srv`), its own and its callees'; shown as unknown rather than dropped."""
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    """Capability -> its information-flow labels (absent: none)."""
+    flows: dict[str, Flow] = field(default_factory=dict)
+    """Worker -> its lethal trifecta, for the workers that hold one."""
 
 
 def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
-    analysis = analysis or analyse(bundle)
+    views = views_of_bundle(bundle)
+    analysis = analysis or Analysis(views)
     entry = entry_name(bundle)
     order = sorted([*bundle["workers"], *([entry] if entry not in bundle["workers"] else [])], key=lambda w: (w != entry, w))
-    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order}, _unknown(bundle, order))
+    labels: dict[str, set[str]] = {}
+    for view in views.values():
+        for grant in view.grants:
+            if grant.labels:
+                labels.setdefault(grant.capability, set()).update(grant.labels)
+    flow_analysis = bundle_flows(bundle, views, analysis)
+    flows = {w: f for w in order if (f := flow_analysis.flow(w)) is not None}
+    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order}, _unknown(bundle, order),
+                            {c: sorted_labels(ls) for c, ls in sorted(labels.items())}, flows)
 
 
 def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
@@ -76,8 +92,12 @@ def to_text(rep: CapabilityReport) -> str:
         width = max((len(r.capability) for r in reaches), default=0)
         for r in reaches:
             mark = "!" if is_side_effect(r.capability) and r.gate == ALLOW else " "
-            lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]")
+            labels = rep.labels.get(r.capability)
+            flow_labels = f"  ({', '.join(labels)})" if labels else ""
+            lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]{flow_labels}")
         lines += [f" ?{subject}  ({NOT_EVALUATED})" for subject in rep.unknown.get(worker, ())]
+        if worker in rep.flows:
+            lines += flow_lines(rep.flows[worker])
     return "\n".join(lines)
 
 
@@ -86,8 +106,9 @@ def to_json(rep: CapabilityReport) -> str:
         "format": REPORT_FORMAT,
         "entry": rep.entry,
         "workers": [
-            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability)} for r in reaches],
-             "unknown": rep.unknown.get(w, [])}
+            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability),
+                                          "labels": rep.labels.get(r.capability, [])} for r in reaches],
+             "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None}
             for w, reaches in rep.workers.items()
         ],
     }
@@ -113,9 +134,12 @@ def to_markdown(rep: CapabilityReport) -> str:
         if not reaches:
             lines.append("No capabilities.")
             continue
-        lines += ["| Capability | Via | Approval |", "|---|---|---|"]
+        lines += ["| Capability | Via | Approval | Labels |", "|---|---|---|---|"]
         for r in reaches:
-            lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} |")
+            labels = ", ".join(rep.labels.get(r.capability, ()))
+            lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} | {labels} |")
+        if worker in rep.flows:
+            lines += ["", *flow_markdown(rep.flows[worker])]
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ AUTHORITY_LINES = 20
 """Most lines the summary of new authority lists (then a count): it is read first, so it stays short."""
 AUTHORITY = ("added", "widened", "changed")
 """Verbs of changes that can give new authority (high and medium ones do)."""
-AUTHORITY_AREAS = ("capability", "approval", "code", "project", "mcp")
+AUTHORITY_AREAS = ("flow", "capability", "approval", "code", "project", "mcp")
 """Areas that say what the project can do (not what a model reads or how workers are wired)."""
 
 

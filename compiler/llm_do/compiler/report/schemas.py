@@ -106,6 +106,44 @@ class WorkerCapability(_Strict):
     gate: Literal["allow", "conditional", "auto", "ask"] = Field(description="The strongest approval on the path.")
     gated_steps: list[GatedStep]
     side_effect: bool
+    labels: list[Literal["private", "untrusted", "egress"]] = Field(description=(
+        "Its information-flow labels (spec/language.md, `flows`)."))
+
+
+class FlowLeg(_Strict):
+    capability: str = Field(description="What gives the leg: a capability, or `input` (the run's input).")
+    path: list[str] = Field(description="From the worker itself to the one that has it.")
+    tool: str | None = None
+    toolset: str | None = None
+    model: str | None = None
+    input: str | None = Field(default=None, description="`input` when the leg is the run's input.")
+    gate: Literal["allow", "conditional", "auto", "ask"] = Field(description="The strongest approval on the least gated path.")
+    gated_steps: list[GatedStep]
+
+
+class FlowLegs(_Strict):
+    private: FlowLeg
+    untrusted: FlowLeg
+    egress: FlowLeg
+
+
+class AcceptedFlow(_Strict):
+    worker: str
+    private: list[str]
+    untrusted: list[str]
+    egress: list[str]
+    reason: str
+
+
+class WorkerFlow(_Strict):
+    worker: str
+    status: Literal["armed", "gated", "accepted"] = Field(description=(
+        "`armed`: the egress is reachable with no `ask` on the way; `gated`: every path to it is asked; "
+        "`accepted`: armed, and accepted in project.json."))
+    legs: FlowLegs = Field(description="Each leg by its least gated path.")
+    provider: FlowLeg | None = Field(default=None, description=(
+        "An armed egress through a server-side tool, which no approval can gate."))
+    accepted: AcceptedFlow | None = None
 
 
 class WorkerCapabilities(_Strict):
@@ -113,6 +151,7 @@ class WorkerCapabilities(_Strict):
     capabilities: list[WorkerCapability]
     unknown: list[str] = Field(description=(
         "With --no-import: what it or a callee uses that could not be listed (`tools of MCP server srv`)."))
+    flow: WorkerFlow | None = Field(description="The lethal trifecta it holds, if it holds one.")
 
 
 class CapabilitiesDocument(_Strict):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
-from llm_do.bundle.canonical import node_hash, sha256_hex, tagged
+from llm_do.bundle.canonical import node_hash
 from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
 from llm_do.bundle.mcp_sources import server_files
@@ -22,6 +22,7 @@ from llm_do.bundle.model import (
     DefaultsNode,
     EntryFunctionNode,
     EntryNode,
+    FlowsNode,
     SchemaNode,
     ToolNode,
     ToolsetNode,
@@ -38,9 +39,10 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
+from ..code.project_index import project_code_index
 from ..diagnostics import Diagnostic
 from ..facts.records import ClassFact
-from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable, decode, read_regular_file
+from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
 from ..syntax.worker_forms import worker_directory
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
@@ -82,22 +84,6 @@ def _python_tool_node(name: str, description: str | None, parameters: dict | Non
     if code is not None:
         node["code"] = code
     return _hashed(node)
-
-
-def code_index(sources: SourceMap) -> CodeIndex:
-    """The project's Python as the fingerprints read it: the build's sources, else the file read
-    (not made a source: what the run imports is what the import hook verifies)."""
-    def read(rel: str) -> str | None:
-        found = sources.files.get(rel)
-        if found is not None:
-            return found.text
-        try:
-            text = decode(read_regular_file(sources.confined(rel)))
-        except (OSError, OutsideRoot, NotText, Unreadable, ValueError):
-            return None
-        sources.also_read[rel] = tagged(sha256_hex(text.encode()))
-        return text
-    return CodeIndex(read)
 
 
 def _mcp_node(server: McpServerInfo, sources: SourceMap) -> ToolsetNode:
@@ -269,7 +255,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         except (OSError, OutsideRoot, NotText, Unreadable):
             pass
     limits = manifest.runtime.usage_limits
-    index = code_index(sources)
+    index = project_code_index(project)
     toolsets = _toolset_nodes(project, index)  # before `sources`: an MCP server's files are sources too
     doc: Bundle = {
         GENERATED_KEY: GENERATED_NOTICE,
@@ -293,6 +279,10 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
     services = _services(doc["workers"])
     if services:
         doc["services"] = services
+    flows = manifest.flows
+    if flows.inputs != "untrusted" or flows.paths or flows.accept:
+        doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
+                                        "accept": [a.model_dump() for a in flows.accept]})
     if project.facts.model_factories:
         modules = project.facts.modules
         doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}

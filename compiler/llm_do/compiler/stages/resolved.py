@@ -7,7 +7,7 @@ The check, lower and analysis stages read these records; `resolve` (stage 4) bui
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..approvals.nodes import ApprovalRule
 from ..diagnostics import Location
@@ -18,6 +18,10 @@ from .load import LoadedProject
 from .mcp_servers import McpServerInfo
 from .parse import ParsedWorker
 from .resolve_entry import ResolvedEntryFunction
+
+if TYPE_CHECKING:
+    from ..code.fingerprint import CodeIndex
+    from ..flows.labels import LabelPolicy
 
 ToolsetKind = Literal["stdlib", "python", "worker", "mcp"]
 
@@ -147,6 +151,10 @@ class ResolvedProject:
     mcp_servers: dict[str, McpServerInfo] = field(default_factory=dict)
     own_python: dict[str, PythonScope] = field(default_factory=dict)
     """Directory workers' own Python, by worker name."""
+    code_index: CodeIndex | None = field(default=None, repr=False, compare=False)
+    """The project's Python as `ast` reads it, made on first use (`project_code_index`)."""
+    label_policy: LabelPolicy | None = field(default=None, repr=False, compare=False)
+    """What project.json says of paths and MCP servers, made on first use (`flows.grant_labels`)."""
 
     def python_tool(self, worker: str, name: str) -> PythonTool | None:
         """The Python tool `name` as `worker` sees it: its own first, then the project's."""

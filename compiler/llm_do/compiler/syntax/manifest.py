@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_do.bundle.approval import ApprovalMode
+from llm_do.bundle.flow import Label, PathLabel
 
 
 class StrictModel(BaseModel):
@@ -75,6 +76,30 @@ class McpServer(StrictModel):
                                description="Exposed tool names become `PREFIX_NAME` (default: as the server names them).")
     required: bool = Field(default=True, description="Started and checked when a run starts; `false`: when first used.")
     opaque: bool = Field(default=False, description="Its tools are not listed at build (a warning; `custom:*` capabilities).")
+    labels: list[Label] | None = Field(
+        default=None, description="The information-flow labels of its tools (default: `untrusted` and `egress`).")
+    tool_labels: dict[str, list[Label]] = Field(
+        default_factory=dict, description="Labels of single tools, by the server's name of the tool; they replace `labels`.")
+
+
+class FlowAcceptance(StrictModel):
+    """A flow from private data and untrusted content to an egress the project means to have."""
+
+    worker: str = Field(description="The worker (or the entry function's label) the flow is accepted for.")
+    private: list[str] = Field(min_length=1, description="Capabilities of the private leg (`*`: any).")
+    untrusted: list[str] = Field(min_length=1, description="Capabilities of the untrusted leg, `input` for the run's input (`*`: any).")
+    egress: list[str] = Field(min_length=1, description="Capabilities of the egress leg (`*`: any).")
+    reason: str = Field(min_length=1, description="Why the flow is safe or wanted; reviewers read it.")
+
+
+class Flows(StrictModel):
+    """Information flow: what the project's paths and inputs are, and the flows it accepts."""
+
+    inputs: Literal["untrusted", "trusted"] = Field(
+        default="untrusted", description="What a run is given from outside (input, attachments): untrusted unless said otherwise.")
+    paths: dict[str, PathLabel] = Field(
+        default_factory=dict, description="Project folders by label: `private`, `published` (others read it) or `untrusted` (others fill it).")
+    accept: list[FlowAcceptance] = Field(default_factory=list, description="Flows the project means to have.")
 
 
 class ProjectManifest(StrictModel):
@@ -98,6 +123,7 @@ class ProjectManifest(StrictModel):
     mcp_servers: dict[str, McpServer] = Field(
         default_factory=dict, description="MCP servers as toolsets, by the name workers list them under in `toolsets`."
     )
+    flows: Flows = Field(default_factory=Flows, description="Information-flow labels of paths and inputs, and accepted flows.")
 
     @property
     def entry_function(self) -> str | None:

@@ -1,4 +1,4 @@
-"""R001 / R002: what the entry can do with nobody asked, and privilege gained through delegation.
+"""R001 / R002 (and, through `flows`, R003-R006): what the entry can do with nobody asked, and privilege gained through delegation.
 
 The rules run the same analysis as `llm-do capabilities` (`compiler.capabilities`), over views built from
 the resolved project instead of a bundle, so lint and the bundle's readers never disagree.
@@ -27,6 +27,7 @@ from ...capability_grants import worker_grants
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ...reach_text import via_text
 from ..resolved import ResolvedProject
+from .flows import check_flows
 
 WRITE = "fs.write"
 UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})
@@ -35,15 +36,15 @@ UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_
 
 def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     views: dict[str, WorkerView] = {}
-    shared: dict[tuple[str, str, str, int], Grant] = {}
+    shared: dict[tuple[str, str, str, int, tuple[str, ...]], Grant] = {}
     """Grants are values: thousands of workers share a few (capability, tool, gate) triples. The
     key names the gate by id (hashing a Gate hashes its fields); a stored Grant keeps its gate alive."""
 
-    def grant_of(capability: str, via: str, via_kind: str, gate: Gate) -> Grant:
-        key = (capability, via, via_kind, id(gate))
+    def grant_of(capability: str, via: str, via_kind: str, gate: Gate, labels: list[str] | None) -> Grant:
+        key = (capability, via, via_kind, id(gate), tuple(labels or ()))
         found = shared.get(key)
         if found is None:
-            found = shared[key] = Grant(capability, via, via_kind, gate)
+            found = shared[key] = Grant(capability, via, via_kind, gate, frozenset(labels or ()))
         return found
 
     for name, worker in project.workers.items():
@@ -61,11 +62,11 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
             if tool_name is not None:
                 if unknown and (tool_name in unknown or (tool_name in worker.tools and worker.tools[tool_name].group in unknown)):
                     continue  # a tool of a toolset whose settings are invalid: that error says it all
-                out.append(grant_of(grant["capability"], tool_name, "tool", gates[tool_name]))
+                out.append(grant_of(grant["capability"], tool_name, "tool", gates[tool_name], grant.get("labels")))
             elif "toolset" in grant:
-                out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]]))
+                out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]], grant.get("labels")))
             else:
-                out.append(grant_of(grant["capability"], grant["model"], "model", OPEN))
+                out.append(grant_of(grant["capability"], grant["model"], "model", OPEN, None))
         add_attach_grants(view, gates)
     function = project.entry_function
     if function is not None:
@@ -77,12 +78,13 @@ def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagn
     if project.entry not in project.workers and project.entry_function is None:
         return []
     silenced = {c.upper() for c in project.manifest.suppress}
-    if {"R001", "R002"} <= silenced:
-        return []  # nothing to report: skip the analysis (the build of a big project pays for it)
     views = project_views(project)
+    flows = check_flows(project, views, None, silenced)  # R003-R006
+    if {"R001", "R002"} <= silenced:
+        return flows  # nothing more to report: skip the analysis (the build of a big project pays for it)
     analysis = Analysis(views)
     out = [] if "R001" in silenced else _unapproved_side_effects(project, analysis)
-    return out + ([] if "R002" in silenced else _write_through_delegation(project, views, analysis))
+    return flows + out + ([] if "R002" in silenced else _write_through_delegation(project, views, analysis))
 
 
 def _owner_location(project: ResolvedProject, reach: Reach) -> Location:

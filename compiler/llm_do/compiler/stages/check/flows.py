@@ -1,0 +1,117 @@
+"""R003 / R004 / R005 / R006: the lethal trifecta over call paths, and flow acceptances that match
+nothing.
+
+The rule runs `flows.trifecta` over the same views as R001/R002 (`capabilities.project_views`),
+with the server-side tools added as grants: lint, `capabilities` and `diff` see the same flows.
+"""
+
+from __future__ import annotations
+
+from llm_do.bundle.flow import INPUT, TRUSTED
+
+from ...capabilities import Analysis, Grant, WorkerView, provider_grant
+from ...diagnostics import Diagnostic, Location, Related, diagnostic
+from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
+from ...reach_text import gate_text, via_text
+from ..resolved import ResolvedProject
+
+
+def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
+    """The flow analysis of a resolved project (`views`: `project_views`)."""
+    extra: dict[str, list[Grant]] = {
+        name: [provider_grant(t.tool_type) for t in w.parsed.front.server_side_tools]
+        for name, w in project.workers.items() if w.parsed.front.server_side_tools}
+    flows = project.manifest.flows
+    accept = acceptances_of(a.model_dump() for a in flows.accept)
+    return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept,
+                        capabilities if accept else None)
+
+
+def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None,
+                silenced: set[str]) -> list[Diagnostic]:
+    if silenced >= {"R003", "R005", "R006"} and not any(w.parsed.front.server_side_tools for w in project.workers.values()):
+        return []
+    analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
+    out: list[Diagnostic] = []
+    gated: dict[tuple[str, str], list[str]] = {}
+    """The workers of gated flows by the egress tool they pass: one note per tool, naming them."""
+    provider = any(w.parsed.front.server_side_tools for w in project.workers.values())
+    for worker in sorted(analysis.views, key=lambda w: (w != project.entry, w)):
+        armed = analysis.armed(worker)
+        if armed is None or not analysis.forms_here(worker):
+            continue
+        if armed or provider:
+            flow = analysis.flow(worker)
+            assert flow is not None
+            if flow.accepted is not None:
+                continue
+            if flow.provider is not None:
+                out.append(_diagnostic("R004", project, flow, flow.provider))
+                continue
+            if flow.armed:
+                out.append(_diagnostic("R003", project, flow, flow.egress))
+                continue
+        if "R005" not in silenced:
+            gated.setdefault(analysis.egress_granter(worker), []).append(worker)
+    for workers in gated.values():
+        first = analysis.flow(workers[0])
+        assert first is not None
+        out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
+    return out + _unmatched_acceptances(project, analysis)
+
+
+def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
+    private, untrusted, _ = flow.legs
+    owner = egress.reach.path[-1]
+    final = egress.reach.steps[-1]
+    if code == "R005":
+        others = f" (and {more} more worker{'s' if more != 1 else ''} through the same egress)" if more else ""
+        message = (f"'{flow.worker}'{others} holds the lethal trifecta, with its egress behind approval "
+                   f"({gate_text(egress.reach)}): {_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
+        hint = None
+    else:
+        how = "a server-side tool the provider runs, which no approval can gate" if code == "R004" else "no approval on the way"
+        message = (f"'{flow.worker}' can be steered by untrusted content into sending private data out, with {how}: "
+                   f"{_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
+        hint = (f"drop `{final.via}` from '{owner}' or the private or untrusted leg"
+                if code == "R004" else f"add `ask {final.via}` to the approvals of '{owner}'")
+        hint += f", or accept the flow in project.json (`flows.accept`: worker '{flow.worker}', the legs and a reason)"
+    related = [Related(message=f"{leg.label} leg: {_leg_text(leg)}", **_leg_location(project, flow, leg).model_dump())
+               for leg in (private, untrusted)]
+    return diagnostic(code, message, _leg_location(project, flow, egress), hint=hint, related=related)
+
+
+def _leg_text(leg: Leg) -> str:
+    if leg.capability == INPUT:
+        return f"{leg.label}: the run's input"
+    return f"{leg.label}: {leg.capability} via {' -> '.join(leg.reach.path)} -> {via_text(leg.reach).rsplit(' -> ', 1)[-1]}"
+
+
+def _leg_location(project: ResolvedProject, flow: Flow, leg: Leg) -> Location:
+    owner_name = leg.reach.path[-1]
+    owner = project.workers.get(owner_name)
+    if owner is None:  # the entry function
+        return project.loaded.at("entry", "function") if project.entry_function is not None else project.loaded.at()
+    final = leg.reach.steps[-1]
+    tool = owner.tools.get(final.via) if final.via_kind == "tool" else None
+    if tool is not None:
+        return tool.at
+    use = next((u for u in owner.toolsets if u.name == final.via), None)
+    return use.at if use is not None else owner.parsed.name_location
+
+
+def _unmatched_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for i, entry in enumerate(project.manifest.flows.accept):
+        flow = analysis.flow(entry.worker) if entry.worker in analysis.views else None
+        if flow is None:
+            problem = "no such worker" if entry.worker not in analysis.views else "it holds no trifecta"
+        elif flow.accepted is None and flow.armed:
+            problem = "its legs are not all named (an armed combination is left)"
+        elif not flow.armed:
+            problem = "its egress is behind approval already"
+        else:
+            continue
+        out.append(diagnostic("R006", f"the flow acceptance for '{entry.worker}' matches nothing: {problem}",
+                              project.loaded.at("flows", "accept", i, key=False), hint="remove the entry, or name the legs `llm-do capabilities` shows"))
+    return out

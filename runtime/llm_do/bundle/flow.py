@@ -1,0 +1,28 @@
+"""The information-flow vocabulary: the labels a capability carries and the project's flow policy
+as the bundle records it (spec/language.md, "flows").
+
+Standard library only: the compiler labels grants with these names and the bundle model declares
+them; a run-time reader of the labels needs nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Label = Literal["private", "untrusted", "egress"]
+"""`private`: can read data the owner would not publish; `untrusted`: returns content a third
+party can write; `egress`: can send data where others can read it."""
+
+PRIVATE: Final = "private"
+UNTRUSTED: Final = "untrusted"
+EGRESS: Final = "egress"
+LABELS: Final[tuple[Label, ...]] = ("private", "untrusted", "egress")
+"""Every label, in the order reports list the legs of a flow."""
+
+PathLabel = Literal["private", "published", "untrusted"]
+"""What project.json may say of one of its folders (`flows.paths`)."""
+
+PUBLISHED: Final = "published"
+INPUT: Final = "input"
+"""The leg name of what a run is given from outside (the entry's input and attachments)."""
+TRUSTED: Final = "trusted"

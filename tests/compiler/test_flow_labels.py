@@ -1,0 +1,60 @@
+"""The information-flow labels' defaults (spec/language.md, "flows"): pure functions, no project."""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_do.compiler.code.effects import ENVIRONMENT, NETWORK, PROCESS, WRITE
+from llm_do.compiler.flows.labels import LabelPolicy, labels_of, policy_of, python_labels
+
+NONE: frozenset[str] = frozenset()
+P, U, E = "private", "untrusted", "egress"
+FOLDERS = policy_of({"inbox/": "untrusted", "site": "published", "site/drafts": "private"}, {})
+
+
+@pytest.mark.parametrize(("capability", "labels"), [
+    ("fs.read:project/**", {P, U}),  # covers the inbox others fill
+    ("fs.read:project/docs/**", {P}),
+    ("fs.read:project/inbox/**/*.md", {U}),
+    ("fs.read:project/site/**", {P}),  # published, but it covers site/drafts
+    ("fs.read:project/site/css/**", NONE),
+    ("fs.read:cwd/**", {P}),
+    ("fs.read:/etc/**", {P}),
+    ("fs.write:project/**", {E}),  # covers the published site
+    ("fs.write:project/notes/**", NONE),
+    ("fs.write:project/site/**", {E}),
+    ("fs.write:project/site/drafts/**", NONE),
+    ("fs.write:/tmp/**", {E}),
+    ("net:api.example.com", {U, E}),
+    ("egress:slack", {E}),
+    ("private", {P}),
+    ("provider:web_search", {U, E}),
+    ("provider:code_execution", NONE),
+    ("env:ANTHROPIC_API_KEY", NONE),
+    ("call:helper", NONE),
+    ("service:catalog", NONE),
+])
+def test_capability_labels(capability: str, labels: set[str]) -> None:
+    assert labels_of(capability, FOLDERS) == labels
+
+
+def test_a_process_is_egress_unless_the_stdlib_shell_runs_it() -> None:
+    assert labels_of("proc.exec:cat,git,grep", LabelPolicy(), stdlib=True) == NONE
+    assert labels_of("proc.exec:git", LabelPolicy()) == {U, E}
+
+
+def test_mcp_tools_are_untrusted_egress_unless_said_otherwise_and_names_only_sharpen() -> None:
+    policy = policy_of({}, {"docs": (["untrusted"], {"get_secret": ["private"]}), "gh": (None, {})})
+    assert labels_of("mcp:gh:get_issue", policy) == {U, E}
+    assert labels_of("mcp:docs:search", policy) == {U}
+    assert labels_of("mcp:docs:send_feedback", policy) == {U, E}  # the name says it sends
+    assert labels_of("mcp:docs:get_secret", policy) == {P}  # a tool's own labels replace everything
+    assert labels_of("mcp:docs:*", policy) == {U}  # an opaque server: what the project says of it
+
+
+def test_python_effects_label_an_undeclared_tool() -> None:
+    assert python_labels([NETWORK]) == {U, E}
+    assert python_labels([PROCESS]) == {U, E}
+    assert python_labels([WRITE]) == {E}
+    assert python_labels([ENVIRONMENT]) == NONE  # its own credentials: no leg
+    assert python_labels([]) == NONE

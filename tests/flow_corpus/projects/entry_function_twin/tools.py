@@ -1,0 +1,17 @@
+import urllib.request
+
+
+def post(url: str, text: str) -> str:
+    """Send text to a URL."""
+    with urllib.request.urlopen(url, data=text.encode()) as response:
+        return response.read().decode()
+
+
+TOOLS = [post]
+
+
+async def main(input, ctx):
+    notes = await ctx.call("reader", input)
+    return await ctx.call("sender", notes)
+
+CAPABILITIES = {"post": ["egress"]}

@@ -1,0 +1,7 @@
+def notify(text: str) -> str:
+    """Notify the team."""
+    return "sent"
+
+
+TOOLS = [notify]
+CAPABILITIES = {"notify": []}
