@@ -146,7 +146,8 @@ async def call_worker_async(
     (or its `deps`). The seed API's form, `call_worker_async(registry=..., worker=...,
     input_data=..., caller_context=ctx, attachments=...)`, is the same call: `registry` must be
     the caller's own bundle (a call runs in its caller's run), and the caller's `calls` decide
-    which workers it may reach."""
+    which workers it may reach. In the first form (`ctx` and `name` positional), `worker=` is an
+    input field like any other keyword."""
     deps, name, args = _call(ctx, name, args, kwargs, registry, worker, input_data, caller_context, attachments)
     return await deps.call_worker(name, *args, **kwargs)
 
@@ -182,6 +183,9 @@ def _call(
     """The caller's context, the callee and the input of a call from Python, in either form."""
     if (ctx is None) == (caller_context is None):
         raise InputProblem("give the caller's context once: first, or as caller_context= (the seed API's name)")
+    if ctx is not None and name is not None and worker is not None:
+        kwargs["worker"] = worker  # the callee is named already: `worker=` is an input field, as before the seed API
+        worker = None
     if (name is None) == (worker is None):
         raise InputProblem("name the worker to call once: second, or as worker= (the seed API's name)")
     context = ctx if ctx is not None else caller_context
