@@ -61,6 +61,10 @@ def _imported(project: Path, rel: str) -> list[Tool]:
     # Another test may have imported a module of the same name (`tools`) from another project:
     # set it aside, so this import finds the file of this project, and put it back after.
     aside = {n: sys.modules.pop(n) for n in list(sys.modules) if n == top or n.startswith(top + ".")}
+    # A run earlier in this process left llm-do's verified-import finder first on sys.meta_path,
+    # serving another bundle's `tools`: import as the build's child does, without it.
+    finders = list(sys.meta_path)
+    sys.meta_path[:] = [f for f in finders if type(f).__module__ != "llm_do.runtime.verified_imports"]
     before = set(sys.modules)
     sys.path.insert(0, str(project))
     try:
@@ -72,6 +76,7 @@ def _imported(project: Path, rel: str) -> list[Tool]:
         for loaded in set(sys.modules) - before:
             del sys.modules[loaded]
         sys.modules.update(aside)
+        sys.meta_path[:] = finders
 
 
 def _def_of(tree: ast.Module, tool: Tool) -> ast.FunctionDef | ast.AsyncFunctionDef:
