@@ -98,7 +98,7 @@ def diff_schema() -> str:
     from llm_do.compiler.report.schemas import DiffDocument
 
     return _schema(
-        DiffDocument, "diff:1", "llm-do diff --format json (format 1)",
+        DiffDocument, "diff:2", "llm-do diff --format json (format 2)",
         "What `llm-do diff OLD NEW --format json` prints. Generated from "
         "llm_do.compiler.report.schemas.DiffDocument by spec/generate.py; see spec/diff.md.",
         by_alias=True,

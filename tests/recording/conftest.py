@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.projects import Files, build_project
+from tests.support.projects import Files, build_project, forgetting_user_modules
 
 
 @pytest.fixture
@@ -24,15 +23,5 @@ def build(tmp_path: Path) -> Callable[..., Path]:
 @pytest.fixture(autouse=True)
 def _forget_user_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Runs import the project's Python: forget it after each test, so the next project imports its own."""
-    base = str(tmp_path_factory.getbasetemp())
-
-    def forget() -> None:
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(base):
-                del sys.modules[name]
-
-    forget()
-    path_before = list(sys.path)
-    yield
-    forget()
-    sys.path[:] = path_before
+    with forgetting_user_modules(str(tmp_path_factory.getbasetemp())):
+        yield

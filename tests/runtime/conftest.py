@@ -10,7 +10,6 @@ own.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,14 @@ import pytest
 
 from tests.support.durable import DURABLE_PROJECT
 from tests.support.postgres import postgres_cluster
-from tests.support.projects import PYTHON_PROJECT, SCHEMA_PROJECT, Files, build_project, copy_project
+from tests.support.projects import (
+    PYTHON_PROJECT,
+    SCHEMA_PROJECT,
+    Files,
+    build_project,
+    copy_project,
+    forgetting_user_modules,
+)
 
 
 @pytest.fixture
@@ -51,18 +57,8 @@ def script(tmp_path: Path) -> Callable[..., Path]:
 def _forget_user_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A run imports the project's Python (`tools`, `schemas`) into this process: forget those
     modules and their sys.path entries after each test, so the next project imports its own."""
-    base = str(tmp_path_factory.getbasetemp())
-
-    def forget() -> None:
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(base):
-                del sys.modules[name]
-
-    forget()
-    path_before = list(sys.path)
-    yield
-    forget()
-    sys.path[:] = path_before
+    with forgetting_user_modules(str(tmp_path_factory.getbasetemp())):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,9 @@ tests that share a Python project build it once into a template and run a copy (
 from __future__ import annotations
 
 import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +247,22 @@ LEGACY_PROJECT: Files = {
         """,
     "sample_input.txt": "Lorem ipsum.\n",
 }
+
+
+@contextmanager
+def forgetting_user_modules(base: str) -> Iterator[None]:
+    """A run imports the project's Python (`tools`, `schemas`) into this process: forget the modules
+    loaded from under `base` (the session's temporary folders) and restore sys.path, before and
+    after, so the next project imports its own."""
+    def forget() -> None:
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(base):
+                del sys.modules[name]
+
+    forget()
+    path_before = list(sys.path)
+    try:
+        yield
+    finally:
+        forget()
+        sys.path[:] = path_before
