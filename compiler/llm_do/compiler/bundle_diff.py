@@ -26,7 +26,7 @@ from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
-from .capabilities import ALLOW, analyse, is_side_effect
+from .capabilities import ALLOW, Analysis, analyse, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
@@ -102,12 +102,15 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     both = set(ow) & set(nw) | ({entry_name(old)} & {entry_name(new)} & functions)
     if old["entry"].get("function") != new["entry"].get("function"):
         touched |= functions
+    views = views_of_bundle(old), views_of_bundle(new)  # read once, for capabilities and flows
+    analyses = None
     if touched:
         affected = callers_of(touched, old_edges) | callers_of(touched, new_edges)
         added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
-        changes += capability_changes(analyse(old), analyse(new), affected & both, added_nodes,
+        analyses = Analysis(views[0]), Analysis(views[1])
+        changes += capability_changes(*analyses, affected & both, added_nodes,
                                       lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
-    changes += flow_changes(old, new)
+    changes += flow_changes(old, new, views, analyses)
     changes = [placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .capabilities import Analysis, views_of_bundle
+from .capabilities import Analysis, WorkerView
 from .diff_change import Change
 from .flows.text import leg_text
 from .flows.trifecta import Flow, bundle_flows
 
 
-def flow_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    old_views, new_views = views_of_bundle(old), views_of_bundle(new)
+def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str, WorkerView], dict[str, WorkerView]],
+                 analyses: tuple[Analysis, Analysis] | None = None) -> list[Change]:
+    """`views`: each side's `views_of_bundle`; `analyses`: their capability analyses, when the
+    diff made them already (an acceptance needs them)."""
+    old_views, new_views = views
     changes = _label_changes(old_views, new_views) + _policy_changes(old, new)
-    old_flows = _flows(old, old_views)
-    new_flows = _flows(new, new_views)
+    old_flows = _flows(old, old_views, analyses[0] if analyses else None)
+    new_flows = _flows(new, new_views, analyses[1] if analyses else None)
     for worker in sorted(set(old_flows) | set(new_flows)):
         before, after = old_flows.get(worker), new_flows.get(worker)
         armed_before = before is not None and before.armed  # accepted or not: accepting is its own entry
@@ -45,8 +48,8 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     return changes
 
 
-def _flows(doc: dict[str, Any], views: dict[str, Any]) -> dict[str, Flow]:
-    analysis = bundle_flows(doc, views, Analysis(views) if (doc.get("flows") or {}).get("accept") else None)
+def _flows(doc: dict[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None) -> dict[str, Flow]:
+    analysis = bundle_flows(doc, views, capabilities)  # it analyses capabilities itself when an acceptance needs them
     return {f.worker: f for f in analysis.flows()}
 
 
