@@ -274,3 +274,31 @@ def test_the_seed_keywords_said_twice_are_refused(registry: Path) -> None:
         run_worker(registry, registry=registry, input_data="x")
     with pytest.raises(InputProblem, match="give the input once"):
         run_worker(registry=registry, input_data="x", input="y")
+
+
+def test_call_worker_ends_when_the_run_cancels_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync tool waiting in `call_worker` is not left blocked forever when the run stops (Ctrl-C,
+    `--timeout`) and cancels the call it started on the run's loop."""
+    import concurrent.futures
+
+    from llm_do.runtime import api
+    from llm_do.runtime.call_scope import RUN_LOOP
+
+    async def never_answers(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(api, "call_worker_async", never_answers)
+
+    async def run() -> None:
+        RUN_LOOP.set(asyncio.get_running_loop())
+        waiting = asyncio.ensure_future(asyncio.to_thread(api.call_worker, None, "w"))
+        while not [t for t in asyncio.all_tasks() if t.get_coro().__name__ == "never_answers"]:
+            await asyncio.sleep(0.01)
+        for task in asyncio.all_tasks():
+            if task.get_coro().__name__ == "never_answers":
+                task.cancel()
+        # the tool's wait ends cancelled (not a TimeoutError: a thread still blocked)
+        with pytest.raises((asyncio.CancelledError, concurrent.futures.CancelledError)):
+            await asyncio.wait_for(waiting, timeout=5)
+
+    asyncio.run(run())

@@ -167,10 +167,16 @@ def call_worker(*args: Any, **kwargs: Any) -> Any:
         raise InputProblem("call_worker is for a synchronous tool during a run; from host code use run_worker")
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
+    def settle(task: asyncio.Task[Any]) -> None:
+        if task.cancelled():  # the run was stopped (Ctrl-C, --timeout): the waiting tool thread ends too
+            done.cancel()
+        elif (exc := task.exception()) is not None:
+            done.set_exception(exc)
+        else:
+            done.set_result(task.result())
+
     def start() -> None:
-        task = loop.create_task(call_worker_async(*args, **kwargs))
-        task.add_done_callback(lambda t: done.set_exception(t.exception()) if t.exception() is not None
-                               else done.set_result(t.result()))
+        loop.create_task(call_worker_async(*args, **kwargs)).add_done_callback(settle)
 
     loop.call_soon_threadsafe(start, context=contextvars.copy_context())
     return done.result()
