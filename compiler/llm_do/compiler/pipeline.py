@@ -13,7 +13,9 @@ from typing import Any
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
-from .incremental.splice import emit_spliced, node_packs
+from .incremental.front_matter_cache import FrontMatterCache
+from .incremental.packs import user_packs
+from .incremental.splice import emit_spliced
 from .stages.check import check
 from .stages.emit import emit
 from .stages.entry_mark import apply_entry_mark
@@ -38,6 +40,8 @@ class CompileResult:
     import_checks: list[dict[str, Any]] | None = None
     """The checks of the introspection answers the build used (`facts.import_checks`); None when
     an answer was used that nothing can tell is still true (no cache, or it could not be kept)."""
+    front_matter_reused: int = 0
+    """How many workers' front matter was taken as the last build read it (`incremental.front_matter_cache`)."""
     spliced: int = 0
     """How many nodes of the bundle were written from the text the last build kept (`incremental.splice`)."""
 
@@ -65,11 +69,16 @@ def compile_project(
         result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
         return result
     parsed: list[ParsedWorker] = []
+    packs = user_packs() if cache else None
+    front_matter = FrontMatterCache(packs, loaded.root) if packs is not None else None
     for source in read_sources(loaded, diagnostics):
-        worker, found = parse_worker(source)
+        worker, found = parse_worker(source, front_matter.load) if front_matter is not None else parse_worker(source)
         diagnostics.extend(found)
         if worker is not None:
             parsed.append(worker)
+    if front_matter is not None:
+        front_matter.save()
+        result.front_matter_reused = front_matter.reused
     diagnostics.extend(apply_entry_mark(loaded, parsed))
     unknowns = _unknowns(loaded, parsed)
     refs, found = collect_refs(parsed)
@@ -94,7 +103,6 @@ def compile_project(
     if emit_bundle and result.ok:
         lock_at = (lock_dir or loaded.root).resolve()
         doc = lower(resolved, instructions, lock_at)
-        packs = node_packs() if cache else None
         if packs is None:
             result.bundle = emit(doc)
         else:

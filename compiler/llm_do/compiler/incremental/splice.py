@@ -10,18 +10,14 @@ it: the bytes are exactly a clean build's. A span is used only when it reads as 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.canonical import HASH_KEY, seal
 from llm_do.bundle.format import BUNDLE_FORMAT
-from llm_do.bundle.version import VERSION
 
-from ..build_record import code_stamp
-from ..user_cache import cache_folder
-from .node_packs import FOLDER, NodePacks, Spans
+from .packs import SignedPacks, code_material
 
 FORMAT = 1
 SECTIONS = ("toolsets", "workers")
@@ -31,14 +27,11 @@ _OPEN = "\n" + "  " * NODE_LEVEL
 _CLOSE = (_OPEN + "}").encode()
 _HASH_LINE = _OPEN + "  " + json.dumps(HASH_KEY) + ": "
 
-
-def node_packs() -> NodePacks | None:
-    """The user's node packs; None when caching is off (`LLM_DO_NO_CACHE`) or there is no cache directory."""
-    folder = cache_folder(FOLDER)
-    return None if folder is None else NodePacks(folder)
+Spans = dict[str, list[int]]
+"""A node's hash -> the start and end of its text in the pack's bytes."""
 
 
-def emit_spliced(doc: Mapping[str, Any], packs: NodePacks, root: Path, lock_dir: Path) -> tuple[bytes, int]:
+def emit_spliced(doc: Mapping[str, Any], packs: SignedPacks, root: Path, lock_dir: Path) -> tuple[bytes, int]:
     """The sealed bytes of `doc` (exactly `emit(doc)`'s) and how many nodes were spliced; keeps the
     pack for the next build of the lock in `lock_dir`."""
     material = _material(root, lock_dir)
@@ -68,14 +61,14 @@ def node_spans(data: bytes, doc: Mapping[str, Any]) -> Spans:
             continue
         at = data.index(f'\n  {json.dumps(section)}: {{'.encode())
         for name in sorted(nodes):
-            key = f"{_OPEN}{json.encoder.encode_basestring(name)}: ".encode()  # type: ignore[attr-defined]
+            key = f"{_OPEN}{json.encoder.encode_basestring(name)}: ".encode()
             start = data.index(key, at) + len(key)
             at = data.index(_CLOSE, start) + len(_CLOSE)
             spans[nodes[name][HASH_KEY]] = [start, at]
     return spans
 
 
-def _node_text(data: bytes, spans: Spans, node_hash: str) -> str | None:
+def _node_text(data: bytes, spans: Mapping[str, Any], node_hash: str) -> str | None:
     span = spans.get(node_hash)
     if not isinstance(span, list) or len(span) != 2 or not all(isinstance(i, int) for i in span):
         return None
@@ -92,5 +85,4 @@ def _node_text(data: bytes, spans: Spans, node_hash: str) -> str | None:
 
 
 def _material(root: Path, lock_dir: Path) -> dict[str, Any]:
-    return {"format": FORMAT, "bundle_format": BUNDLE_FORMAT, "llm_do": [VERSION, code_stamp()],
-            "python": sys.version, "root": str(root), "lock_dir": str(lock_dir)}
+    return {"nodes": FORMAT, "bundle_format": BUNDLE_FORMAT, **code_material(), "root": str(root), "lock_dir": str(lock_dir)}

@@ -1,7 +1,7 @@
-"""One pack per lock in the user's cache: the bytes the last build wrote and where the text of each
-node (a worker's, a toolset's) lies in them, by the node's hash.
+"""Packs in the user's cache: bytes with an index (a JSON object), by key material, for what an
+incremental build keeps of the last build of a project (`splice`, `front_matter_cache`).
 
-A pack is a JSON header line (its key material and the spans), a line with the HMAC of the header
+A pack is a JSON header line (its key material and the index), a line with the HMAC of the header
 and the bytes under the cache folder's key (`user_cache.folder_secret`), then the bytes. Nothing
 read back runs code. A pack that does not decode, was kept for other key material, or whose HMAC
 does not verify reads as absent; writes are atomic (a concurrent build reads the old pack or the
@@ -14,30 +14,41 @@ import hashlib
 import hmac
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
+from llm_do.bundle.version import VERSION
 from llm_do.toolkit.files import atomic_write
 
-from ..user_cache import folder_secret, prune
+from ..build_record import code_stamp
+from ..user_cache import cache_folder, folder_secret, prune
 
-FOLDER = "nodes"
+FOLDER = "incremental"
 MAX_BYTES = 256 * 1024 * 1024
-"""About twenty packs of a 3,000-worker project (12 MB each)."""
-
-Spans = dict[str, list[int]]
-"""A node's hash -> the start and end of its text in the pack's bytes."""
+"""About twenty 3,000-worker projects (a 12 MB lock each)."""
 
 
-class NodePacks:
+def user_packs() -> SignedPacks | None:
+    """The user's packs; None when caching is off (`LLM_DO_NO_CACHE`) or there is no cache directory."""
+    folder = cache_folder(FOLDER)
+    return None if folder is None else SignedPacks(folder)
+
+
+def code_material() -> dict[str, Any]:
+    """What decides how llm-do computes what a pack keeps: its version and code, the interpreter."""
+    return {"llm_do": [VERSION, code_stamp()], "python": sys.version}
+
+
+class SignedPacks:
     """The packs under `folder`, one per key material (any JSON value)."""
 
     def __init__(self, folder: Path, *, max_bytes: int = MAX_BYTES) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
 
-    def read(self, material: Any) -> tuple[bytes, Spans] | None:
-        """The bytes and spans kept for `material`, or None."""
+    def read(self, material: Any) -> tuple[bytes, dict[str, Any]] | None:
+        """The bytes and index kept for `material`, or None."""
         path = self.path(material)
         try:
             raw = path.read_bytes()
@@ -56,18 +67,18 @@ class NodePacks:
             entry = json.loads(header)
         except ValueError:
             return None
-        if not isinstance(entry, dict) or entry.get("key") != material or not isinstance(entry.get("spans"), dict):
+        if not isinstance(entry, dict) or entry.get("key") != material or not isinstance(entry.get("index"), dict):
             return None
         try:
             os.utime(path)  # pruning removes the least recently used first
         except OSError:
             pass
-        return data, entry["spans"]
+        return data, entry["index"]
 
-    def write(self, material: Any, data: bytes, spans: Spans) -> None:
-        """Keep `data` and its `spans` for `material`; a cache that cannot be written is no error."""
+    def write(self, material: Any, data: bytes, index: dict[str, Any]) -> None:
+        """Keep `data` and its `index` for `material`; a cache that cannot be written is no error."""
         path = self.path(material)
-        header = json.dumps({"key": material, "spans": spans}, sort_keys=True, separators=(",", ":")).encode()
+        header = json.dumps({"key": material, "index": index}, sort_keys=True, separators=(",", ":")).encode()
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             secret = folder_secret(self.folder, create=True)
