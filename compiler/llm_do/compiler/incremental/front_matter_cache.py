@@ -96,16 +96,17 @@ def _decoded(raw: bytes) -> YamlDocument | None:
 
 def _exact(value: Any) -> bool:
     """Whether JSON gives `value` back with the same types: strings as keys, finite numbers."""
-    if value is None or isinstance(value, (str, bool, int)):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
         return True
-    if isinstance(value, float):
+    if kind is float:
         return math.isfinite(value)
-    if isinstance(value, list):
-        return all(_exact(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _exact(v) for k, v in value.items())
+    if kind is list:
+        return all(map(_exact, value))
+    if kind is dict:
+        return all(type(k) is str and _exact(v) for k, v in value.items())
     return False
 
 
 def _exact_path(path: list[Any]) -> bool:
-    return all(isinstance(p, str) or (isinstance(p, int) and not isinstance(p, bool)) for p in path)
+    return all(type(p) is str or type(p) is int for p in path)
