@@ -12,7 +12,10 @@ alternate the two, so a change in the machine's load falls on both alike:
   full compile) -- goal < 0.2 s;
 - build of examples/python_tools, unchanged -- goal < 0.3 s;
 - build and `build --check` of 3,000 workers, unchanged -- check goal < 0.3 s; and `build --check`
-  after one worker was edited (the lock is stale: exit 1);
+  after one worker was edited (the lock is stale: exit 1); and `build` after one worker was edited
+  (an incremental build: the others' front matter and node texts from the last build) -- goal < 0.5 s;
+  and `build` of 3,000 workers with an empty cache folder (a cold build, which also fills the cache):
+  against the baseline, no slower;
 - `python -c pass` and `llm-do --version`, the fixed cost of every row, to scale the others by on a
   loaded machine;
 - `exec` of the 3,000-worker bundle against the 1-worker bundle (bench/exec_bench.py (b)) --
@@ -34,8 +37,11 @@ from _common import Series, bench_env, last_cpu, llm_do_command, machine, run_on
 from generate import DEFAULT_OUT, generate_project, minimal_project
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python_tools"
-GOALS = {"build 1": 0.2, "build 1, full compile": 0.2, "build python_tools": 0.3, "build --check 3000": 0.3}
+GOALS = {"build 1": 0.2, "build 1, full compile": 0.2, "build python_tools": 0.3, "build --check 3000": 0.3,
+         "build 3000, one worker edited": 0.5}
 EXEC_GOAL = 1.05
+STALE_CHECK = "build --check 3000, one worker edited"
+COLD = "build 3000, cold (empty cache)"
 
 
 def prepare(llm_do: list[str], out: Path) -> tuple[dict[str, list[list[str]]], dict[str, str]]:
@@ -45,13 +51,14 @@ def prepare(llm_do: list[str], out: Path) -> tuple[dict[str, list[list[str]]], d
     one = generate_project(out / "workers-1", 1)
     big = generate_project(out / "workers-3000", 3000)
     edited = generate_project(out / "workers-3000-edited", 3000)
+    rebuilt = generate_project(out / "workers-3000-rebuilt", 3000)
     python_tools = out / "python_tools"
     shutil.rmtree(python_tools, ignore_errors=True)
     shutil.copytree(EXAMPLE, python_tools)
     minimal = minimal_project(out / "exec-minimal")
     solo = generate_project(out / "exec-solo-3000", 3000, solo_entry=True)
     time.sleep(2.1)  # older than a build record's racy window (build_record.RACY_NS): files are stamped, not read
-    for root in (one, big, edited, python_tools, minimal, solo):
+    for root in (one, big, edited, rebuilt, python_tools, minimal, solo):
         run_once(llm_do + ["build", str(root)], env=env)
         run_once(llm_do + ["build", str(root)], env=env)  # the second build finds the first one's record
     commands = {
@@ -61,12 +68,14 @@ def prepare(llm_do: list[str], out: Path) -> tuple[dict[str, list[list[str]]], d
         "build 1, full compile": [llm_do + ["build", str(one)]],
         "build python_tools": [llm_do + ["build", str(python_tools)]],
         "build 3000": [llm_do + ["build", str(big)]],
+        COLD: [llm_do + ["build", str(big)]],
         "build --check 3000": [llm_do + ["build", "--check", str(big)]],
-        "build --check 3000, one worker edited": [llm_do + ["build", "--check", str(edited)]],
+        STALE_CHECK: [llm_do + ["build", "--check", str(edited)]],
+        "build 3000, one worker edited": [llm_do + ["build", str(rebuilt)]],
         "exec 1-worker bundle": [llm_do + ["exec", str(minimal / "bundle.lock"), "hi", "--model", "test"]],
         "exec 3000-worker bundle": [llm_do + ["exec", str(solo / "bundle.lock"), "hi", "--model", "test"]],
     }
-    return commands, {"edited": str(edited)}
+    return commands, {"edited": str(edited), "rebuilt": str(rebuilt)}
 
 
 def edit_one_worker(project: Path, round_: int) -> None:
@@ -95,15 +104,20 @@ def main(argv: list[str] | None = None) -> int:
         env = {**bench_env(), "XDG_CACHE_HOME": str(args.out / name / "cache")}
         for label in prepared[name][0]:
             run_env = {**env, "LLM_DO_NO_CACHE": "1"} if label.endswith("full compile") else env
+            if label == COLD:
+                run_env = {**env, "XDG_CACHE_HOME": str(args.out / name / "cold-cache")}
             series[name, label] = Series(label, env=run_env)
     for round_ in range(args.runs):
         order = list(variants) if round_ % 2 == 0 else list(variants)[::-1]
         for name in order:
             commands, places = prepared[name]
             edit_one_worker(Path(places["edited"]), round_)
+            edit_one_worker(Path(places["rebuilt"]), round_)
             for label, (argv_,) in commands.items():
                 s = series[name, label]
-                elapsed, _, _ = run_once(argv_, env=s.env, expect=1 if label.endswith("edited") else 0)
+                if label == COLD:
+                    shutil.rmtree(s.env["XDG_CACHE_HOME"], ignore_errors=True)
+                elapsed, _, _ = run_once(argv_, env=s.env, expect=1 if label == STALE_CHECK else 0)
                 s.times.append(elapsed)
                 s.cpu.append(last_cpu[0])
 

@@ -1,7 +1,10 @@
-"""A build record never stands in for a build that would write other bytes: projects are taken
-through seeded random sequences of edits of every kind, and after each one, whenever a record says
-the lock is current, a clean build of the same inputs writes exactly the lock's bytes; and what
-`build` writes (through its record, or compiling) is byte for byte what a clean build writes."""
+"""A build record never stands in for a build that would write other bytes, and an incremental
+build writes exactly a clean build's: projects are taken through seeded random sequences of edits
+of every kind, and after each one, whenever a record says the lock is current, a clean build of the
+same inputs writes exactly the lock's bytes; an incremental build (front matter and node texts
+taken from the packs of the builds before, `incremental`) gives a clean build's bytes; and what
+`build` writes (through its record, or compiling incrementally) is byte for byte what a clean build
+writes."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler import build_record
+from llm_do.compiler import build_record, pipeline
 from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
@@ -85,6 +88,7 @@ def _touch_everything(root: Path, rng: random.Random) -> None:
 
 EDITS: dict[str, Callable[[Path, random.Random], None]] = {
     "worker": _random_worker_body,
+    "worker front matter": _substitute("workers/triage.worker", r"description: [^\n]*", "description: Triage {n}"),
     "template include": _append("templates/rules.j2", "Rule "),
     "schema module": _substitute("schemas.py", r'description="[^"]*"', 'description="The title {n}"'),
     "tool module": _substitute("tools.py", r'"""[^"]*"""', '"""Shout it {n}."""'),
@@ -99,13 +103,15 @@ EDITS: dict[str, Callable[[Path, random.Random], None]] = {
 
 def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, kinds: list[str]) -> set[str]:
     """Edit `root` `steps` times (each kind of `kinds` at least once, in a seeded order); after each
-    edit compare what a record says and what `build` writes with a clean build."""
+    edit compare what a record says, what an incremental build gives and what `build` writes with
+    a clean build. The recalled kinds of edit."""
     rng = random.Random(seed)
     plan = [*kinds, "PYTHONPATH", "earlier state"]
     rng.shuffle(plan)
     plan += [rng.choice(plan) for _ in range(max(0, steps - len(plan)))]
     states: list[dict[str, bytes]] = []
     recalled = set()
+    reused = {"spliced": 0, "front matter": 0}
     assert run_cli("build", root).exit_code == 0
     for kind in plan:
         states.append(_state(root))
@@ -118,7 +124,11 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
         records = build_records()
         assert records is not None
         said_current = recall(records, root, root / LOCK) is not None
-        clean = compile_project(root, lock_dir=root).bundle
+        clean = _clean_build(root, monkeypatch)
+        incremental = compile_project(root, lock_dir=root)
+        assert incremental.bundle == clean, f"an incremental build after '{kind}' (seed {seed})"
+        reused["spliced"] += incremental.spliced
+        reused["front matter"] += incremental.front_matter_reused
         if said_current:
             recalled.add(kind)
             assert clean == (root / LOCK).read_bytes(), f"a record said current after '{kind}' (seed {seed})"
@@ -126,7 +136,17 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
         result = run_cli("build", root)
         written = (root / LOCK).read_bytes()
         assert written == (clean if clean is not None else before), f"build after '{kind}' (seed {seed}): {result.stderr}"
+    assert all(reused.values()), f"nothing was taken from the packs: the walk tested no incremental build ({reused})"
     return recalled
+
+
+def _clean_build(root: Path, monkeypatch: pytest.MonkeyPatch) -> bytes | None:
+    """What a clean build writes: no pack read or written (introspection from the session's cache)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "user_packs", lambda: None)
+        result = compile_project(root, lock_dir=root)
+    assert result.spliced == result.front_matter_reused == 0
+    return result.bundle
 
 
 def _state(root: Path) -> dict[str, bytes]:

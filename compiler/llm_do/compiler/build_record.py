@@ -134,7 +134,7 @@ def _stat(st: os.stat_result) -> list[int]:
 def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
     return {
         "format": FORMAT,
-        "llm_do": [VERSION, _code_stamp()],
+        "llm_do": [VERSION, code_stamp()],
         "python": [sys.executable, sys.version, _path_stamp()],
         "environment": path_environment(),
         "root": str(root),
@@ -143,7 +143,7 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
     }
 
 
-def _code_stamp() -> str:
+def code_stamp() -> str:
     """The size and modification time of every module of llm-do (its version does not change with
     every edit of a checkout), as one hash."""
     import llm_do

@@ -13,6 +13,9 @@ from typing import Any
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
+from .incremental.front_matter_cache import FrontMatterCache
+from .incremental.packs import user_packs
+from .incremental.splice import emit_spliced
 from .stages.check import check
 from .stages.emit import emit
 from .stages.entry_mark import apply_entry_mark
@@ -37,6 +40,10 @@ class CompileResult:
     import_checks: list[dict[str, Any]] | None = None
     """The checks of the introspection answers the build used (`facts.import_checks`); None when
     an answer was used that nothing can tell is still true (no cache, or it could not be kept)."""
+    front_matter_reused: int = 0
+    """How many workers' front matter was taken as the last build read it (`incremental.front_matter_cache`)."""
+    spliced: int = 0
+    """How many nodes of the bundle were written from the text the last build kept (`incremental.splice`)."""
 
     @property
     def ok(self) -> bool:
@@ -50,7 +57,8 @@ def compile_project(
     """Compile the project at `path` (a directory or its project.json).
 
     `cache`: take the introspection of Python that did not change from the user's cache (see
-    `facts.cache`; `LLM_DO_NO_CACHE` turns it off too).
+    `facts.cache`), and the text of the lock's nodes that did not change (`incremental.splice`);
+    `LLM_DO_NO_CACHE` turns it off too.
 
     Raises `ProjectNotFound` when the path names no project (a usage error, not a finding).
     `lock_dir` is where the lock will live (for the bundle's relative `root`).
@@ -61,11 +69,16 @@ def compile_project(
         result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
         return result
     parsed: list[ParsedWorker] = []
+    packs = user_packs() if cache else None
+    front_matter = FrontMatterCache(packs, loaded.root) if packs is not None else None
     for source in read_sources(loaded, diagnostics):
-        worker, found = parse_worker(source)
+        worker, found = parse_worker(source, front_matter.load) if front_matter is not None else parse_worker(source)
         diagnostics.extend(found)
         if worker is not None:
             parsed.append(worker)
+    if front_matter is not None:
+        front_matter.save()
+        result.front_matter_reused = front_matter.reused
     diagnostics.extend(apply_entry_mark(loaded, parsed))
     unknowns = _unknowns(loaded, parsed)
     refs, found = collect_refs(parsed)
@@ -88,7 +101,12 @@ def compile_project(
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
     if emit_bundle and result.ok:
-        result.bundle = emit(lower(resolved, instructions, (lock_dir or loaded.root).resolve()))
+        lock_at = (lock_dir or loaded.root).resolve()
+        doc = lower(resolved, instructions, lock_at)
+        if packs is None:
+            result.bundle = emit(doc)
+        else:
+            result.bundle, result.spliced = emit_spliced(doc, packs, loaded.root, lock_at)
     return result
 
 

@@ -132,11 +132,12 @@ def signature(secret: bytes, body: str) -> str:
     return hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
 
 
-def prune(folder: Path, limit: int) -> None:
-    """Remove the least recently used entries until the folder holds at most three quarters of `limit`."""
+def prune(folder: Path, limit: int, pattern: str = "*/*.json") -> None:
+    """Remove the least recently used entries (the files `pattern` matches) until the folder holds
+    at most three quarters of `limit`."""
     entries = []
     total = 0
-    for path in folder.glob("*/*.json"):
+    for path in folder.glob(pattern):
         try:
             st = path.stat()
         except OSError:

@@ -58,15 +58,18 @@ def node_hash(node: dict[str, Any]) -> str:
     return tagged(sha256_hex(compact_json(body)))
 
 
-def document_json(doc: dict[str, Any]) -> bytes:
+def document_json(doc: dict[str, Any], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
     """The file form: sorted keys, two-space indentation, UTF-8, a newline at the end; the same
     text as ``json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False)``.
 
     Strings never contain a raw newline in JSON, so every newline in this form is structural; the
     runtime relies on that to find a section without parsing the rest.
+
+    `known`: the text of some containers of `doc`, by their `id()` and indentation level, written
+    as given instead of encoded (the compiler's cached node texts; the caller answers for them).
     """
     out: list[str] = []
-    _Indented(out).encode(doc, 0)
+    _Indented(out, known).encode(doc, 0)
     out.append("\n")
     return "".join(out).encode()
 
@@ -78,9 +81,11 @@ class _Indented:
 
     MEMO_LEVEL = 3
 
-    def __init__(self, out: list[str]) -> None:
+    def __init__(self, out: list[str], known: Mapping[tuple[int, int], str] | None = None) -> None:
         self.out = out
-        self.memo: dict[tuple[int, int], str] = {}
+        self.memo: dict[tuple[int, int], str] = dict(known) if known else {}
+        self.shallow = bool(known)
+        """Whether the memo holds containers above `MEMO_LEVEL` too (given texts)."""
         self.string = json.encoder.encode_basestring
 
     def encode(self, value: Any, level: int) -> None:
@@ -105,6 +110,10 @@ class _Indented:
             self.out.append(open_ + close)
             return
         if level < self.MEMO_LEVEL:
+            given = self.memo.get((id(value), level)) if self.shallow else None
+            if given is not None:
+                self.out.append(given)
+                return
             self.out.append(open_)
             items(value, level + 1, "\n" + "  " * (level + 1))
             self.out.append("\n" + "  " * level + close)
@@ -139,9 +148,10 @@ class _Indented:
             self.encode(item, level)
 
 
-def seal(doc: Mapping[str, Any]) -> bytes:
-    """Serialize ``doc`` with its ``digest``: sha256 of the file form with the digest value blank."""
-    blank = document_json({**doc, DIGEST_KEY: ""})
+def seal(doc: Mapping[str, Any], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
+    """Serialize ``doc`` with its ``digest``: sha256 of the file form with the digest value blank.
+    `known`: as for `document_json`."""
+    blank = document_json({**doc, DIGEST_KEY: ""}, known)
     digest = tagged(sha256_hex(blank))
     at = blank.index(_BLANK_DIGEST_LINE) + len(_BLANK_DIGEST_LINE) - 1
     return blank[:at] + digest.encode() + blank[at:]

@@ -187,10 +187,11 @@ def no_import_option(command: Command[R]) -> Command[R]:
 
 
 def no_cache_option(command: Command[R]) -> Command[R]:
-    """`--no-cache` (every command that compiles): import the project's Python afresh."""
+    """`--no-cache` (every command that compiles): import the project's Python afresh, and take
+    nothing from earlier builds (build records, incremental packs)."""
     return click.option("--no-cache", is_flag=True,
                         help="Import the project's Python even when it did not change since a build cached "
-                             "what it defines (LLM_DO_NO_CACHE=1 does the same).")(command)
+                             "what it defines, and compile every worker afresh (LLM_DO_NO_CACHE=1 does the same).")(command)
 
 
 def quiet_option(command: Command[R]) -> Command[R]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..syntax.sources import SourceFile
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
 from ..syntax.worker_forms import default_worker_name, worker_directory
-from ..syntax.yaml_positions import YamlProblem, load_yaml
+from ..syntax.yaml_positions import YamlDocument, YamlProblem, load_yaml
 
 _NAME = re.compile(NAME_PATTERN)
 
@@ -47,7 +48,9 @@ class ParsedWorker:
         return Location(file=self.file, line=1, column=1)
 
 
-def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnostic]]:
+def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocument | YamlProblem] = load_yaml,
+                 ) -> tuple[ParsedWorker | None, list[Diagnostic]]:
+    """`yaml_loader`: `load_yaml`, or what answers as it does (`incremental.front_matter_cache`)."""
     file = source.path
     top = Location(file=file, line=1, column=1)
     split = split_front_matter(source.text)
@@ -60,7 +63,7 @@ def parse_worker(source: SourceFile) -> tuple[ParsedWorker | None, list[Diagnost
     if isinstance(split, str):
         raise ValueError(f"split_front_matter gave the unknown problem {split!r}")
     front_text, body, body_line = split
-    doc = load_yaml(front_text, line_offset=1)
+    doc = yaml_loader(front_text, 1)
     if isinstance(doc, YamlProblem):
         lines = source.text.split("\n")
         line = lines[doc.pos.line - 1] if 0 < doc.pos.line <= len(lines) else ""
