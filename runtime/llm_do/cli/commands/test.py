@@ -39,7 +39,9 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
     from ..testing.reports import FORMATS
     from ..testing.reports import junit as junit_xml
 
-    result = compile_or_exit(project, cache=not no_cache)
+    from ..testing.recorded_servers import recorded_listings
+
+    result = compile_or_exit(project, cache=not no_cache, listed=None if live else recorded_listings(project))
     print_diagnostics([as_report(project.as_posix(), result)], quiet=quiet)
     if result.bundle is None:
         raise CliError("the project has errors; no case was run", ExitCode.FAILED)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
     from ..bundle import LoadedBundle
+    from ..config import RemoteMcp
     from ..call_scope import CallContext, RunHost
 
 
@@ -70,8 +71,10 @@ class McpServers:
     """The run's MCP servers: started when needed, kept for the run, stopped when it ends
     (normally, on Ctrl-C, on a timeout: the exit stack closes whatever was started)."""
 
-    def __init__(self, bundle: LoadedBundle, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, bundle: LoadedBundle, environ: dict[str, str] | None = None,
+                 remote: RemoteMcp | None = None) -> None:
         self.bundle = bundle
+        self.remote = remote
         self.environ = dict(os.environ if environ is None else environ)
         self._servers: dict[str, MCPToolset[Any]] = {}
         self._stack = AsyncExitStack()
@@ -116,10 +119,25 @@ class McpServers:
         return self._mark
 
     async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
-        """The started server of toolset `key`, started (and checked against the lock) if not yet."""
+        """The started server of toolset `key`, started (and checked against the lock) if not yet; a
+        remote one through the run's `remote_mcp` when it has one (recording, replaying)."""
         found = self._servers.get(key)
         if found is not None:
             return found
+        name = node["name"]
+        if node["server"].get("url") and self.remote is not None:
+            server = await self.remote(name, node, lambda: self._start(node))
+        else:
+            server = await self._start(node)
+        live = {t.name: t.input_schema for t in await server.list_tools()}  # listed once started: cached
+        if not node.get("opaque"):
+            problem = locked_differences(node, live)
+            if problem is not None:
+                raise BundleRefused(problem)
+        self._servers[key] = server
+        return server
+
+    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[Any]:
         try:
             from pydantic_ai.mcp import MCPToolset
         except ImportError:
@@ -134,17 +152,12 @@ class McpServers:
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
-            live = {t.name: t.input_schema for t in await server.list_tools()}
+            await server.list_tools()  # a server that does not answer fails here, in one line
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
             said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
             raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
-        if not node.get("opaque"):
-            problem = locked_differences(node, live)
-            if problem is not None:
-                raise BundleRefused(problem)
-        self._servers[key] = server
         return server
 
     def _verify_files(self, name: str, node: Mapping[str, Any]) -> None:
