@@ -341,9 +341,10 @@ def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[Ap
 def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
     from llm_do.runtime.recording.cassette import write_cassette
 
-    from ..recording import redactor_for
+    from ..recording import redactor_for, warn_sensitive_reads
 
     write_cassette(path, recorder.cassette(redactor_for(bundle)))
+    warn_sensitive_reads(path, recorder)
     return path
 
 

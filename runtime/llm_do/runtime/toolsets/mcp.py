@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
     from ..bundle import LoadedBundle
-    from ..config import RemoteMcp
     from ..call_scope import CallContext, RunHost
+    from ..config import RemoteMcp
 
 
 RUN_MARK = "LLM_DO_MCP_RUN"
