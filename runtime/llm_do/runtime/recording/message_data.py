@@ -61,8 +61,10 @@ def tool_return_data(value: Any) -> Any:
 
 def tool_return_of(data: Any) -> Any:
     """A recorded tool return as the value the tool returned again (data only: no code runs)."""
-    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
 
     request = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "t", "tool_call_id": "t",
                                              "content": data}]}
-    return ModelMessagesTypeAdapter.validate_python([request])[0].parts[0].content
+    part = ModelMessagesTypeAdapter.validate_python([request])[0].parts[0]
+    assert isinstance(part, ToolReturnPart)
+    return part.content
