@@ -6,7 +6,9 @@ a `required: false` one when a worker first lists its tools. Each worker call ge
 `LockedMcpToolset` over the run's server that exposes only the tools the bundle locked, with the
 locked schemas (what the model sees is what the build recorded, and what the rules were checked
 against); a server whose live tools differ from the lock refuses the run (exit 3).
-Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client.
+Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client. A remote
+server (`url`) goes through the run's `RuntimeConfig.remote_mcp` when it has one: recording wraps
+the started server, a replay stands in for it and starts nothing.
 
 A stdio server may start processes that leave its process group or session (a wrapper's helper, a
 double-forked daemon): llm-do becomes their subreaper before starting one (Linux), marks each
