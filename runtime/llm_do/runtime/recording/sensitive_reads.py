@@ -43,17 +43,23 @@ def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -
 
 
 def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any]) -> bool:
-    """Whether a rule of any worker for the same tool of the same toolset denies this call (this
-    worker's own rules let it run, or it would not have read anything)."""
+    """Whether a rule of any worker for the same tool of the same toolset, rooted at the same folder,
+    denies this call (this worker's own rules let it run, or it would not have read anything)."""
     spec = bundle.worker(worker)
     own = spec.tools.get(tool) if spec is not None else None
-    if own is None:
+    if spec is None or own is None:
         return False
+    settings = _settings(spec, own.toolset)
     for name in bundle.worker_names():
         other = bundle.worker(name)
         binding = other.tools.get(tool) if other is not None else None
-        if binding is None or binding.toolset != own.toolset or not binding.rules:
+        if binding is None or binding.toolset != own.toolset or not binding.rules or _settings(other, own.toolset) != settings:
             continue
         if decide(binding.rules, judged, binding.default or binding.approval) == DENY:
             return True
     return False
+
+
+def _settings(spec: Any, toolset: str | None) -> dict[str, Any] | None:
+    """The worker's settings for the toolset (where its root is)."""
+    return next((use.settings for use in spec.toolsets if use.toolset == toolset), None)
