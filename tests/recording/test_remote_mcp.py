@@ -125,3 +125,61 @@ def test_a_server_the_cassette_did_not_record_or_listed_otherwise_is_not_reached
         asyncio.run(replayer.remote_mcp("echo", node, never))  # type: ignore[arg-type]
     assert stale.value.changes == ["input schema of tool add of MCP server echo changed since the recording",
                                    "tool echo of MCP server echo added since the recording"]
+
+
+def test_an_opaque_prefixed_server_replays_its_listing_answers_and_failures() -> None:
+    """In process (the test server's object): what the recording wrapper wrote down, read back from
+    JSON, serves an opaque, prefixed server's tools and answers as the server did, failures included."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from pydantic_ai import RunContext
+    from pydantic_ai.exceptions import ModelRetry, ToolFailed
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+
+    from llm_do.bundle.views import UsedToolset
+    from llm_do.runtime.recording.call_sites import CallSites
+    from llm_do.runtime.recording.cassette import RemoteServer
+    from llm_do.runtime.recording.remote_mcp import RecordingServer
+    from llm_do.runtime.recording.remote_replay import ReplayedServer
+    from llm_do.runtime.toolsets.mcp import LockedMcpToolset
+    from tests.support.mcp import in_process_server
+
+    node = {"name": "echo", "kind": "mcp", "prefix": "ec", "opaque": True, "tools": {}}
+
+    class Servers:
+        def __init__(self, server: object) -> None:
+            self.started = server
+
+        async def server(self, key: str, node: dict) -> object:
+            return self.started
+
+    async def through(server: object) -> tuple[dict, list]:
+        toolset = LockedMcpToolset(SimpleNamespace(mcp_servers=Servers(server)), node, UsedToolset("echo", None, {}, "ask"))  # type: ignore[arg-type]
+        ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+        await server.list_tools()  # type: ignore[attr-defined]
+        tools = await toolset.get_tools(ctx)
+        seen = {name: (t.tool_def.description, t.tool_def.parameters_json_schema) for name, t in tools.items()}
+        out: list = [await toolset.call_tool("ec_add", {"a": 1, "b": 2}, ctx, tools["ec_add"]),
+                     await toolset.call_tool("ec_echo", {"text": "hi"}, ctx, tools["ec_echo"])]
+        try:
+            await toolset.call_tool("ec_add", {"a": "one"}, ctx, tools["ec_add"])
+        except (ToolFailed, ModelRetry) as exc:
+            out.append((type(exc).__name__, str(exc)))
+        return seen, out
+
+    async def record() -> tuple[dict, list, RemoteServer]:
+        record = RemoteServer(name="echo")
+        async with MCPToolset(in_process_server(), tool_error_behavior="failed") as real:
+            seen, out = await through(RecordingServer(real, record, CallSites()))
+        return seen, out, record
+
+    seen, answered, record = asyncio.run(record())
+    assert sorted(seen) == ["ec_add", "ec_echo", "ec_secret", "ec_wait"]
+    assert answered[:2] == [3, "echo: hi"] and answered[2][0] == "ToolFailed"
+    assert [c.outcome for c in record.calls] == ["success", "success", "failed"]
+    replayed = ReplayedServer(RemoteServer.model_validate_json(record.model_dump_json()), CallSites())
+    assert asyncio.run(through(replayed)) == (seen, answered)
+    assert replayed.unused() == []

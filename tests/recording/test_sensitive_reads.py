@@ -59,3 +59,15 @@ def test_a_run_that_reads_nothing_kept_in_has_no_alerts(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "the run read" not in result.stderr
     assert "alerts" not in json.loads((root / "rec" / "main.json").read_text())
+
+
+def test_a_path_takes_the_label_of_its_nearest_labelled_folder() -> None:
+    from llm_do.bundle.flow import folder_label
+
+    paths = {"docs/": "published", "docs/internal": "private", "inputs": "untrusted"}
+    assert folder_label("docs/a.md", paths) == "published"
+    assert folder_label("docs/internal/b.md", paths) == "private"
+    assert folder_label("docs/internals.md", paths) == "published"  # a sibling named alike is not inside
+    assert folder_label("inputs", paths) == "untrusted"
+    assert folder_label("notes.md", paths) is None
+    assert folder_label("notes.md", {".": "published"}) == "published"

@@ -47,6 +47,17 @@ def call_script(tmp_path: Path, *calls: tuple[str, dict[str, Any]], name: str = 
     return path
 
 
+def in_process_server() -> Any:
+    """The test server's `MCPServer` object, for pydantic-ai's MCP toolset in this process (no subprocess)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("echo_server_in_process", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.server
+
+
 @contextmanager
 def http_test_server(tmp_path: Path) -> Iterator[str]:
     """The test server on streamable HTTP on a free loopback port, its URL; stopped (and waited
