@@ -195,22 +195,6 @@ def test_inits_first_case_passes(tmp_path: Path) -> None:
         assert result.stdout.endswith("1 case: 1 passed, 0 failed, 0 stale\n")
 
 
-def test_a_replay_never_reaches_a_remote_mcp_server() -> None:
-    from llm_do.cli.testing.case_run import remote_servers
-
-    class Bundle:  # the two things remote_servers reads of a LoadedBundle
-        nodes = {"mcp:docs": {"name": "docs", "kind": "mcp", "server": {"url": "https://example.com/mcp"}},
-                 "mcp:local": {"name": "local", "kind": "mcp", "server": {"command": "python", "args": ["s.py"]}}}
-
-        def mcp_server_keys(self) -> list[str]:
-            return list(self.nodes)
-
-        def toolset(self, key: str) -> dict:
-            return self.nodes[key]
-
-    assert remote_servers(Bundle()) == ["docs"]  # type: ignore[arg-type]
-
-
 def test_a_recorded_chat_replays_as_a_chat_case(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", {
         **FILES, "s.json": {"workers": {"main": [{"text": "one"}, {"text": "two"}]}},

@@ -6,6 +6,7 @@ after a failed one run where they can, so one lint reports every problem at once
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
+from .facts.records import McpServerFact
 from .incremental.front_matter_cache import FrontMatterCache
 from .incremental.packs import user_packs
 from .incremental.splice import emit_spliced
@@ -52,13 +54,14 @@ class CompileResult:
 
 def compile_project(
     path: Path, *, import_python: bool = True, lock_dir: Path | None = None, emit_bundle: bool = True,
-    cache: bool = True,
+    cache: bool = True, listed: Mapping[str, McpServerFact] | None = None,
 ) -> CompileResult:
     """Compile the project at `path` (a directory or its project.json).
 
     `cache`: take the introspection of Python that did not change from the user's cache (see
     `facts.cache`), and the text of the lock's nodes that did not change (`incremental.splice`);
-    `LLM_DO_NO_CACHE` turns it off too.
+    `LLM_DO_NO_CACHE` turns it off too. `listed`: remote MCP servers already listed, not reached
+    (`stages.mcp_servers.list_servers`).
 
     Raises `ProjectNotFound` when the path names no project (a usage error, not a finding).
     `lock_dir` is where the lock will live (for the bundle's relative `root`).
@@ -91,7 +94,7 @@ def compile_project(
                        entry_function=function_ref, cache=facts_cache)
     if facts_cache is not None and not facts_cache.untracked:
         result.import_checks = facts_cache.used_checks
-    mcp_facts = list_servers(loaded, import_python=import_python)
+    mcp_facts = list_servers(loaded, import_python=import_python, listed=listed)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)
     result.resolved = resolved

@@ -7,6 +7,8 @@ them; a run-time reader of the labels needs nothing else.
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Mapping
 from typing import Final, Literal
 
 Label = Literal["private", "untrusted", "egress"]
@@ -26,3 +28,16 @@ PUBLISHED: Final = "published"
 INPUT: Final = "input"
 """The leg name of what a run is given from outside (the entry's input and attachments)."""
 TRUSTED: Final = "trusted"
+
+
+def folder_label(path: str, paths: Mapping[str, str]) -> str | None:
+    """The label `flows.paths` gives the project path `path` (`docs/plan.md`): its nearest labelled
+    folder's; None when no folder around it is labelled (a read of it is then private)."""
+    found: tuple[int, str] | None = None
+    for folder, label in paths.items():
+        folder = posixpath.normpath(folder.replace("\\", "/").strip("/")) or "."
+        if folder == "." or path == folder or path.startswith(folder + "/"):
+            depth = 0 if folder == "." else folder.count("/") + 1
+            if found is None or depth > found[0]:
+                found = (depth, label)
+    return None if found is None else found[1]

@@ -67,9 +67,19 @@ class Recording:
             denied = ", ".join(sorted(set(self.recorder.denied)))
             click.echo(f"llm-do: warning: the recorded run asked for calls that were denied ({denied}); a case replaying "
                        f"{self.path.name} replays those denials", err=True)
+        warn_sensitive_reads(self.path, self.recorder)
         if not quiet:
             click.echo(f"llm-do: recorded {self.path}", err=True)
         return self.path
+
+
+def warn_sensitive_reads(path: Path, recorder: Recorder) -> None:
+    """One warning per path the run read that the project keeps in (it is listed in the cassette's
+    `alerts` too)."""
+    for read in sorted(recorder.alerts.values(), key=lambda r: r.path):
+        why = "labelled private" if read.why == "private" else "denied by an approval rule of the project"
+        click.echo(f"llm-do: warning: the run read {read.path} ({why}, by {read.tool} of {read.worker}); what it "
+                   f"returned is in the cassette {path}", err=True)
 
 
 def _relative(item: object, root: Path) -> object:

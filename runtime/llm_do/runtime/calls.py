@@ -134,7 +134,7 @@ class WorkerCaller:
         now, before any model call), shared by every call below, and stopped when it ends."""
         from .toolsets.mcp import McpServers
 
-        async with McpServers(self.bundle) as servers:
+        async with McpServers(self.bundle, remote=self.runtime.config.remote_mcp) as servers:
             self.runtime.mcp_servers = servers
             try:
                 return await self._run(spec, frame, prompt, message_history)

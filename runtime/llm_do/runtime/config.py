@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+RemoteMcp = Callable[[str, Mapping[str, Any], Callable[[], Awaitable[Any]]], Awaitable[Any]]
+"""`(server name, its bundle node, start) -> the server the run uses`: `start()` starts the real one
+(a pydantic-ai `MCPToolset`); what is returned lists and calls tools as it does."""
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
@@ -45,6 +49,9 @@ class RuntimeConfig:
     (the frame is `Any` here: `call_scope` names this module), and gives the
     model and label the call uses: recording (`--record`) and replaying a cassette (`llm-do test`)
     see every request of every call."""
+    remote_mcp: RemoteMcp | None = None
+    """Stands in for each remote MCP server (`url`): recording (`--record`) wraps the started server,
+    a replay (`llm-do test`) answers from the cassette and starts nothing."""
     on_event: Callable[[RuntimeEvent], None] | None = None
     stream: bool = False
     """Stream model responses and send their text as `OutputDelta` events (with a listener only)."""

@@ -4,10 +4,7 @@ projects built with their servers listed for real, and the test server on stream
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +12,7 @@ from typing import Any
 import pytest
 
 from tests.support.cli import run_cli, write_project
-from tests.support.mcp import SERVER
-from tests.support.processes import free_port
+from tests.support.mcp import SERVER, http_test_server
 
 
 @pytest.fixture
@@ -50,27 +46,5 @@ def mcp_build(tmp_path: Path, server_env: dict[str, Path]) -> Callable[..., Path
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
     """The test server on streamable HTTP, on a free loopback port; stopped after the test."""
-    port = free_port()
-    log = (tmp_path / "http-server.log").open("w")
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "ECHO_CALLS_FILE": str(tmp_path / "calls.txt")})
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, (tmp_path / "http-server.log").read_text()
-            assert time.monotonic() < deadline, "the HTTP test server did not start"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
+    with http_test_server(tmp_path) as url:
+        yield url

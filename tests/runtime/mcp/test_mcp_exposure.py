@@ -5,7 +5,6 @@ test server in process (pydantic-ai's MCP toolset takes a server object), so no 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,15 +15,7 @@ from pydantic_ai.usage import RunUsage
 from llm_do.bundle.approval import APPROVAL_METADATA_KEY, TOOLSET_METADATA_KEY
 from llm_do.bundle.views import UsedToolset
 from llm_do.runtime.toolsets.mcp import LockedMcpToolset
-from tests.support.mcp import SERVER
-
-
-def _echo_server() -> Any:
-    spec = importlib.util.spec_from_file_location("echo_server_in_process", SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.server
+from tests.support.mcp import in_process_server
 
 
 class _Servers:
@@ -41,7 +32,7 @@ LOCKED_ECHO = {"description": "As locked.", "parameters": {"type": "object", "pr
 async def _tools(node: dict[str, Any], use: UsedToolset) -> tuple[dict[str, Any], Any]:
     from pydantic_ai import RunContext
 
-    server = MCPToolset(_echo_server())
+    server = MCPToolset(in_process_server())
     async with server:
         toolset = LockedMcpToolset(SimpleNamespace(mcp_servers=_Servers(server)), node, use)  # type: ignore[arg-type]
         ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from llm_do.bundle.flow import EGRESS, LABELS, PRIVATE, PUBLISHED, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, LABELS, PRIVATE, PUBLISHED, UNTRUSTED, folder_label
 
 from ..code.effects import NETWORK, PROCESS, WRITE
 
@@ -85,8 +85,7 @@ def _path_labels(scope: str, policy: LabelPolicy) -> tuple[str | None, set[str]]
     if found is None or found[0] != "project":
         return None, set()
     folder = found[1]
-    enclosing = [p for p in policy.paths if _inside(folder, p)]
-    own = policy.paths[max(enclosing, key=len)] if enclosing else None
+    own = folder_label(folder, policy.paths)
     inner = {label for p, label in policy.paths.items() if p != folder and _inside(p, folder)}
     return own, inner
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from llm_do.bundle.mcp_config import connection, redacted, start_timeout
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..facts.records import McpFacts, McpRequest, McpToolFact
+from ..facts.records import McpFacts, McpRequest, McpServerFact, McpToolFact
 from ..facts.subprocess_runner import list_mcp_servers
 from ..suggest import did_you_mean
 from ..syntax.manifest import McpServer
@@ -46,16 +47,24 @@ class McpServerInfo:
         return exposed[len(prefix) + 1 :] if prefix else exposed
 
 
-def list_servers(project: LoadedProject, *, import_python: bool) -> McpFacts | None:
-    """Start and list the servers that are to be listed; None when there is nothing to start."""
+def list_servers(project: LoadedProject, *, import_python: bool,
+                 listed: Mapping[str, McpServerFact] | None = None) -> McpFacts | None:
+    """Start and list the servers that are to be listed; None when there is nothing to list.
+    `listed`: remote servers (`url`) already listed, taken as they are instead of reached (what
+    `llm-do test` replays them from: the listing their cassettes recorded)."""
     manifest = project.manifest
     if manifest is None or not import_python:
         return None
+    known = {name: fact for name, fact in (listed or {}).items()
+             if name in manifest.mcp_servers and manifest.mcp_servers[name].url and not manifest.mcp_servers[name].opaque}
     servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
-               if not s.opaque and bool(s.command) != bool(s.url)}
-    if not servers:
+               if not s.opaque and bool(s.command) != bool(s.url) and name not in known}
+    if not servers and not known:
         return None
-    return list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()), project.root)
+    facts = list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()),
+                             project.root) if servers else McpFacts()
+    facts.servers.update(known)
+    return facts
 
 
 def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_python: bool,

@@ -3,6 +3,7 @@ the stderr console."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from ..errors import usage_problem
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from llm_do.compiler.facts.records import McpServerFact
     from llm_do.compiler.pipeline import CompileResult
     from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
@@ -22,14 +24,15 @@ def stderr_console() -> Console:
 
 
 def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool = True,
-                    lock_dir: Path | None = None, cache: bool = True) -> CompileResult:
+                    lock_dir: Path | None = None, cache: bool = True,
+                    listed: Mapping[str, McpServerFact] | None = None) -> CompileResult:
     """Compile, turning a path that names no project into a usage error (exit 2)."""
     from llm_do.compiler.pipeline import compile_project
     from llm_do.compiler.stages.load import ProjectNotFound
 
     try:
         return compile_project(path, import_python=import_python, emit_bundle=emit_bundle, lock_dir=lock_dir,
-                               cache=cache)
+                               cache=cache, listed=listed)
     except ProjectNotFound as exc:
         raise usage_problem(str(exc)) from None
     except OSError as exc:

@@ -36,10 +36,11 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
 
     from ..testing.case_run import CaseRunner
     from ..testing.cases import case_files, load_case_file
+    from ..testing.recorded_servers import recorded_listings
     from ..testing.reports import FORMATS
     from ..testing.reports import junit as junit_xml
 
-    result = compile_or_exit(project, cache=not no_cache)
+    result = compile_or_exit(project, cache=not no_cache, listed=None if live else recorded_listings(project))
     print_diagnostics([as_report(project.as_posix(), result)], quiet=quiet)
     if result.bundle is None:
         raise CliError("the project has errors; no case was run", ExitCode.FAILED)

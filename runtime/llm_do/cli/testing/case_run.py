@@ -165,17 +165,13 @@ class CaseRunner:
         changed = static_changes(cassette, bundle)
         if changed:
             return CaseResult(loaded, "stale", changed)
-        remote = remote_servers(bundle)
-        if remote:
-            return CaseResult(loaded, "failed", [
-                f"the project uses remote MCP server(s) {', '.join(remote)}, which a replay would reach over the network; "
-                "replaying a remote server's answers from a cassette is not supported yet, so the case was not run"])
         replayer = Replayer(cassette, bundle)
         approvals = case.approvals or "recorded"
         mode: ApprovalMode = "prompt" if approvals == "recorded" else approvals
         record = RunOutcome()
         unanswered: list[str] = []
         config = RuntimeConfig(model_for=lambda worker: _placeholder(), wrap_model=replayer.wrap, cwd=copy,
+                               remote_mcp=replayer.remote_mcp,
                                on_event=lambda e: record.events.append(e.to_dict()),
                                approval_mode=mode,
                                approval_callback=_recorded_answers(replayer, unanswered) if approvals == "recorded" else None)
@@ -258,16 +254,6 @@ def static_changes(cassette: Cassette, bundle: LoadedBundle) -> list[str]:
                 if line not in out:
                     out.append(line)
     return out
-
-
-def remote_servers(bundle: LoadedBundle) -> list[str]:
-    """The MCP servers of the bundle reached over the network (`url`), which a replay must not call."""
-    out = []
-    for key in bundle.mcp_server_keys():
-        node = bundle.toolset(key)
-        if node is not None and (node.get("server") or {}).get("url"):
-            out.append(node["name"])
-    return sorted(out)
 
 
 def _run(bundle: LoadedBundle, config: RuntimeConfig, loaded: LoadedCase, record: RunOutcome,
@@ -355,9 +341,10 @@ def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[Ap
 def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
     from llm_do.runtime.recording.cassette import write_cassette
 
-    from ..recording import redactor_for
+    from ..recording import redactor_for, warn_sensitive_reads
 
     write_cassette(path, recorder.cassette(redactor_for(bundle)))
+    warn_sensitive_reads(path, recorder)
     return path
 
 

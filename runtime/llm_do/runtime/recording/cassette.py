@@ -99,6 +99,53 @@ class CallRecord(_Data):
     approvals: list[ApprovalRecord] = Field(default_factory=list)
 
 
+class ListedTool(_Data):
+    """One tool as a remote MCP server listed it."""
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    """Its input schema."""
+
+
+class RemoteCall(_Data):
+    """One call of a remote MCP server's tool, and what it answered."""
+
+    path: str
+    """The call path of the worker call that made it."""
+    at: str | None
+    """`REQUEST.PART` of the tool call in that worker call (None: not made by a model's tool call)."""
+    tool: str
+    """The tool's name on the server (without the project's prefix)."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    outcome: Literal["success", "failed", "retry"] = "success"
+    """`failed`: the server reported a failure the model reads; `retry`: one it may retry."""
+    result: Any = None
+    """What the call returned, as pydantic-ai's JSON form of a tool's return (the message of a
+    failure)."""
+
+
+class RemoteServer(_Data):
+    """A remote MCP server (`url`): what it listed and answered, which a replay serves instead of it.
+    Its address and headers are not recorded."""
+
+    name: str
+    tools: list[ListedTool] = Field(default_factory=list)
+    calls: list[RemoteCall] = Field(default_factory=list)
+
+
+class SensitiveRead(_Data):
+    """A path the run read whose content is now in the cassette although the project keeps it in."""
+
+    path: str
+    """Below the project (`docs/plan.md`), or as the tool was given it when outside."""
+    why: Literal["private", "denied"]
+    """`private`: labelled private (`flows.paths`, or by default); `denied`: an approval rule of
+    the project denies reading it."""
+    tool: str
+    worker: str
+
+
 class Cassette(_Data):
     """One recorded run (or chat: one entry call per turn)."""
 
@@ -116,12 +163,23 @@ class Cassette(_Data):
     """The run's output (one per chat turn), as JSON."""
     failure: str | None = None
     """Why the run failed, when it did."""
+    alerts: list[SensitiveRead] = Field(default_factory=list)
+    """Paths labelled private or denied that the run read, whose content the cassette now holds: named
+    first in the file (keys are sorted), so a reviewer sees them before anything else."""
     calls: list[CallRecord] = Field(default_factory=list)
+    remote_mcp: list[RemoteServer] = Field(default_factory=list)
+
+
+OMITTED_WHEN_EMPTY = ("alerts", "remote_mcp")
+"""Left out of the file when empty: a run without them records the bytes it did before they existed."""
 
 
 def cassette_text(cassette: Cassette) -> str:
     """The file form: sorted keys, two-space indentation, a newline at the end."""
     data = cassette.model_dump(mode="json", exclude_defaults=False)
+    for key in OMITTED_WHEN_EMPTY:
+        if not data[key]:
+            del data[key]
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -48,3 +48,23 @@ def _pruned(value: Any, ids: Mapping[str, str], zeros: bool = False) -> Any:
     if isinstance(value, list):
         return [_pruned(item, ids) for item in value]
     return value
+
+
+def tool_return_data(value: Any) -> Any:
+    """What a tool returned, as pydantic-ai's JSON form of a tool return's content (what the next
+    request carries back: text and JSON as they are, a file as its data)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
+
+    request = ModelRequest(parts=[ToolReturnPart(tool_name="t", content=value, tool_call_id="t")])
+    return ModelMessagesTypeAdapter.dump_python([request], mode="json")[0]["parts"][0]["content"]
+
+
+def tool_return_of(data: Any) -> Any:
+    """A recorded tool return as the value the tool returned again (data only: no code runs)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
+
+    request = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "t", "tool_call_id": "t",
+                                             "content": data}]}
+    part = ModelMessagesTypeAdapter.validate_python([request])[0].parts[0]
+    assert isinstance(part, ToolReturnPart)
+    return part.content

@@ -5,7 +5,7 @@ supports, since it wraps the model, not a provider's HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -14,10 +14,12 @@ from pydantic_ai.models.wrapper import WrapperModel
 from ..call_scope import RUNNING_TOOL_CALL, CallFrame
 from .bundle_facts import code_fingerprints, project_model, worker_node_hash
 from .call_sites import CallSites
-from .cassette import ApprovalRecord, CallRecord, Cassette, Exchange, ToolCallRecord
+from .cassette import ApprovalRecord, CallRecord, Cassette, Exchange, RemoteServer, SensitiveRead, ToolCallRecord
 from .exchanges import RequestLog, shown_of
 from .message_data import response_data
 from .redaction import Redactor
+from .remote_mcp import RecordingServer, finished
+from .sensitive_reads import sensitive_reads
 
 if TYPE_CHECKING:
     from ..config import RuntimeConfig
@@ -42,6 +44,11 @@ class Recorder:
         """id of a running call's frame -> the model the project gives it (its callees inherit it)."""
         self.denied: list[str] = []
         """Tools whose calls were denied while recording (`tool (worker)`)."""
+        self.remote: dict[str, RemoteServer] = {}
+        """Remote MCP server name -> what it listed and answered."""
+        self.alerts: dict[str, SensitiveRead] = {}
+        """Path -> the first read of it the project keeps in (labelled private, or denied)."""
+        """Remote MCP server name -> what it listed and answered."""
 
     def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
         """`RuntimeConfig.wrap_model`: the call's model, recording."""
@@ -64,13 +71,20 @@ class Recorder:
                 heard(event)
             self.on_event(event)
 
-        return replace(config, wrap_model=self.wrap, on_event=each)
+        return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=self.remote_mcp)
+
+    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+        """`RuntimeConfig.remote_mcp`: the remote server started, recording."""
+        record = self.remote[name] = RemoteServer(name=name)
+        return RecordingServer(await start(), record, self.sites)
 
     def on_event(self, event: Any) -> None:
         """Approvals asked and answered, placed by the tool call they gate."""
         kind = getattr(event, "kind", "")
         if kind == "tool_called":
             self._asked[RUNNING_TOOL_CALL.get()] = event.args
+        elif kind == "tool_returned" and event.outcome == "ok":
+            self._read(event.worker, event.tool, self._asked.get(RUNNING_TOOL_CALL.get()) or {})
         elif kind == "approval_decided":
             where = self.sites.where(RUNNING_TOOL_CALL.get())
             record = self.calls.get(where[0]) if where else None
@@ -83,10 +97,17 @@ class Recorder:
                 approved=event.approved, by=event.by, remember=event.by == "session", note=event.note,
                 feedback=event.feedback))
 
+    def _read(self, worker: str, tool: str, args: dict[str, Any]) -> None:
+        for path, why in sensitive_reads(self.bundle, worker, tool, args):
+            if path not in self.alerts:
+                self.alerts[path] = SensitiveRead(path=path, why=why, tool=tool, worker=worker)
+
     def cassette(self, redactor: Redactor) -> Cassette:
         calls = [self._finished(self.calls[path]) for path in sorted(self.calls)]
         cassette = Cassette(project=self.bundle.text.get("name"), bundle_digest=self.bundle.text.get("digest"),
-                            worker=self.worker, inputs=self.inputs, outputs=self.outputs, failure=self.failure, calls=calls)
+                            worker=self.worker, inputs=self.inputs, outputs=self.outputs, failure=self.failure, calls=calls,
+                            remote_mcp=[finished(self.remote[name]) for name in sorted(self.remote)],
+                            alerts=[self.alerts[path] for path in sorted(self.alerts)])
         return Cassette.model_validate(redactor.data(cassette.model_dump(mode="json")))
 
     @staticmethod

@@ -8,30 +8,21 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic_ai.models.function import FunctionModel
 
 from ..call_scope import RUNNING_TOOL_CALL, CallFrame
-from ..errors import RunFailed
 from .bundle_facts import project_model
 from .call_sites import CallSites
 from .cassette import ApprovalRecord, CallRecord, Cassette, Shown
 from .exchanges import RequestLog, shown_of
 from .message_data import response_of
+from .remote_replay import ReplayedServer, locked_changes
+from .replay_errors import CassetteStale, ReplayMismatch
 
-
-class ReplayMismatch(RunFailed):
-    """The run asked for what the cassette did not record."""
-
-
-class CassetteStale(RunFailed):
-    """What a model is shown changed since the recording (`changes` in the words of `llm-do diff`)."""
-
-    def __init__(self, changes: list[str]) -> None:
-        super().__init__("stale: " + "; ".join(changes))
-        self.changes = changes
+__all__ = ["CassetteStale", "ReplayMismatch", "ReplayModel", "Replayer"]
 
 
 class Replayer:
@@ -44,6 +35,8 @@ class Replayer:
         self.ids: dict[str, str] = {}
         self.calls = {call.path: call for call in cassette.calls}
         self.models: dict[str, ReplayModel] = {}
+        self.remote = {server.name: server for server in cassette.remote_mcp}
+        self.servers: dict[str, ReplayedServer] = {}
         self._project_models: dict[int, str | None] = {}
 
     def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
@@ -60,13 +53,28 @@ class Replayer:
         self.models[path] = replay
         return replay, record.model
 
+    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+        """`RuntimeConfig.remote_mcp`: the server's recording standing in for it (it is not started)."""
+        record = self.remote.get(name)
+        if record is None:
+            recorded = ", ".join(sorted(self.remote)) or "none"
+            raise ReplayMismatch(f"the run used remote MCP server '{name}', which the cassette did not record "
+                                 f"(it recorded: {recorded})")
+        changes = locked_changes(name, node, record)
+        if changes:
+            raise CassetteStale(changes)
+        server = self.servers[name] = ReplayedServer(record, self.sites)
+        return server
+
     def unused(self) -> list[str]:
-        """Recorded calls (or requests of them) the run did not ask for."""
+        """Recorded calls (or requests of them, or remote MCP calls) the run did not ask for."""
         out = []
         for path, record in sorted(self.calls.items()):
             asked = self.models[path].log.count if path in self.models else 0
             if asked < len(record.requests):
                 out.append(f"{path} ({asked} of {len(record.requests)} requests)")
+        for name, remote in sorted(self.remote.items()):
+            out += self.servers[name].unused() if name in self.servers else [f"{c.path}: {name}.{c.tool}" for c in remote.calls]
         return out
 
     def recorded_approval(self, tool: str) -> ApprovalRecord | None:

@@ -6,7 +6,9 @@ a `required: false` one when a worker first lists its tools. Each worker call ge
 `LockedMcpToolset` over the run's server that exposes only the tools the bundle locked, with the
 locked schemas (what the model sees is what the build recorded, and what the rules were checked
 against); a server whose live tools differ from the lock refuses the run (exit 3).
-Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client.
+Imported only when a worker uses MCP: the plain `exec` path never loads an MCP client. A remote
+server (`url`) goes through the run's `RuntimeConfig.remote_mcp` when it has one: recording wraps
+the started server, a replay stands in for it and starts nothing.
 
 A stdio server may start processes that leave its process group or session (a wrapper's helper, a
 double-forked daemon): llm-do becomes their subreaper before starting one (Linux), marks each
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
     from ..bundle import LoadedBundle
     from ..call_scope import CallContext, RunHost
+    from ..config import RemoteMcp
 
 
 RUN_MARK = "LLM_DO_MCP_RUN"
@@ -70,8 +73,10 @@ class McpServers:
     """The run's MCP servers: started when needed, kept for the run, stopped when it ends
     (normally, on Ctrl-C, on a timeout: the exit stack closes whatever was started)."""
 
-    def __init__(self, bundle: LoadedBundle, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, bundle: LoadedBundle, environ: dict[str, str] | None = None,
+                 remote: RemoteMcp | None = None) -> None:
         self.bundle = bundle
+        self.remote = remote
         self.environ = dict(os.environ if environ is None else environ)
         self._servers: dict[str, MCPToolset[Any]] = {}
         self._stack = AsyncExitStack()
@@ -116,10 +121,25 @@ class McpServers:
         return self._mark
 
     async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
-        """The started server of toolset `key`, started (and checked against the lock) if not yet."""
+        """The started server of toolset `key`, started (and checked against the lock) if not yet; a
+        remote one through the run's `remote_mcp` when it has one (recording, replaying)."""
         found = self._servers.get(key)
         if found is not None:
             return found
+        name = node["name"]
+        if node["server"].get("url") and self.remote is not None:
+            server = await self.remote(name, node, lambda: self._start(node))
+        else:
+            server = await self._start(node)
+        live = {t.name: t.input_schema for t in await server.list_tools()}  # listed once started: cached
+        if not node.get("opaque"):
+            problem = locked_differences(node, live)
+            if problem is not None:
+                raise BundleRefused(problem)
+        self._servers[key] = server
+        return server
+
+    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[Any]:
         try:
             from pydantic_ai.mcp import MCPToolset
         except ImportError:
@@ -134,17 +154,12 @@ class McpServers:
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
-            live = {t.name: t.input_schema for t in await server.list_tools()}
+            await server.list_tools()  # a server that does not answer fails here, in one line
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
             said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
             raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
-        if not node.get("opaque"):
-            problem = locked_differences(node, live)
-            if problem is not None:
-                raise BundleRefused(problem)
-        self._servers[key] = server
         return server
 
     def _verify_files(self, name: str, node: Mapping[str, Any]) -> None:

@@ -1,0 +1,65 @@
+"""Which paths a tool call read that the project keeps in: labelled private (project.json
+`flows.paths`, or by default: a read of the project is private unless its folder is published or
+untrusted), or denied by an approval rule of the project. What such a call returned is in the
+cassette, so `--record` warns about each path once and lists it in the cassette's `alerts`.
+
+A read is known by the worker's `fs.read` grants for the tool (the stdlib filesystem toolsets): the
+path is the call's `path` below the grant's folder; a tool without a `path` argument reads its
+grant's folder."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Literal
+
+from llm_do.bundle.approval import DENY, decide
+from llm_do.bundle.flow import PRIVATE, folder_label
+
+Why = Literal["private", "denied"]
+
+
+def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -> list[tuple[str, Why]]:
+    """(path, why) of each path the call of `tool` by `worker` read that is private or denied."""
+    node = bundle.text.member("workers", worker) or {}
+    labels = (bundle.text.get("flows") or {}).get("paths") or {}
+    given = args.get("path") if isinstance(args.get("path"), str) else None
+    out: list[tuple[str, Why]] = []
+    for grant in node.get("capabilities") or []:
+        kind, _, scope = str(grant.get("capability", "")).partition(":")
+        if grant.get("tool") != tool or kind != "fs.read":
+            continue
+        root, _, folder = scope.split("/**", 1)[0].partition("/")
+        below = posixpath.normpath(given.replace("\\", "/")) if given is not None else "."
+        inside = posixpath.normpath(posixpath.join(folder or ".", below))
+        if root == "project" and not inside.startswith(".."):
+            shown, private = inside, folder_label(inside, labels) in (None, PRIVATE)
+        else:
+            shown, private = f"{root}/{inside}", PRIVATE in (grant.get("labels") or [])
+        if _denied_elsewhere(bundle, worker, tool, {**args, "path": below} if given is not None else args):
+            out.append((shown, "denied"))
+        elif private:
+            out.append((shown, "private"))
+    return out
+
+
+def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any]) -> bool:
+    """Whether a rule of any worker for the same tool of the same toolset, rooted at the same folder,
+    denies this call (this worker's own rules let it run, or it would not have read anything)."""
+    spec = bundle.worker(worker)
+    own = spec.tools.get(tool) if spec is not None else None
+    if spec is None or own is None:
+        return False
+    settings = _settings(spec, own.toolset)
+    for name in bundle.worker_names():
+        other = bundle.worker(name)
+        binding = other.tools.get(tool) if other is not None else None
+        if binding is None or binding.toolset != own.toolset or not binding.rules or _settings(other, own.toolset) != settings:
+            continue
+        if decide(binding.rules, judged, binding.default or binding.approval) == DENY:
+            return True
+    return False
+
+
+def _settings(spec: Any, toolset: str | None) -> dict[str, Any] | None:
+    """The worker's settings for the toolset (where its root is)."""
+    return next((use.settings for use in spec.toolsets if use.toolset == toolset), None)

@@ -1,0 +1,73 @@
+"""`--record` warns when the run reads a path the project keeps in: labelled private (project.json
+`flows.paths`, or by default) or denied by an approval rule; one warning per path, naming it and the
+cassette, and the cassette's `alerts` lists them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import run_cli, worker, write_project
+
+SCRIPT = {"workers": {"main": [
+    {"tool_calls": [{"tool": "read_file", "args": {"path": "docs/plan.md"}},
+                    {"tool": "read_file", "args": {"path": "site/index.md"}}]},
+    {"tool_calls": [{"tool": "read_file", "args": {"path": "./docs/plan.md"}},
+                    {"tool": "read_file", "args": {"path": "keys/api.txt"}},
+                    {"tool": "read_file", "args": {"path": "missing.txt"}}]},
+    {"text": "done"},
+]}}
+FILES = {
+    "project.json": {"version": 1, "name": "reads", "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "flows": {"paths": {"site": "published", "keys": "published"}}},
+    "main.worker": worker("description: Reads.\ntoolsets: [filesystem_project]", "Read."),
+    "guarded.worker": worker("description: Reads, but never keys.\ntoolsets: [filesystem_project]\n"
+                             "approvals:\n  - deny read_file(path ~ 'keys/**')", "Read."),
+    "docs/plan.md": "the plan\n",
+    "site/index.md": "welcome\n",
+    "keys/api.txt": "not for a cassette\n",
+    "s.json": SCRIPT,
+}
+
+
+def test_reads_of_private_and_denied_paths_are_warned_once_and_listed(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", FILES)
+    cassettes = root / "tests" / "cassettes"
+    result = run_cli("run", root, "go", "--script", root / "s.json", "--record", cassettes)
+    assert result.exit_code == 0, result.stderr
+    cassette = cassettes / "main.json"
+    warnings = [line for line in result.stderr.splitlines() if "warning: the run read" in line]
+    assert warnings == [
+        f"llm-do: warning: the run read docs/plan.md (labelled private, by read_file of main); what it returned is in "
+        f"the cassette {cassette}",
+        f"llm-do: warning: the run read keys/api.txt (denied by an approval rule of the project, by read_file of main); "
+        f"what it returned is in the cassette {cassette}",
+    ]
+    data = json.loads(cassette.read_text())
+    assert data["alerts"] == [
+        {"path": "docs/plan.md", "why": "private", "tool": "read_file", "worker": "main"},
+        {"path": "keys/api.txt", "why": "denied", "tool": "read_file", "worker": "main"},
+    ]
+    assert list(data)[0] == "alerts"  # first in the file: a reviewer sees it before the traffic
+
+
+def test_a_run_that_reads_nothing_kept_in_has_no_alerts(tmp_path: Path) -> None:
+    files = {**FILES, "s.json": {"workers": {"main": [
+        {"tool_calls": [{"tool": "read_file", "args": {"path": "site/index.md"}}]}, {"text": "done"}]}}}
+    root = write_project(tmp_path / "proj", files)
+    result = run_cli("run", root, "go", "--script", root / "s.json", "--record", root / "rec")
+    assert result.exit_code == 0, result.stderr
+    assert "the run read" not in result.stderr
+    assert "alerts" not in json.loads((root / "rec" / "main.json").read_text())
+
+
+def test_a_path_takes_the_label_of_its_nearest_labelled_folder() -> None:
+    from llm_do.bundle.flow import folder_label
+
+    paths = {"docs/": "published", "docs/internal": "private", "inputs": "untrusted"}
+    assert folder_label("docs/a.md", paths) == "published"
+    assert folder_label("docs/internal/b.md", paths) == "private"
+    assert folder_label("docs/internals.md", paths) == "published"  # a sibling named alike is not inside
+    assert folder_label("inputs", paths) == "untrusted"
+    assert folder_label("notes.md", paths) is None
+    assert folder_label("notes.md", {".": "published"}) == "published"
