@@ -94,3 +94,23 @@ def test_a_malformed_flows_section_is_a_diagnostic_with_its_line(tmp_path: Path,
     near = next(i for i, text in enumerate(lines, 1) if needle in text)
     assert found[0]["file"] == "project.json" and found[0]["line"] in (near - 1, near), (found[0], manifest)
     assert message in found[0]["message"]
+
+
+def test_r004_points_at_the_server_side_tools_item_that_gives_the_egress(tmp_path: Path, snapshot) -> None:
+    """Not at the worker's top: the fix is to drop (or move) that item, so the diagnostic is there."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "defaults": {"model": "test"},
+                         "suppress": ["R001", "R002", "Y007"]},
+        "main.worker": worker("""
+            description: Researches the web with the project's notes at hand.
+            toolsets:
+              - filesystem_project_ro
+            server_side_tools:
+              - tool_type: code_execution
+              - tool_type: web_fetch
+            """),
+    })
+    result = run_cli("lint", ".", "--no-import", cwd_to=root)
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.startswith("main.worker:7:5: R004 error: ")
+    assert result.stderr == snapshot

@@ -407,7 +407,8 @@ RULES: dict[str, Rule] = _rules(
          "A server-side tool (`web_search`, `web_fetch`) is run by the model's provider: it returns "
          "content anyone can write and its requests carry what the model puts in them, and no run-time "
          "gate can ask before it. A worker that also reads private data and takes in untrusted "
-         "content can be steered into leaking it through the tool's requests. Move the web tool to a "
+         "content can be steered into leaking it through the tool's requests. The diagnostic is at the "
+         "`server_side_tools` item of the worker whose model runs the tool. Move the web tool to a "
          "worker without private reads, or accept the flow in project.json (`flows.accept`) with a reason.",
          raised_in=("stages.check.flows",)),
     Rule("R005", "gated-trifecta", "info", "A worker holds the lethal trifecta, with its egress behind approval.",
