@@ -386,7 +386,10 @@ RULES: dict[str, Rule] = _rules(
          "Python tools, what Python declares) is reachable from the entry through a path on which no "
          "tool and no call needs approval, so a model can use it with nobody asked. `llm-do "
          "capabilities` shows every path. Ask for it (`ask TOOL` in the worker that has the tool, or "
-         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent.",
+         "`ask WORKER` on a call on the way). A Python tool that only reads says so in its module's "
+         "literal `CAPABILITIES` entry, its complete declaration (`{\"count_todos\": [\"fs.read:project/**\"]}`): "
+         "then its `custom:NAME` is no side effect and R001 leaves that tool alone, while it still warns of "
+         "the others. Suppress R001 only when no unasked side effect should be reported in the project.",
          raised_in=("stages.check.capabilities",)),
     Rule("R002", "write-through-delegation", "warning", "A worker without a write tool of its own can write through a callee.",
          "Privilege through delegation: the worker has no fs.write capability itself, but a worker it "

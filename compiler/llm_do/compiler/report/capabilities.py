@@ -38,6 +38,11 @@ class CapabilityReport:
     """Capability -> its information-flow labels (absent: none)."""
     flows: dict[str, Flow] = field(default_factory=dict)
     """Worker -> its lethal trifecta, for the workers that hold one."""
+    read_only_tools: frozenset[str] = frozenset()
+    """`custom:NAME` of the Python tools that declare only reads (`Analysis.read_only_tools`)."""
+
+    def side_effect(self, capability: str) -> bool:
+        return is_side_effect(capability) and capability not in self.read_only_tools
 
 
 def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
@@ -52,8 +57,8 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> Capabili
                 labels.setdefault(grant.capability, set()).update(grant.labels)
     flow_analysis = bundle_flows(bundle, views, analysis)
     flows = {w: f for w in order if (f := flow_analysis.flow(w)) is not None}
-    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order}, _unknown(bundle, order),
-                            {c: sorted_labels(ls) for c, ls in sorted(labels.items())}, flows)
+    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w), analysis) for w in order}, _unknown(bundle, order),
+                            {c: sorted_labels(ls) for c, ls in sorted(labels.items())}, flows, analysis.read_only_tools)
 
 
 def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
@@ -91,7 +96,7 @@ def to_text(rep: CapabilityReport) -> str:
             lines.append("  (no capabilities)")
         width = max((len(r.capability) for r in reaches), default=0)
         for r in reaches:
-            mark = "!" if is_side_effect(r.capability) and r.gate == ALLOW else " "
+            mark = "!" if rep.side_effect(r.capability) and r.gate == ALLOW else " "
             labels = rep.labels.get(r.capability)
             flow_labels = f"  ({', '.join(labels)})" if labels else ""
             lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]{flow_labels}")
@@ -106,7 +111,7 @@ def to_json(rep: CapabilityReport) -> str:
         "format": REPORT_FORMAT,
         "entry": rep.entry,
         "workers": [
-            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability),
+            {"name": w, "capabilities": [{**r.to_json(), "side_effect": rep.side_effect(r.capability),
                                           "labels": rep.labels.get(r.capability, [])} for r in reaches],
              "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None}
             for w, reaches in rep.workers.items()
@@ -125,7 +130,7 @@ def code(text: str) -> str:
 
 def to_markdown(rep: CapabilityReport) -> str:
     lines = ["# Capabilities", ""]
-    unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if is_side_effect(r.capability) and r.gate == ALLOW)
+    unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if rep.side_effect(r.capability) and r.gate == ALLOW)
     lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]

@@ -19,7 +19,6 @@ from ...capabilities import (
     WorkerView,
     add_attach_grants,
     entry_function_view,
-    is_side_effect,
     kind_of,
     plain_gate,
 )
@@ -100,7 +99,7 @@ def _owner_location(project: ResolvedProject, reach: Reach) -> Location:
 def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for reach in analysis.reaches(project.entry):
-        if not is_side_effect(reach.capability) or reach.gate != ALLOW:
+        if reach.gate != ALLOW or not analysis.side_effect(reach.capability):
             continue
         owner, final = reach.path[-1], reach.steps[-1]
         first = reach.path[1] if len(reach.path) > 1 else None
