@@ -114,3 +114,24 @@ def test_r004_points_at_the_server_side_tools_item_that_gives_the_egress(tmp_pat
     assert result.exit_code == 1, result.stderr
     assert result.stderr.startswith("main.worker:7:5: R004 error: ")
     assert result.stderr == snapshot
+
+
+@pytest.mark.parametrize("rule", ["allow write_file(path ~ 'drafts/**')", "allow write_file(path ~ 'site/**')",
+                                  "allow write_file(not path ~ 'drafts/**')"])
+def test_a_rule_that_confines_writes_away_from_the_published_folder_disarms_the_flow(tmp_path: Path, rule: str) -> None:
+    """Lint, the bundle's readers (`capabilities`) and the bundle itself agree: only a condition
+    that provably keeps the unasked writes out of site/ disarms the flow; `not` narrows nothing."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "defaults": {"model": "test"},
+                         "suppress": ["R001", "R002", "Y007"], "flows": {"paths": {"site": "published"}}},
+        "main.worker": worker(f"toolsets:\n  - filesystem_project\napprovals:\n  - \"{rule}\""),
+    })
+    disarmed = "drafts/**')" in rule and "not" not in rule
+    codes = sorted(d["code"] for d in run_cli("lint", root, "--format", "json").json()["diagnostics"])
+    assert codes == (["R005"] if disarmed else ["R003"])
+    doc = run_cli("capabilities", root, "--format", "json").json()
+    assert doc["workers"][0]["flow"]["status"] == ("gated" if disarmed else "armed")
+    assert doc["workers"][0]["flow"]["legs"]["egress"]["gate"] == ("ask" if disarmed else "conditional")
+    bundle = compile_document(root, "p", import_python=False)
+    (write,) = [g for g in bundle["workers"]["main"]["capabilities"] if g["capability"] == "fs.write:project/**"]
+    assert write.get("conditional_labels") == ([] if disarmed else None)

@@ -136,6 +136,9 @@ class Grant:
     gate: Gate
     labels: frozenset[str] = frozenset()
     """Its information-flow labels (`flows.labels`)."""
+    conditional_labels: frozenset[str] | None = None
+    """With conditional rules that confine the calls they allow to folders: the labels of those
+    calls; the other labels come only with calls the gate's `approval` decides (`flows.rule_confinement`)."""
     source: str = ""
     """For a leg of `flows.trifecta`: the capability that gives it."""
 
@@ -367,7 +370,9 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
         for grant in node.get("capabilities") or ():
             labels = frozenset(grant.get("labels") or ())
             if grant.get("tool") is not None:
-                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN), labels))
+                conditional = grant.get("conditional_labels")
+                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN), labels,
+                                         None if conditional is None else frozenset(conditional)))
             elif grant.get("toolset") is not None:
                 view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset",
                                          opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT)), labels))
