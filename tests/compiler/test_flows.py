@@ -132,6 +132,10 @@ def test_a_rule_that_confines_writes_away_from_the_published_folder_disarms_the_
     doc = run_cli("capabilities", root, "--format", "json").json()
     assert doc["workers"][0]["flow"]["status"] == ("gated" if disarmed else "armed")
     assert doc["workers"][0]["flow"]["legs"]["egress"]["gate"] == ("ask" if disarmed else "conditional")
+    (write_cap,) = [c for c in doc["workers"][0]["capabilities"] if c["capability"] == "fs.write:project/**"]
+    assert (write_cap["labels"], write_cap["asked_only_labels"]) == (["egress"], ["egress"] if disarmed else [])
+    text = run_cli("capabilities", root).stdout
+    assert ("(egress; asked only: egress)" in text) == disarmed
     bundle = compile_document(root, "p", import_python=False)
     (write,) = [g for g in bundle["workers"]["main"]["capabilities"] if g["capability"] == "fs.write:project/**"]
     assert write.get("conditional_labels") == ([] if disarmed else None)
