@@ -159,6 +159,7 @@ def test_side_effects() -> None:
     assert is_side_effect("proc.exec:ls,mv")  # mv is asked by the shell policy: it writes
     assert not is_side_effect("proc.exec:cat,grep,ls")  # commands the policy runs without asking
     assert not is_side_effect("fs.read:project/**") and not is_side_effect("env:OPENAI_API_KEY")
+    assert not is_side_effect("private") and not is_side_effect("untrusted") and is_side_effect("egress")
 
 
 FORMATS = ["text", "json", "markdown"]
@@ -252,6 +253,57 @@ def test_r001_and_r002(tmp_path: Path) -> None:
     # gating the call removes R001; R002 stays (main can still write through helper)
     (root / "main.worker").write_text(worker("model: test\ntoolsets: [helper]\napprovals: [ask helper]"))
     assert lint_codes(root) == [("R002", "main.worker", 3)]
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-import",)])
+def test_a_tool_that_declares_only_reads_settles_r001_for_itself_only(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """Newcomer F24: a literal CAPABILITIES entry is the tool's complete declaration, so one that
+    lists only reads acknowledges that tool for R001; the project's other tools still warn (no
+    project-wide suppress), and so does a tool whose declaration is empty (it says nothing)."""
+    root = write_project(tmp_path / "p", {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "defaults": {"model": "test"}},
+        "main.worker": worker("tools: [count_todos, archive, tally]\n"
+                              "approvals: [allow count_todos, allow archive, allow tally]"),
+        "tools.py": '''
+            def count_todos(folder: str) -> int:
+                """Count the TODOs of a folder."""
+                return 0
+
+            def archive(name: str) -> str:
+                """Archive a report."""
+                return name
+
+            def tally(name: str) -> str:
+                """Tally a report."""
+                return name
+
+            TOOLS = [count_todos, archive, tally]
+            CAPABILITIES = {"count_todos": ["fs.read:project/**", "private"], "tally": []}
+            ''',
+    })
+    result = run_cli("lint", root, "--format", "json", *flags)
+    r001 = sorted(d["message"].split(" can use ")[1].split(" ")[0] for d in result.json()["diagnostics"] if d["code"] == "R001")
+    assert r001 == ["custom:archive", "custom:tally"]
+    caps = run_cli("capabilities", root, "--format", "json", *flags).json()
+    side_effects = {c["capability"]: c["side_effect"] for c in caps["workers"][0]["capabilities"]}
+    assert side_effects == {"custom:archive": True, "custom:tally": True, "custom:count_todos": False,
+                            "fs.read:project/**": False, "private": False}
+    text = run_cli("capabilities", root, *flags).stdout
+    assert " !custom:archive" in text and " !custom:count_todos" not in text and "  custom:count_todos" in text
+
+
+def test_a_tool_name_that_may_write_in_another_worker_stays_a_side_effect() -> None:
+    """`custom:NAME` is one capability across workers: it is read-only only when every tool of
+    that name declares only reads."""
+    reads = Grant("custom:sync", "sync", "tool", Gate("allow", "ask"))
+    declared = Grant("fs.read:project/**", "sync", "tool", Gate("allow", "ask"))
+    alone = Analysis({"a": WorkerView(grants=[reads, declared])})
+    assert not alone.side_effect("custom:sync") and alone.side_effect("custom:other")
+    both = Analysis({"a": WorkerView(grants=[reads, declared]), "b": WorkerView(grants=[reads])})
+    assert both.side_effect("custom:sync")
+    writes = Grant("fs.write:project/**", "sync", "tool", Gate("allow", "ask"))
+    assert Analysis({"a": WorkerView(grants=[reads, declared, writes])}).side_effect("custom:sync")
 
 
 def test_a_write_restricted_by_a_condition_is_shown_so(tmp_path: Path) -> None:

@@ -94,3 +94,48 @@ def test_a_malformed_flows_section_is_a_diagnostic_with_its_line(tmp_path: Path,
     near = next(i for i, text in enumerate(lines, 1) if needle in text)
     assert found[0]["file"] == "project.json" and found[0]["line"] in (near - 1, near), (found[0], manifest)
     assert message in found[0]["message"]
+
+
+def test_r004_points_at_the_server_side_tools_item_that_gives_the_egress(tmp_path: Path, snapshot) -> None:
+    """Not at the worker's top: the fix is to drop (or move) that item, so the diagnostic is there."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "defaults": {"model": "test"},
+                         "suppress": ["R001", "R002", "Y007"]},
+        "main.worker": worker("""
+            description: Researches the web with the project's notes at hand.
+            toolsets:
+              - filesystem_project_ro
+            server_side_tools:
+              - tool_type: code_execution
+              - tool_type: web_fetch
+            """),
+    })
+    result = run_cli("lint", ".", "--no-import", cwd_to=root)
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.startswith("main.worker:7:5: R004 error: ")
+    assert result.stderr == snapshot
+
+
+@pytest.mark.parametrize("rule", ["allow write_file(path ~ 'drafts/**')", "allow write_file(path ~ 'site/**')",
+                                  "allow write_file(not path ~ 'drafts/**')"])
+def test_a_rule_that_confines_writes_away_from_the_published_folder_disarms_the_flow(tmp_path: Path, rule: str) -> None:
+    """Lint, the bundle's readers (`capabilities`) and the bundle itself agree: only a condition
+    that provably keeps the unasked writes out of site/ disarms the flow; `not` narrows nothing."""
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "defaults": {"model": "test"},
+                         "suppress": ["R001", "R002", "Y007"], "flows": {"paths": {"site": "published"}}},
+        "main.worker": worker(f"toolsets:\n  - filesystem_project\napprovals:\n  - \"{rule}\""),
+    })
+    disarmed = "drafts/**')" in rule and "not" not in rule
+    codes = sorted(d["code"] for d in run_cli("lint", root, "--format", "json").json()["diagnostics"])
+    assert codes == (["R005"] if disarmed else ["R003"])
+    doc = run_cli("capabilities", root, "--format", "json").json()
+    assert doc["workers"][0]["flow"]["status"] == ("gated" if disarmed else "armed")
+    assert doc["workers"][0]["flow"]["legs"]["egress"]["gate"] == ("ask" if disarmed else "conditional")
+    (write_cap,) = [c for c in doc["workers"][0]["capabilities"] if c["capability"] == "fs.write:project/**"]
+    assert (write_cap["labels"], write_cap["asked_only_labels"]) == (["egress"], ["egress"] if disarmed else [])
+    text = run_cli("capabilities", root).stdout
+    assert ("(egress; asked only: egress)" in text) == disarmed
+    bundle = compile_document(root, "p", import_python=False)
+    (write,) = [g for g in bundle["workers"]["main"]["capabilities"] if g["capability"] == "fs.write:project/**"]
+    assert write.get("conditional_labels") == ([] if disarmed else None)

@@ -26,7 +26,7 @@ from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
-from .capabilities import ALLOW, Analysis, analyse, is_side_effect, views_of_bundle
+from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
@@ -187,7 +187,7 @@ def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
     a, b = old["entry"], new["entry"]
     detail = [f"args: {text_of(a.get('args'))} -> {text_of(b.get('args'))}"] if a.get("args") != b.get("args") else []
     analysis, entry = analyse(new), entry_name(new)
-    unasked = [r for r in analysis.reaches(entry) if r.gate == ALLOW and is_side_effect(r.capability)]
+    unasked = [r for r in analysis.reaches(entry) if r.gate == ALLOW and analysis.side_effect(r.capability)]
     detail += [f"runs {r.capability} with no approval via {via_text(r)}" for r in unasked[:10]]
     return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail,
                   at="project:entry")
@@ -407,7 +407,8 @@ def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict
 
 
 def _side_effect_tool(node: WorkerNode, tool: str) -> bool:
-    return any(g.get("tool") == tool and is_side_effect(g["capability"]) for g in node.get("capabilities") or ())
+    own = [g["capability"] for g in node.get("capabilities") or () if g.get("tool") == tool]
+    return any(is_side_effect(c) for c in own) and not declares_only_reads(tool, own)
 
 
 def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Change]:

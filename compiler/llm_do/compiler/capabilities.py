@@ -32,10 +32,13 @@ CONDITIONAL = "conditional"
 GATES = (ALLOW, CONDITIONAL, AUTO, ASK)
 """Gate levels, weakest first: `conditional` = rules with conditions decide per call, `auto` = the
 toolset decides per call (shell asks for commands that write)."""
-READ_ONLY_KINDS = ("fs.read", "call", "env", "attach")
+READ_ONLY_KINDS = ("fs.read", "call", "env", "attach", "private", "untrusted")
 """Every other kind (`fs.write`, `proc.exec`, `custom`, `mcp`, what Python declares) is a side
 effect: it may change something outside the run; `proc.exec` unless every command in its scope
-is one the shell policy runs without asking (`read_only_commands`)."""
+is one the shell policy runs without asking (`read_only_commands`), `custom:NAME` unless the
+tool's declaration lists only reads (`declares_only_reads`). `private` and `untrusted`, labels a
+Python tool may declare, are reads."""
+CUSTOM = "custom:"
 PROVIDER = "provider"
 """`provider:web_search`, `provider:code_execution`, ...: a worker's `server_side_tools`, which the
 model provider runs (no gate applies); computed from the worker node, not stored as grants."""
@@ -62,6 +65,23 @@ def is_side_effect(capability: str) -> bool:
     if kind == "proc.exec":
         return not set(scope.split(",")) <= read_only_commands()
     return kind not in READ_ONLY_KINDS
+
+
+def declares_only_reads(tool: str, capabilities: Iterable[str]) -> bool:
+    """Whether a Python tool's grants (`capabilities`: every one its worker has through the tool)
+    are `custom:TOOL` and a declaration that lists only reads: its `CAPABILITIES` entry is its
+    complete declaration (spec/language.md, "Python files"), so such a tool changes nothing and
+    its `custom:TOOL` is no side effect. An empty entry says nothing of what the tool does."""
+    own = CUSTOM + tool
+    found = declared = False
+    for capability in capabilities:
+        if capability == own:
+            found = True
+        elif is_side_effect(capability):
+            return False
+        else:
+            declared = True
+    return found and declared
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,9 @@ class Grant:
     gate: Gate
     labels: frozenset[str] = frozenset()
     """Its information-flow labels (`flows.labels`)."""
+    conditional_labels: frozenset[str] | None = None
+    """With conditional rules that confine the calls they allow to folders: the labels of those
+    calls; the other labels come only with calls the gate's `approval` decides (`flows.rule_confinement`)."""
     source: str = ""
     """For a leg of `flows.trifecta`: the capability that gives it."""
 
@@ -237,6 +260,29 @@ class Analysis:
                 break  # every worker has it at this level or a weaker one
         self._best[capability] = best
 
+    @cached_property
+    def read_only_tools(self) -> frozenset[str]:
+        """`custom:NAME` of the Python tools that declare only reads, in every worker that has a
+        tool of that name (`declares_only_reads`): a tool of the same name in another worker that
+        may write keeps the capability a side effect."""
+        verdicts: dict[str, bool] = {}
+        for view in self.views.values():
+            tools: dict[str, list[str]] = {}
+            for grant in view.grants:
+                if grant.via_kind == "tool":
+                    tools.setdefault(grant.via, []).append(grant.capability)
+            for tool, capabilities in tools.items():
+                own = CUSTOM + tool
+                if own in capabilities:
+                    verdicts[own] = verdicts.get(own, True) and declares_only_reads(tool, capabilities)
+        return frozenset(c for c, only_reads in verdicts.items() if only_reads)
+
+    def side_effect(self, capability: str) -> bool:
+        """`is_side_effect`, with the Python tools that declare only reads left out."""
+        if not is_side_effect(capability):
+            return False
+        return not capability.startswith(CUSTOM) or capability not in self.read_only_tools
+
     def propagating(self) -> list[str]:
         """Every capability that passes from callees to callers, sorted."""
         return sorted(self._best)
@@ -324,7 +370,9 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
         for grant in node.get("capabilities") or ():
             labels = frozenset(grant.get("labels") or ())
             if grant.get("tool") is not None:
-                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN), labels))
+                conditional = grant.get("conditional_labels")
+                view.grants.append(Grant(grant["capability"], grant["tool"], "tool", gates.get(grant["tool"], OPEN), labels,
+                                         None if conditional is None else frozenset(conditional)))
             elif grant.get("toolset") is not None:
                 view.grants.append(Grant(grant["capability"], grant["toolset"], "toolset",
                                          opaque.get(grant["toolset"], Gate(ASK, PYTHON_TOOL_DEFAULT)), labels))
@@ -373,6 +421,6 @@ def analyse(bundle: dict[str, Any]) -> Analysis:
     return Analysis(views_of_bundle(bundle))
 
 
-def sorted_reaches(reaches: Iterable[Reach]) -> list[Reach]:
+def sorted_reaches(reaches: Iterable[Reach], analysis: Analysis) -> list[Reach]:
     """Side effects first, then by capability."""
-    return sorted(reaches, key=lambda r: (not is_side_effect(r.capability), r.capability))
+    return sorted(reaches, key=lambda r: (not analysis.side_effect(r.capability), r.capability))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .capabilities import ALLOW, GATES, PROVIDER, Analysis, Reach, is_side_effect, kind_of
+from .capabilities import ALLOW, GATES, PROVIDER, Analysis, Reach, kind_of
 from .diff_change import Change, Severity, Verb
 from .reach_text import gate_text, via_text
 
@@ -62,15 +62,15 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
             narrower_than = next((c for c in lost if c not in paired and _scope_contains(c, cap)), None)
             if wider_than is not None:
                 paired.add(wider_than)
-                out.append(_reach_change(worker, "widened", reach, wider_than, cap))
+                out.append(_reach_change(worker, "widened", reach, wider_than, cap, new.side_effect(cap)))
             elif narrower_than is not None:
                 paired.add(narrower_than)
-                out.append(_reach_change(worker, "narrowed", reach, narrower_than, cap))
+                out.append(_reach_change(worker, "narrowed", reach, narrower_than, cap, new.side_effect(cap)))
             elif (overlap := _commands_overlap(cap, lost, paired)) is not None:
                 paired.add(overlap)
-                out.append(_reach_change(worker, "changed", reach, overlap, cap))
+                out.append(_reach_change(worker, "changed", reach, overlap, cap, new.side_effect(cap)))
             else:
-                out.append(_reach_change(worker, "added", reach, None, cap))
+                out.append(_reach_change(worker, "added", reach, None, cap, new.side_effect(cap)))
         for cap in lost:
             if cap not in paired:
                 reach = old.reach(worker, cap)
@@ -85,7 +85,7 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
             assert a is not None and b is not None
             if a.gate != b.gate:
                 relaxed = GATES.index(b.gate) < GATES.index(a.gate)
-                risky = relaxed and b.gate == ALLOW and is_side_effect(cap)
+                risky = relaxed and b.gate == ALLOW and new.side_effect(cap)
                 out.append(Change("high" if risky else "medium" if relaxed else "low",
                                   "widened" if relaxed else "narrowed", "capability", f"{cap} of {worker}",
                                   _reach_text(a), _reach_text(b), worker=worker,
@@ -98,11 +98,11 @@ def _reach_text(reach: Reach) -> str:
     return f"via {via_text(reach)} [{gate_text(reach)}]"
 
 
-def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap: str) -> Change:
+def _reach_change(worker: str, verb: Verb, reach: Reach, before: str | None, cap: str, side_effect: bool) -> Change:
     severity: Severity
     if verb == "narrowed" or (verb == "changed" and not _commands(cap) - _commands(before or "")):
         severity = "low"
-    elif is_side_effect(cap):
+    elif side_effect:
         severity = "high" if reach.gate == ALLOW else "medium"
     else:
         severity = "medium" if kind_of(cap) == "env" else "low"

@@ -14,8 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from .flows.grant_labels import capability_labels, opaque_mcp_labels, opaque_python_labels, python_tool_labels
+from .flows.grant_labels import (
+    capability_labels,
+    label_policy,
+    opaque_mcp_labels,
+    opaque_python_labels,
+    python_tool_labels,
+)
 from .flows.labels import NONE, sorted_labels
+from .flows.rule_confinement import conditional_labels
 from .provider_env import model_env
 
 if TYPE_CHECKING:
@@ -63,10 +70,13 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
     grants: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     """(capability, tool, toolset, model) -> the grant; the first of equal keys is kept."""
 
-    def add(key: tuple[str, str, str, str], grant: dict[str, Any], labels: frozenset[str]) -> None:
+    def add(key: tuple[str, str, str, str], grant: dict[str, Any], labels: frozenset[str],
+            conditional: frozenset[str] | None = None) -> None:
         if key not in grants:
             if labels:
                 grant["labels"] = sorted_labels(labels)
+            if conditional is not None:
+                grant["conditional_labels"] = sorted_labels(conditional)
             grants[key] = grant
 
     for name, tool in worker.tools.items():
@@ -75,7 +85,9 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
             continue
         if tool.kind == "stdlib":
             for c in scoped[tool.group].get(name, ()):
-                add((c, name, "", ""), {"capability": c, "tool": name}, capability_labels(project, c, stdlib=True))
+                labels = capability_labels(project, c, stdlib=True)
+                narrowed = conditional_labels(c, labels, tool.rules, tool.approval, label_policy(project)) if tool.rules else None
+                add((c, name, "", ""), {"capability": c, "tool": name}, labels, narrowed)
         elif tool.kind == "mcp":
             c = mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name))
             add((c, name, "", ""), {"capability": c, "tool": name}, capability_labels(project, c))

@@ -386,7 +386,10 @@ RULES: dict[str, Rule] = _rules(
          "Python tools, what Python declares) is reachable from the entry through a path on which no "
          "tool and no call needs approval, so a model can use it with nobody asked. `llm-do "
          "capabilities` shows every path. Ask for it (`ask TOOL` in the worker that has the tool, or "
-         "`ask WORKER` on a call on the way), or suppress R001 when that is the intent.",
+         "`ask WORKER` on a call on the way). A Python tool that only reads says so in its module's "
+         "literal `CAPABILITIES` entry, its complete declaration (`{\"count_todos\": [\"fs.read:project/**\"]}`): "
+         "then its `custom:NAME` is no side effect and R001 leaves that tool alone, while it still warns of "
+         "the others. Suppress R001 only when no unasked side effect should be reported in the project.",
          raised_in=("stages.check.capabilities",)),
     Rule("R002", "write-through-delegation", "warning", "A worker without a write tool of its own can write through a callee.",
          "Privilege through delegation: the worker has no fs.write capability itself, but a worker it "
@@ -407,7 +410,8 @@ RULES: dict[str, Rule] = _rules(
          "A server-side tool (`web_search`, `web_fetch`) is run by the model's provider: it returns "
          "content anyone can write and its requests carry what the model puts in them, and no run-time "
          "gate can ask before it. A worker that also reads private data and takes in untrusted "
-         "content can be steered into leaking it through the tool's requests. Move the web tool to a "
+         "content can be steered into leaking it through the tool's requests. The diagnostic is at the "
+         "`server_side_tools` item of the worker whose model runs the tool. Move the web tool to a "
          "worker without private reads, or accept the flow in project.json (`flows.accept`) with a reason.",
          raised_in=("stages.check.flows",)),
     Rule("R005", "gated-trifecta", "info", "A worker holds the lethal trifecta, with its egress behind approval.",

@@ -244,6 +244,9 @@ class CapabilityGrant(TypedDict):
     """For `env:`: the model or `compatible_models` pattern that needs it."""
     labels: NotRequired[list[Label]]
     """Its information-flow labels, in `flow.LABELS` order; absent: none."""
+    conditional_labels: NotRequired[list[Label]]
+    """For a tool with conditional rules that confine the calls they allow to folders: the labels
+    of those calls (fewer than `labels`); the others come only with calls its `approval` decides."""
 
 
 class FlowAcceptanceNode(TypedDict):

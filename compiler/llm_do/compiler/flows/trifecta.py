@@ -18,7 +18,7 @@ from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED
 from llm_do.bundle.views import entry_name
 
-from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Grant, Reach, WorkerView, kind_of
+from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, WorkerView, kind_of, plain_gate
 
 LEG = "flow:"
 ASK_RANK = GATES.index(ASK)
@@ -110,7 +110,8 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
                 key = (id(grant), label)
                 found = shared.get(key)
                 if found is None:
-                    found = shared[key] = Grant(LEG + label, grant.via, grant.via_kind, grant.gate, source=grant.capability)
+                    found = shared[key] = Grant(LEG + label, grant.via, grant.via_kind, _leg_gate(grant, label),
+                                                source=grant.capability)
                 legs.append(found)
                 if label == EGRESS and kind_of(grant.capability) == PROVIDER:
                     legs.append(Grant(PROVIDER_LEG, grant.via, grant.via_kind, grant.gate, source=grant.capability))
@@ -118,6 +119,14 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
             legs.append(Grant(LEG + UNTRUSTED, INPUT, "input", OPEN, source=INPUT))
         out[name] = WorkerView(calls=view.calls, grants=legs)
     return out
+
+
+def _leg_gate(grant: Grant, label: str) -> Gate:
+    """The gate of one label of a grant: a label the calls its conditional rules allow cannot have
+    comes only with the calls its approval without a condition decides (`ask`, or `deny`: no leg)."""
+    if grant.conditional_labels is None or label in grant.conditional_labels:
+        return grant.gate
+    return plain_gate(grant.gate.approval, grant.gate.default)
 
 
 class FlowAnalysis:

@@ -14,7 +14,7 @@ from typing import Any
 
 from llm_do.bundle.views import call_edges, entry_name
 
-from ..capabilities import ALLOW, Analysis, Reach, is_side_effect, sorted_reaches, views_of_bundle
+from ..capabilities import ALLOW, Analysis, Reach, WorkerView, is_side_effect, sorted_reaches, views_of_bundle
 from ..flows.labels import sorted_labels
 from ..flows.trifecta import Flow, bundle_flows
 from ..reach_text import gate_text, via_text
@@ -38,6 +38,20 @@ class CapabilityReport:
     """Capability -> its information-flow labels (absent: none)."""
     flows: dict[str, Flow] = field(default_factory=dict)
     """Worker -> its lethal trifecta, for the workers that hold one."""
+    read_only_tools: frozenset[str] = frozenset()
+    """`custom:NAME` of the Python tools that declare only reads (`Analysis.read_only_tools`)."""
+    asked_only: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(worker, capability) -> the labels its path's grant has only for calls its approval asks,
+    because conditional rules confine the unasked ones (`flows.rule_confinement`); absent: none."""
+
+    def label_text(self, worker: str, capability: str) -> str:
+        """`private, untrusted` (and `; asked only: private` when rules confine the rest)."""
+        text = ", ".join(self.labels.get(capability, ()))
+        asked = self.asked_only.get((worker, capability))
+        return f"{text}; asked only: {', '.join(asked)}" if asked else text
+
+    def side_effect(self, capability: str) -> bool:
+        return is_side_effect(capability) and capability not in self.read_only_tools
 
 
 def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
@@ -52,8 +66,21 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> Capabili
                 labels.setdefault(grant.capability, set()).update(grant.labels)
     flow_analysis = bundle_flows(bundle, views, analysis)
     flows = {w: f for w in order if (f := flow_analysis.flow(w)) is not None}
-    return CapabilityReport(entry, {w: sorted_reaches(analysis.reaches(w)) for w in order}, _unknown(bundle, order),
-                            {c: sorted_labels(ls) for c, ls in sorted(labels.items())}, flows)
+    reaches = {w: sorted_reaches(analysis.reaches(w), analysis) for w in order}
+    return CapabilityReport(entry, reaches, _unknown(bundle, order), {c: sorted_labels(ls) for c, ls in sorted(labels.items())},
+                            flows, analysis.read_only_tools, _asked_only(views, reaches))
+
+
+def _asked_only(views: dict[str, WorkerView], reaches: dict[str, list[Reach]]) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    for worker, found in reaches.items():
+        for r in found:
+            final = r.steps[-1]
+            grant = next((g for g in views[r.path[-1]].grants
+                          if g.capability == r.capability and g.via == final.via and g.via_kind == final.via_kind), None)
+            if grant is not None and grant.conditional_labels is not None and grant.labels - grant.conditional_labels:
+                out[(worker, r.capability)] = sorted_labels(grant.labels - grant.conditional_labels)
+    return out
 
 
 def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
@@ -91,9 +118,9 @@ def to_text(rep: CapabilityReport) -> str:
             lines.append("  (no capabilities)")
         width = max((len(r.capability) for r in reaches), default=0)
         for r in reaches:
-            mark = "!" if is_side_effect(r.capability) and r.gate == ALLOW else " "
-            labels = rep.labels.get(r.capability)
-            flow_labels = f"  ({', '.join(labels)})" if labels else ""
+            mark = "!" if rep.side_effect(r.capability) and r.gate == ALLOW else " "
+            labels = rep.label_text(worker, r.capability)
+            flow_labels = f"  ({labels})" if labels else ""
             lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]{flow_labels}")
         lines += [f" ?{subject}  ({NOT_EVALUATED})" for subject in rep.unknown.get(worker, ())]
         if worker in rep.flows:
@@ -106,8 +133,9 @@ def to_json(rep: CapabilityReport) -> str:
         "format": REPORT_FORMAT,
         "entry": rep.entry,
         "workers": [
-            {"name": w, "capabilities": [{**r.to_json(), "side_effect": is_side_effect(r.capability),
-                                          "labels": rep.labels.get(r.capability, [])} for r in reaches],
+            {"name": w, "capabilities": [{**r.to_json(), "side_effect": rep.side_effect(r.capability),
+                                          "labels": rep.labels.get(r.capability, []),
+                                          "asked_only_labels": rep.asked_only.get((w, r.capability), [])} for r in reaches],
              "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None}
             for w, reaches in rep.workers.items()
         ],
@@ -125,7 +153,7 @@ def code(text: str) -> str:
 
 def to_markdown(rep: CapabilityReport) -> str:
     lines = ["# Capabilities", ""]
-    unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if is_side_effect(r.capability) and r.gate == ALLOW)
+    unguarded = sum(1 for r in rep.workers.get(rep.entry, []) if rep.side_effect(r.capability) and r.gate == ALLOW)
     lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
@@ -136,7 +164,7 @@ def to_markdown(rep: CapabilityReport) -> str:
             continue
         lines += ["| Capability | Via | Approval | Labels |", "|---|---|---|---|"]
         for r in reaches:
-            labels = ", ".join(rep.labels.get(r.capability, ()))
+            labels = rep.label_text(worker, r.capability)
             lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} | {labels} |")
         if worker in rep.flows:
             lines += ["", *flow_markdown(rep.flows[worker])]

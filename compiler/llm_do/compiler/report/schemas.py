@@ -108,6 +108,9 @@ class WorkerCapability(_Strict):
     side_effect: bool
     labels: list[Literal["private", "untrusted", "egress"]] = Field(description=(
         "Its information-flow labels (spec/language.md, `flows`)."))
+    asked_only_labels: list[Literal["private", "untrusted", "egress"]] = Field(description=(
+        "The labels it has only for calls that are asked: conditional rules of the tool at the end of the path "
+        "confine the calls they allow to folders without them (spec/language.md, `Labels`)."))
 
 
 class FlowLeg(_Strict):

@@ -19,7 +19,6 @@ from ...capabilities import (
     WorkerView,
     add_attach_grants,
     entry_function_view,
-    is_side_effect,
     kind_of,
     plain_gate,
 )
@@ -36,15 +35,17 @@ UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_
 
 def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     views: dict[str, WorkerView] = {}
-    shared: dict[tuple[str, str, str, int, tuple[str, ...]], Grant] = {}
+    shared: dict[tuple[str, str, str, int, tuple[str, ...], tuple[str, ...] | None], Grant] = {}
     """Grants are values: thousands of workers share a few (capability, tool, gate) triples. The
     key names the gate by id (hashing a Gate hashes its fields); a stored Grant keeps its gate alive."""
 
-    def grant_of(capability: str, via: str, via_kind: str, gate: Gate, labels: list[str] | None) -> Grant:
-        key = (capability, via, via_kind, id(gate), tuple(labels or ()))
+    def grant_of(capability: str, via: str, via_kind: str, gate: Gate, labels: list[str] | None,
+                 conditional: list[str] | None = None) -> Grant:
+        key = (capability, via, via_kind, id(gate), tuple(labels or ()), None if conditional is None else tuple(conditional))
         found = shared.get(key)
         if found is None:
-            found = shared[key] = Grant(capability, via, via_kind, gate, frozenset(labels or ()))
+            found = shared[key] = Grant(capability, via, via_kind, gate, frozenset(labels or ()),
+                                        None if conditional is None else frozenset(conditional))
         return found
 
     for name, worker in project.workers.items():
@@ -62,7 +63,8 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
             if tool_name is not None:
                 if unknown and (tool_name in unknown or (tool_name in worker.tools and worker.tools[tool_name].group in unknown)):
                     continue  # a tool of a toolset whose settings are invalid: that error says it all
-                out.append(grant_of(grant["capability"], tool_name, "tool", gates[tool_name], grant.get("labels")))
+                out.append(grant_of(grant["capability"], tool_name, "tool", gates[tool_name], grant.get("labels"),
+                                    grant.get("conditional_labels")))
             elif "toolset" in grant:
                 out.append(grant_of(grant["capability"], grant["toolset"], "toolset", opaque[grant["toolset"]], grant.get("labels")))
             else:
@@ -100,7 +102,7 @@ def _owner_location(project: ResolvedProject, reach: Reach) -> Location:
 def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for reach in analysis.reaches(project.entry):
-        if not is_side_effect(reach.capability) or reach.gate != ALLOW:
+        if reach.gate != ALLOW or not analysis.side_effect(reach.capability):
             continue
         owner, final = reach.path[-1], reach.steps[-1]
         first = reach.path[1] if len(reach.path) > 1 else None

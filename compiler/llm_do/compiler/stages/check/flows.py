@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llm_do.bundle.flow import INPUT, TRUSTED
 
-from ...capabilities import Analysis, Grant, WorkerView, provider_grant
+from ...capabilities import PROVIDER, Analysis, Grant, WorkerView, kind_of, provider_grant
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
 from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...reach_text import gate_text, via_text
@@ -93,6 +93,11 @@ def _leg_location(project: ResolvedProject, flow: Flow, leg: Leg) -> Location:
     if owner is None:  # the entry function
         return project.loaded.at("entry", "function") if project.entry_function is not None else project.loaded.at()
     final = leg.reach.steps[-1]
+    if kind_of(leg.capability) == PROVIDER:  # the `server_side_tools` item that names it
+        items = owner.parsed.front.server_side_tools
+        index = next((i for i, t in enumerate(items) if t.tool_type == final.via), None)
+        if index is not None:
+            return owner.parsed.at("server_side_tools", index)
     tool = owner.tools.get(final.via) if final.via_kind == "tool" else None
     if tool is not None:
         return tool.at

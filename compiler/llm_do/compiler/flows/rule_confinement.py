@@ -1,0 +1,97 @@
+"""Labels narrowed by approval rules: a stdlib file tool whose calls are asked (or denied) except
+where a conditional `allow` lets them through has, unasked, only the labels of the folders those
+conditions confine the path to (spec/language.md, "Labels").
+
+`ask write_file` + `allow write_file(path ~ 'drafts/**')` writes unasked only below drafts/, so
+its unasked writes are no egress even when the toolset's root holds a published folder; a write
+into that folder is asked. Only conditions that provably confine the `path` parameter are read
+(`path ~ 'GLOB'`, `path == 'P'`, `path in [...]`, their `or`, an `and` with one of them); any other
+allow rule, or an approval without a condition that is not `ask`/`deny`, narrows nothing. `ask`
+and `deny` rules with a condition only take calls away from the allowed ones, so leaving them out
+errs on the safe side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from llm_do.bundle.approval import ALLOW, ASK, DENY
+
+from ..approvals.nodes import ApprovalRule, Compare, Condition, Junction
+from .labels import LabelPolicy, labels_of, normalized_folder
+
+PATH_PARAM = ("path",)
+WILDCARDS = ("*", "?")
+NARROWED_KINDS = ("fs.read", "fs.write")
+
+
+def allowed_folders(rules: Sequence[ApprovalRule], approval: str) -> list[str] | None:
+    """The folders, relative to the toolset's root (`.`: all of it), that the path of every call
+    the rules let through unasked is in; None when such a call may have any path. `approval`: what
+    a call gets when no conditional rule matches (the rules without a condition, or the default)."""
+    if approval not in (ASK, DENY):
+        return None
+    out: list[str] = []
+    for rule in rules:
+        if rule.condition is None or rule.action != ALLOW:
+            continue  # decided by `approval`, or takes calls away from the allowed ones
+        folders = _folders(rule.condition)
+        if folders is None:
+            return None
+        out += folders
+    return out
+
+
+def _folders(condition: Condition) -> list[str] | None:
+    if isinstance(condition, Compare):
+        if condition.param.path != PATH_PARAM:
+            return None
+        values = condition.value if condition.op == "in" else (condition.value,)
+        if condition.op not in ("glob", "==", "in") or not all(isinstance(v, str) for v in values):
+            return None
+        found = [_folder(v, exact=condition.op != "glob") for v in values]
+        return None if any(f is None for f in found) else [f for f in found if f is not None]
+    if isinstance(condition, Junction):
+        parts = [_folders(arg) for arg in condition.args]
+        if condition.op == "and":  # a call it allows passes every part: the first known one confines it
+            return next((p for p in parts if p is not None), None)
+        return None if any(p is None for p in parts) else [f for p in parts if p is not None for f in p]
+    return None  # `not`: what it leaves may be anywhere
+
+
+def _folder(glob: str, *, exact: bool) -> str | None:
+    """The folder a glob (or an exact path) keeps a path in: its segments before the first with a
+    wildcard. None for a glob no normalized path matches the way it reads (absolute, `.`, `..`)."""
+    segments = glob.split("/")
+    if glob.startswith("/") or any(s in (".", "..") for s in segments):
+        return None
+    kept: list[str] = []
+    for segment in segments:
+        if not exact and any(w in segment for w in WILDCARDS):
+            break
+        kept.append(segment)
+    return normalized_folder("/".join(kept))
+
+
+def narrowed_labels(capability: str, folders: Iterable[str], policy: LabelPolicy) -> frozenset[str]:
+    """The labels of a stdlib file capability (`fs.write:project/site/**`) confined to `folders`
+    relative to its root: those of each folder's scope (`fs.write:project/site/drafts/**`)."""
+    kind, _, scope = capability.partition(":")
+    head = scope.split("/**", 1)[0]
+    out: set[str] = set()
+    for folder in folders:
+        out |= labels_of(f"{kind}:{head}/**" if folder == "." else f"{kind}:{head}/{folder}/**", policy, stdlib=True)
+    return frozenset(out)
+
+
+def conditional_labels(capability: str, labels: frozenset[str], rules: Sequence[ApprovalRule], approval: str,
+                       policy: LabelPolicy) -> frozenset[str] | None:
+    """The labels of the calls a tool's conditional rules let through unasked, when fewer than
+    `labels` (the grant's); None when the rules narrow nothing."""
+    if not labels or capability.partition(":")[0] not in NARROWED_KINDS:
+        return None
+    folders = allowed_folders(rules, approval)
+    if folders is None:
+        return None
+    narrowed = narrowed_labels(capability, folders, policy) & labels
+    return narrowed if narrowed != labels else None
