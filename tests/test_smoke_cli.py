@@ -23,3 +23,17 @@ def test_unknown_command_is_a_usage_error() -> None:
     result = run_cli("bulid")
     assert result.exit_code == 2
     assert "Traceback" not in result.stderr
+
+
+def test_the_command_leaves_what_is_alive_to_the_process_end() -> None:
+    """`llm-do` (`run`) freezes what is alive when it exits, so the interpreter's end does not
+    collect it object by object (bench/durable_bench.py measures it); a handler registered before
+    it runs after it, and still runs."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, gc, sys; atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0)); "
+            "from llm_do.cli.main import run; sys.argv = ['llm-do', '--version']; run()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"llm-do {VERSION}", "frozen True"]

@@ -457,11 +457,15 @@ def test_every_event_config_field_and_script_key_is_in_runtime_md() -> None:
     text = (SPEC / "runtime.md").read_text(encoding="utf-8")
     kinds = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.RuntimeEvent) and c is not events.RuntimeEvent]
     assert kinds
+    shared = {f.name for f in dataclasses.fields(events.RuntimeEvent)}  # every kind's (`call`): said once
+    stream = text.split("## The event stream", 1)[1].split("\n## ", 1)[0]
+    for name in shared:
+        assert f"`{name}`" in stream, f"the events' field {name} is not documented"
     for kind in kinds:
         row = next((line for line in text.splitlines() if line.startswith(f"| `{kind.kind}` |")), None)
         assert row is not None, f"event {kind.kind} is not documented"
         for f in dataclasses.fields(kind):
-            if not f.name.startswith("_"):
+            if not f.name.startswith("_") and f.name not in shared:
                 assert f"`{f.name}`" in row, f"field {f.name} of {kind.kind} is not documented"
     for f in dataclasses.fields(RuntimeConfig):
         assert f"`{f.name}`" in text, f"RuntimeConfig.{f.name} is not documented"

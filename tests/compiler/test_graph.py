@@ -203,3 +203,29 @@ def test_mermaid_node_ids_stay_distinct(tmp_path: Path) -> None:
     assert len(set(node_ids)) == 3, node_ids
     edge_targets = {line.split()[-1] for line in mermaid if "-->" in line}
     assert len(edge_targets) == 2, mermaid
+
+
+def test_a_toolset_is_one_node_per_distinct_instance(tmp_path: Path) -> None:
+    """Workers that give a toolset the same settings share its node; other settings are another
+    node, named by them (`path: .` is the default, as no settings are)."""
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "main.worker": worker("model: test\ntoolsets:\n  - shell_readonly:\n      path: src\n  - helper\n  - other", "Lead."),
+            "helper.worker": worker("toolsets:\n  - shell_readonly:\n      path: .", "Help."),
+            "other.worker": worker("toolsets:\n  - shell_readonly:\n      path: src", "Other."),
+            "src/a.txt": "a\n",
+        },
+    )
+    doc = json.loads(graph(root, "json"))
+    assert [n["id"] for n in doc["nodes"] if n["kind"] == "toolset"] == [
+        "toolset:shell_readonly", "toolset:shell_readonly(path=src)"]
+    uses = sorted((e["from"], e["to"]) for e in doc["edges"] if e["kind"] == "uses")
+    assert uses == [("worker:helper", "toolset:shell_readonly"), ("worker:main", "toolset:shell_readonly(path=src)"),
+                    ("worker:other", "toolset:shell_readonly(path=src)")]
+    mermaid = graph(root, "mermaid")
+    assert mermaid.count('[("shell_readonly(path=src)")]') == 1 and mermaid.count('[("shell_readonly")]') == 1
+    dot = graph(root, "dot")
+    assert '"toolset:shell_readonly(path=src)" [label="shell_readonly(path=src)", shape=cylinder];' in dot
+    assert '"toolset:shell_readonly" [label="shell_readonly", shape=cylinder];' in dot
+    assert "uses toolset:shell_readonly(path=src)" in graph(root, "text")

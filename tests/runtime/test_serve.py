@@ -125,6 +125,30 @@ def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(py_bundl
     assert "Traceback" not in err and "llm-do: main: run failed: " in err  # the server's operator is told too
 
 
+def test_the_events_of_concurrent_calls_are_told_apart_by_their_call(py_bundle: Path, script, tmp_path: Path) -> None:
+    nap = {"tool_calls": [{"tool": "nap", "args": {"seconds": 1}}]}
+    turns = script({"workers": {"main": [nap, nap, {"text": "done"}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+
+    async def scenario() -> list[types.CallToolResult]:
+        async with stdio_session(py_bundle, "--script", turns, "--events", events,
+                                 errlog=tmp_path / "err") as session:
+            return list(await asyncio.gather(session.call_tool("main", {"input": "one"}),
+                                             session.call_tool("main", {"input": "two"})))
+
+    assert [text_of(r) for r in run(scenario())] == ["done", "done"]
+    written = read_events(events)
+    assert all(isinstance(e.get("call"), int) for e in written), written  # every event names its call
+    calls = sorted({e["call"] for e in written})
+    assert len(calls) == 2
+    kinds = ["worker_started", "tool_called", "tool_returned", "worker_finished", "run_finished"]
+    for call in calls:  # each call's events, picked out of the shared stream, are one whole run
+        assert [e["event"] for e in written if e["call"] == call] == kinds
+    # both naps ran at once: the second call started before the first one's nap returned
+    order = [(e["call"], e["event"]) for e in written]
+    assert order.index((calls[1], "worker_started")) < order.index((calls[0], "tool_returned"))
+
+
 # --- approvals -----------------------------------------------------------------------------------
 
 ADD = {"tool_calls": [{"tool": "add", "args": {"a": 1, "b": 2}}]}

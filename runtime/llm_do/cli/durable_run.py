@@ -121,7 +121,8 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
     try:
         durable.prepare(runtime)
         workflow = durable.register_run_workflow(runtime)
-        durable.launch(url, executor=executor_id(run_id), digest=bundle_digest(runtime.bundle), verbose=session.setup.opts.verbose)
+        durable.launch(url, executor=executor_id(run_id), digest=bundle_digest(runtime.bundle),
+                       verbose=session.setup.opts.verbose, recovering=record is None)
         outcome, value = asyncio.run(durable.start_or_resume(
             workflow, run_id, record, runtime, lambda info: click.echo(waiting_line(run_id, info, detached=False), err=True)))
     finally:

@@ -14,9 +14,14 @@ if TYPE_CHECKING:
 @dataclass
 class RuntimeEvent:
     kind = "event"
+    call: int | None = field(default=None, kw_only=True)
+    """The served call whose run sent it (`llm-do serve`: calls run concurrently and their events
+    share one stream); written only when set."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}}
+        data = {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)
+                                       if not f.name.startswith("_") and f.name != "call"}}
+        return data if self.call is None else {**data, "call": self.call}
 
 
 @dataclass

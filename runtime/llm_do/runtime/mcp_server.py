@@ -115,6 +115,8 @@ class BundleServer:
         self.approvals_from = approvals_from
         self._tools = [worker_tool(bundle.worker(name)) for name in workers]  # type: ignore[arg-type]
         self._active = 0
+        self._calls = 0
+        """Calls started so far: each call's number marks its events (`RuntimeEvent.call`)."""
         self._waiting: dict[str, ServedRun] = {}
         """Runs waiting for a client's answer, by the `request_state` the client was given."""
 
@@ -192,8 +194,11 @@ class BundleServer:
         from .runtime import Runtime
 
         listeners = [f for f in (self.config.on_event, progress.emit) if f is not None]
+        self._calls += 1
+        call = self._calls
 
         def on_event(event: RuntimeEvent) -> None:
+            event.call = call  # concurrent calls share the server's event stream
             for listener in listeners:
                 listener(event)
 

@@ -1,6 +1,6 @@
 """The compiled call graph of a bundle, as data and as text, JSON, Mermaid and DOT.
 
-Nodes: `worker:NAME`, `toolset:NAME`, `tool:NAME` (Python tools listed under `tools:`), and
+Nodes: `worker:NAME`, `toolset:NAME` (one per instance: `toolset:NAME(path=src)` for one with settings), `tool:NAME` (Python tools listed under `tools:`), and
 `function:PATH.py:NAME` for an entry function. Edges: `calls` (worker or entry function to worker,
 those of a worker's front matter `calls:` included) and `uses` (worker to toolset or tool). A `calls` edge on a call
 cycle is marked `recursive`; an edge through which some tool needs approval (or is denied), or
@@ -76,10 +76,11 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
                         graph.nodes[prefix + tool] = "tool"
                         graph.edges.append(Edge(f"worker:{name}", prefix + tool, "uses", gated=_gated(binding)))
                 continue
-            graph.nodes[f"toolset:{key}"] = "toolset"
+            instance = toolset_node(key, use.get("settings") or {})
+            graph.nodes[instance] = "toolset"
             gated = any(_gated(b) for b in tools.values() if b.get("toolset") == key)
             gated = gated or use.get("opaque_approval", "allow") != "allow"
-            graph.edges.append(Edge(f"worker:{name}", f"toolset:{key}", "uses", gated=gated))
+            graph.edges.append(Edge(f"worker:{name}", instance, "uses", gated=gated))
     graph.edges.sort(key=lambda e: (e.source, e.target))
     analysis = analyse(bundle)
     for name in workers:
@@ -88,6 +89,17 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
         graph.capabilities[f"worker:{name}"] = [
             r.capability + ("" if r.gate == ALLOW else f" [{r.gate}]") for r in own]
     return graph
+
+
+def toolset_node(key: str, settings: dict[str, Any]) -> str:
+    """One node per toolset instance: `toolset:NAME` with its default settings, else
+    `toolset:NAME(k=v,...)` (keys sorted, values other than text as compact JSON), so workers that
+    give a toolset the same settings share its node and workers that give it others do not."""
+    if not settings:
+        return f"toolset:{key}"
+    shown = ",".join(f"{k}={v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+                     for k, v in sorted(settings.items()))
+    return f"toolset:{key}({shown})"
 
 
 def _own_module(worker: dict[str, Any]) -> str | None:

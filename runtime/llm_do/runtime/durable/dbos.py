@@ -47,13 +47,19 @@ APP_NAME = "llm-do"
 LISTENER_POLL_SECONDS = 0.1
 APPROVAL_WAIT_SECONDS = 365 * 24 * 3600.0
 """How long a run waits for an approval before giving up: in practice, until someone answers."""
+QUEUE_POLL_SECONDS = 1.0
+"""DBOS's own interval for polling its internal queue, restored once a recovered run has started."""
 
 
-def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None:
+def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0, recovering: bool = False) -> None:
     """Start DBOS on `db_url` as `executor` (`executor_id(run_id)` for one run; a batch process
     would take one of its own), recovering that executor's pending workflows of this bundle.
     DBOS's own log lines reach stderr only when asked for (-vvv; -vvvv for DEBUG), never with the
-    trace of -v and -vv."""
+    trace of -v and -vv.
+
+    `recovering` (`resume`): DBOS recovers a run by putting it on its internal queue, which it
+    polls first a second after launch; polled every `LISTENER_POLL_SECONDS` instead, the run
+    starts at once (`run_record` restores DBOS's interval when it does)."""
     level = "DEBUG" if verbose > 3 else "INFO" if verbose > 2 else "CRITICAL"
     refuse_pickle()
     DBOS(config={
@@ -68,7 +74,17 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0) -> None
         "notification_listener_polling_interval_sec": LISTENER_POLL_SECONDS,
     })
     logging.getLogger("dbos").setLevel(getattr(logging, level))
+    if recovering:
+        set_recovery_poll(LISTENER_POLL_SECONDS)
     DBOS.launch()
+
+
+def set_recovery_poll(seconds: float) -> None:
+    """How often DBOS polls its internal queue, where launching puts the runs it recovers (no
+    public API: RULES.md)."""
+    from dbos._dbos import _get_dbos_instance
+
+    _get_dbos_instance()._registry.get_internal_queue()._polling_interval_sec = seconds
 
 
 def shutdown() -> None:
@@ -314,6 +330,7 @@ def _inheriting_frame(bundle: LoadedBundle, chosen: dict[str, tuple[Any, str]], 
 
 async def run_record(runtime: Runtime, record: dict[str, Any]) -> Any:
     """The workflow's body: run the record's worker on its input; the output as JSON data."""
+    set_recovery_poll(QUEUE_POLL_SECONDS)  # started: no need to poll the queue for it any more
     result = await runtime.run_async(record["input"], worker=record["worker"])
     return _jsonable(result.output)
 
