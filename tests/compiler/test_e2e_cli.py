@@ -154,3 +154,19 @@ def test_an_unchanged_project_is_checked_and_built_without_loading_the_compiler(
     assert code == "0", proc.stderr
     assert "is up to date" in proc.stderr
     assert loaded == []
+
+
+def test_an_unchanged_project_prints_its_recorded_diagnostics_without_pydantic_or_rich(tmp_path: Path) -> None:
+    """What the first build said (a warning here) is said again from the build record, as text
+    without a terminal: no pydantic to read it back, no rich to print it."""
+    root = write_project(tmp_path / "proj", {**PROJECT, "orphan.worker": worker("description: Unused", "Hi.")})
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
+    first = subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], **run)
+    assert first.returncode == 0 and "warning" in first.stderr, first.stderr
+    proc = subprocess.run([sys.executable, "-c", RECORD_PROBE, "build", str(root)], **run)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    code, *loaded = line.split()[1:]
+    assert code == "0", proc.stderr
+    assert loaded == []
+    assert proc.stderr.replace("is up to date", "written") == first.stderr
