@@ -50,6 +50,7 @@ def verified_during(path: Path, work: Callable[[], object]) -> LoadedBundle:
     before it is verified, and a refused bundle ends the command as `verified` does."""
     import threading
 
+    import llm_do.toolkit.user_code  # noqa: F401  # what loading may import, imported here: the thread imports nothing
     from llm_do.runtime.bundle import BundleRefused, load_bundle
 
     outcome: list[LoadedBundle | BaseException] = []
