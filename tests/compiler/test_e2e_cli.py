@@ -109,23 +109,33 @@ try:
 except SystemExit as exc:
     code = exc.code
 loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic_ai", "mcp", "fastmcp", "dbos", "sqlalchemy",
-                                                          "rich", "httpx", "openai", "anthropic", "llm_do"}
+                                                          "rich", "httpx", "openai", "anthropic", "llm_do",
+                                                          "jinja2", "lark"}
                 | {m for m in sys.modules if m.startswith("llm_do.runtime")})
 print("RESULT", code, " ".join(loaded))
 """
 
+WITH_A_WARNING = {**PROJECT, "orphan.worker": worker("description: Unused", "Hi.")}
 
+
+@pytest.mark.parametrize("files", [PROJECT, WITH_A_WARNING], ids=["clean", "a-warning"])
 @pytest.mark.parametrize("command", ["build", "lint"])
-def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_path: Path, command: str) -> None:
-    """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS or rich (nothing
-    to print) for a project that declares none of it."""
-    root = write_project(tmp_path / "proj", PROJECT)
+def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_path: Path, command: str,
+                                                                          files: dict) -> None:
+    """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS, no Jinja for
+    instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, and no
+    rich for diagnostics printed without a terminal (a full compile: the build record is bypassed)."""
+    root = write_project(tmp_path / "proj", files)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "LLM_DO_NO_CACHE": "1"}
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        env.pop(name, None)
     proc = subprocess.run([sys.executable, "-c", COMPILE_PROBE, command, str(root)], capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
+                          timeout=120, stdin=subprocess.DEVNULL, env=env)
     [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
     code, *loaded = line.split()[1:]
     assert code == "0", proc.stderr
     assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"}, loaded
+    assert ("G003 warning" in proc.stderr) == (files is WITH_A_WARNING), proc.stderr
 
 
 RECORD_PROBE = """
@@ -154,3 +164,19 @@ def test_an_unchanged_project_is_checked_and_built_without_loading_the_compiler(
     assert code == "0", proc.stderr
     assert "is up to date" in proc.stderr
     assert loaded == []
+
+
+def test_an_unchanged_project_prints_its_recorded_diagnostics_without_pydantic_or_rich(tmp_path: Path) -> None:
+    """What the first build said (a warning here) is said again from the build record, as text
+    without a terminal: no pydantic to read it back, no rich to print it."""
+    root = write_project(tmp_path / "proj", WITH_A_WARNING)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
+    first = subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], **run)
+    assert first.returncode == 0 and "warning" in first.stderr, first.stderr
+    proc = subprocess.run([sys.executable, "-c", RECORD_PROBE, "build", str(root)], **run)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    code, *loaded = line.split()[1:]
+    assert code == "0", proc.stderr
+    assert loaded == []
+    assert proc.stderr.replace("is up to date", "written") == first.stderr

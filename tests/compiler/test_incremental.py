@@ -173,5 +173,5 @@ def test_front_matter_that_json_cannot_hold_is_parsed_every_time(tmp_path: Path,
     first = compile_project(root, lock_dir=root)
     again = compile_project(root, lock_dir=root)
     assert again.front_matter_reused == WORKERS - 1
-    assert [d.model_dump() for d in again.diagnostics] == [d.model_dump() for d in first.diagnostics]
+    assert [d.as_json() for d in again.diagnostics] == [d.as_json() for d in first.diagnostics]
     assert again.bundle == first.bundle

@@ -353,6 +353,27 @@ def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
     assert result.stderr == ""
 
 
+def test_a_source_in_a_folder_edited_in_place_is_noted(build, script) -> None:
+    """An edit in place changes no directory (its folder's times are set back here too): the note
+    comes from the file's own modification time, found relative to the project root."""
+    import os
+
+    files = {**SIMPLE, "project.json": {**SIMPLE["project.json"], "worker_files": ["*.worker", "team/*.worker"]},
+             "main.worker": worker("toolsets: [filesystem_project, helper]", "Work."),
+             "team/helper.worker": worker("description: Helps", "Help.")}
+    bundle = build(files)
+    folder = bundle.parent / "team"
+    before = folder.stat()
+    with open(folder / "helper.worker", "r+", encoding="utf-8") as f:  # in place: same inode
+        f.seek(0, os.SEEK_END)
+        f.write("Help more.\n")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
+    assert result.exit_code == 0, result.stderr
+    [line] = result.stderr.splitlines()
+    assert "stale (team/helper.worker changed since the build)" in line, line
+
+
 def test_a_failure_whose_causes_loop_back_is_reported_not_walked_forever() -> None:
     from llm_do.cli.session import broken_pipe as _broken_pipe
 

@@ -6,10 +6,10 @@ project root, 1-based line and column in code points), an optional hint, related
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, Protocol
 
 from .codes import RULES
 
@@ -22,27 +22,31 @@ class Severity(StrEnum):
 
 _SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
+# Plain frozen dataclasses, not pydantic models: a build that only prints the diagnostics its build
+# record kept (`build_record`) must not pay for importing pydantic.
 
-class Location(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
+@dataclass(frozen=True, kw_only=True)
+class Location:
     file: str
     line: int | None = None
     column: int | None = None
 
 
-class Related(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Related:
     file: str
     line: int | None = None
     column: int | None = None
     message: str
 
+    @classmethod
+    def at(cls, where: Location, message: str) -> Related:
+        return cls(file=where.file, line=where.line, column=where.column, message=message)
 
-class Diagnostic(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
+@dataclass(frozen=True, kw_only=True)
+class Diagnostic:
     code: str
     severity: Severity
     message: str
@@ -50,7 +54,13 @@ class Diagnostic(BaseModel):
     line: int | None = None
     column: int | None = None
     hint: str | None = None
-    related: tuple[Related, ...] = ()
+    related: tuple[Related, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.severity, Severity):
+            object.__setattr__(self, "severity", Severity(self.severity))
+        if not isinstance(self.related, tuple):
+            object.__setattr__(self, "related", tuple(self.related))
 
     @property
     def is_error(self) -> bool:
@@ -58,6 +68,48 @@ class Diagnostic(BaseModel):
 
     def sort_key(self) -> tuple:
         return (self.file, self.line or 0, self.column or 0, _SEVERITY_RANK[self.severity], self.code, self.message)
+
+    def as_json(self) -> dict[str, Any]:
+        """The diagnostic as JSON values, every field by name (what `from_json` reads back)."""
+        return {"code": self.code, "severity": self.severity.value, "message": self.message, "file": self.file,
+                "line": self.line, "column": self.column, "hint": self.hint,
+                "related": [related_json(r) for r in self.related]}
+
+    @classmethod
+    def from_json(cls, doc: object) -> Diagnostic:
+        """A diagnostic from `as_json`'s output; ValueError when `doc` is not one (a damaged record)."""
+        d = _fields(doc, {"code": str, "severity": str, "message": str, "file": str}, {"hint": str})
+        related = doc.get("related", []) if isinstance(doc, Mapping) else None
+        if not isinstance(related, list | tuple):
+            raise ValueError("related is not a list")
+        rel = []
+        for r in related:
+            f = _fields(r, {"file": str, "message": str}, {})
+            rel.append(Related(file=f["file"], line=f["line"], column=f["column"], message=f["message"]))
+        return cls(code=d["code"], severity=Severity(d["severity"]), message=d["message"], file=d["file"],
+                   line=d["line"], column=d["column"], hint=d["hint"], related=tuple(rel))
+
+
+def related_json(r: Related) -> dict[str, Any]:
+    return {"file": r.file, "line": r.line, "column": r.column, "message": r.message}
+
+
+def _fields(doc: object, required: dict[str, type], optional: dict[str, type]) -> dict[str, Any]:
+    """`doc`'s required and optional string fields and its optional `line` and `column` integers,
+    each checked for its type; ValueError naming the first one that is wrong."""
+    if not isinstance(doc, Mapping):
+        raise ValueError("not an object")
+    out: dict[str, Any] = {}
+    for name, kind in required.items():
+        if not isinstance(doc.get(name), kind):
+            raise ValueError(f"{name} is not a {kind.__name__}")
+        out[name] = doc[name]
+    for name, kind in {**optional, "line": int, "column": int}.items():
+        value = doc.get(name)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise ValueError(f"{name} is not a {kind.__name__}")
+        out[name] = value
+    return out
 
 
 class LazyLocation(Protocol):

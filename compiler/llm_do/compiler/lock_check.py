@@ -80,7 +80,7 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     if _relative(lock, result.loaded.root) in files:
         return result  # `build` refuses to write over a source
     record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
-           import_checks=result.import_checks, diagnostics=[d.model_dump(mode="json") for d in result.diagnostics],
+           import_checks=result.import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
            workers=len(result.resolved.workers) if result.resolved else 0)
     return result
 

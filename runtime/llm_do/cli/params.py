@@ -3,6 +3,7 @@ verified `LoadedBundle` in the command; a bundle that cannot be run ends the com
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,36 @@ def verified(path: Path, *, label: str = "") -> LoadedBundle:
         return load_bundle(path)
     except BundleRefused as exc:
         raise CliError(f"{label}{exc}", ExitCode.REFUSED) from None
+
+
+def verified_during(path: Path, work: Callable[[], object]) -> LoadedBundle:
+    """`verified(path)`, the lock read and verified on another thread while `work` (an import the
+    command makes anyway) runs on this one. Reading and hashing release the GIL, so on a second
+    core a lock of megabytes costs the start-up next to nothing; nothing of the bundle is used
+    before it is verified, and a refused bundle ends the command as `verified` does."""
+    import threading
+
+    import llm_do.toolkit.user_code  # noqa: F401  # what loading may import, imported here: the thread imports nothing
+    from llm_do.runtime.bundle import BundleRefused, load_bundle
+
+    outcome: list[LoadedBundle | BaseException] = []
+
+    def load() -> None:
+        try:
+            outcome.append(load_bundle(path))
+        except BaseException as exc:  # handed to this thread, raised there
+            outcome.append(exc)
+
+    thread = threading.Thread(target=load, name="llm-do load bundle", daemon=True)
+    thread.start()
+    work()
+    thread.join()
+    [result] = outcome
+    if isinstance(result, BundleRefused):
+        raise CliError(str(result), ExitCode.REFUSED) from None
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def verified_bytes(data: bytes, path: Path) -> LoadedBundle:

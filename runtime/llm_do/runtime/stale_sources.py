@@ -7,10 +7,14 @@ are another matter: they are what the runtime imports, and one that changed refu
 (`bundle._verify_python_sources`). Sources absent from disk (a lock shipped without its project)
 are not reported: only files present are hashed, and nothing is parsed.
 
-It must cost the run nothing: a lock of 3000 workers has 3000 such sources. So only files written
-since the lock (by modification time, with a little slack for coarse clocks) are read and hashed,
-and `stale_check` does the work on a daemon thread that overlaps the run's start-up (importing
-pydantic-ai alone takes longer); the note is printed after the run.
+It must cost the run nothing: a lock of 3000 workers has 3000 such sources, and telling whether
+a file was edited in place takes a `stat` of it (no directory-level signal shows such an edit). Each
+source is stat'ed relative to an open descriptor of the project root (no path to build, a shorter
+lookup for the kernel: a third less than by full path), and only
+files written since the lock (by modification time, with a little slack for coarse clocks) are read
+and hashed. `stale_check` does this on a daemon thread that overlaps the run's start-up: the stats
+release the GIL, so on a second core they cost the start-up next to nothing; the note is printed
+after the run.
 """
 
 from __future__ import annotations
@@ -41,21 +45,35 @@ def changed_sources(bundle: LoadedBundle) -> list[str]:
     except OSError:  # a bundle held in memory: every present source is hashed
         since = 0
     root = str(bundle.root)
+    sources = sorted((rel, entry.get("sha256")) for rel, entry in (bundle.text.get("sources") or {}).items()
+                     if entry.get("kind") != "python")
+    try:
+        root_fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if os.stat in os.supports_dir_fd else None
+    except OSError:
+        return []  # no project beside the lock
+    try:
+        modified = [(rel, sha) for rel, sha in sources if _mtime(root, rel, root_fd) >= since]
+    finally:
+        if root_fd is not None:
+            os.close(root_fd)
     changed = []
-    for rel, entry in sorted((bundle.text.get("sources") or {}).items()):
-        if entry.get("kind") == "python":
-            continue
-        path = os.path.join(root, rel)
+    for rel, sha in modified:
         try:
-            if os.stat(path).st_mtime_ns < since:
-                continue
-            with open(path, "rb") as f:
+            with open(os.path.join(root, rel), "rb") as f:
                 data = f.read()
         except OSError:
             continue
-        if source_hash(data) != entry.get("sha256"):
+        if source_hash(data) != sha:
             changed.append(rel)
     return changed
+
+
+def _mtime(root: str, rel: str, root_fd: int | None) -> int:
+    """`rel`'s modification time, -1 when it is absent."""
+    try:
+        return (os.stat(rel, dir_fd=root_fd) if root_fd is not None else os.stat(os.path.join(root, rel))).st_mtime_ns
+    except (OSError, ValueError):
+        return -1
 
 
 def stale_note(bundle: LoadedBundle) -> str | None:

@@ -52,4 +52,4 @@ def apply_entry_mark(loaded: LoadedProject, parsed: list[ParsedWorker]) -> list[
 def _twice(worker: ParsedWorker, other: Location, says: str) -> Diagnostic:
     return diagnostic("N014", f"worker '{worker.name}' is marked `entry: true`, but {says}",
                       worker.at("entry", key=True), hint="mark one entry only: remove `entry: true`, or the other entry",
-                      related=[Related(**other.model_dump(), message="the other entry")])
+                      related=[Related.at(other, "the other entry")])

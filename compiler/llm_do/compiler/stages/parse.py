@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import Diagnostic, Location, diagnostic
@@ -121,6 +121,6 @@ def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions
     for path, hint in hints.items():
         pos = positions.value(path)
         at[(pos.line, pos.column)] = hint
-    return [d.model_copy(update={"hint": at[(d.line, d.column)]})
+    return [replace(d, hint=at[(d.line, d.column)])
             if d.file == file and d.hint is None and (d.line, d.column) in at else d for d in found]
 

@@ -92,7 +92,7 @@ def resolve(
             diagnostics.append(diagnostic(
                 "N001", f"a worker named '{worker.name}' is already defined in '{first.parsed.file}'",
                 worker.name_location,
-                related=[Related(**first.parsed.name_location.model_dump(), message="first defined here")],
+                related=[Related.at(first.parsed.name_location, "first defined here")],
             ))
             continue
         if worker.name in STDLIB_TOOLSETS or worker.name in python_toolsets or worker.name in manifest.mcp_servers:

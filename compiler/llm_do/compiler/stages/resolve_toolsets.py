@@ -42,7 +42,7 @@ def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diag
             f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
             tool.at,
             hint=_conflict_hint(tool, existing),
-            related=[Related(**existing.at.model_dump(), message=f"'{tool.name}' comes from '{existing.group}' here")],
+            related=[Related.at(existing.at, f"'{tool.name}' comes from '{existing.group}' here")],
         ))
         return
     worker.tools[tool.name] = tool

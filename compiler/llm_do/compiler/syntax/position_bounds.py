@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..diagnostics import Diagnostic, Related
 from .sources import SourceFile, decode_lines, lexically_confined, read_regular_file
@@ -41,7 +43,7 @@ def within_files(diagnostics: list[Diagnostic], files: Mapping[str, SourceFile],
     for d in diagnostics:
         line, column = bounded(d.file, d.line, d.column)
         related = tuple(_related(r, *bounded(r.file, r.line, r.column)) for r in d.related)
-        update: dict[str, object] = {}
+        update: dict[str, Any] = {}
         if (line, column) != (d.line, d.column):
             update.update(line=line, column=column)
         if related != d.related:
@@ -50,7 +52,7 @@ def within_files(diagnostics: list[Diagnostic], files: Mapping[str, SourceFile],
             value = getattr(d, key)
             if value is not None and _SURROGATE.search(value):
                 update[key] = printable(value)
-        out.append(d.model_copy(update=update) if update else d)
+        out.append(replace(d, **update) if update else d)
     return out
 
 
@@ -66,14 +68,14 @@ def _lines(files: Mapping[str, SourceFile], root: Path, file: str) -> list[str] 
 
 
 def _related(r: Related, line: int | None, column: int | None) -> Related:
-    update: dict[str, object] = {}
+    update: dict[str, Any] = {}
     if (line, column) != (r.line, r.column):
         update.update(line=line, column=column)
     for key in ("message", "file"):
         value = getattr(r, key)
         if _SURROGATE.search(value):
             update[key] = printable(value)
-    return r.model_copy(update=update) if update else r
+    return replace(r, **update) if update else r
 
 
 def printable(text: str) -> str:

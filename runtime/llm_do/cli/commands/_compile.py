@@ -10,17 +10,9 @@ from typing import TYPE_CHECKING
 from ..errors import usage_problem
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from llm_do.compiler.facts.records import McpServerFact
     from llm_do.compiler.pipeline import CompileResult
     from llm_do.compiler.report.diagnostics import ProjectDiagnostics
-
-
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
 
 
 def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool = True,
@@ -58,6 +50,6 @@ def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True
 
             click.echo(f"{hidden} warning{'s' if hidden != 1 else ''} not shown (-q); `llm-do lint` shows them", err=True)
     if any(r.diagnostics for r in reports):
-        from llm_do.compiler.report.diagnostics.text import print_text  # rich: only when there is something to print
+        from llm_do.compiler.report.diagnostics.text import print_text  # rich only to style a terminal
 
-        print_text(reports, stderr_console(), show_summary=summary)
+        print_text(reports, show_summary=summary)

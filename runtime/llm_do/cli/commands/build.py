@@ -86,14 +86,12 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     if body is None:
         return False
     if body["diagnostics"]:
-        from pydantic import ValidationError
-
         from llm_do.compiler.diagnostics import Diagnostic
         from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
         try:
-            diagnostics = [Diagnostic.model_validate(d) for d in body["diagnostics"]]
-        except ValidationError:
+            diagnostics = [Diagnostic.from_json(d) for d in body["diagnostics"]]
+        except ValueError:
             return False
         print_diagnostics([ProjectDiagnostics(str(project), root, diagnostics, None)], quiet=quiet)
     workers = body["workers"]

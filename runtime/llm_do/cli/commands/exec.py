@@ -21,7 +21,7 @@ from ..options import (
     record_option,
     run_options,
 )
-from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker, verified
+from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker, verified_during
 from ..session import run_session, terminal_progress
 
 if TYPE_CHECKING:
@@ -59,13 +59,18 @@ def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None,
     3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
     """
     path, prompt = split_positionals(positionals)
-    bundle = verified(path)
+    bundle = verified_during(path, _import_runtime)
     if durable is not None:
         from ..durable_run import exec_durable
 
         return exec_durable(bundle, prompt, inputs, opts, durable=durable, detach_approvals=detach_approvals,
                             worker=worker)
     return run_once(bundle, prompt, inputs, opts, worker=worker, stale=True, record=record)
+
+
+def _import_runtime() -> None:
+    """What every run imports (pydantic-ai with it), while the bundle is read and verified."""
+    import llm_do.runtime.runtime  # noqa: F401
 
 
 def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *,

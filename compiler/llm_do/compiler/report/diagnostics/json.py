@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ...diagnostics import related_json
 from . import ProjectDiagnostics, counts
 
 
@@ -20,7 +21,7 @@ def render_json(results: list[ProjectDiagnostics]) -> str:
                 "column": d.column,
                 "hint": d.hint,
                 "project": result.project,
-                "related": [r.model_dump() for r in d.related],
+                "related": [related_json(r) for r in d.related],
             })
     rows.sort(key=lambda r: (r["project"], r["file"], r["line"] or 0, r["column"] or 0))
     c = counts(results)

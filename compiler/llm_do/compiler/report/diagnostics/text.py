@@ -9,15 +9,22 @@ not hundreds of megabytes.
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, TextIO
 
 from ...codes import RULES, cause_rank
 from ...diagnostics import Diagnostic
 from ...syntax.sources import decode_lines, read_regular_file
 from . import ProjectDiagnostics, counts
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+Line = list[tuple[str, str | None]]
+"""One printed line: its pieces, each with a rich style (or None)."""
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 _SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -61,20 +68,76 @@ def window(source: str, column: int | None, width: int = WINDOW) -> tuple[str, i
 
 
 def render_text(results: list[ProjectDiagnostics], *, color: bool | None = None) -> str:
-    """What `print_text` prints, as text: with ANSI styles when `color`, or, when None, as rich would
-    print it on stderr (styled on a terminal, plain otherwise: what `lint` shows)."""
+    """What `print_text` prints, as text: with ANSI styles when `color`, or, when None, as it would
+    print on stderr (styled on a terminal, plain otherwise: what `lint` shows)."""
+    if not (styled(sys.stderr) if color is None else color):
+        return "\n".join(plain(line) for line in text_lines(results))
     import io
 
-    if color is None:
-        console = Console(stderr=True, highlight=False)
-    else:
-        console = Console(file=io.StringIO(), force_terminal=color, no_color=not color, highlight=False)
+    from rich.console import Console
+
+    # NO_COLOR is heeded on the terminal (color None), not when styles are asked for
+    console = Console(file=io.StringIO(), force_terminal=True, no_color=False if color else None, highlight=False)
     with console.capture() as captured:
-        print_text(results, console)
+        _print_rich(text_lines(results), console)
     return captured.get().removesuffix("\n")
 
 
-def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summary: bool = True) -> None:
+def print_text(results: list[ProjectDiagnostics], stream: TextIO | None = None, *, show_summary: bool = True) -> None:
+    """The diagnostics on `stream` (stderr by default); rich is imported only to style a terminal."""
+    stream = stream or sys.stderr
+    lines = text_lines(results, show_summary=show_summary)
+    if styled(stream):
+        from rich.console import Console
+
+        _print_rich(lines, Console(file=stream, highlight=False))
+    else:
+        stream.write("".join(plain(line) + "\n" for line in lines))
+        stream.flush()
+
+
+def styled(stream: TextIO) -> bool:
+    """Whether rich would style output to `stream` (`rich.console.Console.is_terminal`): TTY_COMPATIBLE
+    and FORCE_COLOR first, then whether it is a terminal."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
+
+
+_STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
+"""The control characters rich drops from text it prints (`rich.control.STRIP_CONTROL_CODES`)."""
+
+
+def plain(line: Line) -> str:
+    """A line as rich prints it without styles: control characters dropped, tabs expanded to 8 cells."""
+    text = "".join(piece for piece, _ in line).translate(_STRIPPED)
+    if "\t" not in text:
+        return text
+    if text.isascii() and text.replace("\t", " ").isprintable():  # one cell per character
+        return text.expandtabs(8)
+    from rich.text import Text  # wide or zero-width characters: rich counts cells, not characters
+
+    rendered = Text(text)
+    rendered.expand_tabs(8)
+    return rendered.plain
+
+
+def _print_rich(lines: Iterator[Line], console: Console) -> None:
+    from rich.text import Text
+
+    for line in lines:
+        console.print(Text.assemble(*((piece, style or "") for piece, style in line)), highlight=False, soft_wrap=True)
+
+
+def text_lines(results: list[ProjectDiagnostics], *, show_summary: bool = True) -> Iterator[Line]:
+    """Every line of the report, in order."""
     cache: dict[str, list[str] | None] = {}
     for result in sorted(results, key=lambda r: r.project):
         cache.clear()
@@ -82,40 +145,36 @@ def print_text(results: list[ProjectDiagnostics], console: Console, *, show_summ
         for d in reading_order(result.diagnostics):
             shown[d.code] = shown.get(d.code, 0) + 1
             if shown[d.code] <= MAX_PER_CODE:
-                _print_one(console, result, d, cache)
+                yield from _lines_of(result, d, cache)
         for code, n in shown.items():
             if n > MAX_PER_CODE:
                 kind = RULES[code].severity
-                console.print(f"... and {n - MAX_PER_CODE} more {code} {kind}s (`--format json` lists every one)",
-                              style="bold", highlight=False, soft_wrap=True)
+                yield [(f"... and {n - MAX_PER_CODE} more {code} {kind}s (`--format json` lists every one)", "bold")]
     if show_summary:
         c = counts(results)
         parts = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in c.items() if n]
         if parts:
-            console.print(", ".join(parts), style="bold", highlight=False, soft_wrap=True)
+            yield [(", ".join(parts), "bold")]
 
 
-def _print_one(console: Console, result: ProjectDiagnostics, d: Diagnostic, cache: dict[str, list[str] | None]) -> None:
+def _lines_of(result: ProjectDiagnostics, d: Diagnostic, cache: dict[str, list[str] | None]) -> Iterator[Line]:
     root = result.root
     where = result.shown(d.file)
     if d.line:
         where += f":{d.line}" + (f":{d.column}" if d.column else "")
     sev = d.severity.value
-    console.print(
-        f"[bold]{escape(where)}[/bold]: [{_STYLE[sev]}]{d.code}[/] [{_STYLE[sev]}]{sev}[/]: {escape(d.message)}",
-        highlight=False,
-        soft_wrap=True,
-    )
+    style = _STYLE[sev]
+    yield [(where, "bold"), (": ", None), (d.code, style), (" ", None), (sev, style), (f": {d.message}", None)]
     source = _source_line(root, d.file, d.line, cache)
     if source is not None:
         source, column = window(source, d.column)
         gutter = f"{d.line} | "
-        console.print(f"  [dim]{gutter}[/dim]{escape(source.expandtabs(4))}", highlight=False, soft_wrap=True)
+        yield [("  ", None), (gutter, "dim"), (source.expandtabs(4), None)]
         if column:
             prefix = source[: column - 1].expandtabs(4)
-            console.print(f"  {' ' * len(gutter)}{' ' * len(prefix)}[{_STYLE[sev]}]^[/]", highlight=False, soft_wrap=True)
+            yield [(f"  {' ' * len(gutter)}{' ' * len(prefix)}", None), ("^", style)]
     if d.hint:
-        console.print(f"  [cyan]hint[/cyan]: {escape(d.hint)}", highlight=False, soft_wrap=True)
+        yield [("  ", None), ("hint", "cyan"), (f": {d.hint}", None)]
     for r in d.related:
         rel = result.shown(r.file) + (f":{r.line}" if r.line else "") + (f":{r.column}" if r.column else "")
-        console.print(f"  [dim]note[/dim]: {escape(rel)}: {escape(r.message)}", highlight=False, soft_wrap=True)
+        yield [("  ", None), ("note", "dim"), (f": {rel}: {r.message}", None)]

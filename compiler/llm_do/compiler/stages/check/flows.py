@@ -76,7 +76,7 @@ def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, mo
         hint = (f"drop `{final.via}` from '{owner}' or the private or untrusted leg"
                 if code == "R004" else f"add `ask {final.via}` to the approvals of '{owner}'")
         hint += f", or accept the flow in project.json (`flows.accept`: worker '{flow.worker}', the legs and a reason)"
-    related = [Related(message=f"{leg.label} leg: {_leg_text(leg)}", **_leg_location(project, flow, leg).model_dump())
+    related = [Related.at(_leg_location(project, flow, leg), f"{leg.label} leg: {_leg_text(leg)}")
                for leg in (private, untrusted)]
     return diagnostic(code, message, _leg_location(project, flow, egress), hint=hint, related=related)
 
