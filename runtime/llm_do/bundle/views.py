@@ -70,6 +70,9 @@ class WorkerSpec(NamedTuple):
     server_side_tools: tuple[dict[str, Any], ...]
     services: dict[str, str]
     """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
+    grants: tuple[CapabilityGrant, ...] = ()
+    """Its own capability grants as the bundle holds them, with their information-flow `labels`
+    (what the run-time taint guard reads, `llm_do.runtime.taint`)."""
 
     @classmethod
     def of(cls, node: WorkerNode) -> WorkerSpec:
@@ -91,6 +94,7 @@ class WorkerSpec(NamedTuple):
             attachments=node.get("attachments"),  # type: ignore[arg-type]
             server_side_tools=tuple(node.get("server_side_tools") or ()),
             services=service_needs(node.get("capabilities") or ()),
+            grants=tuple(node.get("capabilities") or ()),
         )
 
 

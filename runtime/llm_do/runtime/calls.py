@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         max_depth: int
         usage: RunUsage
         usage_limits: UsageLimits | None
+        thread_taint: frozenset[Any] | None
 
         def check_services(self, worker: str) -> None: ...
 
@@ -124,9 +125,22 @@ class WorkerCaller:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
-        if runtime.mcp_servers is None and self.bundle.mcp_server_keys():
-            return await self._run_with_mcp_servers(spec, frame, prompt, message_history), frame
-        return await self._run(spec, frame, prompt, message_history), frame
+        guard = runtime.flow_guard
+        if guard is None:
+            return await self._call(spec, frame, prompt, message_history), frame
+        frame.taint = guard.start(spec, parent, runtime.thread_taint or frame.taint)
+        try:
+            return await self._call(spec, frame, prompt, message_history), frame
+        finally:  # what the callee took in comes back with its output (or its failure's message)
+            if parent is not None:
+                parent.taint = parent.taint | frame.taint
+            elif runtime.thread_taint is not None:
+                runtime.thread_taint = frame.taint
+
+    async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None) -> Any:
+        if self.runtime.mcp_servers is None and self.bundle.mcp_server_keys():
+            return await self._run_with_mcp_servers(spec, frame, prompt, message_history)
+        return await self._run(spec, frame, prompt, message_history)
 
     async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any,
                                     message_history: list[Any] | None) -> Any:

@@ -90,6 +90,11 @@ class Runtime:
             self._services = Services(self.config.services)
         self.mcp_servers: Any = None
         """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
+        self.flow_guard = bundle.flow_guard
+        """The bundle's flow policy (`taint.FlowGuard`) when it has an egress to guard, else None."""
+        self.thread_taint: frozenset[Any] | None = None
+        """Set by a chat thread (`session.Conversation`): the taint its earlier turns took in, which
+        each turn's outermost call starts with and adds to; None: every run starts fresh."""
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:

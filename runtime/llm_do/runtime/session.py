@@ -27,6 +27,7 @@ class TurnRunner(Protocol):
 
     bundle: LoadedBundle
     usage: Any
+    thread_taint: frozenset[Any] | None
 
     async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
                         **kwargs: Any) -> Any: ...
@@ -61,6 +62,8 @@ class Conversation:
         self.note: str | None = None
         """Set when the thread was made with another bundle: the person should know."""
         self._path = thread_path(runtime.bundle.path, thread) if thread is not None else None
+        runtime.thread_taint = frozenset()
+        """What the thread's turns took in (`taint`): its history holds it, so every turn starts with it."""
         if self._path is not None:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
             if stored is not None:
@@ -71,6 +74,16 @@ class Conversation:
                                         f"not '{self.worker}'")
                 self.messages = stored.messages
                 self.note = changed_bundle_note(stored, self.digest)
+                if stored.taint:
+                    from .taint import from_json
+
+                    try:
+                        runtime.thread_taint = from_json(stored.taint)
+                    except ValueError as exc:
+                        from .conversation_store import ThreadProblem
+
+                        raise ThreadProblem(f"{self._path}: not a usable thread ({exc}); delete it or use another "
+                                            "--thread") from None
 
     @property
     def usage(self) -> dict[str, int]:
@@ -113,8 +126,14 @@ class Conversation:
         self.messages = []
         self.turns = 0
         self._usage = RunUsage()
+        self.runtime.thread_taint = frozenset()  # the history that held it is gone
         self._save()
 
     def _save(self) -> None:
         if self._path is not None:
-            write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages))  # type: ignore[arg-type]
+            taint = None
+            if self.runtime.thread_taint:
+                from .taint import as_json
+
+                taint = as_json(self.runtime.thread_taint)
+            write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages, taint))  # type: ignore[arg-type]
