@@ -93,8 +93,8 @@ class Runtime:
         self.flow_guard = bundle.flow_guard
         """The bundle's flow policy (`taint.FlowGuard`) when it has an egress to guard, else None."""
         self.thread_taint: frozenset[Any] | None = None
-        """Set by a chat thread (`session.Conversation`): the taint its earlier turns took in, which
-        each turn's outermost call starts with and adds to; None: every run starts fresh."""
+        """Set by a chat thread (`session.Conversation`) for one turn: the taint its earlier turns
+        took in, which the turn's outermost call starts with and adds to; None: a run starts fresh."""
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:

@@ -62,7 +62,7 @@ class Conversation:
         self.note: str | None = None
         """Set when the thread was made with another bundle: the person should know."""
         self._path = thread_path(runtime.bundle.path, thread) if thread is not None else None
-        runtime.thread_taint = frozenset()
+        self.taint: frozenset[Any] = frozenset()
         """What the thread's turns took in (`taint`): its history holds it, so every turn starts with it."""
         if self._path is not None:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
@@ -78,7 +78,7 @@ class Conversation:
                     from .taint import from_json
 
                     try:
-                        runtime.thread_taint = from_json(stored.taint)
+                        self.taint = from_json(stored.taint)
                     except ValueError as exc:
                         from .conversation_store import ThreadProblem
 
@@ -105,10 +105,12 @@ class Conversation:
 
         turn_usage = RunUsage()
         self.runtime.usage = turn_usage  # the turn's limits count this turn only
+        self.runtime.thread_taint = self.taint
         try:
             result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
         finally:
             self._usage.incr(turn_usage)
+            self.taint, self.runtime.thread_taint = self.runtime.thread_taint or self.taint, None
         self.messages = list(result.messages)
         self.turns += 1
         self._save()
@@ -126,14 +128,14 @@ class Conversation:
         self.messages = []
         self.turns = 0
         self._usage = RunUsage()
-        self.runtime.thread_taint = frozenset()  # the history that held it is gone
+        self.taint = frozenset()  # the history that held it is gone
         self._save()
 
     def _save(self) -> None:
         if self._path is not None:
             taint = None
-            if self.runtime.thread_taint:
+            if self.taint:
                 from .taint import as_json
 
-                taint = as_json(self.runtime.thread_taint)
+                taint = as_json(self.taint)
             write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages, taint))  # type: ignore[arg-type]
