@@ -133,6 +133,8 @@ def test_exfiltration_through_a_python_tool_is_asked_and_denied(templates, tmp_p
     assert decided["by"] == ("mode" if flags else "no-terminal")
     if not flags:
         assert "denied post (main@1)" in stderr
+        [asked] = of_kind(events, "approval_requested", tool="post")
+        assert asked["question"].endswith("\n  asked because " + guarded["reason"])
 
 
 def test_exfiltration_through_a_callee_is_asked_and_denied(templates, tmp_path: Path) -> None:
