@@ -22,8 +22,6 @@ from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
 
-    from .taint import FlowGuard
-
 __all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources"]
 
 
@@ -42,7 +40,7 @@ class LoadedBundle:
         self._agent_era: bool | None = None
         self._services: dict[str, list[str]] | None = None
         self._mcp_server_keys: list[str] | None = None
-        self._flow_guard: Any = False
+        self._guards_flows: bool | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -107,19 +105,14 @@ class LoadedBundle:
         return self._mcp_server_keys
 
     @property
-    def flow_guard(self) -> FlowGuard | None:
-        """The bundle's flow policy (`taint.FlowGuard`) when some grant of a worker is labelled
-        `egress`, else None: found by a search of the workers' bytes (canonical JSON writes a label
-        as `"egress"`, which no escaped text spells), so a bundle with nothing to guard never
-        imports the taint module, nor decodes its `flows`."""
-        if self._flow_guard is False:
-            if self.text.section_contains("workers", b'"egress"'):
-                from .taint import FlowGuard
-
-                self._flow_guard = FlowGuard(self.text.get("flows"))
-            else:
-                self._flow_guard = None
-        return self._flow_guard
+    def guards_flows(self) -> bool:
+        """Whether some grant of a worker is labelled `egress`, so a run needs the taint guard
+        (`taint`): found once by a search of the workers' bytes in place (canonical JSON writes a
+        label as `"egress"`, which no escaped text spells), so a bundle with nothing to guard never
+        imports the guard, nor decodes its `flows`."""
+        if self._guards_flows is None:
+            self._guards_flows = self.text.section_contains("workers", b'"egress"')
+        return self._guards_flows
 
     @property
     def agent_era(self) -> bool:

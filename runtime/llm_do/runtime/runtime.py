@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .references import References
     from .services import Services
     from .session import Conversation
+    from .taint import FlowGuard
 
 __all__ = ["RunResult", "Runtime", "usage_dict"]
 
@@ -90,8 +91,12 @@ class Runtime:
             self._services = Services(self.config.services)
         self.mcp_servers: Any = None
         """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
-        self.flow_guard = bundle.flow_guard
+        self.flow_guard: FlowGuard | None = None
         """The bundle's flow policy (`taint.FlowGuard`) when it has an egress to guard, else None."""
+        if bundle.guards_flows:
+            from .taint import FlowGuard
+
+            self.flow_guard = FlowGuard(bundle.text.get("flows"))
         self.thread_taint: frozenset[Any] | None = None
         """Set by a chat thread (`session.Conversation`) for one turn: the taint its earlier turns
         took in, which the turn's outermost call starts with and adds to; None: a run starts fresh."""

@@ -16,7 +16,7 @@ policy the gate and the calls consult. Loaded only for a bundle with an `egress`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from llm_do.bundle.flow import EGRESS, INPUT, PRIVATE, TRUSTED, UNTRUSTED
 
@@ -24,12 +24,20 @@ if TYPE_CHECKING:
     from llm_do.bundle.model import CapabilityGrant, FlowAcceptanceNode
     from llm_do.bundle.views import WorkerSpec
 
-    from .call_scope import CallFrame
-
 ANY = "*"
 PROVIDER_UNTRUSTED = ("web_search", "web_fetch")
 """Server-side tools whose results the model reads inside its own response: a frame of a worker
 that has one holds untrusted content from its start (no gate sees them return)."""
+
+
+class CallFrame(Protocol):
+    """What the guard reads and writes of a call's frame (`call_scope.CallFrame`)."""
+
+    worker: str
+    taint: frozenset[Any]
+
+    @property
+    def parent(self) -> CallFrame | None: ...
 
 
 class Source(NamedTuple):
