@@ -7,6 +7,7 @@ an egress, `read_file` a private read, and the run's input untrusted (the defaul
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.runtime import Runtime, RuntimeConfig
+from llm_do.runtime.approvals import ApprovalRequest, Approver, approve_all
 from llm_do.runtime.call_scope import CallFrame
 from llm_do.runtime.taint import (
     EMPTY,
@@ -82,6 +84,16 @@ def test_a_frame_starts_with_its_callers_taint_or_the_runs_input() -> None:
     parent = CallFrame("main", 1)
     parent.taint = frozenset({READ})
     assert guard.start(None, parent) == frozenset({READ})  # not the input again: the caller decides what it passes
+
+
+def test_approving_everything_does_not_approve_a_guarded_flow() -> None:
+    plain = ApprovalRequest("main", 1, "post", {"text": "x"})
+    guarded = ApprovalRequest("main", 1, "post", {"text": "x"}, flow="this frame holds private data ...")
+    assert approve_all(plain).approved
+    denied = approve_all(guarded)
+    assert not denied.approved and "this frame holds private data" in (denied.note or "")
+    decision, by = asyncio.run(Approver("approve_all").decide(guarded))
+    assert (decision.approved, by) == (False, "mode")
 
 
 def test_a_threads_taint_survives_json_and_malformed_ones_are_refused() -> None:

@@ -150,7 +150,10 @@ def request_callback(callback: Callable[..., Any]) -> ApprovalCallback:
 
 
 def approve_all(request: ApprovalRequest) -> ApprovalDecision:
-    """A callback that approves every request."""
+    """A callback that approves every request but those the taint guard asks (`flow`): approving
+    without looking is what `--approve-all` does, and it does not approve them either."""
+    if request.flow is not None:
+        return ApprovalDecision(False, note=f"approve_all does not approve it: {request.flow}; {FLOW_ASKED}")
     return ApprovalDecision(True)
 
 
