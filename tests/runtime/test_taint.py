@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
+from llm_do.bundle.views import SchemaSpec, ToolBinding, WorkerSpec
 from llm_do.runtime import Runtime, RuntimeConfig
 from llm_do.runtime.approvals import ApprovalRequest, Approver, approve_all
 from llm_do.runtime.call_scope import CallFrame
@@ -29,7 +30,6 @@ from llm_do.runtime.taint import (
     check,
     egress_of,
     from_json,
-    taken_in,
 )
 from tests.support.approvals import turns
 from tests.support.cli import worker
@@ -50,9 +50,11 @@ def test_a_frame_is_armed_only_with_both_legs() -> None:
 
 
 def test_a_result_adds_its_private_and_untrusted_labels_and_egress_is_read_from_the_grants() -> None:
-    grants: Any = [{"capability": "mcp:web:fetch", "tool": "fetch", "labels": ["untrusted", "egress"]},
-                   {"capability": "custom:fetch", "tool": "fetch"}]
-    assert taken_in(grants, "browser", "fetch") == frozenset({PAGE})
+    grants: Any = ({"capability": "mcp:web:fetch", "tool": "fetch", "labels": ["untrusted", "egress"]},
+                   {"capability": "custom:fetch", "tool": "fetch"}, {"capability": "custom:*", "toolset": "kit"})
+    browser = _spec(name="browser", tools={"fetch": ToolBinding("web", None, "allow")}, grants=grants)
+    assert browser.taken_in("fetch", "web") == frozenset({PAGE})  # plain tuples, equal to the Sources
+    assert browser.tool_grants("listed_at_run", "kit") == [grants[2]]  # an opaque toolset's tool
     assert egress_of(grants) == ("mcp:web:fetch",)
     assert egress_of(grants[1:]) == ()
 
@@ -76,14 +78,29 @@ def test_check_says_where_each_leg_came_from() -> None:
     assert check(frozenset({READ}), ["egress"], ["main"], []) is None  # one leg
 
 
-def test_a_frame_starts_with_its_callers_taint_or_the_runs_input() -> None:
-    guard = FlowGuard({"inputs": "untrusted"})
-    assert guard.start(None, None) == frozenset({INPUT_SOURCE})
-    assert FlowGuard({"inputs": "trusted"}).start(None, None) == EMPTY
-    assert FlowGuard({"inputs": "trusted"}).start(None, None, frozenset({READ})) == frozenset({READ})  # a thread's
-    parent = CallFrame("main", 1)
-    parent.taint = frozenset({READ})
-    assert guard.start(None, parent) == frozenset({READ})  # not the input again: the caller decides what it passes
+def test_every_frame_holds_the_runs_input_unless_it_is_trusted() -> None:
+    frame = CallFrame("helper", 2, CallFrame("main", 1))
+    assert FlowGuard({"inputs": "untrusted"}).held(frame) == frozenset({INPUT_SOURCE})
+    assert FlowGuard(None).held(frame) == frozenset({INPUT_SOURCE})  # the default
+    assert FlowGuard({"inputs": "trusted"}).held(frame) == EMPTY
+    frame.taint = frozenset({tuple(READ)})  # as the gate adds it
+    found = FlowGuard(None).check(frame, _spec(), "post", None)
+    assert found is not None and found.untrusted == (INPUT_SOURCE,)
+    assert FlowGuard({"inputs": "trusted"}).check(frame, _spec(), "post", None) is None
+
+
+def test_a_worker_with_server_side_web_tools_holds_untrusted_content_from_its_start() -> None:
+    web = _spec(server_side_tools=({"tool_type": "web_search"}, {"tool_type": "code_execution"}))
+    assert FlowGuard(None).start(web, frozenset({READ})) == frozenset(
+        {READ, Source("untrusted", "provider:web_search", "main", "web_search")})
+    assert FlowGuard(None).start(_spec(), EMPTY) is EMPTY
+
+
+def _spec(name: str = "main", tools: Any = None, grants: Any = None, server_side_tools: Any = ()) -> WorkerSpec:
+    """A worker (`main`, whose tool `post` is an egress)."""
+    return WorkerSpec(name, f"{name}.worker", None, None, None, None, "", SchemaSpec(None, "m", "Q", {}), None, (),
+                      tools or {"post": ToolBinding("tools.TOOLS", None, "allow")}, (), False, None, server_side_tools,
+                      {}, grants or ({"capability": "egress", "tool": "post", "labels": ["egress"]},), True, True)
 
 
 def test_approving_everything_does_not_approve_a_guarded_flow() -> None:

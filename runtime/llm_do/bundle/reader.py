@@ -157,11 +157,6 @@ class LockReader:
         span = self._section_span(section)
         return b"" if span is None else self.data[span[0] : span[1]]
 
-    def section_contains(self, section: str, needle: bytes) -> bool:
-        """Whether the raw bytes of a top-level object contain `needle` (searched in place: no copy)."""
-        span = self._section_span(section)
-        return span is not None and self.data.find(needle, span[0], span[1]) >= 0
-
     def member_names(self, section: str) -> list[str]:
         """The keys of a top-level object, read off their lines without decoding the values."""
         span = self._section_span(section)

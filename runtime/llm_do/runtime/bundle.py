@@ -40,7 +40,6 @@ class LoadedBundle:
         self._agent_era: bool | None = None
         self._services: dict[str, list[str]] | None = None
         self._mcp_server_keys: list[str] | None = None
-        self._guards_flows: bool | None = None
         self.agents: dict[str, Any] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
@@ -103,16 +102,6 @@ class LoadedBundle:
             self._mcp_server_keys = [] if b'"kind": "mcp"' not in self.text.section_bytes("toolsets") else [
                 k for k in self.text.member_names("toolsets") if (node := self.toolset(k)) and node.get("kind") == "mcp"]
         return self._mcp_server_keys
-
-    @property
-    def guards_flows(self) -> bool:
-        """Whether some grant of a worker is labelled `egress`, so a run needs the taint guard
-        (`taint`): found once by a search of the workers' bytes in place (canonical JSON writes a
-        label as `"egress"`, which no escaped text spells), so a bundle with nothing to guard never
-        imports the guard, nor decodes its `flows`."""
-        if self._guards_flows is None:
-            self._guards_flows = self.text.section_contains("workers", b'"egress"')
-        return self._guards_flows
 
     @property
     def agent_era(self) -> bool:

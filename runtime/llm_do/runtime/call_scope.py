@@ -53,12 +53,14 @@ class RunHost(Protocol):
     config: RuntimeConfig
     mcp_servers: ServerPool | None
     """The run's MCP servers while a run of a bundle with MCP servers is under way."""
-    flow_guard: FlowGuard | None
-    """The bundle's flow policy when it has an egress to guard (`taint`), else None."""
     approval_mode: ApprovalMode
 
     @property
     def listening(self) -> bool: ...
+
+    @property
+    def flow_guard(self) -> FlowGuard:
+        """The bundle's flow policy (`taint`), imported on first use."""
 
     @property
     def services(self) -> Services: ...
@@ -114,8 +116,8 @@ class CallFrame:
         """The model the call runs on (a name, or a Model object), once chosen: a callee without a
         model of its own inherits it."""
         self.taint: frozenset[Any] = NO_TAINT
-        """What the call has taken in (`taint.Source`s: private data, untrusted content); stays
-        empty in a run of a bundle with no flow to guard (`LoadedBundle.guards_flows`)."""
+        """What the call has taken in (`taint.Source`s: private data, untrusted content): its
+        caller's at first, then what its labelled tools and its callees return."""
 
     def __repr__(self) -> str:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"

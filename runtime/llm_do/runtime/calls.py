@@ -125,15 +125,16 @@ class WorkerCaller:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
-        guard = runtime.flow_guard
-        if guard is None:
-            return await self._call(spec, frame, prompt, message_history), frame
-        frame.taint = guard.start(spec, parent, runtime.thread_taint or frame.taint)
+        # taint (`taint`): down with the arguments, up with the output (or a failure's message)
+        frame.taint = parent.taint if parent is not None else runtime.thread_taint or frame.taint
+        if spec.server_side_tools:
+            frame.taint = runtime.flow_guard.start(spec, frame.taint)
         try:
             return await self._call(spec, frame, prompt, message_history), frame
-        finally:  # what the callee took in comes back with its output (or its failure's message)
+        finally:
             if parent is not None:
-                parent.taint = parent.taint | frame.taint
+                if frame.taint is not parent.taint:
+                    parent.taint = parent.taint | frame.taint
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
 

@@ -93,10 +93,7 @@ async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[
     except WorkerInputProblem as exc:
         raise InputProblem(str(exc).replace(f"worker '{label}'", f"the entry function '{label}'")) from None
     loop = asyncio.get_running_loop()
-    frame = CallFrame(label, 0)
-    if runtime.flow_guard is not None:  # its frame takes in the run's input and what its workers return
-        frame.taint = runtime.flow_guard.start(None, None)
-    context = EntryContext(runtime, frame, label, frozenset(node["calls"]), loop)
+    context = EntryContext(runtime, CallFrame(label, 0), label, frozenset(node["calls"]), loop)
     given = [context if name == params.context else value for name in params.order]
     caller = PythonCaller(f"the entry function '{label}'", context.allowed, "entry.calls in project.json")
     with python_running(caller):  # also what it calls through ctx.runtime, CallContext or a handle

@@ -91,12 +91,7 @@ class Runtime:
             self._services = Services(self.config.services)
         self.mcp_servers: Any = None
         """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
-        self.flow_guard: FlowGuard | None = None
-        """The bundle's flow policy (`taint.FlowGuard`) when it has an egress to guard, else None."""
-        if bundle.guards_flows:
-            from .taint import FlowGuard
-
-            self.flow_guard = FlowGuard(bundle.text.get("flows"))
+        self._flow_guard: FlowGuard | None = None
         self.thread_taint: frozenset[Any] | None = None
         """Set by a chat thread (`session.Conversation`) for one turn: the taint its earlier turns
         took in, which the turn's outermost call starts with and adds to; None: a run starts fresh."""
@@ -155,6 +150,16 @@ class Runtime:
 
             self.emit(ApprovalRequested.of(request))
         return await approver.decide(request)
+
+    @property
+    def flow_guard(self) -> FlowGuard:
+        """The bundle's flow policy (`taint`), made when a first worker with labelled grants is
+        called or its gate consulted: a run of unlabelled workers never imports it."""
+        if self._flow_guard is None:
+            from .taint import FlowGuard
+
+            self._flow_guard = FlowGuard(self.bundle.text.get("flows"))
+        return self._flow_guard
 
     # --- what tools and entry code reach through ctx.deps
 

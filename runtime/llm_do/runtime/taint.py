@@ -2,15 +2,19 @@
 that must be asked (spec/runtime.md, "Information flow").
 
 A frame's taint is the set of `Source`s it took in: private data and untrusted content, each with
-the capability and the tool that gave it (the run's input counts as untrusted unless project.json
-says `flows.inputs: "trusted"`). It flows down to a callee with the arguments it is given (a
-callee starts with its caller's taint) and up to the caller with what the callee returns. Once a
-frame holds both, every call whose grant is labelled `egress` is asked, unless a flow the project
-accepts (`flows.accept`, for the frame's worker or one of its callers) covers it.
+the capability and the tool that gave it. It flows down to a callee with the arguments it is given
+(a callee starts with its caller's taint; `calls`) and up to the caller with what the callee
+returns. The run's input is untrusted unless project.json says `flows.inputs: "trusted"`; every
+frame of a run descends from it, so it is a source of every frame, added when a call is checked
+rather than stored. Once a frame holds both, every call whose grant is labelled `egress` is
+asked, unless a flow the project accepts (`flows.accept`, for the frame's worker or one of its
+callers) covers it.
 
 Pure functions over the labels the build wrote on each grant, plus `FlowGuard`, the bundle's
-policy the gate and the calls consult. Loaded only for a bundle with an `egress` label
-(`LoadedBundle.guards_flows`): `exec` of any other bundle never imports it.
+policy. What a tool's result adds to its frame is taken in by the gate without this module
+(`WorkerSpec.taken_in`: plain `(label, capability, worker, tool)` tuples, equal to `Source`s); it is
+imported only when a worker with an `egress` grant calls a tool from a frame that took something
+in, so a run that cannot arm a flow never loads it.
 """
 
 from __future__ import annotations
@@ -30,14 +34,14 @@ PROVIDER_UNTRUSTED = ("web_search", "web_fetch")
 that has one holds untrusted content from its start (no gate sees them return)."""
 
 
-class CallFrame(Protocol):
+class TaintedFrame(Protocol):
     """What the guard reads and writes of a call's frame (`call_scope.CallFrame`)."""
 
     worker: str
     taint: frozenset[Any]
 
     @property
-    def parent(self) -> CallFrame | None: ...
+    def parent(self) -> TaintedFrame | None: ...
 
 
 class Source(NamedTuple):
@@ -69,21 +73,6 @@ def armed(taint: Taint) -> bool:
     """Whether a frame holding `taint` holds both legs a flow needs before its egress."""
     labels = {s.label for s in taint}
     return PRIVATE in labels and UNTRUSTED in labels
-
-
-def tool_grants(spec: WorkerSpec, tool: str, toolset: str | None) -> list[CapabilityGrant]:
-    """The grants of the worker's tool `tool`; a tool of an opaque toolset (listed only at run
-    time, so not among the worker's `tools`) has its toolset's grants (`toolset` is its key)."""
-    if tool in spec.tools:
-        return [g for g in spec.grants if g.get("tool") == tool]
-    return [g for g in spec.grants if toolset is not None and g.get("toolset") == toolset]
-
-
-def taken_in(grants: Iterable[CapabilityGrant], worker: str, tool: str) -> Taint:
-    """What a tool's result adds to its frame: a source per `private` or `untrusted` label of its
-    grants."""
-    return frozenset(Source(label, g["capability"], worker, tool)
-                     for g in grants for label in g.get("labels") or () if label in (PRIVATE, UNTRUSTED))
 
 
 def egress_of(grants: Iterable[CapabilityGrant]) -> tuple[str, ...]:
@@ -150,10 +139,10 @@ def check(taint: Taint, egress: Sequence[str], workers: Sequence[str],
                      tuple(s for s in ordered if s.label == UNTRUSTED), entry["reason"] if entry is not None else None)
 
 
-def callers(frame: CallFrame) -> list[str]:
+def callers(frame: TaintedFrame) -> list[str]:
     """The frame's worker, then its callers' (the entry function's label last, if any)."""
     out: list[str] = []
-    at: CallFrame | None = frame
+    at: TaintedFrame | None = frame
     while at is not None:
         out.append(at.worker)
         at = at.parent
@@ -181,30 +170,20 @@ class FlowGuard:
         self.inputs_trusted = flows.get("inputs") == TRUSTED
         self.acceptances: list[FlowAcceptanceNode] = list(flows.get("accept") or ())
 
-    def start(self, spec: WorkerSpec | None, parent: CallFrame | None, carried: Taint = EMPTY) -> Taint:
-        """A new frame's taint: its caller's (the arguments it is given come from there), or, for
-        the outermost call, the run's input (untrusted unless trusted) and what a chat thread
-        carried from its earlier turns; plus the untrusted content of the worker's server-side
-        web tools."""
-        if parent is not None:
-            taint = parent.taint
-        else:
-            taint = carried if self.inputs_trusted else carried | {INPUT_SOURCE}
-        if spec is not None:
-            web = [t.get("tool_type") for t in spec.server_side_tools if t.get("tool_type") in PROVIDER_UNTRUSTED]
-            if web:
-                taint = taint | {Source(UNTRUSTED, f"provider:{kind}", spec.name, str(kind)) for kind in web}
-        return taint
+    def start(self, spec: WorkerSpec, taint: Taint) -> Taint:
+        """A new frame's taint (`taint`: its caller's, or what a chat thread's earlier turns took
+        in), with the untrusted content of the worker's server-side web tools."""
+        web = [t.get("tool_type") for t in spec.server_side_tools if t.get("tool_type") in PROVIDER_UNTRUSTED]
+        return taint | {Source(UNTRUSTED, f"provider:{kind}", spec.name, str(kind)) for kind in web} if web else taint
 
-    def check(self, frame: CallFrame, spec: WorkerSpec, tool: str, toolset: str | None) -> FlowCheck | None:
+    def held(self, frame: TaintedFrame) -> Taint:
+        """What the frame holds, with the run's input unless it is trusted."""
+        taint = frozenset(Source(*s) for s in frame.taint)  # the gate adds plain tuples (`WorkerSpec.taken_in`)
+        return taint if self.inputs_trusted else taint | {INPUT_SOURCE}
+
+    def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None) -> FlowCheck | None:
         """Whether the call of `tool` from `frame` is an egress from a frame holding both legs."""
-        if not armed(frame.taint):
+        held = self.held(frame)
+        if not armed(held):
             return None
-        return check(frame.taint, egress_of(tool_grants(spec, tool, toolset)), callers(frame), self.acceptances)
-
-    def returned(self, frame: CallFrame, spec: WorkerSpec, tool: str, toolset: str | None) -> None:
-        """A tool of `frame` returned (or failed: its message can carry data too): its labels join
-        the frame's taint."""
-        added = taken_in(tool_grants(spec, tool, toolset), frame.worker, tool)
-        if added and not added <= frame.taint:
-            frame.taint = frame.taint | added
+        return check(held, egress_of(spec.tool_grants(tool, toolset)), callers(frame), self.acceptances)

@@ -88,8 +88,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
-        guard = self.runtime.flow_guard
-        flow = guard.check(frame, self.spec, name, self._toolset_key(name, tool)) if guard is not None and approval != DENY else None
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
+            if self.spec.egress and approval != DENY and frame.taint else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
@@ -121,8 +121,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
-            if guard is not None:  # a failure's message is read by the model too
-                guard.returned(frame, self.spec, name, self._toolset_key(name, tool))
+            self._take_in(frame, name, tool)  # a failure's message is read by the model too
             self._returned(frame, name, "failed", str(exc))
             raise
         except RUN_ENDING:  # a nested call's failure, or the tool imported unverified project code
@@ -134,8 +133,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
         finally:
             JUDGED.reset(judged)
-        if guard is not None:
-            guard.returned(frame, self.spec, name, self._toolset_key(name, tool))
+        self._take_in(frame, name, tool)
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
@@ -144,6 +142,14 @@ class ApprovalGate(WrapperToolset[CallContext]):
             preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
+
+    def _take_in(self, frame: CallFrame, name: str, tool: ToolsetTool[CallContext]) -> None:
+        """The tool returned (or failed) in `frame`: the private and untrusted labels of its grants
+        join the frame's taint (`taint`)."""
+        if self.spec.labelled:
+            added = self.spec.taken_in(name, self._toolset_key(name, tool))
+            if added and not added <= frame.taint:
+                frame.taint = frame.taint | added
 
     def _toolset_key(self, name: str, tool: ToolsetTool[CallContext]) -> str | None:
         """The bundle key of the tool's toolset (None for a worker call)."""
@@ -213,8 +219,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 if not decision.approved:
                     self._refuse(frame, name, f"attachment {path!r}: {reader} of it was denied "
                                               f"({decision.note or 'not approved'}); '{name}' was not called")
-            if self.runtime.flow_guard is not None:  # the callee reads it: what it holds joins the call
-                self.runtime.flow_guard.returned(frame, self.spec, reader, self._toolset_key(reader, tool))
+            self._take_in(frame, reader, tool)  # the callee reads it: what it holds joins the call
         return files
 
     def _attachment_read(self, path: str) -> tuple[str, dict[str, Any], ToolsetTool[CallContext], Action] | None:
