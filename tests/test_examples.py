@@ -270,10 +270,14 @@ def check_legacy_agent(project: Path, events: list[dict[str, Any]]) -> None:
 
 
 def check_status_page(project: Path, events: list[dict[str, Any]]) -> None:
-    published = (project / "site" / "status.md").read_text(encoding="utf-8")
-    assert published.startswith("Checkout errors in Europe") and "eu-west" not in published
+    """The taint guard asks the publish (the notes and the report reached publisher's frame), and
+    --approve-all does not answer it: nothing is published."""
+    assert not (project / "site" / "status.md").exists()
+    (guarded,) = events_of(events, "flow_guarded", worker="publisher")
+    assert guarded["private"] == [{"capability": "fs.read:project/**", "worker": "status_update", "tool": "read_file"}]
+    assert guarded["untrusted"] == [{"capability": "input"}]
     (asked,) = events_of(events, "approval_decided", worker="publisher")
-    assert asked["approved"], "the write into the published folder was asked"
+    assert not asked["approved"] and "--approve-all does not approve it" in asked["note"]
 
 
 CHECKS: dict[str, Callable[[Path, list[dict[str, Any]]], None]] = {

@@ -14,6 +14,7 @@ SAMPLES = {
     "output_delta": events.OutputDelta("main", 1, "par"),
     "tool_called": events.ToolCalled("main", 1, "read_file", {"path": "a.txt"}, "allow"),
     "tool_returned": events.ToolReturned("main", 1, "read_file", "ok", "text"),
+    "flow_guarded": events.FlowGuarded("main", 1, "post", "ask", ["egress"], [], [], None, "this frame holds ..."),
     "approval_requested": events.ApprovalRequested("main", 2, "write_file", {"path": "a.txt"}),
     "approval_decided": events.ApprovalDecided("main", 2, "write_file", False, "terminal", "not now"),
     "run_finished": events.RunFinished("done", {"requests": 2}),
@@ -38,5 +39,8 @@ def test_the_trace_and_the_progress_say_the_same_event() -> None:
     assert (called.trace, called.progress) == ('  → read_file(path="a.txt")', "main@1: calling read_file")
     decided = describe(SAMPLES["approval_decided"].to_dict())
     assert (decided.trace, decided.progress) == ("    denied by terminal: not now", "main@2: write_file denied")
+    guarded = describe(SAMPLES["flow_guarded"].to_dict())
+    assert (guarded.trace, guarded.progress) == (
+        "  ! post asked: this frame holds ...", "main@1: post asked: this call holds private data and untrusted content")
     assert describe(SAMPLES["output_delta"].to_dict()) == Described(None, None)  # the trace shows the text whole
     assert describe(SAMPLES["run_finished"].to_dict()).progress is None

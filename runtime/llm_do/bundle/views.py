@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
     from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
 
 
+TAKEN_IN = ("private", "untrusted")
+"""The labels a tool's result brings into a frame (`flow.PRIVATE`, `flow.UNTRUSTED`)."""
+
+
 class SchemaSpec(NamedTuple):
     ref: str | None
     module: str
@@ -70,6 +74,28 @@ class WorkerSpec(NamedTuple):
     server_side_tools: tuple[dict[str, Any], ...]
     services: dict[str, str]
     """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
+    grants: tuple[CapabilityGrant, ...] = ()
+    """Its own capability grants as the bundle holds them, with their information-flow `labels`
+    (what the run-time taint guard reads, `llm_do.runtime.taint`)."""
+    labelled: bool = False
+    """Whether a grant of its own has information-flow labels: only then do its tools' results
+    add to a frame's taint (`taken_in`)."""
+    egress: bool = False
+    """Whether a grant of its own is labelled `egress`: only then does its gate consult the taint
+    guard (`llm_do.runtime.taint`), so a run of workers that send nothing out never imports it."""
+
+    def tool_grants(self, tool: str, toolset: str | None) -> list[CapabilityGrant]:
+        """The grants of its tool `tool`; a tool of an opaque toolset (listed only at run time, so
+        not among its `tools`) has its toolset's grants (`toolset`: the toolset's key)."""
+        if tool in self.tools:
+            return [g for g in self.grants if g.get("tool") == tool]
+        return [g for g in self.grants if toolset is not None and g.get("toolset") == toolset]
+
+    def taken_in(self, tool: str, toolset: str | None) -> frozenset[tuple[str, str, str, str]]:
+        """What a result of its tool `tool` adds to a frame's taint: `(label, capability, worker,
+        tool)` (`taint.Source`) per `private` or `untrusted` label of the tool's grants."""
+        return frozenset((label, g["capability"], self.name, tool) for g in self.tool_grants(tool, toolset)
+                         for label in g.get("labels") or () if label in TAKEN_IN)
 
     @classmethod
     def of(cls, node: WorkerNode) -> WorkerSpec:
@@ -91,6 +117,9 @@ class WorkerSpec(NamedTuple):
             attachments=node.get("attachments"),  # type: ignore[arg-type]
             server_side_tools=tuple(node.get("server_side_tools") or ()),
             services=service_needs(node.get("capabilities") or ()),
+            grants=tuple(node.get("capabilities") or ()),
+            labelled=any("labels" in g for g in node.get("capabilities") or ()),
+            egress=any("egress" in (g.get("labels") or ()) for g in node.get("capabilities") or ()),
         )
 
 

@@ -41,6 +41,9 @@ class DescribedCall(Protocol):
     @property
     def toolset(self) -> str | None: ...
 
+    @property
+    def flow(self) -> str | None: ...
+
 
 def printable(text: str) -> str:
     """`text` with control characters escaped: the model wrote it, and an escape sequence on the
@@ -94,4 +97,6 @@ def describe_call(call: DescribedCall, shown: Mapping[str, Any], full: bool = Fa
         rendered, cut = render_argument(name, value, full)
         lines += rendered
         more = more or cut
+    if call.flow is not None:
+        lines.append(f"  asked because {printable(call.flow)}")
     return "\n".join(lines), more

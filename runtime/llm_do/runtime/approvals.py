@@ -19,6 +19,8 @@ from llm_do.bundle.approval import ApprovalMode
 
 from .run_label import RUN_LABEL
 
+FLOW_ASKED = "accept the flow in project.json (flows.accept) to let such a call through unasked"
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:
@@ -48,6 +50,10 @@ class ApprovalRequest:
     shown: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     """The arguments as every approver is shown them (`ToolsetHooks.shown_args`: paths and
     commands as the rules judge them, whole); None: the normalized arguments, else as given."""
+    flow: str | None = None
+    """Why the taint guard asks (`taint.FlowCheck.reason`): the calling frame holds private data
+    and untrusted content and this call can send data out. Such a call is denied when nobody can
+    be asked, `approve_all` included; None: asked for the rules' sake only."""
 
     def shown_args(self) -> dict[str, Any]:
         """What `describe` shows of each argument."""
@@ -144,7 +150,10 @@ def request_callback(callback: Callable[..., Any]) -> ApprovalCallback:
 
 
 def approve_all(request: ApprovalRequest) -> ApprovalDecision:
-    """A callback that approves every request."""
+    """A callback that approves every request but those the taint guard asks (`flow`): approving
+    without looking is what `--approve-all` does, and it does not approve them either."""
+    if request.flow is not None:
+        return ApprovalDecision(False, note=f"approve_all does not approve it: {request.flow}; {FLOW_ASKED}")
     return ApprovalDecision(True)
 
 
@@ -188,6 +197,8 @@ class Approver:
     async def decide(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The decision and who made it: mode, session, callback or terminal."""
         if self.mode == "approve_all":
+            if request.flow is not None:
+                return ApprovalDecision(False, note=f"--approve-all does not approve it: {request.flow}; {FLOW_ASKED}"), "mode"
             return ApprovalDecision(True), "mode"
         if self.mode == "reject_all":
             return ApprovalDecision(False, note="the run rejects calls that need approval (reject_all)"), "mode"
@@ -211,6 +222,12 @@ class Approver:
             else:
                 decision = ApprovalDecision(False, note="the user denied this call")
             by = "terminal"
+        elif request.flow is not None:
+            sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): "
+                             f"{request.flow}; no terminal to ask (--approve-all does not approve it; accept the flow "
+                             "in project.json's flows.accept)\n")
+            sys.stderr.flush()
+            return ApprovalDecision(False, note=f"there is no terminal to ask: {request.flow}; {FLOW_ASKED}"), "no-terminal"
         else:
             sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): "
                              "approval needed and no "

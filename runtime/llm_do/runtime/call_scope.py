@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
+    from .taint import FlowGuard
 
 
 RUN_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("llm_do_run_loop", default=None)
@@ -56,6 +57,10 @@ class RunHost(Protocol):
 
     @property
     def listening(self) -> bool: ...
+
+    @property
+    def flow_guard(self) -> FlowGuard:
+        """The bundle's flow policy (`taint`), imported on first use."""
 
     @property
     def services(self) -> Services: ...
@@ -91,11 +96,14 @@ RUNNING_TOOL_CALL: ContextVar[str | None] = ContextVar("llm_do_running_tool_call
 it (by a model, or by a Python tool) was made there, which is how recordings name a call's place."""
 
 
+NO_TAINT: frozenset[Any] = frozenset()
+
+
 class CallFrame:
     """One call's place in the run. (Plain classes here and in `runtime`: each dataclass costs
     about a millisecond at every `llm-do exec` start.)"""
 
-    __slots__ = ("worker", "depth", "parent", "messages", "model")
+    __slots__ = ("worker", "depth", "parent", "messages", "model", "taint")
 
     def __init__(self, worker: str, depth: int, parent: CallFrame | None = None) -> None:
         self.worker = worker
@@ -107,6 +115,9 @@ class CallFrame:
         self.model: Any = None
         """The model the call runs on (a name, or a Model object), once chosen: a callee without a
         model of its own inherits it."""
+        self.taint: frozenset[Any] = NO_TAINT
+        """What the call has taken in (`taint.Source`s: private data, untrusted content): its
+        caller's at first, then what its labelled tools and its callees return."""
 
     def __repr__(self) -> str:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         max_depth: int
         usage: RunUsage
         usage_limits: UsageLimits | None
+        thread_taint: frozenset[Any] | None
 
         def check_services(self, worker: str) -> None: ...
 
@@ -124,9 +125,23 @@ class WorkerCaller:
                 raise CallRefused(str(exc)) from None
             raise InputProblem(str(exc)) from None
         frame = CallFrame(name, depth, parent)
-        if runtime.mcp_servers is None and self.bundle.mcp_server_keys():
-            return await self._run_with_mcp_servers(spec, frame, prompt, message_history), frame
-        return await self._run(spec, frame, prompt, message_history), frame
+        # taint (`taint`): down with the arguments, up with the output (or a failure's message)
+        frame.taint = parent.taint if parent is not None else runtime.thread_taint or frame.taint
+        if spec.server_side_tools:
+            frame.taint = runtime.flow_guard.start(spec, frame.taint)
+        try:
+            return await self._call(spec, frame, prompt, message_history), frame
+        finally:
+            if parent is not None:
+                if frame.taint is not parent.taint:
+                    parent.taint = parent.taint | frame.taint
+            elif runtime.thread_taint is not None:
+                runtime.thread_taint = frame.taint
+
+    async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None) -> Any:
+        if self.runtime.mcp_servers is None and self.bundle.mcp_server_keys():
+            return await self._run_with_mcp_servers(spec, frame, prompt, message_history)
+        return await self._run(spec, frame, prompt, message_history)
 
     async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any,
                                     message_history: list[Any] | None) -> Any:

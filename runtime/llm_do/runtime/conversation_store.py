@@ -2,6 +2,9 @@
 
     {"thread_format": 1, "id": "ID", "bundle_digest": "sha256:…", "worker": "main", "messages": [...]}
 
+and `taint` (a list of `[label, capability, worker, tool]`) once a turn took in private data or
+untrusted content (`taint`), which the next turn starts with.
+
 `messages` are pydantic-ai's own serialization (`ModelMessagesTypeAdapter`), so a thread can be
 read back by any pydantic-ai program. The file is replaced atomically after every turn: a crash
 leaves the previous turn's file, never a torn one. `bundle_digest` is the bundle the last turn ran
@@ -32,6 +35,8 @@ class Thread(NamedTuple):
     bundle_digest: str | None
     worker: str
     messages: list[Any]
+    taint: list[Any] | None = None
+    """What its turns took in (`taint.as_json`), when they took in anything: the next turn starts with it."""
 
 
 def thread_path(bundle_path: Path, thread_id: str) -> Path:
@@ -61,7 +66,7 @@ def read_thread(path: Path, thread_id: str) -> Thread | None:
     except (ValueError, KeyError, TypeError) as exc:
         first = " ".join(str(exc).split())[:200]
         raise ThreadProblem(f"{path}: not a usable thread ({first}); delete it or use another --thread") from None
-    return Thread(thread_id, data.get("bundle_digest"), worker, list(messages))
+    return Thread(thread_id, data.get("bundle_digest"), worker, list(messages), data.get("taint"))
 
 
 def write_thread(path: Path, thread: Thread) -> None:
@@ -77,6 +82,8 @@ def write_thread(path: Path, thread: Thread) -> None:
         "worker": thread.worker,
         "messages": ModelMessagesTypeAdapter.dump_python(thread.messages, mode="json"),
     }
+    if thread.taint:
+        doc["taint"] = thread.taint
     data = (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,10 @@ def describe(d: Mapping[str, Any]) -> Described:
     if kind == "tool_called":
         gate = "" if d.get("approval") == "allow" else f"  [{d.get('approval')}]"
         return Described(f"{at}  → {call_text(d['tool'], d.get('args'))}{gate}", f"{who}: calling {d['tool']}")
+    if kind == "flow_guarded":
+        verb = "accepted by project.json" if d.get("action") == "accepted" else "asked"
+        return Described(f"{at}  ! {d['tool']} {verb}: {d.get('reason')}",
+                         f"{who}: {d['tool']} {verb}: this call holds private data and untrusted content")
     if kind == "approval_requested":
         return Described(f"{at}  ? {d['tool']} waits for approval", f"{who}: {d['tool']} waits for approval")
     if kind == "approval_decided":

@@ -64,6 +64,29 @@ class ToolCalled(RuntimeEvent):
 
 
 @dataclass
+class FlowGuarded(RuntimeEvent):
+    """Sent after `ToolCalled` when the calling frame holds private data and untrusted content and
+    the call can send data out (`taint`): `action` is `ask` (the call is asked, and denied when
+    nobody can be asked) or `accepted` (project.json's `flows.accept` covers the flow)."""
+
+    kind = "flow_guarded"
+    worker: str
+    depth: int
+    tool: str
+    action: str
+    egress: list[str]
+    """The call's capabilities that send data out."""
+    private: list[dict[str, str]]
+    """Where the frame's private data came from: `{"capability", "worker", "tool"}` each."""
+    untrusted: list[dict[str, str]]
+    """Where its untrusted content came from (`input`: the run's input)."""
+    accepted: str | None
+    """The accepting entry's reason, when `action` is `accepted`."""
+    reason: str
+    """The one line the approver and the model read."""
+
+
+@dataclass
 class ToolReturned(RuntimeEvent):
     kind = "tool_returned"
     worker: str

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .references import References
     from .services import Services
     from .session import Conversation
+    from .taint import FlowGuard
 
 __all__ = ["RunResult", "Runtime", "usage_dict"]
 
@@ -90,6 +91,10 @@ class Runtime:
             self._services = Services(self.config.services)
         self.mcp_servers: Any = None
         """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
+        self._flow_guard: FlowGuard | None = None
+        self.thread_taint: frozenset[Any] | None = None
+        """Set by a chat thread (`session.Conversation`) for one turn: the taint its earlier turns
+        took in, which the turn's outermost call starts with and adds to; None: a run starts fresh."""
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -145,6 +150,16 @@ class Runtime:
 
             self.emit(ApprovalRequested.of(request))
         return await approver.decide(request)
+
+    @property
+    def flow_guard(self) -> FlowGuard:
+        """The bundle's flow policy (`taint`), made when a first worker with labelled grants is
+        called or its gate consulted: a run of unlabelled workers never imports it."""
+        if self._flow_guard is None:
+            from .taint import FlowGuard
+
+            self._flow_guard = FlowGuard(self.bundle.text.get("flows"))
+        return self._flow_guard
 
     # --- what tools and entry code reach through ctx.deps
 

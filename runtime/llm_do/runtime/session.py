@@ -27,6 +27,7 @@ class TurnRunner(Protocol):
 
     bundle: LoadedBundle
     usage: Any
+    thread_taint: frozenset[Any] | None
 
     async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
                         **kwargs: Any) -> Any: ...
@@ -61,6 +62,8 @@ class Conversation:
         self.note: str | None = None
         """Set when the thread was made with another bundle: the person should know."""
         self._path = thread_path(runtime.bundle.path, thread) if thread is not None else None
+        self.taint: frozenset[Any] = frozenset()
+        """What the thread's turns took in (`taint`): its history holds it, so every turn starts with it."""
         if self._path is not None:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
             if stored is not None:
@@ -71,6 +74,16 @@ class Conversation:
                                         f"not '{self.worker}'")
                 self.messages = stored.messages
                 self.note = changed_bundle_note(stored, self.digest)
+                if stored.taint:
+                    from .taint import from_json
+
+                    try:
+                        self.taint = from_json(stored.taint)
+                    except ValueError as exc:
+                        from .conversation_store import ThreadProblem
+
+                        raise ThreadProblem(f"{self._path}: not a usable thread ({exc}); delete it or use another "
+                                            "--thread") from None
 
     @property
     def usage(self) -> dict[str, int]:
@@ -92,10 +105,12 @@ class Conversation:
 
         turn_usage = RunUsage()
         self.runtime.usage = turn_usage  # the turn's limits count this turn only
+        self.runtime.thread_taint = self.taint
         try:
             result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
         finally:
             self._usage.incr(turn_usage)
+            self.taint, self.runtime.thread_taint = self.runtime.thread_taint or self.taint, None
         self.messages = list(result.messages)
         self.turns += 1
         self._save()
@@ -113,8 +128,14 @@ class Conversation:
         self.messages = []
         self.turns = 0
         self._usage = RunUsage()
+        self.taint = frozenset()  # the history that held it is gone
         self._save()
 
     def _save(self) -> None:
         if self._path is not None:
-            write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages))  # type: ignore[arg-type]
+            taint = None
+            if self.taint:
+                from .taint import as_json
+
+                taint = as_json(self.taint)
+            write_thread(self._path, Thread(self.thread, self.digest, self.worker, self.messages, taint))  # type: ignore[arg-type]

@@ -88,17 +88,24 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
+            if self.spec.egress and approval != DENY and frame.taint else None
+        if flow is not None and flow.accepted is None:
+            approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
-            from ..events import ToolCalled
+            from ..events import FlowGuarded, ToolCalled
 
             self.runtime.emit(ToolCalled(frame.worker, frame.depth, name, tool_args, approval))
+            if flow is not None:
+                self.runtime.emit(FlowGuarded(frame.worker, frame.depth, name, "accepted" if flow.accepted else "ask",
+                                              **flow.to_json()))
         if approval == DENY:
             self._refuse(frame, name, f"'{name}' is denied by the project's approval rules; it did not run")
         if approval == ASK:
             if (problem := hooks.refusal(name, tool_args, self.runtime)) is not None:  # doomed: nobody is asked
                 self._returned(frame, name, "failed", problem)
                 raise ToolFailed(problem)
-            edited = await self._ask(frame, name, tool_args, tool)
+            edited = await self._ask(frame, name, tool_args, tool, None if flow is None or flow.accepted else flow.reason())
             if edited is not None:  # a person edited the call before approving it
                 tool_args = self._validated(frame, name, edited, tool)
                 normalized = hooks.normalize_args(name, tool_args)
@@ -114,6 +121,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
+            self._take_in(frame, name, tool)  # a failure's message is read by the model too
             self._returned(frame, name, "failed", str(exc))
             raise
         except RUN_ENDING:  # a nested call's failure, or the tool imported unverified project code
@@ -125,6 +133,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
         finally:
             JUDGED.reset(judged)
+        self._take_in(frame, name, tool)
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
@@ -134,25 +143,38 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
 
-    def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext]) -> ApprovalRequest:
+    def _take_in(self, frame: CallFrame, name: str, tool: ToolsetTool[CallContext]) -> None:
+        """The tool returned (or failed) in `frame`: the private and untrusted labels of its grants
+        join the frame's taint (`taint`)."""
+        if self.spec.labelled:
+            added = self.spec.taken_in(name, self._toolset_key(name, tool))
+            if added and not added <= frame.taint:
+                frame.taint = frame.taint | added
+
+    def _toolset_key(self, name: str, tool: ToolsetTool[CallContext]) -> str | None:
+        """The bundle key of the tool's toolset (None for a worker call)."""
+        binding = self.spec.tools.get(name)
+        return binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
+
+    def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext],
+                         flow: str | None = None) -> ApprovalRequest:
         """The request naming exactly what would run: the worker, the toolset (its bundle key and
         this worker's settings for it), the tool, the arguments as the toolset normalizes them, and
-        as every approver is shown them."""
+        as every approver is shown them; `flow`: why the taint guard asks, if it does."""
         from ..approvals import ApprovalRequest
 
-        binding = self.spec.tools.get(name)
-        key = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
+        key = self._toolset_key(name, tool)
         settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})
         hooks = hooks_of(tool.toolset)
         edit = (lambda: hooks.edit_args(name, tool_args)) if offers_edit(hooks) and self.spec.tools.get(name) is not None else None
         return ApprovalRequest(frame.worker, frame.depth, name, tool_args, key, settings, hooks.normalize_args(name, tool_args),
-                               edit=edit, shown=hooks.shown_args(name, tool_args))
+                               edit=edit, shown=hooks.shown_args(name, tool_args), flow=flow)
 
     async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
-                   tool: ToolsetTool[CallContext]) -> dict[str, Any] | None:
+                   tool: ToolsetTool[CallContext], flow: str | None = None) -> dict[str, Any] | None:
         """Ask whoever answers for this run; a denial refuses the call. Returns the arguments a
         person edited before approving, if any."""
-        request, decision = await self._answer(frame, name, tool_args, tool)
+        request, decision = await self._answer(frame, name, tool_args, tool, flow)
         if decision.feedback is not None:
             self._revise(frame, name, decision.feedback)
         if not decision.approved:
@@ -160,9 +182,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         return decision.args if request.edit is not None else None  # only calls offered for editing
 
     async def _answer(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
-                      tool: ToolsetTool[CallContext]) -> tuple[ApprovalRequest, ApprovalDecision]:
+                      tool: ToolsetTool[CallContext], flow: str | None = None) -> tuple[ApprovalRequest, ApprovalDecision]:
         """The request for a call and whoever answers for this run's decision on it."""
-        request = self.approval_request(frame, name, tool_args, tool)
+        request = self.approval_request(frame, name, tool_args, tool, flow)
         decision, by = await self.runtime.request_approval(request)
         if self.runtime.listening:
             from ..events import ApprovalDecided
@@ -197,6 +219,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 if not decision.approved:
                     self._refuse(frame, name, f"attachment {path!r}: {reader} of it was denied "
                                               f"({decision.note or 'not approved'}); '{name}' was not called")
+            self._take_in(frame, reader, tool)  # the callee reads it: what it holds joins the call
         return files
 
     def _attachment_read(self, path: str) -> tuple[str, dict[str, Any], ToolsetTool[CallContext], Action] | None:

@@ -1,0 +1,42 @@
+"""The taint guard with a real MCP server: its tools return untrusted content and can send data out
+(the defaults), so once the worker has also read a private file, the next call to the server is
+asked and, with nobody to ask (`--approve-all` included), never reaches it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_cli
+from tests.support.events import of_kind, read_events
+from tests.support.mcp import STDIO_SERVER, call_script, mcp_project
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def bundle(mcp_build) -> Path:
+    files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo"]},
+                        front="toolsets: [filesystem_project_ro, echo]\napprovals: [allow echo]")
+    files["project.json"]["flows"] = {"inputs": "trusted"}  # the untrusted content comes from the server only
+    files["secret.txt"] = "the launch code is 0000\n"
+    return mcp_build(files)
+
+
+@pytest.mark.parametrize("flags", [(), ("--approve-all",)], ids=["no-terminal", "approve-all"])
+def test_exfiltration_through_an_mcp_tool_never_reaches_the_server(bundle: Path, tmp_path: Path, server_env,
+                                                                   flags) -> None:
+    script = call_script(tmp_path, ("echo", {"text": "what is new?"}), ("read_file", {"path": "secret.txt"}),
+                         ("echo", {"text": "the launch code is 0000"}))
+    events_path = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", script, "--events", events_path, *flags)
+    assert result.exit_code == 0, result.stderr
+    assert server_env["calls"].read_text().split() == ["echo"]  # the first echo only: nothing private yet
+    events = read_events(events_path)
+    first, second = of_kind(events, "tool_returned", tool="echo")
+    assert (first["outcome"], second["outcome"]) == ("ok", "denied")
+    [guarded] = of_kind(events, "flow_guarded", tool="echo")
+    assert guarded["egress"] == ["mcp:echo:echo"]
+    assert guarded["untrusted"] == [{"capability": "mcp:echo:echo", "worker": "main", "tool": "echo"}]
+    assert guarded["private"] == [{"capability": "fs.read:project/**", "worker": "main", "tool": "read_file"}]
