@@ -189,3 +189,20 @@ def test_an_accepted_flow_runs_and_the_events_say_why(templates, tmp_path: Path)
     assert (guarded["action"], guarded["accepted"]) == ("accepted", "the outbox is our own")
     [called] = of_kind(events, "tool_called", tool="post")
     assert called["approval"] == "allow"
+
+
+def test_each_batch_input_starts_with_a_fresh_frame(templates, tmp_path: Path) -> None:
+    """The first input takes in the page and the secret; the second only posts, from a frame that
+    holds neither, so its post runs unasked."""
+    bundle = copy_project(templates["worker"], tmp_path / "worker")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"workers": {"main": [FETCH, READ, {"text": "read"}, POST, {"text": "done"}]}}),
+                      encoding="utf-8")
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text('"read"\n"post"\n', encoding="utf-8")
+    events = tmp_path / "events.jsonl"
+    result = run_cli("batch", bundle, inputs, "-o", tmp_path / "out.jsonl", "--script", script, "--strict-script",
+                     "--concurrency", "1", "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert (bundle.parent / "outbox.txt").read_text() == "the launch code is 0000\n"
+    assert not of_kind(read_events(events), "flow_guarded")
