@@ -62,6 +62,17 @@ def test_the_http_server_is_listed_and_locked(mcp_build, http_server: str) -> No
 
 
 @pytest.mark.process
+def test_every_page_of_a_servers_tools_is_listed_and_locked(mcp_build) -> None:
+    """A server that lists its tools a page at a time (tests/runtime/mcp/paged_server.py): the
+    listing follows its cursors to the last page."""
+    server = {"command": "${LLM_DO_TEST_PYTHON}", "args": [str(Path(__file__).with_name("paged_server.py"))]}
+    bundle = mcp_build(mcp_project(server, front="toolsets: [paged]", name="paged"))
+    node = json.loads(bundle.read_text())["toolsets"]["paged"]
+    assert sorted(node["tools"]) == ["first", "second", "third"]
+    assert node["tools"]["third"]["parameters"]["required"] == ["text"]
+
+
+@pytest.mark.process
 def test_the_same_project_builds_to_the_same_bytes(mcp_build) -> None:
     first = mcp_build(mcp_project(STDIO_SERVER), name="a").read_bytes()
     second = mcp_build(mcp_project(STDIO_SERVER), name="b").read_bytes()
