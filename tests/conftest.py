@@ -4,6 +4,7 @@ introspection comes from llm-do's own cache, in a folder of the session (tests/s
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pydantic_ai.models
@@ -12,6 +13,12 @@ import pytest
 from llm_do.compiler.facts.cache import NO_CACHE_VARIABLE
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+
+# The shell (and CI) may set PYTHONDONTWRITEBYTECODE=1. The test processes write bytecode anyway, in
+# the (gitignored) __pycache__ beside each source, as Python does by default: otherwise every xdist
+# worker of every run rewrites the asserts of all the test modules and compiles llm-do again (about
+# half of a worker's 12 CPU-s of collection). The processes the tests start keep their environment.
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)

@@ -62,6 +62,17 @@ def test_the_http_server_is_listed_and_locked(mcp_build, http_server: str) -> No
 
 
 @pytest.mark.process
+def test_every_page_of_a_servers_tools_is_listed_and_locked(mcp_build) -> None:
+    """A server that lists its tools a page at a time (tests/runtime/mcp/paged_server.py): the
+    listing follows its cursors to the last page."""
+    server = {"command": "${LLM_DO_TEST_PYTHON}", "args": [str(Path(__file__).with_name("paged_server.py"))]}
+    bundle = mcp_build(mcp_project(server, front="toolsets: [paged]", name="paged"))
+    node = json.loads(bundle.read_text())["toolsets"]["paged"]
+    assert sorted(node["tools"]) == ["first", "second", "third"]
+    assert node["tools"]["third"]["parameters"]["required"] == ["text"]
+
+
+@pytest.mark.process
 def test_the_same_project_builds_to_the_same_bytes(mcp_build) -> None:
     first = mcp_build(mcp_project(STDIO_SERVER), name="a").read_bytes()
     second = mcp_build(mcp_project(STDIO_SERVER), name="b").read_bytes()
@@ -171,10 +182,11 @@ def test_approval_conditions_are_checked_against_the_locked_schema(tmp_path: Pat
 
 @pytest.mark.process
 def test_without_the_mcp_extra_the_build_says_what_to_install(tmp_path: Path, server_env, monkeypatch) -> None:
-    shadow = tmp_path / "shadow" / "fastmcp"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('fastmcp is not installed')\n")
-    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
+    shadow = tmp_path / "shadow"
+    for package in ("mcp", "fastmcp"):  # the extra brings both: the listing imports the first
+        (shadow / package).mkdir(parents=True)
+        (shadow / package / "__init__.py").write_text(f"raise ImportError('{package} is not installed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
     [d] = _lint(tmp_path, mcp_project(STDIO_SERVER))
     assert d["code"] == "X001"
     assert d["message"] == ("MCP server 'echo' could not be listed: "
@@ -191,13 +203,17 @@ def test_a_credential_written_literally_warns_at_its_value(tmp_path: Path, serve
 
 @pytest.mark.process
 def test_the_listing_child_loads_no_pydantic_ai() -> None:
-    """Listing a server at build costs a FastMCP client (and the server), not pydantic-ai too."""
+    """Listing a server at build costs the official `mcp` client (and the server): not pydantic-ai,
+    nor FastMCP, which a run's toolsets use."""
     probe = ("import sys, runpy\n"
              "runpy.run_module('llm_do.compiler.facts.mcp_child', run_name='probe')\n"
-             "from fastmcp import Client\n"
+             "from mcp import Client\n"
+             "from mcp.client.stdio import stdio_client\n"
+             "from mcp.client.streamable_http import streamable_http_client\n"
+             "from mcp.client.sse import sse_client\n"
              "from llm_do.bundle.mcp_config import UnsetVariable\n"
-             "from llm_do.runtime.toolsets.mcp_transport import failure_text, transport\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic_ai'))\n")
+             "from llm_do.runtime.toolsets.mcp_transport import failure_text, listed_tools\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic_ai', 'fastmcp')))\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -19,17 +19,13 @@ from .records import McpFacts, McpRequest, McpServerFact, McpToolFact
 
 
 async def _list(name: str, config: dict[str, Any], root: Path, timeout: float) -> McpServerFact:
-    from fastmcp import Client
-
     from llm_do.bundle.mcp_config import UnsetVariable, redacted
-    from llm_do.runtime.toolsets.mcp_transport import failure_text, transport
+    from llm_do.runtime.toolsets.mcp_transport import failure_text, listed_tools
 
     environ = dict(os.environ)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
         try:
-            client = Client(transport(config, root, environ, log), timeout=timeout, init_timeout=timeout)
-            async with client:
-                tools = await client.list_tools()
+            tools = await listed_tools(config, root, environ, log, timeout)
         except UnsetVariable as exc:
             return McpServerFact(name=name, error=str(exc))
         except Exception as exc:  # what the environment filled in (a secret, perhaps) is written back as ${VAR}
@@ -42,7 +38,7 @@ async def _list_all(request: McpRequest) -> McpFacts:
     root = Path(request.root)
     facts = McpFacts()
     try:
-        import fastmcp  # noqa: F401
+        import mcp  # noqa: F401
     except ImportError:
         from llm_do.bundle.mcp_config import MISSING_CLIENT
 

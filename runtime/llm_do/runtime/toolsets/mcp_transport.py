@@ -1,11 +1,15 @@
-"""How a server's configuration becomes a FastMCP transport, and a failed start one line of text.
+"""How a server's configuration becomes a connection, and a failed start one line of text.
 
-Shared by the runtime's MCP toolsets and the compiler's listing subprocess (`facts/mcp_child`),
-which imports no pydantic-ai: listing a server costs a FastMCP client, not an agent framework too.
+A run's MCP toolsets (pydantic-ai's, over a FastMCP transport: `transport`) and the compiler's
+listing subprocess (`facts/mcp_child`: `listed_tools`) start a server alike: the same command,
+arguments, environment and working directory, or the same URL and headers. Listing needs no more
+than the official `mcp` client, which starts in about half the CPU time FastMCP does (FastMCP is
+built on it), and imports no pydantic-ai.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,52 @@ def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_f
         env = {**env, name: value}
     return StdioTransport(command=expanded(config["command"], environ), args=expanded(list(config.get("args") or []), environ),
                           env=env or None, cwd=str(root), keep_alive=False, log_file=log_file)
+
+
+LISTING_PAGES = 250
+"""At most this many pages of a server's tool list are read (FastMCP's own limit)."""
+
+
+def _streams(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any) -> AbstractAsyncContextManager[Any]:
+    """The official `mcp` client's transport for a server's configuration, as `transport` reads it."""
+    if config.get("url"):
+        url = expanded(config["url"], environ)
+        headers = expanded(config.get("headers") or {}, environ) or None
+        if url.rstrip("/").endswith("/sse"):
+            from mcp.client.sse import sse_client
+
+            return sse_client(url, headers=headers)
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=expanded(config["command"], environ),
+                                   args=expanded(list(config.get("args") or []), environ),
+                                   env=expanded(config.get("env") or {}, environ) or None, cwd=str(root))
+    return stdio_client(params, errlog=log_file)
+
+
+async def listed_tools(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any,
+                       timeout: float) -> list[Any]:
+    """Start the server as a run would (stdio: in the project root, stderr to `log_file`, stopped
+    when listed; or over HTTP), and return every page of its tools (`mcp_types.Tool`), each request
+    within `timeout` seconds."""
+    from mcp import Client
+
+    async with Client(_streams(config, root, environ, log_file), read_timeout_seconds=timeout, cache=None) as client:
+        tools: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(LISTING_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None or cursor in seen:
+                return tools
+            seen.add(cursor)
+        raise RuntimeError(f"the server's tool list goes on past {LISTING_PAGES} pages")
 
 
 def failure_text(exc: BaseException, log: Any) -> str:
