@@ -131,6 +131,7 @@ def test_an_approval_for_the_session_lasts_across_turns(build) -> None:
     assert asked == ["write_file"]
 
 
+@pytest.mark.filterwarnings("error")  # pydantic 2.12.0-2.12.1 warned on every thread written
 def test_a_thread_is_written_after_every_turn_and_continued_by_another_runtime(build) -> None:
     bundle = build(PROJECT)
     config = RuntimeConfig(model=FunctionModel(Recorder()))
