@@ -88,12 +88,7 @@ def _prepare(
 ) -> tuple[Runtime, tuple[Any, ...]]:
     """The runtime and the positional input, the seed API's keywords taken in where they say one
     thing only."""
-    if input_data is not None:
-        if args or kwargs:
-            raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
-        args = (input_data,)
-    if attachments is not None:
-        args = with_attachments(args, kwargs, attachments)
+    args = seed_input(args, kwargs, input_data, attachments)
     settings: dict[str, Any] = {}  # RuntimeConfig field -> value
     if approval_callback is not None:
         settings["approval_callback"] = approval_callback  # either form (`approvals.request_callback`)
@@ -111,6 +106,18 @@ def _prepare(
                 raise InputProblem(f"both {keyword.get(field, field)}= and RuntimeConfig.{field} are given; give one")
         config = replace(config or RuntimeConfig(), **settings)
     return _runtime(bundle, config), args
+
+
+def seed_input(args: tuple[Any, ...], kwargs: dict[str, Any], input_data: Any, attachments: Any) -> tuple[Any, ...]:
+    """The positional input once the seed API's `input_data=` and `attachments=` are taken in (a
+    run's and a call's alike)."""
+    if input_data is not None:
+        if args or kwargs:
+            raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
+        args = (input_data,)
+    if attachments is not None:
+        args = with_attachments(args, kwargs, attachments)
+    return args
 
 
 def with_attachments(args: tuple[Any, ...], kwargs: dict[str, Any], attachments: Any) -> tuple[Any, ...]:
@@ -199,12 +206,7 @@ def _call(
     if registry is not None and not _same_bundle(registry, deps.runtime):
         raise InputProblem(f"registry={registry!r} is not the bundle of the caller's run; a worker call runs in its "
                            "caller's run (leave registry= out)")
-    if input_data is not None:
-        if args or kwargs:
-            raise InputProblem("give the input once: as input_data=, as a positional argument, or as field keywords")
-        args = (input_data,)
-    if attachments is not None:
-        args = with_attachments(args, kwargs, attachments)
+    args = seed_input(args, kwargs, input_data, attachments)
     return deps, name if name is not None else worker, args  # type: ignore[return-value]
 
 
