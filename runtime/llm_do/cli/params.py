@@ -44,20 +44,17 @@ def verified(path: Path, *, label: str = "") -> LoadedBundle:
 
 
 def verified_during(path: Path, work: Callable[[], object]) -> LoadedBundle:
-    """`verified(path)`, the lock read and verified on another thread while `work` (an import the
-    command makes anyway) runs on this one. Reading and hashing release the GIL, so on a second
-    core a lock of megabytes costs the start-up next to nothing; nothing of the bundle is used
-    before it is verified, and a refused bundle ends the command as `verified` does."""
+    """`verified(path)` on another thread while `work` (an import the command makes anyway) runs on
+    this one. Reading and hashing release the GIL, so on a second core a lock of megabytes costs the
+    start-up next to nothing; nothing of the bundle is used before it is verified, and whatever
+    `verified` raises (a refusal: exit 3) is raised here."""
     import threading
-
-    import llm_do.toolkit.user_code  # noqa: F401  # what loading may import, imported here: the thread imports nothing
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
 
     outcome: list[LoadedBundle | BaseException] = []
 
     def load() -> None:
         try:
-            outcome.append(load_bundle(path))
+            outcome.append(verified(path))
         except BaseException as exc:  # handed to this thread, raised there
             outcome.append(exc)
 
@@ -66,8 +63,6 @@ def verified_during(path: Path, work: Callable[[], object]) -> LoadedBundle:
     work()
     thread.join()
     [result] = outcome
-    if isinstance(result, BundleRefused):
-        raise CliError(str(result), ExitCode.REFUSED) from None
     if isinstance(result, BaseException):
         raise result
     return result
