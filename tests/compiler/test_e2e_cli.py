@@ -101,7 +101,16 @@ def test_broken_front_matter_has_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-COMPILE_PROBE = """
+ONLY_WHEN_USED = (
+    # introspection and MCP listing: only for a project with Python or MCP servers
+    "llm_do.compiler.facts.records", "llm_do.compiler.facts.subprocess_runner", "llm_do.compiler.facts.static_reader",
+    # stdlib toolsets the project's workers do not use (it uses filesystem_project_ro)
+    "llm_do.stdlib.shell.descriptor", "llm_do.stdlib.shell.commands", "llm_do.stdlib.worker_create.descriptor",
+    "llm_do.stdlib.worker_create.definition",
+)
+"""Modules a compile loads only for a project that uses them."""
+
+COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED!r}\n" + """
 import sys
 from llm_do.cli.main import main
 try:
@@ -111,7 +120,8 @@ except SystemExit as exc:
 loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic_ai", "mcp", "fastmcp", "dbos", "sqlalchemy",
                                                           "rich", "httpx", "openai", "anthropic", "llm_do",
                                                           "jinja2", "lark"}
-                | {m for m in sys.modules if m.startswith("llm_do.runtime")})
+                | {m for m in sys.modules if m.startswith("llm_do.runtime")}
+                | {m for m in sys.modules if m in LAZY})
 print("RESULT", code, " ".join(loaded))
 """
 
@@ -123,8 +133,9 @@ WITH_A_WARNING = {**PROJECT, "orphan.worker": worker("description: Unused", "Hi.
 def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_path: Path, command: str,
                                                                           files: dict) -> None:
     """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS, no Jinja for
-    instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, and no
-    rich for diagnostics printed without a terminal (a full compile: the build record is bypassed)."""
+    instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, no
+    rich for diagnostics printed without a terminal, no introspection records without Python and
+    no descriptor of a stdlib toolset no worker lists (a full compile: the build record is bypassed)."""
     root = write_project(tmp_path / "proj", files)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "LLM_DO_NO_CACHE": "1"}
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):

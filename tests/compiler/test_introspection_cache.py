@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.facts import cache as cache_module
+from llm_do.compiler.facts import subprocess_runner
 from llm_do.compiler.pipeline import compile_project
-from llm_do.compiler.stages import introspect as stage
 from llm_do.compiler.user_cache import prune
 from tests.support.cli import run_cli, worker, write_project
 
@@ -55,13 +55,13 @@ def children(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
     """The roots the introspection child was started for, with a cache of this test's own."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     started: list[Path] = []
-    real = stage.run_child
+    real = subprocess_runner.introspect  # the introspect stage imports it when a project has Python
 
     def counting(request, root, timeout=None):
         started.append(Path(root))
         return real(request, root, timeout)
 
-    monkeypatch.setattr(stage, "run_child", counting)
+    monkeypatch.setattr(subprocess_runner, "introspect", counting)
     return started
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
-from .facts.records import McpServerFact
 from .incremental.front_matter_cache import FrontMatterCache
 from .incremental.packs import user_packs
 from .incremental.splice import emit_spliced
@@ -31,6 +30,9 @@ from .stages.resolved import ResolvedProject, Unknowns
 from .syntax.position_bounds import within_files
 from .syntax.sources import normalized
 from .syntax.worker_forms import default_worker_name
+
+if TYPE_CHECKING:
+    from .facts.records import McpServerFact
 
 
 @dataclass

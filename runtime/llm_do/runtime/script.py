@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_ai.models.function import FunctionModel
 
-from llm_do.stdlib.worker_create.definition import CREATING_TOOLSETS
+from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from .bundle import LoadedBundle
 from .errors import InputProblem, RunFailed

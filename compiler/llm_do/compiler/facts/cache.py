@@ -28,9 +28,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.version import VERSION
 from llm_do.toolkit.files import atomic_write
@@ -39,8 +37,9 @@ from ..user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the tes
 from ..user_cache import cache_folder, folder_secret, path_environment, prune, signature
 from .import_checks import checks_hold, file_hash
 from .project_reads import importable_names
-from .records import Facts, Request
-from .subprocess_runner import MOMENTARY_FAILURES
+
+if TYPE_CHECKING:
+    from .records import Facts, Request
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -69,6 +68,10 @@ class IntrospectionCache:
 
     def lookup(self, request: Request, root: Path) -> Facts | None:
         """The cached answer to `request` whose checks all still hold; None when there is none."""
+        from pydantic import ValidationError  # a project without Python never asks: its build loads no pydantic records
+
+        from .records import Facts
+
         material = _key_material(request)
         path = self._entry_path(material)
         try:
@@ -94,6 +97,8 @@ class IntrospectionCache:
     def store(self, request: Request, root: Path, facts: Facts) -> None:
         """Keep `facts`, the child's answer to `request`, beside the answers kept for other contents
         of the same files (another branch, another copy); a cache that cannot be written is no error."""
+        from .subprocess_runner import MOMENTARY_FAILURES
+
         if facts.failure_code in MOMENTARY_FAILURES or facts.environment is None:
             self.untracked = True
             return

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..facts.cache import IntrospectionCache
-from ..facts.records import ClassRequest, Facts, FunctionRequest, Request
-from ..facts.static_reader import read_statically
-from ..facts.subprocess_runner import introspect as run_child
+from ..facts.no_python import NoPython, ProjectFacts
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
 from ..syntax.schema_refs import RefProblem, SchemaRef, parse_ref
 from ..syntax.sources import OutsideRoot
 from .load import LoadedProject
 from .parse import ParsedWorker
+
+if TYPE_CHECKING:
+    from ..facts.cache import IntrospectionCache
+    from ..facts.records import ClassRequest
 
 
 @dataclass
@@ -68,18 +70,23 @@ def introspect(
     import_python: bool,
     entry_function: SchemaRef | None = None,
     cache: IntrospectionCache | None = None,
-) -> Facts:
+) -> ProjectFacts:
     """`entry_ref`: the entry worker's input schema; `entry_function`: the entry function, when
     the entry is one (its file must exist and stay in the root to be imported). With a `cache`, an
-    answer kept from an earlier build whose checks still hold stands in for the child."""
-    classes: dict[str, ClassRequest] = {}
-    for ref in refs.refs.values():
-        classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
+    answer kept from an earlier build whose checks still hold stands in for the child. A project
+    with no Python to ask about gets `NoPython`, and loads none of the introspection machinery."""
     if entry_function is not None and entry_function.file is not None and not _inside(project, entry_function.file):
         entry_function = None  # resolve reports the missing file
     python_files = [*project.python_files, *project.directory_python]
-    if not python_files and not classes and entry_function is None:
-        return Facts(imported=import_python)
+    if not python_files and not refs.refs and entry_function is None:
+        return NoPython(imported=import_python)
+    from ..facts.records import ClassRequest, FunctionRequest, Request
+    from ..facts.static_reader import read_statically
+    from ..facts.subprocess_runner import introspect as run_child
+
+    classes: dict[str, ClassRequest] = {}
+    for ref in refs.refs.values():
+        classes.setdefault(ref.text, ClassRequest(ref=ref.text, module=ref.module, qualname=ref.qualname, file=ref.file))
     requests = [c for c in classes.values() if c.file is None or _inside(project, c.file)]
     if not import_python:
         return read_statically(project.sources, python_files, requests)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
 from llm_do.bundle.canonical import node_hash
@@ -41,12 +41,14 @@ from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities
 from ..code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
 from ..code.project_index import project_code_index
 from ..diagnostics import Diagnostic
-from ..facts.records import ClassFact
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
 from ..syntax.worker_forms import worker_directory
 from ..templates import TemplateContext, TemplateUnit, render_body
 from .mcp_servers import McpServerInfo
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
+
+if TYPE_CHECKING:
+    from ..facts.records import ClassFact
 
 Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 

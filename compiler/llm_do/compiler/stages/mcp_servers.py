@@ -12,15 +12,17 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.mcp_config import connection, redacted, start_timeout
 
 from ..diagnostics import Diagnostic, diagnostic
-from ..facts.records import McpFacts, McpRequest, McpServerFact, McpToolFact
-from ..facts.subprocess_runner import list_mcp_servers
 from ..suggest import did_you_mean
 from ..syntax.manifest import McpServer
 from .load import LoadedProject
+
+if TYPE_CHECKING:
+    from ..facts.records import McpFacts, McpServerFact, McpToolFact
 
 CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)
 """Names of `env` and `headers` entries whose values are credentials, to be given as `${VAR}`."""
@@ -61,6 +63,9 @@ def list_servers(project: LoadedProject, *, import_python: bool,
                if not s.opaque and bool(s.command) != bool(s.url) and name not in known}
     if not servers and not known:
         return None
+    from ..facts.records import McpFacts, McpRequest  # a project without servers loads neither
+    from ..facts.subprocess_runner import list_mcp_servers
+
     facts = list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()),
                              project.root) if servers else McpFacts()
     facts.servers.update(known)

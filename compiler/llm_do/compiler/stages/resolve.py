@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
+from typing import TYPE_CHECKING
 
 from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.descriptor import sub_directory
@@ -17,7 +18,6 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from ..approvals.apply import apply_rules
 from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
-from ..facts.records import Facts, McpFacts, ModuleFact
 from ..suggest import did_you_mean, did_you_mean_file
 from ..syntax.schema_refs import SchemaRef
 from ..syntax.sources import OutsideRoot
@@ -28,6 +28,10 @@ from .parse import ParsedWorker
 from .resolve_entry import resolve_entry_function
 from .resolve_toolsets import listed_once, resolve_tools, resolve_toolsets
 from .resolved import PythonScope, PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
+
+if TYPE_CHECKING:
+    from ..facts.no_python import ProjectFacts
+    from ..facts.records import McpFacts, ModuleFact
 
 
 def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *, project: PythonScope | None = None,
@@ -56,7 +60,7 @@ def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *,
     return toolsets, tools
 
 
-def _own_python(loaded: LoadedProject, facts: Facts, project: PythonScope,
+def _own_python(loaded: LoadedProject, facts: ProjectFacts, project: PythonScope,
                 diagnostics: list[Diagnostic]) -> dict[str, PythonScope]:
     """Each directory worker's own tools and toolsets (its `tools.py`), by worker file."""
     out: dict[str, PythonScope] = {}
@@ -69,7 +73,7 @@ def _own_python(loaded: LoadedProject, facts: Facts, project: PythonScope,
 
 
 def resolve(
-    loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: Facts, unknowns: Unknowns = Unknowns(),
+    loaded: LoadedProject, parsed: list[ParsedWorker], refs: SchemaRefs, facts: ProjectFacts, unknowns: Unknowns = Unknowns(),
     function_ref: SchemaRef | None = None,
     mcp_facts: McpFacts | None = None, *, import_python: bool = True,
 ) -> tuple[ResolvedProject, list[Diagnostic]]:

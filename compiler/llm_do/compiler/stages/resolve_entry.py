@@ -9,12 +9,15 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Location, diagnostic
-from ..facts.records import FunctionFact
 from ..suggest import did_you_mean
 from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
+
+if TYPE_CHECKING:
+    from ..facts.records import FunctionFact
 
 
 @dataclass

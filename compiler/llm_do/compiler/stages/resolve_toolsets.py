@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
-from llm_do.stdlib.worker_create.definition import CREATING_TOOLSETS
+from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import closest_name, did_you_mean

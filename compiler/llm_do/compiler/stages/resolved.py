@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..approvals.nodes import ApprovalRule
 from ..diagnostics import Location
-from ..facts.records import ClassFact, Facts, ModuleFact, ToolFact, ToolsetFact
 from ..syntax.manifest import ProjectManifest
 from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
@@ -21,6 +20,8 @@ from .resolve_entry import ResolvedEntryFunction
 
 if TYPE_CHECKING:
     from ..code.fingerprint import CodeIndex
+    from ..facts.no_python import ProjectFacts
+    from ..facts.records import ClassFact, ModuleFact, ToolFact, ToolsetFact
     from ..flows.labels import LabelPolicy
 
 ToolsetKind = Literal["stdlib", "python", "worker", "mcp"]
@@ -140,7 +141,7 @@ class ResolvedProject:
     loaded: LoadedProject
     manifest: ProjectManifest
     workers: dict[str, ResolvedWorker]
-    facts: Facts
+    facts: ProjectFacts
     python_toolsets: dict[str, PythonToolset]
     """Every Python toolset by its key: the project's by name, a directory worker's by module and name."""
     python_tools: dict[str, PythonTool]

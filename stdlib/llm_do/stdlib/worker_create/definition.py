@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 from llm_do.bundle.errors import LlmDoError
 
+from .names import CREATING_TOOLSETS as CREATING_TOOLSETS  # where the runtime finds it
+
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 """A worker name, as the compiler checks it (`front_matter.NAME_PATTERN`; a test keeps them equal)."""
 _NAME = re.compile(NAME_PATTERN)
@@ -24,9 +26,6 @@ _NAME = re.compile(NAME_PATTERN)
 DEFAULT_FOLDER = "workers/generated"
 """Where created workers are written, relative to the project root, unless the toolset's `path`
 (or the `.agent` era's `generated_agents_dir`) says otherwise."""
-
-CREATING_TOOLSETS = ("worker_create", "dynamic_agents")
-"""The stdlib toolsets that create workers during a run."""
 
 MAX_NAME = 100
 MAX_TEXT_BYTES = 1_000_000
