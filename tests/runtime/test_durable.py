@@ -2,8 +2,9 @@
 SQLite: a run killed mid-way resumes without re-running what completed; approvals wait without a
 process; a run resumes only on the bundle it started with.
 
-Runs that must die or wait run the installed `llm-do` in a subprocess; the commands that only read
-or answer records run in this process (they never launch DBOS).
+Runs that must die, wait in their process for an answer from another, or whose process's whole
+stderr is checked for DBOS's log lines run the installed `llm-do` in a subprocess; the other runs
+and the commands that only read or answer records run in this process (`durable`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_cli, worker
+from tests.support.cli import CliResult, run_cli, worker
 from tests.support.durable import APPROVAL_SCRIPT, llm_do, marks, run_id, write
 
 pytest.importorskip("dbos")
+
+
+def durable(*args: str | Path, root: Path, log: Path) -> CliResult:
+    """`llm-do ARGS` in this process, in the project, its tools noting in `log`: a run that neither
+    dies nor waits for another process needs no interpreter of its own."""
+    return run_cli(*args, cwd_to=root, env={"MARK_LOG": str(log)})
 
 KILL_SCRIPT = {"workers": {
     "main": [
@@ -69,8 +76,8 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
-    assert first.returncode == 4, first.stderr
+    first = durable("exec", durable_project, "--durable", "--detach-approvals", "--script", script, root=root, log=log)
+    assert first.exit_code == 4, first.stderr
     rid = run_id(first.stderr)
     assert "waits for approval 1: publish of worker 'main'" in first.stderr
     question = "worker 'main' (depth 1) wants to call publish (Python tools of tools.py)\n  text: news"
@@ -89,8 +96,8 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     assert twice.exit_code == 2 and "already answered" in twice.stderr
     assert run_cli("approvals", rid, cwd_to=root).stdout.strip() == "no approvals pending"
 
-    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log)
-    assert resumed.returncode == 0, resumed.stderr
+    resumed = durable("resume", rid, "--script", script, "--strict-script", root=root, log=log)
+    assert resumed.exit_code == 0, resumed.stderr
     assert resumed.stdout.strip() == "finished"
     assert marks(log) == ["mark 1", "publish news"]
     done = run_cli("runs", cwd_to=root)
@@ -175,8 +182,8 @@ def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: P
     root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
-    assert first.returncode == 4, first.stderr
+    first = durable("exec", durable_project, "--durable", "--detach-approvals", "--script", script, root=root, log=log)
+    assert first.exit_code == 4, first.stderr
     rid = run_id(first.stderr)
     (root / "helper.worker").write_text(worker("tools: [mark]\napprovals:\n  - allow mark", "Help more."))
     assert run_cli("build", root).exit_code == 0
@@ -203,8 +210,8 @@ def test_a_durable_run_that_times_out_is_failed_for_good(durable_project: Path, 
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
     # Nobody answers the approval: the run waits in its process until --timeout stops it.
-    result = llm_do("exec", durable_project, "--durable", "--script", script, "--timeout", "3", cwd=root, log=log)
-    assert result.returncode == 1, result.stderr
+    result = durable("exec", durable_project, "--durable", "--script", script, "--timeout", "3", root=root, log=log)
+    assert result.exit_code == 1, result.stderr
     assert "took longer than 3 s" in result.stderr
     rid = run_id(result.stderr)
     listed = run_cli("runs", cwd_to=root)
