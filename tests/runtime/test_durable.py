@@ -3,8 +3,10 @@ SQLite: a run killed mid-way resumes without re-running what completed; approval
 process; a run resumes only on the bundle it started with.
 
 Runs that must die, wait in their process for an answer from another, or whose process's whole
-stderr is checked for DBOS's log lines run the installed `llm-do` in a subprocess; the other runs
-and the commands that only read or answer records run in this process (`durable`).
+stderr is checked for DBOS's log lines run `llm-do` in a subprocess: the run that is killed in a
+fresh interpreter, the others as forks of the session's warm parent (tests/support/warm_cli.py),
+their start not being under test. The other runs and the commands that only read or answer
+records run in this process (`durable`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ KILL_SCRIPT = {"workers": {
 }}
 
 @pytest.mark.process
-def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path) -> None:
+def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
     (tmp_path / "kill-at").write_text("3")
@@ -54,7 +56,7 @@ def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: 
     assert listed.exit_code == 0, listed.stderr
     assert re.search(rf"^{rid}\s+bundle.lock\s+pending\s", listed.stdout, re.M), listed.stdout
 
-    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log)
+    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log, warm=warm_llm_do)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip() == "done"
     # 1, 10 and 2 had completed: recorded, not run again; 3 never finished, so it ran now.
@@ -105,12 +107,13 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
 
 
 @pytest.mark.process
-def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path) -> None:
+def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
     events = tmp_path / "events.jsonl"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False)
+    proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False,
+                  warm=warm_llm_do)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:
@@ -142,7 +145,7 @@ def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_pa
 
 
 @pytest.mark.process
-def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp_path: Path) -> None:
+def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     """`revise` sends the model a revision request (F13); a run stopping to wait prints no failure
     and no DBOS log line, even with -v (F9)."""
     root = durable_project.parent
@@ -153,7 +156,8 @@ def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp
         {"tool_calls": [{"tool": "publish", "args": {"text": "staging news"}}]},
         {"text": "finished"},
     ]}})
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, "-v", cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, "-v", cwd=root, log=log,
+                   warm=warm_llm_do)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     assert "failed" not in first.stderr and "interrupted" not in first.stderr, first.stderr
@@ -165,7 +169,7 @@ def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp
     old = run_cli("deny", rid, "1", "--feedback", "x", cwd_to=root)
     assert old.exit_code == 2 and "already answered" in old.stderr
     assert "deny --feedback is now --note" in old.stderr
-    resumed = llm_do("resume", rid, "--script", script, "--events", events, "-v", cwd=root, log=log)
+    resumed = llm_do("resume", rid, "--script", script, "--events", events, "-v", cwd=root, log=log, warm=warm_llm_do)
     assert resumed.returncode == 4, resumed.stderr  # the changed call asks again
     assert "failed" not in resumed.stderr and "DBOS" not in resumed.stderr, resumed.stderr
     decided = [json.loads(line) for line in events.read_text().splitlines() if '"approval_decided"' in line]

@@ -1,10 +1,10 @@
 """`llm-do serve`: a bundle's workers as an MCP server, driven by the official `mcp` client over
 stdio (the server a subprocess, as a host starts it) and over streamable HTTP on loopback.
 
-The stdio servers whose start is not what a test checks are forks of a warm parent that imported
-the CLI once (tests/support/warm_cli.py: a process of their own, on the pipes the client gave, but
-without a second and a half of imports each); the test of stdout as the protocol and of a client
-that disconnects, and the HTTP servers stopped by signals, start the real interpreter.
+The stdio servers whose start is not what a test checks are forks of the session's warm parent,
+which imported the CLI once (tests/support/warm_cli.py): a process of their own, on the pipes the
+client gave, without a second and a half of imports each. The test of stdout as the protocol and
+of a client that disconnects, and the HTTP servers stopped by signals, start the real interpreter.
 
 Every call is scripted; the server's stderr goes to a file the tests read."""
 
@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from llm_do.runtime.mcp_approvals import DECLINED, NO_CHOICE, decision_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.processes import alive
-from tests.support.warm_cli import command, warm_cli
+from tests.support.warm_cli import command
 
 pytestmark = pytest.mark.process
 
@@ -49,11 +49,10 @@ def run(scenario: Any) -> Any:
     return asyncio.run(asyncio.wait_for(scenario, LIMIT))
 
 
-@pytest.fixture(scope="module")
-def serve() -> Iterator[Callable[..., list[str]]]:
-    """`serve(ARGS)`: the argv of `llm-do serve ARGS` as a fork of the module's warm parent."""
-    with warm_cli() as sock:
-        yield lambda *args: command(sock, "serve", *args)
+@pytest.fixture
+def serve(warm_llm_do: Path) -> Callable[..., list[str]]:
+    """`serve(ARGS)`: the argv of `llm-do serve ARGS` as a fork of the session's warm parent."""
+    return lambda *args: command(warm_llm_do, "serve", *args)
 
 
 @asynccontextmanager

@@ -2,8 +2,9 @@
 imported the CLI (and pydantic-ai, `mcp`, the MCP server) forks one child per command.
 
 Starting `python -m llm_do.cli.main serve` costs a second and a half of CPU, nearly all of it
-imports; the tests that start `serve` on stdio many times (tests/runtime/test_serve.py) check what
-the server does, not how it starts. `command(sock, args)` is the argv a test starts instead of
+imports (two for a durable run, with DBOS); the tests that start `serve` on stdio many times
+(tests/runtime/test_serve.py), or a durable run that waits for another process
+(tests/runtime/test_durable.py), check what the command does, not how it starts. `command(sock, args)` is the argv a test starts instead of
 `python -m llm_do.cli.main ARGS`: a small client (the standard library only, started with -S)
 that hands its stdin, stdout and stderr, its directory and its environment to the warm parent,
 which forks; the fork runs `main(ARGS)` on those descriptors and its exit status becomes the
@@ -29,9 +30,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-PRELOAD = ("llm_do.cli.main", "llm_do.cli.commands.serve", "llm_do.cli.session", "llm_do.runtime.mcp_server",
-           "pydantic_ai", "mcp.server.stdio", "mcp.server.lowlevel")
-"""What the parent imports once: the CLI and what `serve` imports when it starts."""
+PRELOAD = ("llm_do.cli.main", "llm_do.cli.session", "pydantic_ai",
+           "llm_do.cli.commands.serve", "llm_do.runtime.mcp_server", "mcp.server.stdio", "mcp.server.lowlevel",
+           "llm_do.cli.commands.exec", "llm_do.cli.commands.runs", "llm_do.cli.durable_run", "llm_do.runtime.durable.dbos")
+"""What the parent imports once: the CLI, and what `serve` and a durable `exec` or `resume` import
+when they start."""
 
 CLIENT = r"""
 import json, os, signal, socket, sys
