@@ -40,7 +40,9 @@ CLIENT = r"""
 import json, os, signal, socket, sys
 sock = socket.socket(socket.AF_UNIX)
 sock.connect(sys.argv[1])
-request = json.dumps({"argv": sys.argv[2:], "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # started in the background: Ctrl-C is not ours
+request = json.dumps({"argv": sys.argv[2:], "cwd": os.getcwd(), "env": dict(os.environ), "sigint_ignored": ignored})
+request = request.encode()
 socket.send_fds(sock, [len(request).to_bytes(8, "big") + request], [0, 1, 2])
 for fd in (0, 1, 2):
     os.close(fd)
@@ -188,7 +190,8 @@ def _run(request: dict, fds: list[int]) -> None:
             os.close(fd)
         for sig in (signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # as an interpreter does: Ctrl-C raises KeyboardInterrupt, unless it was ignored when started
+        signal.signal(signal.SIGINT, signal.SIG_IGN if request["sigint_ignored"] else signal.default_int_handler)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
