@@ -196,6 +196,7 @@ def _run(request: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = ["llm-do", *request["argv"]]
+        sys.path[0] = request["cwd"]  # as `python -m` puts the directory it was started in first
         from llm_do.cli.main import main
 
         try:
