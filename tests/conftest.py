@@ -41,14 +41,17 @@ def _introspection_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 
 
 # The modules that cost the most (CPU of the test process and the processes it starts, measured per
-# test, 2026-11-27), heaviest first: sent to the workers first, so the many quick modules fill the
-# end of the run instead of a lone worker finishing one of these. Only the order depends on this list.
+# test, 2026-11-27; the durable, serve and batch modules again after their runs moved into the test
+# process or the warm parent of tests/support/warm_cli.py), heaviest first: sent to the workers
+# first, so the many quick modules fill the end of the run instead of a lone worker finishing one of
+# these. Only the order depends on this list.
 SLOW_FIRST = ("postgres", "tests/compiler/test_diff_corpus.py", "tests/runtime/mcp/test_mcp_runs.py",
               "tests/compiler/test_introspection_cache.py", "tests/anchor/test_anchor_projects.py",
-              "tests/runtime/test_durable.py", "tests/runtime/mcp/test_mcp_build.py", "tests/runtime/test_durable_batch.py",
-              "tests/runtime/test_serve.py", "tests/runtime/test_terminal_prompt.py", "tests/runtime/mcp/test_mcp_sources.py",
-              "tests/compiler/test_directory_workers.py", "tests/compiler/test_build_check.py", "tests/test_fuzz.py",
-              "tests/test_conformance.py", "tests/runtime/test_stopping.py", "tests/compiler/test_e2e_cli.py")
+              "tests/runtime/mcp/test_mcp_build.py", "tests/runtime/test_terminal_prompt.py",
+              "tests/runtime/test_durable_batch.py", "tests/runtime/test_stopping.py", "tests/runtime/test_serve.py",
+              "tests/runtime/mcp/test_mcp_sources.py", "tests/compiler/test_directory_workers.py",
+              "tests/compiler/test_build_check.py", "tests/test_fuzz.py", "tests/test_conformance.py",
+              "tests/runtime/test_durable.py", "tests/compiler/test_e2e_cli.py")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.cli import run_cli, write_project
 from tests.support.mcp import http_test_server
+from tests.support.projects import copy_project
 
 TOKEN = "tok-remote-secret-98765"
 SCRIPT = {"workers": {"main": [
@@ -41,18 +42,26 @@ def files(url: str) -> dict:
     }
 
 
-@pytest.fixture
-def recorded(tmp_path: Path) -> Path:
-    """The project, its run recorded through the HTTP test server, which is stopped since."""
-    server_dir = tmp_path / "server"
+@pytest.fixture(scope="module")
+def _recorded_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, its run recorded through the HTTP test server, which is stopped since (once for
+    the module: the server and the build's listing cost a second of CPU each)."""
+    base = tmp_path_factory.mktemp("remote")
+    server_dir = base / "server"
     server_dir.mkdir()
     with http_test_server(server_dir) as url:
-        root = write_project(tmp_path / "proj", files(url))
+        root = write_project(base / "proj", files(url))
         result = run_cli("run", root, "go", "--script", root / "s.json", "--approve-all",
                          "--record", root / "tests" / "cassettes", env={"ECHO_TOKEN": TOKEN})
         assert result.exit_code == 0, result.stderr
     assert (server_dir / "calls.txt").read_text().split() == ["add", "echo"]  # the recording reached the server
     return root
+
+
+@pytest.fixture
+def recorded(_recorded_once: Path, tmp_path: Path) -> Path:
+    """This test's copy of the recorded project (a test may change its cassette)."""
+    return copy_project(_recorded_once / "bundle.lock", tmp_path / "proj").parent
 
 
 @pytest.mark.process

@@ -26,6 +26,7 @@ from tests.support.projects import (
     copy_project,
     forgetting_user_modules,
 )
+from tests.support.warm_cli import warm_cli
 
 
 @pytest.fixture
@@ -96,6 +97,14 @@ def _durable_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def durable_project(_durable_template: Path, tmp_path: Path) -> Path:
     """This test's copy of the durable runs' project (tests/support/durable.py); its bundle.lock."""
     return copy_project(_durable_template, tmp_path / "proj")
+
+
+@pytest.fixture(scope="session")
+def warm_llm_do() -> Iterator[Path]:
+    """The socket of this session's warm parent (tests/support/warm_cli.py): `command(warm_llm_do,
+    ARGS)` starts `llm-do ARGS` as its fork; stopped at the session's end."""
+    with warm_cli() as sock:
+        yield sock
 
 
 @pytest.fixture(scope="session")

@@ -182,9 +182,8 @@ def test_stopped_halfway_and_rerun_yields_every_input_once(bundle: Path, tmp_pat
     cut = results_of(out)
     assert 12 <= len(cut) < 50
     assert all(r["error"] is None for r in cut)  # inputs cut off got no line (no "interrupted" results)
-    rerun = subprocess.run(command, env={**env, "BATCH_TOOL_SECONDS": "0"}, stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=120)
-    assert rerun.returncode == 0, rerun.stderr.decode()
+    rerun = run_cli(*command[3:], env={"BATCH_TOOL_SECONDS": "0"})  # the rerun needs no process of its own
+    assert rerun.exit_code == 0, rerun.stderr
     lines = [r["line"] for r in results_of(out)]
     assert sorted(lines) == list(range(1, 51))
     assert lines[: len(cut)] == [r["line"] for r in cut]  # the first run's lines kept as they were

@@ -2,8 +2,11 @@
 SQLite: a run killed mid-way resumes without re-running what completed; approvals wait without a
 process; a run resumes only on the bundle it started with.
 
-Runs that must die or wait run the installed `llm-do` in a subprocess; the commands that only read
-or answer records run in this process (they never launch DBOS).
+Runs that must die, wait in their process for an answer from another, or whose process's whole
+stderr is checked for DBOS's log lines run `llm-do` in a subprocess: the run that is killed in a
+fresh interpreter, the others as forks of the session's warm parent (tests/support/warm_cli.py),
+their start not being under test. The other runs and the commands that only read or answer
+records run in this process (`durable`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_cli, worker
+from tests.support.cli import CliResult, run_cli, worker
 from tests.support.durable import APPROVAL_SCRIPT, llm_do, marks, run_id, write
 
 pytest.importorskip("dbos")
+
+
+def durable(*args: str | Path, root: Path, log: Path) -> CliResult:
+    """`llm-do ARGS` in this process, in the project, its tools noting in `log`: a run that neither
+    dies nor waits for another process needs no interpreter of its own."""
+    return run_cli(*args, cwd_to=root, env={"MARK_LOG": str(log)})
 
 KILL_SCRIPT = {"workers": {
     "main": [
@@ -33,7 +42,7 @@ KILL_SCRIPT = {"workers": {
 }}
 
 @pytest.mark.process
-def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path) -> None:
+def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
     (tmp_path / "kill-at").write_text("3")
@@ -47,7 +56,7 @@ def test_a_killed_run_resumes_and_no_completed_tool_runs_again(durable_project: 
     assert listed.exit_code == 0, listed.stderr
     assert re.search(rf"^{rid}\s+bundle.lock\s+pending\s", listed.stdout, re.M), listed.stdout
 
-    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log)
+    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log, warm=warm_llm_do)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip() == "done"
     # 1, 10 and 2 had completed: recorded, not run again; 3 never finished, so it ran now.
@@ -69,8 +78,8 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
-    assert first.returncode == 4, first.stderr
+    first = durable("exec", durable_project, "--durable", "--detach-approvals", "--script", script, root=root, log=log)
+    assert first.exit_code == 4, first.stderr
     rid = run_id(first.stderr)
     assert "waits for approval 1: publish of worker 'main'" in first.stderr
     question = "worker 'main' (depth 1) wants to call publish (Python tools of tools.py)\n  text: news"
@@ -89,8 +98,8 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
     assert twice.exit_code == 2 and "already answered" in twice.stderr
     assert run_cli("approvals", rid, cwd_to=root).stdout.strip() == "no approvals pending"
 
-    resumed = llm_do("resume", rid, "--script", script, "--strict-script", cwd=root, log=log)
-    assert resumed.returncode == 0, resumed.stderr
+    resumed = durable("resume", rid, "--script", script, "--strict-script", root=root, log=log)
+    assert resumed.exit_code == 0, resumed.stderr
     assert resumed.stdout.strip() == "finished"
     assert marks(log) == ["mark 1", "publish news"]
     done = run_cli("runs", cwd_to=root)
@@ -98,12 +107,13 @@ def test_a_detached_approval_is_answered_from_another_process(durable_project: P
 
 
 @pytest.mark.process
-def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path) -> None:
+def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     root = durable_project.parent
     log = tmp_path / "marks.log"
     events = tmp_path / "events.jsonl"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False)
+    proc = llm_do("exec", durable_project, "--durable", "--script", script, "--events", events, cwd=root, log=log, wait=False,
+                  warm=warm_llm_do)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:
@@ -135,7 +145,7 @@ def test_a_waiting_process_continues_when_answered(durable_project: Path, tmp_pa
 
 
 @pytest.mark.process
-def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp_path: Path) -> None:
+def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp_path: Path, warm_llm_do: Path) -> None:
     """`revise` sends the model a revision request (F13); a run stopping to wait prints no failure
     and no DBOS log line, even with -v (F9)."""
     root = durable_project.parent
@@ -146,7 +156,8 @@ def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp
         {"tool_calls": [{"tool": "publish", "args": {"text": "staging news"}}]},
         {"text": "finished"},
     ]}})
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, "-v", cwd=root, log=log)
+    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, "-v", cwd=root, log=log,
+                   warm=warm_llm_do)
     assert first.returncode == 4, first.stderr
     rid = run_id(first.stderr)
     assert "failed" not in first.stderr and "interrupted" not in first.stderr, first.stderr
@@ -158,7 +169,7 @@ def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp
     old = run_cli("deny", rid, "1", "--feedback", "x", cwd_to=root)
     assert old.exit_code == 2 and "already answered" in old.stderr
     assert "deny --feedback is now --note" in old.stderr
-    resumed = llm_do("resume", rid, "--script", script, "--events", events, "-v", cwd=root, log=log)
+    resumed = llm_do("resume", rid, "--script", script, "--events", events, "-v", cwd=root, log=log, warm=warm_llm_do)
     assert resumed.returncode == 4, resumed.stderr  # the changed call asks again
     assert "failed" not in resumed.stderr and "DBOS" not in resumed.stderr, resumed.stderr
     decided = [json.loads(line) for line in events.read_text().splitlines() if '"approval_decided"' in line]
@@ -175,8 +186,8 @@ def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: P
     root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
-    first = llm_do("exec", durable_project, "--durable", "--detach-approvals", "--script", script, cwd=root, log=log)
-    assert first.returncode == 4, first.stderr
+    first = durable("exec", durable_project, "--durable", "--detach-approvals", "--script", script, root=root, log=log)
+    assert first.exit_code == 4, first.stderr
     rid = run_id(first.stderr)
     (root / "helper.worker").write_text(worker("tools: [mark]\napprovals:\n  - allow mark", "Help more."))
     assert run_cli("build", root).exit_code == 0
@@ -203,8 +214,8 @@ def test_a_durable_run_that_times_out_is_failed_for_good(durable_project: Path, 
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
     # Nobody answers the approval: the run waits in its process until --timeout stops it.
-    result = llm_do("exec", durable_project, "--durable", "--script", script, "--timeout", "3", cwd=root, log=log)
-    assert result.returncode == 1, result.stderr
+    result = durable("exec", durable_project, "--durable", "--script", script, "--timeout", "3", root=root, log=log)
+    assert result.exit_code == 1, result.stderr
     assert "took longer than 3 s" in result.stderr
     rid = run_id(result.stderr)
     listed = run_cli("runs", cwd_to=root)

@@ -223,8 +223,8 @@ def test_a_call_that_needs_approval_is_denied_not_left_waiting(tmp_path: Path) -
     inputs = inputs_file(tmp_path / "in.jsonl", ["alpha", "beta"])
     out = tmp_path / "out.jsonl"
     log = tmp_path / "work.log"
-    result = llm_do("batch", asking, inputs, "-o", out, "--model", "test", "--durable", log=log)
-    assert result.returncode == 0, result.stderr
+    result = run_cli("batch", asking, inputs, "-o", out, "--model", "test", "--durable", env={"BATCH_LOG": str(log)})
+    assert result.exit_code == 0, result.stderr
     for line in (1, 2):  # each denial names its input line
         assert f"llm-do: #{line} denied work (main@1): approval needed and no terminal to ask" in result.stderr
     assert sorted(r["line"] for r in results_of(out)) == [1, 2]
@@ -251,8 +251,8 @@ def test_a_killed_durable_batch_is_finished_by_a_rerun_without_running_an_input_
     proc.communicate(timeout=60)
     cut = results_of(out)
     assert 3 <= len(cut) < 12
-    rerun = llm_do(*args, log=log)
-    assert rerun.returncode == 0, rerun.stderr
+    rerun = run_cli(*args, env={"BATCH_LOG": str(log)})  # in this process: its own executor takes the dead one's
+    assert rerun.exit_code == 0, rerun.stderr
     lines = [r["line"] for r in results_of(out)]
     assert sorted(lines) == list(range(1, 13))
     assert notes(log, "done") == Counter(prompts)  # each tool call that completed ran once
@@ -278,8 +278,8 @@ def test_ctrl_c_stops_a_durable_batch_and_a_rerun_finishes_it(bundle: Path, tmp_
     cut = results_of(out)
     assert 4 <= len(cut) < 20 and all(r["error"] is None for r in cut)
     assert not (tmp_path / ".out.jsonl.lock").exists()
-    rerun = llm_do(*args, log=log)
-    assert rerun.returncode == 0, rerun.stderr
+    rerun = run_cli(*args, env={"BATCH_LOG": str(log)})  # in this process: its own executor takes the dead one's
+    assert rerun.exit_code == 0, rerun.stderr
     lines = [r["line"] for r in results_of(out)]
     assert sorted(lines) == list(range(1, 21))
     assert lines[: len(cut)] == [r["line"] for r in cut]

@@ -1,6 +1,11 @@
 """`llm-do serve`: a bundle's workers as an MCP server, driven by the official `mcp` client over
 stdio (the server a subprocess, as a host starts it) and over streamable HTTP on loopback.
 
+The stdio servers whose start is not what a test checks are forks of the session's warm parent,
+which imported the CLI once (tests/support/warm_cli.py): a process of their own, on the pipes the
+client gave, without a second and a half of imports each. The test of stdout as the protocol and
+of a client that disconnects, and the HTTP servers stopped by signals, start the real interpreter.
+
 Every call is scripted; the server's stderr goes to a file the tests read."""
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ from llm_do.runtime.mcp_approvals import DECLINED, NO_CHOICE, decision_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.processes import alive
+from tests.support.warm_cli import command
 
 pytestmark = pytest.mark.process
 
@@ -34,16 +40,28 @@ SERVE = [sys.executable, "-m", "llm_do.cli.main", "serve"]
 LIMIT = 90  # seconds for a whole scenario: the machine may be busy, a hang must still end
 
 
+def real_serve(*args: str | Path) -> list[str]:
+    """The argv of `llm-do serve ARGS` in a fresh interpreter, as a host starts it."""
+    return [*SERVE, *map(str, args)]
+
+
 def run(scenario: Any) -> Any:
     return asyncio.run(asyncio.wait_for(scenario, LIMIT))
 
 
+@pytest.fixture
+def serve(warm_llm_do: Path) -> Callable[..., list[str]]:
+    """`serve(ARGS)`: the argv of `llm-do serve ARGS` as a fork of the session's warm parent."""
+    return lambda *args: command(warm_llm_do, "serve", *args)
+
+
 @asynccontextmanager
-async def stdio_session(*args: str | Path, errlog: Path, cwd: Path | None = None,
+async def stdio_session(serve: Callable[..., list[str]], *args: str | Path, errlog: Path, cwd: Path | None = None,
                         elicitation: Any = None) -> AsyncIterator[ClientSession]:
-    """A client session with `llm-do serve ARGS` started as a subprocess on stdio."""
-    params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], *map(str, args)],
-                                   cwd=str(cwd) if cwd else None)
+    """A client session with `llm-do serve ARGS` started as a subprocess on stdio (`serve` makes
+    its argv: the warm fork's, or SERVE's)."""
+    argv = serve(*args)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(cwd) if cwd else None)
     with errlog.open("w", encoding="utf-8") as err:
         async with stdio_client(params, errlog=err) as (read, write):
             async with ClientSession(read, write, elicitation_callback=elicitation) as session:
@@ -62,9 +80,9 @@ def locked(bundle: Path, worker_name: str, side: str) -> dict[str, Any]:
 # --- listing and calling -------------------------------------------------------------------------
 
 
-def test_tools_are_the_workers_with_their_locked_schemas(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_tools_are_the_workers_with_their_locked_schemas(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     async def scenario() -> list[types.Tool]:
-        async with stdio_session(py_bundle, "--all-workers", "--script", script({"workers": {}}),
+        async with stdio_session(serve, py_bundle, "--all-workers", "--script", script({"workers": {}}),
                                  errlog=tmp_path / "err") as session:
             return (await session.list_tools()).tools
 
@@ -78,7 +96,7 @@ def test_tools_are_the_workers_with_their_locked_schemas(py_bundle: Path, script
     assert tools["judge"].description == "Scores a topic."
 
 
-def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(py_bundle: Path, script,
+def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(serve, py_bundle: Path, script,
                                                                           tmp_path: Path) -> None:
     turns = script({"workers": {"main": [{"text": "first"}, {"text": "second"}]}})
     progress: list[str] = []
@@ -87,7 +105,7 @@ def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(py_bun
         progress.append(message or "")
 
     async def scenario() -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
-        async with stdio_session(py_bundle, "--script", turns, "--strict-script", errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--script", turns, "--strict-script", errlog=tmp_path / "err") as session:
             names = [t.name for t in (await session.list_tools()).tools]
             one = await session.call_tool("main", {"input": "hi"}, progress_callback=note)
             two = await session.call_tool("main", {"input": "again"})
@@ -102,14 +120,14 @@ def test_calls_are_answered_by_the_scripted_worker_in_order_with_progress(py_bun
     assert (tmp_path / "err").read_text() == ""  # a clean run says nothing; the script was used up
 
 
-def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(py_bundle: Path, script,
+def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(serve, py_bundle: Path, script,
                                                                           tmp_path: Path) -> None:
     turns = script({"workers": {"main": [{"tool_calls": [{"tool": "boom", "args": {}}]}]}})
     outside = tmp_path / "secret.txt"
     outside.write_text("not for the model")
 
     async def scenario() -> list[types.CallToolResult]:
-        async with stdio_session(py_bundle, "--script", turns, errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--script", turns, errlog=tmp_path / "err") as session:
             forged = await session.call_tool("main", {"input": "x"}, request_state="forged", input_responses={})
             assert forged.is_error and "request_state is unknown or has expired" in text_of(forged)
             return [await session.call_tool("main", {"inputs": "misspelt"}),
@@ -125,13 +143,13 @@ def test_bad_input_a_failed_run_and_outside_attachments_are_tool_errors(py_bundl
     assert "Traceback" not in err and "llm-do: main: run failed: " in err  # the server's operator is told too
 
 
-def test_the_events_of_concurrent_calls_are_told_apart_by_their_call(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_the_events_of_concurrent_calls_are_told_apart_by_their_call(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     nap = {"tool_calls": [{"tool": "nap", "args": {"seconds": 1}}]}
     turns = script({"workers": {"main": [nap, nap, {"text": "done"}, {"text": "done"}]}})
     events = tmp_path / "events.jsonl"
 
     async def scenario() -> list[types.CallToolResult]:
-        async with stdio_session(py_bundle, "--script", turns, "--events", events,
+        async with stdio_session(serve, py_bundle, "--script", turns, "--events", events,
                                  errlog=tmp_path / "err") as session:
             return list(await asyncio.gather(session.call_tool("main", {"input": "one"}),
                                              session.call_tool("main", {"input": "two"})))
@@ -154,12 +172,12 @@ def test_the_events_of_concurrent_calls_are_told_apart_by_their_call(py_bundle: 
 ADD = {"tool_calls": [{"tool": "add", "args": {"a": 1, "b": 2}}]}
 
 
-def test_an_asked_tool_is_refused_under_the_default_policy(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_an_asked_tool_is_refused_under_the_default_policy(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [ADD, {"text": "went on"}]}})
     events = tmp_path / "events.jsonl"
 
     async def scenario() -> types.CallToolResult:
-        async with stdio_session(py_bundle, "--script", turns, "--events", events, errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--script", turns, "--events", events, errlog=tmp_path / "err") as session:
             return await session.call_tool("main", {"input": "add"})
 
     result = run(scenario())
@@ -170,7 +188,7 @@ def test_an_asked_tool_is_refused_under_the_default_policy(py_bundle: Path, scri
     assert "llm-do: denied add (main@1): approval was not given" in (tmp_path / "err").read_text()
 
 
-def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_approvals_via_client_asks_through_elicitation(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [ADD, {"text": "one"}, ADD, {"text": "two"}]}})
     events = tmp_path / "events.jsonl"
     answers = [types.ElicitResult(action="accept", content={"approve": True}),
@@ -183,7 +201,7 @@ def test_approvals_via_client_asks_through_elicitation(py_bundle: Path, script, 
         return answers[len(asked) - 1]
 
     async def scenario() -> None:
-        async with stdio_session(py_bundle, "--approvals-via-client", "--script", turns, "--events", events,
+        async with stdio_session(serve, py_bundle, "--approvals-via-client", "--script", turns, "--events", events,
                                  errlog=tmp_path / "err", elicitation=elicit) as session:
             await session.call_tool("main", {"input": "add"})
             await session.call_tool("main", {"input": "add again"})
@@ -216,7 +234,7 @@ def test_only_an_accepted_form_that_approves_approves(action: str, content: Any,
     assert decision_of(action, content) == expected
 
 
-def test_a_client_of_the_2026_era_answers_in_its_next_call(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_a_client_of_the_2026_era_answers_in_its_next_call(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     """`mcp.Client` speaks the 2026-07-28 protocol: no server-to-client requests, so the question
     comes back as an InputRequiredResult and the client calls again with the answer (SEP-2322)."""
     turns = script({"workers": {"main": [ADD, {"text": "one"}, ADD, {"text": "two"}]}})
@@ -229,8 +247,8 @@ def test_a_client_of_the_2026_era_answers_in_its_next_call(py_bundle: Path, scri
         return answers[len(asked) - 1]
 
     async def scenario() -> list[types.CallToolResult]:
-        params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], str(py_bundle), "--approvals-via-client",
-                                                               "--script", str(turns), "--events", str(events)])
+        argv = serve(py_bundle, "--approvals-via-client", "--script", turns, "--events", events)
+        params = StdioServerParameters(command=argv[0], args=argv[1:])
         with (tmp_path / "err").open("w") as err:
             async with Client(stdio_client(params, errlog=err), elicitation_callback=elicit) as client:
                 return [await client.call_tool("main", {"input": "add"}),
@@ -287,12 +305,12 @@ def test_the_client_is_asked_what_every_approver_is_asked_and_must_choose(build,
     assert approved["outcome"] == "ok" and (root / "tools.py").read_text() == "import os\n"
 
 
-def test_approvals_via_client_denies_when_the_client_cannot_be_asked(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_approvals_via_client_denies_when_the_client_cannot_be_asked(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [ADD, {"text": "went on"}]}})
     events = tmp_path / "events.jsonl"
 
     async def scenario() -> None:
-        async with stdio_session(py_bundle, "--approvals-via-client", "--script", turns, "--events", events,
+        async with stdio_session(serve, py_bundle, "--approvals-via-client", "--script", turns, "--events", events,
                                  errlog=tmp_path / "err") as session:  # no elicitation callback: not supported
             await session.call_tool("main", {"input": "add"})
 
@@ -306,7 +324,7 @@ def test_approvals_via_client_denies_when_the_client_cannot_be_asked(py_bundle: 
 NAP = {"tool_calls": [{"tool": "nap", "args": {"seconds": 60}}]}
 
 
-def test_a_cancelled_call_stops_its_run_and_the_server_serves_the_next(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_a_cancelled_call_stops_its_run_and_the_server_serves_the_next(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [NAP, {"text": "next call"}]}})  # the stopped run asks for no more turns
     events = tmp_path / "events.jsonl"
 
@@ -317,7 +335,7 @@ def test_a_cancelled_call_stops_its_run_and_the_server_serves_the_next(py_bundle
             if message == "main@1: calling nap":
                 napping.set()
 
-        async with stdio_session(py_bundle, "--script", turns, "--events", events, errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--script", turns, "--events", events, errlog=tmp_path / "err") as session:
             call = asyncio.ensure_future(session.call_tool("main", {"input": "nap"}, progress_callback=note))
             await napping.wait()
             call.cancel()  # the client abandons the request: it sends notifications/cancelled
@@ -334,11 +352,11 @@ def test_a_cancelled_call_stops_its_run_and_the_server_serves_the_next(py_bundle
     assert [f["error"] for f in failed] == ["the run was interrupted"]
 
 
-def test_a_call_past_the_timeout_is_a_tool_error(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_a_call_past_the_timeout_is_a_tool_error(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [NAP]}})
 
     async def scenario() -> types.CallToolResult:
-        async with stdio_session(py_bundle, "--timeout", "1", "--script", turns, errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--timeout", "1", "--script", turns, errlog=tmp_path / "err") as session:
             return await session.call_tool("main", {"input": "nap"})
 
     result = run(scenario())
@@ -389,7 +407,7 @@ def test_stdout_is_the_protocol_and_no_process_outlives_a_client_that_disconnect
     printed: list[types.CallToolResult] = []
 
     async def scenario() -> None:
-        async with stdio_session(bundle, "--script", turns, errlog=tmp_path / "err") as session:
+        async with stdio_session(real_serve, bundle, "--script", turns, errlog=tmp_path / "err") as session:
             printed.append(await session.call_tool("main", {"input": "shout"}))
             call = asyncio.ensure_future(session.call_tool("main", {"input": "go"}))
             while not pid_file.exists():
@@ -523,13 +541,13 @@ def test_without_the_mcp_package_serve_says_which_extra_to_install(build, monkey
     assert one_line_error(result) == "llm-do: llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'"
 
 
-def test_calls_run_concurrently_each_its_own_run(py_bundle: Path, script, tmp_path: Path) -> None:
+def test_calls_run_concurrently_each_its_own_run(serve, py_bundle: Path, script, tmp_path: Path) -> None:
     turns = script({"workers": {"main": [{"tool_calls": [{"tool": "nap", "args": {"seconds": 3}}]}, {"text": "rested"}],
                                 "judge": [{"output": {"score": 1, "reason": "quick"}}]}})
     finished: list[str] = []
 
     async def scenario() -> None:
-        async with stdio_session(py_bundle, "--all-workers", "--script", turns, errlog=tmp_path / "err") as session:
+        async with stdio_session(serve, py_bundle, "--all-workers", "--script", turns, errlog=tmp_path / "err") as session:
 
             async def call(name: str, args: dict[str, Any]) -> None:
                 finished.append(text_of(await session.call_tool(name, args)))

@@ -206,11 +206,11 @@ def test_ctrl_c_signal_at_the_prompt_exits_130(bundle: Path) -> None:
 
 @pytest.mark.process
 def test_the_timeout_ends_a_run_waiting_at_the_question(bundle: Path) -> None:
-    term = Terminal(bundle, two_writes(), flags=("--timeout", "3"))
+    term = Terminal(bundle, two_writes(), flags=("--timeout", "2"))
     term.read_until("view all: ")
     assert term.finish(seconds=30) == 1
     after = term.screen.split("view all: ", 1)[1]
-    assert "\nllm-do: run failed: the run took longer than 3 s and was stopped" in after, after
+    assert "\nllm-do: run failed: the run took longer than 2 s and was stopped" in after, after
     assert not (bundle.parent / "docs" / "notes" / "a.txt").exists()
 
 

@@ -6,6 +6,7 @@
 - events: read a run's `--events`, and the small project whose flow emits every kind of event.
 - approvals, batch, durable, mcp, toolsets: what the tests of those features share.
 - processes: is a process alive, a free port, the fresh-interpreter import probe.
+- warm_cli: `llm-do` in a process of its own, forked from a parent that imported the CLI once.
 - postgres: a Postgres cluster of the tests' own.
 - introspection: the cache of introspection facts the tests' builds use.
 """

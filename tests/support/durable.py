@@ -14,6 +14,7 @@ from typing import Any
 
 from tests.support.cli import worker
 from tests.support.projects import Files
+from tests.support.warm_cli import command
 
 TOOLS_PY = '''
     import os
@@ -90,10 +91,12 @@ def write(path: Path, data: Any) -> Path:
     return path
 
 
-def llm_do(*args: str | Path, cwd: Path, log: Path, wait: bool = True) -> Any:
-    """The real `llm-do` in a subprocess (a run this test kills, or leaves waiting)."""
+def llm_do(*args: str | Path, cwd: Path, log: Path, wait: bool = True, warm: Path | None = None) -> Any:
+    """The real `llm-do` in a subprocess (a run this test kills, or leaves waiting): a fresh
+    interpreter, or with `warm` (the `warm_llm_do` fixture) a fork of the warm parent, for a run
+    whose start is not under test (tests/support/warm_cli.py)."""
     env = {**os.environ, "MARK_LOG": str(log)}
-    argv = [sys.executable, "-m", "llm_do.cli.main", *map(str, args)]
+    argv = command(warm, *args) if warm is not None else [sys.executable, "-m", "llm_do.cli.main", *map(str, args)]
     if not wait:
         return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 stdin=subprocess.DEVNULL)

@@ -4,24 +4,35 @@ asked and, with nobody to ask (`--approve-all` included), never reaches it."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_cli
 from tests.support.events import of_kind, read_events
-from tests.support.mcp import STDIO_SERVER, call_script, mcp_project
+from tests.support.mcp import SERVER, STDIO_SERVER, call_script, mcp_project
+from tests.support.projects import build_project, copy_project
 
 pytestmark = pytest.mark.process
 
 
-@pytest.fixture
-def bundle(mcp_build) -> Path:
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, built once for the module (its listing starts the server)."""
     files = mcp_project({**STDIO_SERVER, "allowed_tools": ["echo"]},
                         front="toolsets: [filesystem_project_ro, echo]\napprovals: [allow echo]")
     files["project.json"]["flows"] = {"inputs": "trusted"}  # the untrusted content comes from the server only
     files["secret.txt"] = "the launch code is 0000\n"
-    return mcp_build(files)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LLM_DO_TEST_PYTHON", sys.executable)
+        mp.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
+        return build_project(tmp_path_factory.mktemp("mcp-taint") / "proj", files)
+
+
+@pytest.fixture
+def bundle(_built: Path, tmp_path: Path) -> Path:
+    return copy_project(_built, tmp_path / "proj")
 
 
 @pytest.mark.parametrize("flags", [(), ("--approve-all",)], ids=["no-terminal", "approve-all"])
