@@ -16,6 +16,8 @@ from typing import Any
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
 from .build_record import build_records, record, tree_before_build
+from .incremental.body_edits import keep_bodies
+from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
 from .stages.load import find_project
 from .syntax.sources import Unreadable, read_regular_file
@@ -82,6 +84,10 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
            import_checks=result.import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
            workers=len(result.resolved.workers) if result.resolved else 0)
+    packs = user_packs()
+    if packs is not None and result.resolved is not None and manifest is not None:
+        keep_bodies(packs, result.loaded.root, lock, result.bundle, (w.parsed for w in result.resolved.workers.values()),
+                    sources.files, manifest.vars)
     return result
 
 
