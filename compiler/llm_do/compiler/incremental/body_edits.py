@@ -21,19 +21,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, document_json, node_hash, sha256_hex, tagged
 
 from ..build_record import changed_files, recorded, rerecord
+from ..syntax.sources import SourceFile, SourceKind, SourceMap, normalized, read_regular_file
+from ..syntax.worker_forms import worker_directory
 from ..user_cache import SignedEntries
 from .packs import SignedPacks, code_material
 
 if TYPE_CHECKING:
     from ..stages.parse import ParsedWorker
-    from ..syntax.sources import SourceFile
 
 FORMAT = 1
 _DIGEST_PREFIX = f'\n  {json.dumps(DIGEST_KEY)}: "'.encode()
@@ -63,8 +64,6 @@ class Rebuilt:
 def recall_edits(records: SignedEntries, root: Path, lock: Path, packs: SignedPacks | None) -> Recalled | None:
     """The record of the lock when it still holds (`rebuilt` None), or when only worker bodies
     changed since and `packs` is given (`rebuilt`: the bytes a clean build writes now); else None."""
-    from ..syntax.sources import read_regular_file
-
     try:
         data = read_regular_file(str(lock), limit=None)
     except (OSError, ValueError):
@@ -94,27 +93,48 @@ def keep_rebuilt(records: SignedEntries, packs: SignedPacks, root: Path, lock: P
 
 def keep_bodies(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, workers: Iterable[ParsedWorker],
                 sources: Mapping[str, SourceFile], variables: dict[str, Any]) -> None:
-    """After a clean build that wrote `bundle`: what `recall_edits` needs of its workers."""
-    from ..templates import render_plain
+    """After a clean build that wrote `bundle`: what `recall_edits` needs of its workers, and the
+    files the bodies that need Jinja read (rendered again here, each read noted): a worker file
+    one of them includes or reads with `file()` is not a body `recall_edits` may rebuild."""
+    from ..templates import TemplateContext, TemplateUnit, render_body, render_plain
     from .front_matter_cache import _exact
 
     if not _exact(variables):
         return  # JSON would not give back the vars the bodies were rendered with
     entries: dict[str, list[Any]] = {}
+    jinja: list[ParsedWorker] = []
     for parsed in workers:
         source = sources.get(parsed.file)
         if source is None or not source.text.endswith(parsed.body):
             continue
+        plain = render_plain(parsed.body, variables) is not None
+        if not plain:
+            jinja.append(parsed)
         head = source.text[: len(source.text) - len(parsed.body)]
-        entries[parsed.file] = [parsed.name, _text_hash(head), render_plain(parsed.body, variables) is not None]
-    kept = json.dumps({"vars": variables, "workers": entries}, sort_keys=True, ensure_ascii=False).encode()
-    packs.write(_material(root, lock, bundle), kept, {})
+        entries[parsed.file] = [parsed.name, _text_hash(head), plain]
+    log = _ReadLog(root)
+    ctx = TemplateContext(log, variables)
+    for parsed in jinja:
+        render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1, directory=worker_directory(parsed.file)))
+    kept = {"vars": variables, "workers": entries, "read": sorted(log.noted)}
+    packs.write(_material(root, lock, bundle), json.dumps(kept, sort_keys=True, ensure_ascii=False).encode(), {})
+
+
+@dataclass
+class _ReadLog(SourceMap):
+    """The project's files, noting every one read (by its key in the source map)."""
+
+    noted: set[str] = field(default_factory=set)
+
+    def read(self, rel: str, kind: SourceKind) -> SourceFile:
+        self.noted.add(normalized(rel))
+        return super().read(rel, kind)
 
 
 def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: dict[str, Any],
              changed: list[str]) -> Rebuilt | None:
     from ..syntax.front_matter_split import split_front_matter
-    from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
+    from ..syntax.sources import NotText, OutsideRoot, Unreadable
     from ..templates import render_plain
 
     pack = packs.read(_material(root, lock, data))
@@ -211,16 +231,19 @@ def _resealed(data: bytes) -> bytes:
 
 
 def _decoded(raw: bytes) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
-    """The vars and worker entries of a pack; None when it does not read as one."""
+    """The vars and the entries of the workers whose body may be rebuilt (it rendered without
+    Jinja and no template read the file); None when the pack does not read as one."""
     try:
         kept = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(kept, dict) or not isinstance(kept.get("vars"), dict) or not isinstance(kept.get("workers"), dict):
+    if not isinstance(kept, dict) or not isinstance(kept.get("vars"), dict) or not isinstance(kept.get("workers"), dict) \
+            or not isinstance(kept.get("read"), list):
         return None
+    read = set(kept["read"])
     workers = {rel: entry for rel, entry in kept["workers"].items()
-               if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)
-               and entry[2] is True}
+               if rel not in read and isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+               and isinstance(entry[1], str) and entry[2] is True}
     return kept["vars"], workers
 
 
