@@ -18,6 +18,7 @@ finds its answer here loads nothing of the compiler.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -168,9 +169,10 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def code_stamp() -> str:
     """The size and modification time of every module of llm-do (its version does not change with
-    every edit of a checkout), as one hash."""
+    every edit of a checkout), as one hash; taken once per process, as the code it runs is loaded once."""
     import llm_do
 
     stamp = hashlib.sha256()

@@ -149,7 +149,7 @@ def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: di
     hashes: dict[str, str] = {}
     for rel in changed:
         entry = workers.get(rel)
-        if entry is None or json.dumps(rel, ensure_ascii=False) in said:
+        if entry is None or not _printable(rel) or json.dumps(rel, ensure_ascii=False) in said:
             return None  # not a worker whose old body rendered without Jinja, or a diagnostic is about it
         try:
             source = sources.read(rel, "worker")
@@ -169,13 +169,7 @@ def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: di
             return None
         spans += [(start, stop, _node_text(value)) for start, stop, value in (node, listed)]
         hashes[rel] = source.sha256
-    spans.sort(key=lambda span: span[0])
-    parts, at = [], 0
-    for start, stop, text in spans:
-        parts += [data[at:start], text]
-        at = stop
-    parts.append(data[at:])
-    return Rebuilt(_resealed(b"".join(parts)), hashes, pack[0])
+    return Rebuilt(_sealed(data, spans), hashes, pack[0])
 
 
 def _with_instructions(node: dict[str, Any], rel: str, instructions: str) -> bool:
@@ -223,11 +217,25 @@ def _node_text(value: dict[str, Any]) -> bytes:
     return document_json(value)[:-1].replace(b"\n", b"\n    ")
 
 
-def _resealed(data: bytes) -> bytes:
-    """`data` with its digest taken again (`canonical.seal`: over the text with the value blank)."""
+def _sealed(data: bytes, spans: list[tuple[int, int, bytes]]) -> bytes:
+    """`data` with each span `(start, stop, text)` replaced by its text and the digest taken
+    again as `canonical.seal` takes it: over the text with the digest's value blank."""
     start = data.index(_DIGEST_PREFIX) + len(_DIGEST_PREFIX)
-    blank = data[:start] + data[data.index(b'"', start):]
-    return blank[:start] + tagged(sha256_hex(blank)).encode() + blank[start:]
+    stop = data.index(b'"', start)
+    view = memoryview(data)
+    parts: list[bytes | memoryview] = []
+    at, digest_at = 0, -1
+    for begin, end, text in sorted([(start, stop, b""), *spans], key=lambda span: span[0]):
+        if begin == start:
+            digest_at = len(parts) + 1
+        parts += [view[at:begin], text]
+        at = end
+    parts.append(view[at:])
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part)
+    parts[digest_at] = tagged(hasher.hexdigest()).encode()
+    return b"".join(parts)
 
 
 def _decoded(raw: bytes) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
@@ -245,6 +253,15 @@ def _decoded(raw: bytes) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
                if rel not in read and isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
                and isinstance(entry[1], str) and entry[2] is True}
     return kept["vars"], workers
+
+
+def _printable(rel: str) -> bool:
+    """Whether diagnostics name the file as `rel` (they escape what UTF-8 cannot encode)."""
+    try:
+        rel.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text_hash(text: str) -> str:
