@@ -16,6 +16,7 @@ from typing import Any
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
 from .build_record import build_records, record, tree_before_build
+from .collection_pause import collection_paused
 from .incremental.body_edits import keep_bodies
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
@@ -72,7 +73,8 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     nothing. Raises `ProjectNotFound` when the path names no project."""
     records = build_records() if cache else None
     listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
-    result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
+    with collection_paused():
+        result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
     manifest = result.loaded.manifest
     if (records is None or listing is None or result.bundle is None or result.import_checks is None
             or (manifest is not None and manifest.mcp_servers)):
