@@ -13,11 +13,13 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from llm_do.compiler import build_record, pipeline
 from llm_do.compiler.build_record import build_records, recall
+from llm_do.compiler.incremental import body_edits
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
 
@@ -64,6 +66,12 @@ def _random_worker_body(root: Path, rng: random.Random) -> None:
         path.write_text(path.read_text().rstrip("\n") + f"\nAlso {rng.randrange(3)}.\n")
 
 
+def _random_worker_body_with_vars(root: Path, rng: random.Random) -> None:
+    path = rng.choice(sorted(root.rglob("*.worker")) or [root / "none"])
+    if path.is_file():
+        path.write_text(path.read_text().rstrip("\n") + f"\nBe {{{{ tone }}}} {rng.randrange(3)}.\n")
+
+
 def _add_worker(root: Path, rng: random.Random) -> None:
     folder = root / "workers" if (root / "workers").is_dir() else root
     write_project(folder, {f"added{rng.randrange(2)}.worker": worker("model: test", "Added.")})
@@ -88,6 +96,7 @@ def _touch_everything(root: Path, rng: random.Random) -> None:
 
 EDITS: dict[str, Callable[[Path, random.Random], None]] = {
     "worker": _random_worker_body,
+    "worker body with vars": _random_worker_body_with_vars,
     "worker front matter": _substitute("workers/triage.worker", r"description: [^\n]*", "description: Triage {n}"),
     "template include": _append("templates/rules.j2", "Rule "),
     "schema module": _substitute("schemas.py", r'description="[^"]*"', 'description="The title {n}"'),
@@ -101,17 +110,27 @@ EDITS: dict[str, Callable[[Path, random.Random], None]] = {
 """The PYTHONPATH change and the return to an earlier state are made in the loop."""
 
 
-def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, kinds: list[str]) -> set[str]:
+def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, kinds: list[str]) -> tuple[set[str], set[str]]:
     """Edit `root` `steps` times (each kind of `kinds` at least once, in a seeded order); after each
-    edit compare what a record says, what an incremental build gives and what `build` writes with
-    a clean build. The recalled kinds of edit."""
+    edit compare what a record says, what an incremental build gives and what `build` writes (and
+    the diagnostics its record keeps) with a clean build. The kinds of edit recalled, and those
+    `build` wrote from the last lock (`body_edits`)."""
     rng = random.Random(seed)
     plan = [*kinds, "PYTHONPATH", "earlier state"]
     rng.shuffle(plan)
     plan += [rng.choice(plan) for _ in range(max(0, steps - len(plan)))]
     states: list[dict[str, bytes]] = []
-    recalled = set()
+    recalled, rebuilt = set(), set()
     reused = {"spliced": 0, "front matter": 0}
+    tried: list[bool] = []
+    real = body_edits._rebuilt
+
+    def spy(*args: Any) -> body_edits.Rebuilt | None:
+        answer = real(*args)
+        tried.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(body_edits, "_rebuilt", spy)
     assert run_cli("build", root).exit_code == 0
     for kind in plan:
         states.append(_state(root))
@@ -124,7 +143,7 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
         records = build_records()
         assert records is not None
         said_current = recall(records, root, root / LOCK) is not None
-        clean = _clean_build(root, monkeypatch)
+        clean, diagnostics = _clean_build(root, monkeypatch)
         incremental = compile_project(root, lock_dir=root)
         assert incremental.bundle == clean, f"an incremental build after '{kind}' (seed {seed})"
         reused["spliced"] += incremental.spliced
@@ -133,20 +152,26 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
             recalled.add(kind)
             assert clean == (root / LOCK).read_bytes(), f"a record said current after '{kind}' (seed {seed})"
         before = (root / LOCK).read_bytes()
+        tried.clear()
         result = run_cli("build", root)
         written = (root / LOCK).read_bytes()
         assert written == (clean if clean is not None else before), f"build after '{kind}' (seed {seed}): {result.stderr}"
+        if True in tried:
+            rebuilt.add(kind)
+        body = recall(records, root, root / LOCK)
+        if clean is not None and body is not None:
+            assert body["diagnostics"] == diagnostics, f"the diagnostics of build after '{kind}' (seed {seed})"
     assert all(reused.values()), f"nothing was taken from the packs: the walk tested no incremental build ({reused})"
-    return recalled
+    return recalled, rebuilt
 
 
-def _clean_build(root: Path, monkeypatch: pytest.MonkeyPatch) -> bytes | None:
-    """What a clean build writes: no pack read or written (introspection from the session's cache)."""
+def _clean_build(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes | None, list[dict[str, Any]]]:
+    """What a clean build writes and says: no pack read or written (introspection from the session's cache)."""
     with monkeypatch.context() as patch:
         patch.setattr(pipeline, "user_packs", lambda: None)
         result = compile_project(root, lock_dir=root)
     assert result.spliced == result.front_matter_reused == 0
-    return result.bundle
+    return result.bundle, [d.as_json() for d in result.diagnostics]
 
 
 def _state(root: Path) -> dict[str, bytes]:
@@ -182,8 +207,9 @@ def test_every_kind_of_edit_on_a_project_with_python(tmp_path: Path, monkeypatch
         monkeypatch.setattr(build_record, "RACY_NS", 0)
     seed = 1
     root = write_project(tmp_path / "proj", PROJECT)
-    recalled = _walk(root, monkeypatch, seed, steps=12, kinds=list(EDITS))
+    recalled, rebuilt = _walk(root, monkeypatch, seed, steps=14, kinds=list(EDITS))
     assert "same bytes written again" in recalled, "the record was never used: the walk tested nothing of it"
+    assert rebuilt, "no build was written from the last lock: the walk tested nothing of `body_edits`"
 
 
 @pytest.mark.process

@@ -18,6 +18,7 @@ finds its answer here loads nothing of the compiler.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -90,28 +91,53 @@ def recall(records: SignedEntries, root: Path, lock: Path) -> dict[str, Any] | N
         data = read_regular_file(str(lock), limit=None)
     except (OSError, LlmDoError):
         return None
-    body = records.read(_material(root, lock, data))
-    if not isinstance(body, dict) or not _holds(body, root, lock):
+    body = recorded(records, root, lock, data)
+    if body is None or changed_files(body, root, lock) != {}:
         return None
     return body
 
 
-def _holds(body: dict[str, Any], root: Path, lock: Path) -> bool:
+def recorded(records: SignedEntries, root: Path, lock: Path, data: bytes) -> dict[str, Any] | None:
+    """The record kept for the bytes `data` of `lock`, whether or not it still holds."""
+    body = records.read(_material(root, lock, data))
+    return body if isinstance(body, dict) else None
+
+
+def changed_files(body: dict[str, Any], root: Path, lock: Path) -> dict[str, bytes] | None:
+    """The files of the record `body` that no longer hold what the build read, with their bytes
+    now; None when something else it depends on changed (the tree's listing, what an import
+    finds, a file that cannot be read), or the record does not decode."""
     files, import_checks = body.get("files"), body.get("import_checks")
     if not isinstance(files, dict) or not isinstance(import_checks, list):
-        return False
+        return None
     if body.get("tree") != tree_before_build(root, lock):
-        return False
+        return None
+    changed: dict[str, bytes] = {}
     try:
         for rel, (digest, stamp) in files.items():
             path = os.path.join(root, rel)
             if stamp is not None and _stat(os.stat(path)) == stamp:
                 continue  # the same file, not written since it was hashed
-            if source_hash(read_regular_file(path)) != digest:
-                return False
+            data = read_regular_file(path)
+            if source_hash(data) != digest:
+                changed[rel] = data
     except (OSError, LlmDoError, TypeError, ValueError):
-        return False
-    return all(checks_hold(checks, root) for checks in import_checks)
+        return None
+    return changed if all(checks_hold(checks, root) for checks in import_checks) else None
+
+
+def rerecord(records: SignedEntries, root: Path, lock: Path, bundle: bytes, body: dict[str, Any],
+             changed: dict[str, str]) -> None:
+    """Keep the record `body` of an earlier build for `bundle`, the bytes a build writes now that
+    the files `changed` hold other text (their source hashes); the other files keep their stamps."""
+    files = dict(body["files"])
+    now = time.time_ns()
+    for rel, digest in changed.items():
+        try:
+            files[rel] = [digest, _stamp(os.path.join(root, rel), digest, now)]
+        except (OSError, LlmDoError, ValueError):
+            return
+    records.write(_material(root, lock, bundle), {**body, "files": files})
 
 
 def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
@@ -143,9 +169,10 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def code_stamp() -> str:
     """The size and modification time of every module of llm-do (its version does not change with
-    every edit of a checkout), as one hash."""
+    every edit of a checkout), as one hash; taken once per process, as the code it runs is loaded once."""
     import llm_do
 
     stamp = hashlib.sha256()

@@ -41,11 +41,11 @@ RULES: dict[str, Rule] = _rules(
     Rule("P003", "missing-front-matter", "error", "A worker file does not start with front matter.",
          "A .worker file starts with a line `---`, then YAML front matter, then a line `---`, then the "
          "instructions. Even a worker with nothing to declare needs `---` / `---` at the top.",
-         raised_in=("stages.parse", "syntax.front_matter")),
+         raised_in=("stages.parse", "syntax.front_matter_split")),
     Rule("P004", "unterminated-front-matter", "error", "The front matter has no closing `---` line.",
          "The front matter starts with `---` on the first line and ends at the next line that is "
          "exactly `---`. Without it the whole file would be read as YAML.",
-         raised_in=("stages.parse", "syntax.front_matter")),
+         raised_in=("stages.parse", "syntax.front_matter_split")),
     Rule("P005", "unknown-key", "error", "A key that the format does not define.",
          "project.json and front matter are strict: a misspelt key would otherwise be ignored "
          "silently. The hint names the closest known key.",

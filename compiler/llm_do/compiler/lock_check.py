@@ -16,6 +16,9 @@ from typing import Any
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
 from .build_record import build_records, record, tree_before_build
+from .collection_pause import collection_paused
+from .incremental.body_edits import keep_bodies
+from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
 from .stages.load import find_project
 from .syntax.sources import Unreadable, read_regular_file
@@ -59,8 +62,9 @@ def check_lock(project_path: Path, lock: Path | None = None, *, cache: bool = Tr
         status.differences.extend(_sources_on_disk(result.loaded.root, data))
         return status
     if data != result.bundle:
-        status.differences.extend(lock_differences(data, result.bundle) or
-                                  [f"{lock.name} differs from what `llm-do build` writes"])
+        with collection_paused():  # two documents of every node, parsed: nothing to collect
+            found = lock_differences(data, result.bundle)
+        status.differences.extend(found or [f"{lock.name} differs from what `llm-do build` writes"])
     return status
 
 
@@ -70,7 +74,8 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     nothing. Raises `ProjectNotFound` when the path names no project."""
     records = build_records() if cache else None
     listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
-    result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
+    with collection_paused():
+        result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
     manifest = result.loaded.manifest
     if (records is None or listing is None or result.bundle is None or result.import_checks is None
             or (manifest is not None and manifest.mcp_servers)):
@@ -82,6 +87,10 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
            import_checks=result.import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
            workers=len(result.resolved.workers) if result.resolved else 0)
+    packs = user_packs()
+    if packs is not None and result.resolved is not None and manifest is not None:
+        keep_bodies(packs, result.loaded.root, lock, result.bundle, (w.parsed for w in result.resolved.workers.values()),
+                    sources.files, manifest.vars)
     return result
 
 

@@ -115,6 +115,15 @@ def substitute_plain_variables(text: str, variables: dict[str, Any]) -> str | No
     return None if has_template_syntax(_PLAIN_VARIABLE.sub("", text)) else rendered
 
 
+def render_plain(text: str, variables: dict[str, Any]) -> str | None:
+    """The rendering of a body that needs no Jinja (no template syntax, or only `{{ name }}` of
+    scalar vars): it reads no file and finds no problem. None when the body needs Jinja."""
+    if not has_template_syntax(text):
+        return text.strip()
+    plain = substitute_plain_variables(text, variables)
+    return None if plain is None else plain.strip()
+
+
 def find_template(ctx: TemplateContext, name: str, directory: str | None) -> SourceFile:
     """The template `name` stands for, by the search order of `template_search`. Raises
     OutsideRoot, or what reading the first candidate that exists raises (OSError: none exists)."""
@@ -130,11 +139,9 @@ def find_template(ctx: TemplateContext, name: str, directory: str | None) -> Sou
 def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, list[Diagnostic]]:
     """The rendered instructions, or None with the diagnostics that explain why not."""
     ctx.directory = unit.directory
-    if not has_template_syntax(unit.text):
-        return unit.text.strip(), []
-    plain = substitute_plain_variables(unit.text, ctx.variables)
+    plain = render_plain(unit.text, ctx.variables)
     if plain is not None:
-        return plain.strip(), []
+        return plain, []
     diagnostics = analyze(ctx, unit, defined=set())
     if any(d.is_error for d in diagnostics):
         return None, diagnostics

@@ -6,11 +6,11 @@ spec/schemas/worker.schema.json is generated from it, so editors can validate fr
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from .front_matter_split import split_front_matter
 from .yaml_positions import YamlProblem, load_yaml
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
@@ -100,25 +100,6 @@ class WorkerFrontMatter(BaseModel):
     server_side_tools: list[ServerSideTool] = Field(
         default_factory=list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."
     )
-
-
-_FENCE = re.compile(r"^---[ \t]*$", re.M)
-
-
-def split_front_matter(text: str) -> tuple[str, str, int] | str:
-    """(front matter, body, body's first line), or the code of what is wrong."""
-    if not _FENCE.match(text):
-        return "P003"
-    first_end = text.find("\n")
-    if first_end < 0:
-        return "P004"
-    closing = _FENCE.search(text, first_end + 1)
-    if closing is None:
-        return "P004"
-    front = text[first_end + 1 : closing.start()]
-    body_start = closing.end() + 1
-    body_line = text.count("\n", 0, closing.start()) + 2
-    return front, text[body_start:], body_line
 
 
 def has_entry_mark(text: str) -> bool:

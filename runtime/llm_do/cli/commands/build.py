@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from llm_do.compiler.build_record import build_records, manifest_root, recall
+from llm_do.compiler.build_record import build_records, manifest_root
 
 from ..errors import ExitCode, usage_problem
 from ..options import no_cache_option, quiet_option
@@ -77,14 +77,21 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
 
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
-    project writes now; if so, what the build would have said is said, and nothing is compiled."""
+    project writes now; if so, what the build would have said is said, and nothing is compiled.
+    A `build` after edits to worker bodies alone writes the lock from the last one
+    (`llm_do.compiler.incremental.body_edits`) and says so."""
+    from llm_do.compiler.incremental.body_edits import keep_rebuilt, recall_edits
+    from llm_do.compiler.incremental.packs import user_packs
+
     records = build_records()
     root = manifest_root(project)
     if records is None or root is None:
         return False
-    body = recall(records, root, lock)
-    if body is None:
+    packs = None if check else user_packs()
+    recalled = recall_edits(records, root, lock, packs)
+    if recalled is None:
         return False
+    body = recalled.record
     if body["diagnostics"]:
         from llm_do.compiler.diagnostics import Diagnostic
         from llm_do.compiler.report.diagnostics import ProjectDiagnostics
@@ -96,7 +103,18 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
         print_diagnostics([ProjectDiagnostics(str(project), root, diagnostics, None)], quiet=quiet)
     workers = body["workers"]
     counted = "" if check else f" ({workers} worker{'s' if workers != 1 else ''})"
-    click.echo(f"{_shown(lock)} is up to date{counted}", err=True)
+    if recalled.rebuilt is None:
+        click.echo(f"{_shown(lock)} is up to date{counted}", err=True)
+        return True
+    from llm_do.compiler.stages.emit import write_atomic
+
+    assert packs is not None
+    try:
+        write_atomic(lock, recalled.rebuilt.bundle)
+    except OSError as exc:
+        raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
+    keep_rebuilt(records, packs, root, lock, recalled)
+    click.echo(f"{_shown(lock)} written{counted}", err=True)
     return True
 
 

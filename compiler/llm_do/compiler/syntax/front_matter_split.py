@@ -1,0 +1,24 @@
+"""Where a .worker file's front matter ends: no pydantic, so a build that reads only this much of
+a worker (`incremental.body_edits`) does not import the front matter's model."""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | str:
+    """(front matter, body, body's first line), or the code of what is wrong."""
+    if not _FENCE.match(text):
+        return "P003"
+    first_end = text.find("\n")
+    if first_end < 0:
+        return "P004"
+    closing = _FENCE.search(text, first_end + 1)
+    if closing is None:
+        return "P004"
+    front = text[first_end + 1 : closing.start()]
+    body_start = closing.end() + 1
+    body_line = text.count("\n", 0, closing.start()) + 2
+    return front, text[body_start:], body_line
