@@ -1,0 +1,256 @@
+"""The llm-do side of the introspection fork server (`fork_server`): start it at the first
+introspection that needs a child, ask it for one child per request, stop it at exit.
+
+One server per llm-do process, started lazily (a build answered from the cache starts nothing) and
+stopped by `atexit`; it also ends by itself when this process dies (end of file on its control
+socket). It is started again when an environment variable its preloading depends on changed (the
+`PYTHON*` and locale variables, and those the preloaded imports read), and abandoned for the rest
+of the process if it cannot start. Where it is not available (no `fork`, no descriptor passing:
+Windows), when `LLM_DO_NO_FORK_SERVER` is set, or when a request needs a fresh process (a project
+module shadowing a preloaded one), `run_child` returns None and the caller starts the plain
+subprocess.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fork_server import HEADER, SHADOWED, START
+
+NO_FORK_SERVER_VARIABLE = "LLM_DO_NO_FORK_SERVER"
+CHILD_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1"}
+"""What the introspection child's environment adds to the parent's, forked or fresh."""
+KILL_GRACE = 5.0
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """How a forked child ended: what it wrote on stdout and stderr, its returncode (negative: the
+    signal that ended it), and whether the time limit passed (it was then killed)."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    timed_out: bool = False
+
+
+def available() -> bool:
+    return (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")
+            and os.environ.get(NO_FORK_SERVER_VARIABLE, "") in ("", "0"))
+
+
+def run_child(request: str, root: Path, timeout: float) -> ChildRun | None:
+    """Answer `request` (the child's stdin) in a child forked from this process's server, in
+    `root`, within `timeout` seconds; None when only a fresh subprocess can."""
+    if not available():
+        return None
+    server = _running_server(timeout)
+    if server is None:
+        return None
+    run = server.run(request, root, timeout)
+    if run is None or (run.returncode == SHADOWED and not run.stdout):
+        return None
+    return run
+
+
+_lock = threading.Lock()
+_server: _ForkServer | None = None
+_broken = False
+
+
+def _running_server(start_limit: float) -> _ForkServer | None:
+    global _server, _broken
+    with _lock:
+        if _server is not None and (not _server.alive() or _server.key != _environment_key(_server.heard)):
+            _server.stop()
+            _server = None
+        if _server is None and not _broken:
+            _server = _ForkServer.start(max(start_limit, 30.0))
+            _broken = _server is None
+        return _server
+
+
+def stop() -> None:
+    """Stop this process's fork server, if one runs (at exit; a later request starts another)."""
+    global _server
+    with _lock:
+        if _server is not None:
+            _server.stop()
+            _server = None
+
+
+def server_pid() -> int | None:
+    """The running fork server's pid (for tests and diagnostics)."""
+    with _lock:
+        return _server.proc.pid if _server is not None else None
+
+
+def _forget_after_fork() -> None:
+    global _server, _lock
+    _lock = threading.Lock()
+    if _server is not None:
+        _server.control.close()  # the parent's server is the parent's to use and stop
+    _server = None
+
+
+atexit.register(stop)
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _environment_key(heard: list[str]) -> dict[str, str | None]:
+    names = {n for n in os.environ if (n.startswith(("PYTHON", "LC_")) or n == "LANG")} | set(heard)
+    names -= {"PYTHONPATH", *CHILD_ENVIRONMENT}
+    return {n: os.environ.get(n) for n in sorted(names)}
+
+
+def _server_environment() -> dict[str, str]:
+    """This process's environment without PYTHONPATH: the server's `sys.path` is then the part
+    every child's ends with (a child's PYTHONPATH is added when it starts)."""
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **CHILD_ENVIRONMENT}
+
+
+class _ForkServer:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, heard: list[str]) -> None:
+        self.proc = proc
+        self.control = control
+        self.heard = heard
+        self.key = _environment_key(heard)
+        self.sending = threading.Lock()
+
+    @classmethod
+    def start(cls, limit: float) -> _ForkServer | None:
+        """Start a server and wait until it has preloaded (`limit` seconds at most); None if it could not."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-P", "-c", START.format(fd=theirs.fileno())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, cwd=os.sep, env=_server_environment(),
+            )
+        except OSError:
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        hello = _read_line(ours, time.monotonic() + limit)
+        try:
+            heard = json.loads(hello or "")["heard"]
+        except (ValueError, KeyError, TypeError):
+            ours.close()
+            proc.kill()
+            proc.wait()
+            return None
+        return cls(proc, ours, [str(n) for n in heard])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        self.control.close()  # the server kills the children still running and ends
+        try:
+            self.proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def run(self, request: str, root: Path, timeout: float) -> ChildRun | None:
+        deadline = time.monotonic() + timeout
+        status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        with status, tempfile.TemporaryFile() as stderr:
+            setup = json.dumps({"cwd": str(root), "environ": {**os.environ, **CHILD_ENVIRONMENT}}).encode()
+            message = b"F" + HEADER.pack(len(setup)) + setup
+            try:
+                with self.sending:
+                    sent = socket.send_fds(self.control, [message], [status_theirs.fileno(), stdin_r, stdout_w, stderr.fileno()])
+                    self.control.sendall(message[sent:])
+            except OSError:
+                return None
+            finally:
+                for fd in (stdin_r, stdout_w):
+                    os.close(fd)
+                status_theirs.close()
+            started = _read_line(status, deadline)
+            if started is None or not started.startswith("pid "):
+                os.close(stdin_w)
+                os.close(stdout_r)
+                return None  # the server is gone: a fresh process answers
+            pid = int(started.split()[1])
+            out = _exchange(stdin_w, stdout_r, request.encode(), deadline)
+            ended = _read_line(status, deadline) if out is not None else None
+            timed_out = ended is None
+            if timed_out:
+                self._kill(pid)
+                ended = _read_line(status, time.monotonic() + KILL_GRACE)
+            returncode = int(ended.split()[1]) if ended and ended.startswith("exit ") else None
+            stderr.seek(0)
+            return ChildRun(stdout=(out or b"").decode("utf-8", "replace"), stderr=stderr.read().decode("utf-8", "replace"),
+                            returncode=returncode, timed_out=timed_out)
+
+    def _kill(self, pid: int) -> None:
+        try:
+            with self.sending:
+                self.control.sendall(f"kill {pid}\n".encode())
+        except OSError:
+            pass
+
+
+def _read_line(sock: socket.socket, deadline: float) -> str | None:
+    """One line from `sock` (read a byte at a time: what follows is not ours to take), or None at
+    end of file or once `deadline` passed."""
+    line = b""
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([sock], [], [], remaining)
+        if not ready:
+            return None
+        byte = sock.recv(1)
+        if not byte:
+            return None
+        line += byte
+    return line.decode()
+
+
+def _exchange(stdin: int, stdout: int, data: bytes, deadline: float) -> bytes | None:
+    """Write `data` to the child's stdin (then close it) while reading its stdout to the end; None
+    if `deadline` passed first. Both descriptors are closed."""
+    chunks: list[bytes] = []
+    writing: list[int] = [stdin]
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            readable, writable, _ = select.select([stdout], writing, [], remaining)
+            if writable:
+                try:
+                    written = os.write(stdin, data[:65536])
+                except BrokenPipeError:
+                    written = len(data)
+                data = data[written:]
+                if not data:
+                    os.close(stdin)
+                    writing = []
+            if readable:
+                chunk = os.read(stdout, 65536)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+    finally:
+        if writing:
+            os.close(stdin)
+        os.close(stdout)

@@ -1,0 +1,263 @@
+"""The introspection fork server: a process that has imported what every introspection child
+imports (`facts.child`) and pydantic-ai (which the child imports to describe tools), and forks one
+child per request, so a process that introspects many times pays pydantic-ai's import once.
+
+Started by `fork_client` as `python -P -c START` (in `/`, with the environment of the llm-do
+process but PYTHONPATH) with its control socket on a file descriptor. Its first line is its pid and
+the environment variables its imports read; then:
+- a request is one framed JSON message (the child's cwd and environment) with four descriptors: a
+  status socket and the child's stdin, stdout and stderr. The server forks; the child takes the
+  descriptors as 0, 1 and 2 and runs the child module as `__main__`, as `python -m
+  llm_do.compiler.facts.child` does. The server writes `pid N` on the status socket, and `exit N`
+  (a returncode as `subprocess` gives it) once it has reaped the child.
+- `kill N` on the control socket kills child N if it has not been reaped (so never a reused pid).
+- end of file on the control socket (the llm-do process closed it, or died) kills the children
+  still running and ends the server: it never outlives the process that started it.
+
+A forked child answers as a fresh one would. Its cwd, `os.environ`, `sys.argv` and `sys.path` are
+set from the request: the server starts without the cwd and PYTHONPATH on its path, so its
+`sys.path` is the site part that every child's ends with. The modules preloaded beyond what a
+fresh child has are out of sight until imported (`preloaded_modules`), so the child reports what
+a fresh one loads. A preloaded module the request's `sys.path` would find elsewhere (a project
+module shadowing it) cannot be honoured: the child then exits with `SHADOWED`, and a fresh process
+answers instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import signal
+import socket
+import struct
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .preloaded_modules import Preloaded
+
+SHADOWED = 75
+"""The child's exit status when the request's `sys.path` would load a preloaded module from
+elsewhere: only a fresh process can answer."""
+CHILD = "llm_do.compiler.facts.child"
+HEADER = struct.Struct("!I")
+DESCRIPTORS = 4
+
+
+START = ("import sys, runpy, llm_do.compiler.facts.child; base = set(sys.modules); "
+         "from llm_do.compiler.facts.fork_server import serve; serve({fd}, base)")
+"""The server's `-c` program: `base` is what a fresh `python -m llm_do.compiler.facts.child` has
+loaded when it starts, taken before this module's own imports."""
+
+
+def serve(control_fd: int, base: set[str]) -> None:
+    """The server's main loop (the only code that runs in the server process)."""
+    site_path = list(sys.path)
+    preloaded = Preloaded(base)
+    heard = _listening(lambda: preloaded.load(lambda: importlib.import_module("pydantic_ai")))
+    control = socket.socket(fileno=control_fd)
+    server = _Server(control, preloaded, site_path)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the llm-do process, which ends the server
+    signal.signal(signal.SIGCHLD, lambda *_: server.reap())
+    control.sendall(json.dumps({"pid": os.getpid(), "heard": sorted(heard)}).encode() + b"\n")
+    server.run()
+
+
+def _listening(run: Callable[[], Any]) -> set[str]:
+    """Call `run`; the names of the environment variables it read."""
+    heard: set[str] = set()
+    real = os.environ
+
+    class Listening(type(real)):  # type: ignore[misc]
+        def __getitem__(self, key: str) -> str:
+            heard.add(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key: object) -> bool:
+            heard.add(str(key))
+            return super().__contains__(key)
+
+    os.environ = Listening(real._data, real.encodekey, real.decodekey, real.encodevalue, real.decodevalue)  # type: ignore[attr-defined]
+    try:
+        run()
+    finally:
+        os.environ = real
+    return heard
+
+
+class _Server:
+    def __init__(self, control: socket.socket, preloaded: Preloaded, site_path: list[str]) -> None:
+        self.control = control
+        self.preloaded = preloaded
+        self.site_path = site_path
+        self.live: dict[int, socket.socket] = {}
+        """Children not yet reaped, with their status sockets."""
+
+    def run(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(self.control, 65536, DESCRIPTORS)
+            except InterruptedError:
+                continue
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                for fd in fds:
+                    os.close(fd)
+                self._end()
+                return
+            buffer += data
+            if fds:
+                buffer = self._fork_when_whole(buffer, fds)
+            buffer = self._commands(buffer)
+
+    def _fork_when_whole(self, buffer: bytes, fds: list[int]) -> bytes:
+        """The request whose descriptors just came: read the rest of its frame, then fork."""
+        start = buffer.index(b"F")
+        buffer = buffer[start + 1:]
+        while len(buffer) < HEADER.size or len(buffer) < HEADER.size + HEADER.unpack_from(buffer)[0]:
+            more = self.control.recv(65536)
+            if not more:
+                break
+            buffer += more
+        (size,) = HEADER.unpack_from(buffer)
+        setup = json.loads(buffer[HEADER.size:HEADER.size + size])
+        self._fork(setup, fds)
+        return buffer[HEADER.size + size:]
+
+    def _commands(self, buffer: bytes) -> bytes:
+        while b"\n" in buffer and not buffer.startswith(b"F"):
+            line, _, buffer = buffer.partition(b"\n")
+            word, _, value = line.decode().partition(" ")
+            if word == "kill" and int(value) in self.live:
+                os.kill(int(value), signal.SIGKILL)
+        return buffer
+
+    def _fork(self, setup: dict[str, Any], fds: list[int]) -> None:
+        status_fd, stdin_fd, stdout_fd, stderr_fd = fds
+        status = socket.socket(fileno=status_fd)
+        sys.stderr.flush()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # reaped only once it is in `live`
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                self.control.close()
+                status.close()
+                for other in self.live.values():
+                    other.close()
+                for fd, target in ((stdin_fd, 0), (stdout_fd, 1), (stderr_fd, 2)):
+                    os.dup2(fd, target)
+                    os.close(fd)
+                code = run_child(setup, self.preloaded, self.site_path)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                try:
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        for fd in (stdin_fd, stdout_fd, stderr_fd):
+            os.close(fd)
+        self.live[pid] = status
+        try:
+            status.sendall(f"pid {pid}\n".encode())
+        except OSError:
+            pass
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+    def reap(self) -> None:
+        while self.live:
+            try:
+                pid, wait_status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            status = self.live.pop(pid, None)
+            if status is None:
+                continue
+            try:
+                status.sendall(f"exit {os.waitstatus_to_exitcode(wait_status)}\n".encode())
+            except OSError:
+                pass
+            status.close()
+
+    def _end(self) -> None:
+        for pid in list(self.live):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for pid in list(self.live):
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def run_child(setup: dict[str, Any], preloaded: Preloaded, site_path: list[str]) -> int:
+    """In the forked child: become the fresh `python -m llm_do.compiler.facts.child` the request
+    describes, and answer; the exit status."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(setup["cwd"])
+    os.environ.clear()
+    os.environ.update(setup["environ"])
+    sys.argv = [""]
+    sys.path[:] = fresh_path(os.getcwd(), setup["environ"].get("PYTHONPATH", ""), site_path)
+    sys.path_importer_cache.clear()
+    shadowed = _shadowed()
+    if shadowed:
+        print(f"fork server: {shadowed} would load from elsewhere on this sys.path", file=sys.stderr)
+        return SHADOWED
+    preloaded.hide(also=(__name__, CHILD))
+    try:
+        runpy.run_module(CHILD, run_name="__main__", alter_sys=True)  # as `python -m` runs it
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
+def fresh_path(cwd: str, pythonpath: str, site_path: list[str]) -> list[str]:
+    """`sys.path` as `python -m` started in `cwd` with PYTHONPATH=`pythonpath` has it, given the
+    site part (`site_path`, what the server's start without PYTHONPATH gave): the cwd, then the
+    PYTHONPATH entries (an empty one is the cwd) and the site part made absolute, without repeats
+    (as `site` removes them)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for entry in [*(pythonpath.split(os.pathsep) if pythonpath else []), *site_path]:  # "" is the cwd
+        full = os.path.abspath(os.path.join(cwd, entry))
+        key = os.path.normcase(full)
+        if key not in seen:
+            seen.add(key)
+            out.append(full)
+    return [cwd, *out]
+
+
+def _shadowed() -> str | None:
+    """A preloaded top-level module the current `sys.path` would find at another place, if any."""
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        if "." in name or spec is None or not spec.has_location:
+            continue
+        found = None
+        for finder in sys.meta_path:  # as the import system would look, without `sys.modules`
+            find = getattr(finder, "find_spec", None)
+            found = find(name, None) if find is not None else None
+            if found is not None:
+                break
+        if found is None or found.origin != spec.origin:
+            return name
+    return None
