@@ -16,7 +16,7 @@ import builtins
 import importlib._bootstrap as bootstrap
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 ROOT = ""
@@ -51,7 +51,8 @@ class Preloaded:
             finally:
                 loading.pop()
 
-        def importing(name: str, globals: Any = None, locals: Any = None, fromlist: Iterable[str] = (), level: int = 0) -> Any:
+        def importing(name: str, globals: Any = None, locals: Any = None, fromlist: Sequence[str] | None = (),
+                      level: int = 0) -> Any:
             module = real_import(name, globals, locals, fromlist, level)
             if level:
                 package = (globals or {}).get("__package__") or ""
