@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fork_server import HEADER, SHADOWED, START
+from .fork_server import SHADOWED, START, frame
 
 NO_FORK_SERVER_VARIABLE = "LLM_DO_NO_FORK_SERVER"
 CHILD_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -171,7 +171,7 @@ class _ForkServer:
         stdout_r, stdout_w = os.pipe()
         with status, tempfile.TemporaryFile() as stderr:
             setup = json.dumps({"cwd": str(root), "environ": {**os.environ, **CHILD_ENVIRONMENT}}).encode()
-            message = b"F" + HEADER.pack(len(setup)) + setup
+            message = frame(b"F", setup)
             try:
                 with self.sending:
                     sent = socket.send_fds(self.control, [message], [status_theirs.fileno(), stdin_r, stdout_w, stderr.fileno()])
@@ -202,7 +202,7 @@ class _ForkServer:
     def _kill(self, pid: int) -> None:
         try:
             with self.sending:
-                self.control.sendall(f"kill {pid}\n".encode())
+                self.control.sendall(frame(b"K", str(pid).encode()))
         except OSError:
             pass
 

@@ -5,12 +5,12 @@ child per request, so a process that introspects many times pays pydantic-ai's i
 Started by `fork_client` as `python -P -c START` (in `/`, with the environment of the llm-do
 process but PYTHONPATH) with its control socket on a file descriptor. Its first line is its pid and
 the environment variables its imports read; then:
-- a request is one framed JSON message (the child's cwd and environment) with four descriptors: a
-  status socket and the child's stdin, stdout and stderr. The server forks; the child takes the
+- a request is an `F` message (the child's cwd and environment) with four descriptors: a status
+  socket and the child's stdin, stdout and stderr. The server forks; the child takes the
   descriptors as 0, 1 and 2 and runs the child module as `__main__`, as `python -m
   llm_do.compiler.facts.child` does. The server writes `pid N` on the status socket, and `exit N`
   (a returncode as `subprocess` gives it) once it has reaped the child.
-- `kill N` on the control socket kills child N if it has not been reaped (so never a reused pid).
+- a `K` message kills child N if it has not been reaped (so never a reused pid).
 - end of file on the control socket (the llm-do process closed it, or died) kills the children
   still running and ends the server: it never outlives the process that started it.
 
@@ -45,6 +45,12 @@ elsewhere: only a fresh process can answer."""
 CHILD = "llm_do.compiler.facts.child"
 HEADER = struct.Struct("!I")
 DESCRIPTORS = 4
+
+
+def frame(kind: bytes, body: bytes) -> bytes:
+    """A control message: `F` (fork; its body the child's cwd and environment as JSON, sent with
+    the descriptors) or `K` (kill; its body the pid)."""
+    return kind + HEADER.pack(len(body)) + body
 
 
 START = ("import sys, runpy, llm_do.compiler.facts.child; base = set(sys.modules); "
@@ -99,45 +105,41 @@ class _Server:
         """Children not yet reaped, with their status sockets."""
 
     def run(self) -> None:
-        buffer = b""
+        """Serve messages until the control socket ends. A message is a kind (`F`: fork, with the
+        descriptors; `K`: kill) and a length-prefixed body, read to its exact size, so that no
+        read ever takes a byte (or a descriptor) of the next message."""
         while True:
-            try:
-                data, fds, _, _ = socket.recv_fds(self.control, 65536, DESCRIPTORS)
-            except InterruptedError:
-                continue
-            except OSError:
-                data, fds = b"", []
-            if not data:
+            head, fds = self._read(1 + HEADER.size, with_descriptors=True)
+            body = self._read(HEADER.unpack_from(head, 1)[0])[0] if len(head) == 1 + HEADER.size else b""
+            if len(head) < 1 + HEADER.size or len(body) < HEADER.unpack_from(head, 1)[0]:
                 for fd in fds:
                     os.close(fd)
                 self._end()
                 return
-            buffer += data
-            if fds:
-                buffer = self._fork_when_whole(buffer, fds)
-            buffer = self._commands(buffer)
+            if head[:1] == b"F" and len(fds) == DESCRIPTORS:
+                self._fork(json.loads(body), fds)
+            elif head[:1] == b"K" and int(body) in self.live:
+                os.kill(int(body), signal.SIGKILL)
+            else:
+                for fd in fds:
+                    os.close(fd)
 
-    def _fork_when_whole(self, buffer: bytes, fds: list[int]) -> bytes:
-        """The request whose descriptors just came: read the rest of its frame, then fork."""
-        start = buffer.index(b"F")
-        buffer = buffer[start + 1:]
-        while len(buffer) < HEADER.size or len(buffer) < HEADER.size + HEADER.unpack_from(buffer)[0]:
-            more = self.control.recv(65536)
-            if not more:
+    def _read(self, size: int, *, with_descriptors: bool = False) -> tuple[bytes, list[int]]:
+        """`size` bytes (fewer at end of file) and the descriptors that came with them."""
+        data, fds = b"", []
+        while len(data) < size:
+            try:
+                if with_descriptors:
+                    chunk, more, _, _ = socket.recv_fds(self.control, size - len(data), DESCRIPTORS)
+                    fds.extend(more)
+                else:
+                    chunk = self.control.recv(size - len(data))
+            except OSError:
+                chunk = b""
+            if not chunk:
                 break
-            buffer += more
-        (size,) = HEADER.unpack_from(buffer)
-        setup = json.loads(buffer[HEADER.size:HEADER.size + size])
-        self._fork(setup, fds)
-        return buffer[HEADER.size + size:]
-
-    def _commands(self, buffer: bytes) -> bytes:
-        while b"\n" in buffer and not buffer.startswith(b"F"):
-            line, _, buffer = buffer.partition(b"\n")
-            word, _, value = line.decode().partition(" ")
-            if word == "kill" and int(value) in self.live:
-                os.kill(int(value), signal.SIGKILL)
-        return buffer
+            data += chunk
+        return data, fds
 
     def _fork(self, setup: dict[str, Any], fds: list[int]) -> None:
         status_fd, stdin_fd, stdout_fd, stderr_fd = fds
