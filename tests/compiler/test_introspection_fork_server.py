@@ -4,6 +4,7 @@ it reports), the server ends with the process, and where it cannot serve a fresh
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.facts import fork_client
+from llm_do.compiler.facts.preloaded_modules import ROOT, Preloaded
 from llm_do.compiler.facts.records import ClassRequest, Facts, Request
 from llm_do.compiler.facts.subprocess_runner import introspect
 from llm_do.compiler.pipeline import compile_project
@@ -183,6 +185,34 @@ def test_without_the_fork_server_a_fresh_process_answers(tmp_path: Path, fresh_s
     answer = probe(introspect(request(root, ["probe.py"]), root))
     assert answer["ppid"] == os.getpid()
     assert fork_client.server_pid() is None
+
+
+def test_a_server_that_cannot_start_leaves_the_answer_to_a_fresh_process(tmp_path: Path, fresh_server: None,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fork_client, "START", "import sys; sys.exit(3)  # {fd}")
+    monkeypatch.setattr(fork_client, "_broken", False)
+    root = probe_project(tmp_path / "p", "d")
+    for _ in range(2):  # tried once: a process whose server cannot start does not try again
+        answer = probe(introspect(request(root, ["probe.py"]), root))
+        assert answer["ppid"] == os.getpid()
+        assert fork_client.server_pid() is None
+    assert fork_client._broken
+
+
+def test_a_preloaded_module_file_that_changed_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's modules are checked against their files before each child: an upgrade or an
+    edit since the server loaded them makes a fresh process answer (and a new server serve)."""
+    (tmp_path / "z16_preloaded_probe.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preloaded = Preloaded(set(sys.modules))
+    try:
+        preloaded.load(lambda: importlib.import_module("z16_preloaded_probe"))
+        assert preloaded.changed() is None
+        assert preloaded.needs[ROOT] == {"z16_preloaded_probe"}
+        (tmp_path / "z16_preloaded_probe.py").write_text("X = 22\n")
+        assert preloaded.changed() == str(tmp_path / "z16_preloaded_probe.py")
+    finally:
+        sys.modules.pop("z16_preloaded_probe", None)
 
 
 def test_a_build_answered_from_the_cache_starts_no_server(tmp_path: Path, fresh_server: None,

@@ -7,8 +7,8 @@ socket). It is started again when an environment variable its preloading depends
 `PYTHON*` and locale variables, and those the preloaded imports read), and abandoned for the rest
 of the process if it cannot start. Where it is not available (no `fork`, no descriptor passing:
 Windows), when `LLM_DO_NO_FORK_SERVER` is set, or when a request needs a fresh process (a project
-module shadowing a preloaded one), `run_child` returns None and the caller starts the plain
-subprocess.
+module shadowing a preloaded one, a preloaded module's file changed: the server is then replaced),
+`run_child` returns None and the caller starts the plain subprocess.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fork_server import SHADOWED, START, frame
+from .fork_server import SHADOWED, STALE, START, frame
 
 NO_FORK_SERVER_VARIABLE = "LLM_DO_NO_FORK_SERVER"
 CHILD_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -58,7 +58,13 @@ def run_child(request: str, root: Path, timeout: float) -> ChildRun | None:
     server = _running_server(timeout)
     if server is None:
         return None
-    run = server.run(request, root, timeout)
+    try:
+        run = server.run(request, root, timeout)
+    finally:
+        server.done()
+    if run is not None and run.returncode == STALE and not run.stdout:
+        _retire(server)
+        return None
     if run is None or (run.returncode == SHADOWED and not run.stdout):
         return None
     return run
@@ -70,15 +76,27 @@ _broken = False
 
 
 def _running_server(start_limit: float) -> _ForkServer | None:
+    """The server to ask, counted as in use (`done` when the request ended)."""
     global _server, _broken
     with _lock:
         if _server is not None and (not _server.alive() or _server.key != _environment_key(_server.heard)):
-            _server.stop()
+            _server.retire()
             _server = None
         if _server is None and not _broken:
             _server = _ForkServer.start(max(start_limit, 30.0))
             _broken = _server is None
+        if _server is not None:
+            _server.requests += 1
         return _server
+
+
+def _retire(server: _ForkServer) -> None:
+    """`server`'s preloaded modules are out of date: the next request starts another."""
+    global _server
+    with _lock:
+        if _server is server:
+            _server = None
+        server.retire()
 
 
 def stop() -> None:
@@ -88,6 +106,13 @@ def stop() -> None:
         if _server is not None:
             _server.stop()
             _server = None
+        for server in list(_retired):
+            server.stop()
+        _retired.clear()
+
+
+_retired: list[_ForkServer] = []
+"""Servers replaced while requests were in flight: stopped when the last ends, or at exit."""
 
 
 def server_pid() -> int | None:
@@ -99,9 +124,10 @@ def server_pid() -> int | None:
 def _forget_after_fork() -> None:
     global _server, _lock
     _lock = threading.Lock()
-    if _server is not None:
-        _server.control.close()  # the parent's server is the parent's to use and stop
+    for server in [*([_server] if _server is not None else []), *_retired]:
+        server.control.close()  # the parent's servers are the parent's to use and stop
     _server = None
+    _retired.clear()
 
 
 atexit.register(stop)
@@ -127,6 +153,9 @@ class _ForkServer:
         self.heard = heard
         self.key = _environment_key(heard)
         self.sending = threading.Lock()
+        self.requests = 0
+        """Requests in flight (under `_lock`)."""
+        self.retired = False
 
     @classmethod
     def start(cls, limit: float) -> _ForkServer | None:
@@ -152,6 +181,22 @@ class _ForkServer:
             proc.wait()
             return None
         return cls(proc, ours, [str(n) for n in heard])
+
+    def retire(self) -> None:
+        """No new request goes to this server; stop it once those in flight ended (under `_lock`)."""
+        self.retired = True
+        if self.requests == 0:
+            self.stop()
+        else:
+            _retired.append(self)
+
+    def done(self) -> None:
+        """A request to this server ended."""
+        with _lock:
+            self.requests -= 1
+            if self.retired and self.requests == 0 and self in _retired:
+                _retired.remove(self)
+                self.stop()
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -20,7 +20,8 @@ set from the request: the server starts without the cwd and PYTHONPATH on its pa
 fresh child has are out of sight until imported (`preloaded_modules`), so the child reports what
 a fresh one loads. A preloaded module the request's `sys.path` would find elsewhere (a project
 module shadowing it) cannot be honoured: the child then exits with `SHADOWED`, and a fresh process
-answers instead.
+answers instead; so it does when a loaded module's file changed since the server loaded it
+(`STALE`: an upgrade, an edit of llm-do), and the next request gets a new server.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ from .preloaded_modules import Preloaded
 SHADOWED = 75
 """The child's exit status when the request's `sys.path` would load a preloaded module from
 elsewhere: only a fresh process can answer."""
+STALE = 76
+"""The child's exit status when a preloaded module's file changed since the server loaded it: a
+fresh process answers, and a new server serves the next request."""
 CHILD = "llm_do.compiler.facts.child"
 HEADER = struct.Struct("!I")
 DESCRIPTORS = 4
@@ -214,6 +218,10 @@ def run_child(setup: dict[str, Any], preloaded: Preloaded, site_path: list[str])
     os.chdir(setup["cwd"])
     os.environ.clear()
     os.environ.update(setup["environ"])
+    changed = preloaded.changed()
+    if changed:
+        print(f"fork server: {changed} changed since the server loaded it", file=sys.stderr)
+        return STALE
     sys.argv = [""]
     sys.path[:] = fresh_path(os.getcwd(), setup["environ"].get("PYTHONPATH", ""), site_path)
     sys.path_importer_cache.clear()

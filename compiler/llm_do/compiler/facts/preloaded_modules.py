@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import importlib._bootstrap as bootstrap
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,8 @@ class Preloaded:
         self.needs: dict[str, set[str]] = {}
         self.strip: list[tuple[str, str]] = []
         """(module, attribute) the preloading added to a module a fresh child has: hidden too."""
+        self.files: dict[str, tuple[int, int]] = {}
+        """The size and modification time of every loaded module's file, as they were loaded."""
 
     def load(self, preload: Callable[[], Any]) -> None:
         """Run `preload`, recording every import request it makes."""
@@ -72,10 +75,19 @@ class Preloaded:
             bootstrap._find_and_load = real_find  # type: ignore[attr-defined]
             builtins.__import__ = real_import
         hidden = {id(module) for name, module in sys.modules.items() if name not in self.base}
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str):
+                self.files[filename] = _signature(filename)
         for name, known in names.items():
             for attribute, value in vars(sys.modules[name]).items():
                 if attribute not in known or (isinstance(value, types.ModuleType) and id(value) in hidden):
                     self.strip.append((name, attribute))
+
+    def changed(self) -> str | None:
+        """A loaded module's file that changed since it was loaded (an upgrade, an edit), if any:
+        a fresh process would load the new one."""
+        return next((f for f, signature in self.files.items() if _signature(f) != signature), None)
 
     def hide(self, also: Iterable[str] = ()) -> None:
         """In a forked child: take the preloaded modules out of sight, and `also` for good (an
@@ -122,3 +134,11 @@ class Preloaded:
             for attribute, held in stripped.get(n, {}).items():
                 if isinstance(held, types.ModuleType) and sys.modules.get(held.__name__) is held:
                     vars(module).setdefault(attribute, held)
+
+
+def _signature(filename: str) -> tuple[int, int]:
+    try:
+        st = os.stat(filename)
+    except OSError:
+        return (-1, -1)
+    return (st.st_size, st.st_mtime_ns)
