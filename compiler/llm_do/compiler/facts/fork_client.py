@@ -235,7 +235,7 @@ class _ForkServer:
             pid = int(started.split()[1])
             out = _exchange(stdin_w, stdout_r, request.encode(), deadline)
             ended = _read_line(status, deadline) if out is not None else None
-            timed_out = ended is None
+            timed_out = ended is None and time.monotonic() >= deadline  # else the server is gone
             if timed_out:
                 self._kill(pid)
                 ended = _read_line(status, time.monotonic() + KILL_GRACE)
