@@ -10,7 +10,9 @@ introspection cache (`LLM_DO_NO_CACHE=1`: every build imports the Python):
 - `diff` of examples/python_tools against a copy with one tool's docstring edited: two builds,
   two introspections in one process, the second forked from the warm server;
 - `build` of examples/python_tools: one introspection, where the server's preloading is the cost
-  the fresh child paid anyway (it imports pydantic-ai to describe the tools).
+  the fresh child paid anyway (it imports pydantic-ai to describe the tools);
+- `build` of examples/orchestrator (schemas only): one introspection whose fresh child never
+  imports pydantic-ai, so the server's preloading is all extra: the one case it costs.
 CPU is user + system of the process and every process it waited for (the server reaps its
 children, and is reaped at exit). Ratios are fork server / fresh, in the same run.
 """
@@ -25,6 +27,8 @@ from pathlib import Path
 from _common import Series, bench_env, last_cpu, llm_do_command, machine, run_once, seconds, table, versions
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python_tools"
+SCHEMAS_ONLY = EXAMPLE.parent / "orchestrator"
+"""Python with schemas and no tools: a fresh child never imports pydantic-ai, the server does."""
 
 
 def edited_copy(dest: Path) -> Path:
@@ -50,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {
             "diff (2 introspections)": ([*llm_do, "diff", str(EXAMPLE), str(edited)], 1),
             "build (1 introspection)": ([*llm_do, "build", str(EXAMPLE), "-o", str(lock)], 0),
+            "build, schemas only": ([*llm_do, "build", str(SCHEMAS_ONLY), "-o", str(lock)], 0),
         }
         rows = []
         for label, (command, expect) in commands.items():
