@@ -98,6 +98,12 @@ def test_a_forked_child_answers_what_a_fresh_one_does(example: str, agent_era: b
 
 
 def test_schemas_without_pydantic_ai_report_no_pydantic_ai_module(tmp_path: Path, fresh_server: None) -> None:
+    """After a project with tools made the server import pydantic-ai, a child for a project that
+    uses only pydantic still reports none of pydantic-ai's modules, as a fresh child would."""
+    tools = tmp_path / "python_tools"
+    shutil.copytree(EXAMPLES / "python_tools", tools)
+    warm = introspect(request(tools, ["tools.py"]), tools)
+    assert warm.environment is not None and any(f"{os.sep}pydantic_ai{os.sep}" in f for f in warm.environment.module_files)
     root = write_project(tmp_path / "p", {"schemas.py": """
         from pydantic import BaseModel, Field
 
@@ -165,11 +171,12 @@ def test_a_child_that_dies_is_y005_with_the_last_line_it_printed(tmp_path: Path,
 
 def test_a_project_module_shadowing_a_preloaded_one_is_imported_by_a_fresh_process(tmp_path: Path,
                                                                                    fresh_server: None) -> None:
-    """`sniffio` is loaded with pydantic-ai in the server; a project's own `sniffio.py` is the one
-    a fresh child imports, so a fresh child answers."""
+    """`sniffio` is loaded with pydantic-ai in the server (preloaded for a project with tools); a
+    project's own `sniffio.py` is the one a fresh child imports, so a fresh child answers."""
     root = write_project(tmp_path / "p", {"sniffio.py": "MINE = True\n", "uses.py": """
         import os
         import sniffio
+        TOOLS = []
         raise RuntimeError(f"{sniffio.__file__} {os.getppid()}")
     """})
     facts = introspect(request(root, ["sniffio.py", "uses.py"]), root)

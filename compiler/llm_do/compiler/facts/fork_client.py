@@ -50,16 +50,17 @@ def available() -> bool:
             and os.environ.get(NO_FORK_SERVER_VARIABLE, "") in ("", "0"))
 
 
-def run_child(request: str, root: Path, timeout: float) -> ChildRun | None:
+def run_child(request: str, root: Path, timeout: float, *, preload: bool = False) -> ChildRun | None:
     """Answer `request` (the child's stdin) in a child forked from this process's server, in
-    `root`, within `timeout` seconds; None when only a fresh subprocess can."""
+    `root`, within `timeout` seconds; None when only a fresh subprocess can. `preload`: the child
+    will import pydantic-ai (the server then has it imported first, once)."""
     if not available():
         return None
     server = _running_server(timeout)
     if server is None:
         return None
     try:
-        run = server.run(request, root, timeout)
+        run = server.run(request, root, timeout, preload)
     finally:
         server.done()
     if run is not None and run.returncode == STALE and not run.stdout:
@@ -79,7 +80,7 @@ def _running_server(start_limit: float) -> _ForkServer | None:
     """The server to ask, counted as in use (`done` when the request ended)."""
     global _server, _broken
     with _lock:
-        if _server is not None and (not _server.alive() or _server.key != _environment_key(_server.heard)):
+        if _server is not None and (not _server.alive() or _server.environment_changed()):
             _server.retire()
             _server = None
         if _server is None and not _broken:
@@ -134,12 +135,6 @@ atexit.register(stop)
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _environment_key(heard: list[str]) -> dict[str, str | None]:
-    names = {n for n in os.environ if (n.startswith(("PYTHON", "LC_")) or n == "LANG")} | set(heard)
-    names -= {"PYTHONPATH", *CHILD_ENVIRONMENT}
-    return {n: os.environ.get(n) for n in sorted(names)}
-
-
 def _server_environment() -> dict[str, str]:
     """This process's environment without PYTHONPATH: the server's `sys.path` is then the part
     every child's ends with (a child's PYTHONPATH is added when it starts)."""
@@ -147,11 +142,13 @@ def _server_environment() -> dict[str, str]:
 
 
 class _ForkServer:
-    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, heard: list[str]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, environment: dict[str, str]) -> None:
         self.proc = proc
         self.control = control
-        self.heard = heard
-        self.key = _environment_key(heard)
+        self.environment = environment
+        """The server's environment: what its imports saw."""
+        self.heard: set[str] = set()
+        """The variables the preloading read."""
         self.sending = threading.Lock()
         self.requests = 0
         """Requests in flight (under `_lock`)."""
@@ -161,11 +158,12 @@ class _ForkServer:
     def start(cls, limit: float) -> _ForkServer | None:
         """Start a server and wait until it has preloaded (`limit` seconds at most); None if it could not."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        environment = _server_environment()
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-P", "-c", START.format(fd=theirs.fileno())],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, cwd=os.sep, env=_server_environment(),
+                stderr=subprocess.DEVNULL, cwd=os.sep, env=environment,
             )
         except OSError:
             ours.close()
@@ -174,13 +172,20 @@ class _ForkServer:
             theirs.close()
         hello = _read_line(ours, time.monotonic() + limit)
         try:
-            heard = json.loads(hello or "")["heard"]
+            int(json.loads(hello or "")["pid"])
         except (ValueError, KeyError, TypeError):
             ours.close()
             proc.kill()
             proc.wait()
             return None
-        return cls(proc, ours, [str(n) for n in heard])
+        return cls(proc, ours, environment)
+
+    def environment_changed(self) -> bool:
+        """Whether a variable the server's preloading may depend on (`PYTHON*`, the locale, those
+        its imports read) differs now from the server's: a new server must serve."""
+        names = {n for n in [*os.environ, *self.environment] if n.startswith(("PYTHON", "LC_")) or n == "LANG"}
+        names = (names | self.heard) - {"PYTHONPATH", *CHILD_ENVIRONMENT}
+        return any(os.environ.get(n) != self.environment.get(n) for n in names)
 
     def retire(self) -> None:
         """No new request goes to this server; stop it once those in flight ended (under `_lock`)."""
@@ -209,13 +214,13 @@ class _ForkServer:
             self.proc.kill()
             self.proc.wait()
 
-    def run(self, request: str, root: Path, timeout: float) -> ChildRun | None:
+    def run(self, request: str, root: Path, timeout: float, preload: bool) -> ChildRun | None:
         deadline = time.monotonic() + timeout
         status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         with status, tempfile.TemporaryFile() as stderr:
-            setup = json.dumps({"cwd": str(root), "environ": {**os.environ, **CHILD_ENVIRONMENT}}).encode()
+            setup = json.dumps({"cwd": str(root), "environ": {**os.environ, **CHILD_ENVIRONMENT}, "preload": preload}).encode()
             message = frame(b"F", setup)
             try:
                 with self.sending:
@@ -232,7 +237,9 @@ class _ForkServer:
                 os.close(stdin_w)
                 os.close(stdout_r)
                 return None  # the server is gone: a fresh process answers
-            pid = int(started.split()[1])
+            _, pid_text, heard = started.split(" ", 2)
+            pid = int(pid_text)
+            self.heard.update(json.loads(heard))
             out = _exchange(stdin_w, stdout_r, request.encode(), deadline)
             ended = _read_line(status, deadline) if out is not None else None
             timed_out = ended is None and time.monotonic() >= deadline  # else the server is gone

@@ -1,14 +1,17 @@
 """The introspection fork server: a process that has imported what every introspection child
-imports (`facts.child`) and pydantic-ai (which the child imports to describe tools), and forks one
-child per request, so a process that introspects many times pays pydantic-ai's import once.
+imports (`facts.child`) and, from the first request whose Python names pydantic-ai or exports tools,
+pydantic-ai (which the child imports to describe tools), and forks one child per request, so a
+process that introspects many times pays pydantic-ai's import once, and one that introspects a
+project without tools once pays nothing for it.
 
 Started by `fork_client` as `python -P -c START` (in `/`, with the environment of the llm-do
-process but PYTHONPATH) with its control socket on a file descriptor. Its first line is its pid and
-the environment variables its imports read; then:
+process but PYTHONPATH) with its control socket on a file descriptor. Its first line is its pid;
+then:
 - a request is an `F` message (the child's cwd and environment) with four descriptors: a status
   socket and the child's stdin, stdout and stderr. The server forks; the child takes the
   descriptors as 0, 1 and 2 and runs the child module as `__main__`, as `python -m
-  llm_do.compiler.facts.child` does. The server writes `pid N` on the status socket, and `exit N`
+  llm_do.compiler.facts.child` does. The server writes `pid N HEARD` on the status socket (HEARD:
+  the environment variables the preloading read, if this request made it preload), and `exit N`
   (a returncode as `subprocess` gives it) once it has reaped the child.
 - a `K` message kills child N if it has not been reaped (so never a reused pid).
 - end of file on the control socket (the llm-do process closed it, or died) kills the children
@@ -58,21 +61,23 @@ def frame(kind: bytes, body: bytes) -> bytes:
 
 
 START = ("import sys, runpy, llm_do.compiler.facts.child; base = set(sys.modules); "
-         "from llm_do.compiler.facts.fork_server import serve; serve({fd}, base)")
+         "from llm_do.compiler.facts.preloaded_modules import Preloaded; preloaded = Preloaded(base); "
+         "preloaded.load(lambda: __import__('llm_do.compiler.facts.fork_server')); "
+         "from llm_do.compiler.facts.fork_server import serve; serve({fd}, preloaded)")
 """The server's `-c` program: `base` is what a fresh `python -m llm_do.compiler.facts.child` has
-loaded when it starts, taken before this module's own imports."""
+loaded when it starts, taken before the server's own imports (recorded like the preloading's)."""
+WARM_UP = "pydantic_ai"
+"""What the server imports before the first request that asks for it (`"preload": true`: the
+project's Python names pydantic-ai or exports tools), then keeps for every later child."""
 
 
-def serve(control_fd: int, base: set[str]) -> None:
+def serve(control_fd: int, preloaded: Preloaded) -> None:
     """The server's main loop (the only code that runs in the server process)."""
-    site_path = list(sys.path)
-    preloaded = Preloaded(base)
-    heard = _listening(lambda: preloaded.load(lambda: importlib.import_module("pydantic_ai")))
     control = socket.socket(fileno=control_fd)
-    server = _Server(control, preloaded, site_path)
+    server = _Server(control, preloaded, list(sys.path))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the llm-do process, which ends the server
     signal.signal(signal.SIGCHLD, lambda *_: server.reap())
-    control.sendall(json.dumps({"pid": os.getpid(), "heard": sorted(heard)}).encode() + b"\n")
+    control.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
     server.run()
 
 
@@ -105,6 +110,8 @@ class _Server:
         self.control = control
         self.preloaded = preloaded
         self.site_path = site_path
+        self.warm = False
+        """pydantic-ai was imported (at the first request that asked for it)."""
         self.live: dict[int, socket.socket] = {}
         """Children not yet reaped, with their status sockets."""
 
@@ -148,6 +155,13 @@ class _Server:
     def _fork(self, setup: dict[str, Any], fds: list[int]) -> None:
         status_fd, stdin_fd, stdout_fd, stderr_fd = fds
         status = socket.socket(fileno=status_fd)
+        heard: set[str] = set()
+        if setup.get("preload") and not self.warm:
+            self.warm = True
+            try:
+                heard = _listening(lambda: self.preloaded.load(lambda: importlib.import_module(WARM_UP)))
+            except Exception:  # the child meets the same error in its own import, and reports it
+                pass
         sys.stderr.flush()
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # reaped only once it is in `live`
         pid = os.fork()
@@ -175,7 +189,7 @@ class _Server:
             os.close(fd)
         self.live[pid] = status
         try:
-            status.sendall(f"pid {pid}\n".encode())
+            status.sendall(f"pid {pid} {json.dumps(sorted(heard))}\n".encode())
         except OSError:
             pass
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
@@ -229,7 +243,7 @@ def run_child(setup: dict[str, Any], preloaded: Preloaded, site_path: list[str])
     if shadowed:
         print(f"fork server: {shadowed} would load from elsewhere on this sys.path", file=sys.stderr)
         return SHADOWED
-    preloaded.hide(also=(__name__, CHILD))
+    preloaded.hide(also=(__name__, CHILD, Preloaded.__module__))
     try:
         runpy.run_module(CHILD, run_name="__main__", alter_sys=True)  # as `python -m` runs it
     except SystemExit as exc:

@@ -33,7 +33,7 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     """Import the project's Python in a child process; every failure becomes data, not an exception."""
     timeout = import_timeout() if timeout is None else timeout
     text = request.model_dump_json()
-    forked = fork_client.run_child(text, root, timeout)
+    forked = fork_client.run_child(text, root, timeout, preload=_names_pydantic_ai(request, root))
     if forked is not None:
         stdout, stderr, returncode, timed_out = forked.stdout, forked.stderr, forked.returncode, forked.timed_out
     else:
@@ -49,6 +49,22 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     except ValidationError:
         tail = (stderr or "").strip().splitlines()[-1:] or [f"exit status {returncode}"]
         return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
+
+
+def _names_pydantic_ai(request: Request, root: Path) -> bool:
+    """Whether the child will likely import pydantic-ai (an agent-era project, or Python that names
+    it or exports tools): then the fork server imports it first, once for every later child. Only
+    the cost depends on this guess, never the answer."""
+    if request.agent_era:
+        return True
+    for rel in request.python_files:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "pydantic_ai" in text or "TOOLS" in text:
+            return True
+    return False
 
 
 def _fresh_child(request: str, root: Path, timeout: float) -> tuple[str, str, int | None, bool]:
