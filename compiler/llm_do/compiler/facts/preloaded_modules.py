@@ -1,6 +1,7 @@
-"""Modules the fork server loads before any request (pydantic-ai and what it imports), kept out of
-sight in each forked child until something there imports them, so the child reports the modules a
-fresh one would have loaded, no more (the introspection cache's checks come from that report).
+"""Modules the fork server has loaded beyond a fresh child's (its own, and pydantic-ai with what it
+imports), kept out of sight in each forked child until something there imports them, so the child
+reports the modules a fresh one would have loaded, no more (the introspection cache's checks come
+from that report).
 
 While preloading, every import request is recorded (import statements through `__import__`,
 `importlib.import_module` and the import system's own calls through `_find_and_load`): which
