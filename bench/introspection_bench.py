@@ -11,8 +11,8 @@ introspection cache (`LLM_DO_NO_CACHE=1`: every build imports the Python):
   two introspections in one process, the second forked from the warm server;
 - `build` of examples/python_tools: one introspection, where the server's preloading is the cost
   the fresh child paid anyway (it imports pydantic-ai to describe the tools);
-- `build` of examples/orchestrator (schemas only): one introspection whose fresh child never
-  imports pydantic-ai, so the server's preloading is all extra: the one case it costs.
+- `build` of examples/orchestrator (schemas only): one introspection that needs no pydantic-ai,
+  which the server then does not import either (it would be all extra).
 CPU is user + system of the process and every process it waited for (the server reaps its
 children, and is reaped at exit). Ratios are fork server / fresh, in the same run.
 """
@@ -28,7 +28,7 @@ from _common import Series, bench_env, last_cpu, llm_do_command, machine, run_on
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python_tools"
 SCHEMAS_ONLY = EXAMPLE.parent / "orchestrator"
-"""Python with schemas and no tools: a fresh child never imports pydantic-ai, the server does."""
+"""Python with schemas and no tools: neither a fresh child nor the server imports pydantic-ai."""
 
 
 def edited_copy(dest: Path) -> Path:
