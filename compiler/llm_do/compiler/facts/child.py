@@ -3,7 +3,9 @@
 Run as `python -m llm_do.compiler.facts.child` with the request on stdin. It imports user
 code, which runs it; that is why it is a separate, time-limited process whose only output is one
 JSON document on the real stdout (user prints go to stderr). It must import nothing heavy before
-user code asks for it: pydantic-ai is imported only to describe tools.
+user code asks for it: pydantic-ai is imported only to describe tools. Usually it runs forked from
+the introspection fork server (`fork_server`), which has pydantic-ai loaded but out of sight until
+something imports it, so that what this module reports as loaded is what a fresh start loads.
 """
 
 from __future__ import annotations

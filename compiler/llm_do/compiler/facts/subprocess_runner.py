@@ -1,4 +1,9 @@
-"""Run the introspection child in a separate, time-limited process and read its answer."""
+"""Run the introspection child in a separate, time-limited process and read its answer.
+
+The child is forked from the process's introspection fork server (`fork_client`), which has
+pydantic-ai imported already, or, where that is not available, started afresh as
+`python -m llm_do.compiler.facts.child`; both answer alike (the fork server's docstring says how).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import fork_client
 from .records import Facts, McpFacts, McpRequest, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
@@ -26,29 +32,58 @@ def import_timeout() -> float:
 def introspect(request: Request, root: Path, timeout: float | None = None) -> Facts:
     """Import the project's Python in a child process; every failure becomes data, not an exception."""
     timeout = import_timeout() if timeout is None else timeout
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "llm_do.compiler.facts.child"],
-            input=request.model_dump_json(),
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            cwd=root,
-            timeout=timeout,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        )
-    except subprocess.TimeoutExpired:
+    text = request.model_dump_json()
+    forked = fork_client.run_child(text, root, timeout, preload=_names_pydantic_ai(request, root))
+    if forked is not None:
+        stdout, stderr, returncode, timed_out = forked.stdout, forked.stderr, forked.returncode, forked.timed_out
+    else:
+        stdout, stderr, returncode, timed_out = _fresh_child(text, root, timeout)
+    if timed_out:
         return Facts(
             imported=False,
             failure=PyError(message=f"importing the project's Python took longer than {timeout:g} s"),
             failure_code="Y002",
         )
     try:
-        return Facts.model_validate_json(proc.stdout)
+        return Facts.model_validate_json(stdout)
     except ValidationError:
-        tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        tail = (stderr or "").strip().splitlines()[-1:] or [f"exit status {returncode}"]
         return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
+
+
+def _names_pydantic_ai(request: Request, root: Path) -> bool:
+    """Whether the child will likely import pydantic-ai (an agent-era project, or Python that names
+    it or exports tools): then the fork server imports it first, once for every later child. Only
+    the cost depends on this guess, never the answer."""
+    if request.agent_era:
+        return True
+    for rel in request.python_files:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "pydantic_ai" in text or "TOOLS" in text:
+            return True
+    return False
+
+
+def _fresh_child(request: str, root: Path, timeout: float) -> tuple[str, str, int | None, bool]:
+    """(stdout, stderr, returncode, timed out) of `python -m llm_do.compiler.facts.child`."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "llm_do.compiler.facts.child"],
+            input=request,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            cwd=root,
+            timeout=timeout,
+            env={**os.environ, **fork_client.CHILD_ENVIRONMENT},
+        )
+    except subprocess.TimeoutExpired:
+        return "", "", None, True
+    return proc.stdout, proc.stderr, proc.returncode, False
 
 
 def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = None) -> McpFacts:
