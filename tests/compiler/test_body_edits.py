@@ -19,6 +19,7 @@ from llm_do.compiler.incremental import body_edits
 from llm_do.compiler.incremental import packs as packs_module
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import body_rebuild_attempts
 
 LOCK = "bundle.lock"
 
@@ -40,16 +41,7 @@ PROJECT = {
 def rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Each attempt of a build to write the lock from the last one: whether it could."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    tried: list[bool] = []
-    real = body_edits._rebuilt
-
-    def spy(*args: Any) -> body_edits.Rebuilt | None:
-        answer = real(*args)
-        tried.append(answer is not None)
-        return answer
-
-    monkeypatch.setattr(body_edits, "_rebuilt", spy)
-    return tried
+    return body_rebuild_attempts(monkeypatch)
 
 
 def _clean(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes | None, list[dict[str, Any]]]:

@@ -266,3 +266,20 @@ def forgetting_user_modules(base: str) -> Iterator[None]:
     finally:
         forget()
         sys.path[:] = path_before
+
+
+def body_rebuild_attempts(monkeypatch: Any) -> list[bool]:
+    """Each attempt of `build` to write the lock from the last one (`incremental.body_edits`),
+    in order: whether it could."""
+    from llm_do.compiler.incremental import body_edits
+
+    tried: list[bool] = []
+    real = body_edits._rebuilt
+
+    def spy(*args: Any) -> body_edits.Rebuilt | None:
+        answer = real(*args)
+        tried.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(body_edits, "_rebuilt", spy)
+    return tried
