@@ -109,6 +109,9 @@ ONLY_WHEN_USED = (
     "llm_do.stdlib.worker_create.definition",
     # did-you-mean hints only for a misspelt name
     "difflib",
+    # the approval rule grammar, condition checks and rule confinement: only for workers with approval rules
+    "llm_do.compiler.approvals.nodes", "llm_do.compiler.approvals.grammar", "llm_do.compiler.approvals.check",
+    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
 )
 """Modules a compile loads only for a project that uses them."""
 
@@ -140,7 +143,8 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS, no Jinja for
     instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, no
     rich for diagnostics printed without a terminal, no introspection records without Python and
-    no descriptor of a stdlib toolset no worker lists, no difflib without a misspelt name, and no
+    no descriptor of a stdlib toolset no worker lists, no difflib without a misspelt name, no
+    approval rule grammar without approval rules, and no
     signature of a builtin read from text (`tokenize`'s large regular expression: pydantic reads
     the signature of every `default_factory`; a full compile: the build record is bypassed)."""
     root = write_project(tmp_path / "proj", files)
