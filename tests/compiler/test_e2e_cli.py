@@ -107,6 +107,13 @@ ONLY_WHEN_USED = (
     # stdlib toolsets the project's workers do not use (it uses filesystem_project_ro)
     "llm_do.stdlib.shell.descriptor", "llm_do.stdlib.shell.commands", "llm_do.stdlib.worker_create.descriptor",
     "llm_do.stdlib.worker_create.definition",
+    # did-you-mean hints only for a misspelt name
+    "difflib",
+    # the approval rule grammar, condition checks and rule confinement: only for workers with approval rules
+    "llm_do.compiler.approvals.nodes", "llm_do.compiler.approvals.grammar", "llm_do.compiler.approvals.check",
+    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
+    # the run options (frozen dataclasses, input handling): not for the commands that compile
+    "llm_do.cli.options", "llm_do.cli.inputs",
 )
 """Modules a compile loads only for a project that uses them."""
 
@@ -122,6 +129,9 @@ loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic_ai", "mcp", 
                                                           "jinja2", "lark"}
                 | {m for m in sys.modules if m.startswith("llm_do.runtime")}
                 | {m for m in sys.modules if m in LAZY})
+import tokenize
+if tokenize._compile.cache_info().currsize:  # a builtin's signature read from text: `default_factory=list`
+    loaded.append("tokenize-regex")
 print("RESULT", code, " ".join(loaded))
 """
 
@@ -135,7 +145,10 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     """The compiler loads only what a project uses: no pydantic-ai, MCP client, DBOS, no Jinja for
     instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, no
     rich for diagnostics printed without a terminal, no introspection records without Python and
-    no descriptor of a stdlib toolset no worker lists (a full compile: the build record is bypassed)."""
+    no descriptor of a stdlib toolset no worker lists, no difflib without a misspelt name, no
+    approval rule grammar without approval rules, and no
+    signature of a builtin read from text (`tokenize`'s large regular expression: pydantic reads
+    the signature of every `default_factory`; a full compile: the build record is bypassed)."""
     root = write_project(tmp_path / "proj", files)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "LLM_DO_NO_CACHE": "1"}
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):

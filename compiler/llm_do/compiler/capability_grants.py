@@ -22,11 +22,10 @@ from .flows.grant_labels import (
     python_tool_labels,
 )
 from .flows.labels import NONE, sorted_labels
-from .flows.rule_confinement import conditional_labels
 from .provider_env import model_env
 
 if TYPE_CHECKING:
-    from .stages.resolved import ResolvedProject, ResolvedWorker
+    from .stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
 
 CUSTOM = "custom"
 CALL = "call"
@@ -86,7 +85,7 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
         if tool.kind == "stdlib":
             for c in scoped[tool.group].get(name, ()):
                 labels = capability_labels(project, c, stdlib=True)
-                narrowed = conditional_labels(c, labels, tool.rules, tool.approval, label_policy(project)) if tool.rules else None
+                narrowed = _conditional_labels(project, tool, c, labels) if tool.rules else None
                 add((c, name, "", ""), {"capability": c, "tool": name}, labels, narrowed)
         elif tool.kind == "mcp":
             c = mcp_capability(tool.group, project.mcp_servers[tool.group].server_tool(name))
@@ -111,6 +110,13 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
 
 
 _STDLIB_GRANTS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
+
+
+def _conditional_labels(project: ResolvedProject, tool: ResolvedTool, capability: str, labels: frozenset[str]) -> frozenset[str] | None:
+    """`flows.rule_confinement.conditional_labels`, imported for a tool with conditional rules only."""
+    from .flows.rule_confinement import conditional_labels
+
+    return conditional_labels(capability, labels, tool.rules, tool.approval, label_policy(project))
 
 
 def _stdlib_grants(name: str, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -1,8 +1,10 @@
-"""Did-you-mean hints."""
+"""Did-you-mean hints.
+
+`difflib` is imported by the functions that compare: a project without a misspelt name never needs it.
+"""
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
@@ -13,6 +15,8 @@ _FILE_CUTOFF = 0.8
 
 
 def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    import difflib
+
     matches = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=cutoff)
     if not matches:
         lowered = {c.lower(): c for c in candidates}
@@ -87,6 +91,8 @@ def _part_matches(a: str, b: str) -> bool:
         return True  # proj: project
     if short[0] == long[0] and _is_subsequence(short, long):
         return True  # ro: readonly, fs: filesystem
+    import difflib
+
     return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8  # a typo: filesytem
 
 

@@ -1,6 +1,7 @@
 """The options commands share, declared once: the run options (one frozen `RunOptions`), a run's
-input, `--record`, `--durable`, `--detach-approvals`, `--db`, `--no-import`, and the rules that tie options
-together (`--model` or `--script`, `--strict-script` needs `--script`, ...).
+input, `--record`, `--durable`, `--detach-approvals`, `--db`, and the rules that tie options
+together (`--model` or `--script`, `--strict-script` needs `--script`, ...). The options of the
+commands that compile are in `compile_options`.
 
 Click only: `exec` offers all of this without loading anything of the runs it configures."""
 
@@ -177,27 +178,6 @@ def record_option(command: Command[R]) -> Command[R]:
     """`--record DIR` (`exec`, `run`, `chat`, `batch`): the run's model traffic as a cassette (recording.py)."""
     return click.option("--record", "record", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
                         help="Record the run's model traffic as a cassette in DIR (for `llm-do test`).")(command)
-
-
-def no_import_option(command: Command[R]) -> Command[R]:
-    """`--no-import` (`lint`, `capabilities`, `diff`): the project's Python is read, never run."""
-    return click.option("--no-import", is_flag=True,
-                        help="Read Python with ast instead of importing it, so none of it runs (for untrusted code); "
-                             "schemas are not checked.")(command)
-
-
-def no_cache_option(command: Command[R]) -> Command[R]:
-    """`--no-cache` (every command that compiles): import the project's Python afresh, and take
-    nothing from earlier builds (build records, incremental packs)."""
-    return click.option("--no-cache", is_flag=True,
-                        help="Import the project's Python even when it did not change since a build cached "
-                             "what it defines, and compile every worker afresh (LLM_DO_NO_CACHE=1 does the same).")(command)
-
-
-def quiet_option(command: Command[R]) -> Command[R]:
-    """`-q/--quiet` (`build`, `run`, `test`): the edit-run loop without the same warnings on every call."""
-    return click.option("-q", "--quiet", is_flag=True,
-                        help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
 
 
 def durable_option(command: Command[R]) -> Command[R]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from llm_do.toolkit.model_defaults import empty_list
+
 
 class Attachment(BaseModel):
     """A file sent to the model with the prompt, as binary content.
@@ -68,7 +70,7 @@ class PromptInput(WorkerArgs):
     """The input of a worker that declares no `schema_in_ref`: a text and optional attachments."""
 
     input: str = Field(description="The request for the worker.")
-    attachments: list[str] = Field(default_factory=list, description="Paths of files to attach.")
+    attachments: list[str] = Field(default_factory=empty_list, description="Paths of files to attach.")
 
     def prompt_messages(self) -> list[PromptContent]:
         return [self.input, *(Attachment(path=p) for p in self.attachments)]

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
-from .check import check_condition
 from .effect import overruled_by, unconditional_approval
-from .grammar import RuleSyntaxProblem, parse_rule
-from .nodes import ApprovalRule
-from .params import ToolParams
 
 if TYPE_CHECKING:
     from ..stages.parse import ParsedWorker
+    from .nodes import ApprovalRule
+    from .params import ToolParams
 
 
 class RuledTool(Protocol):
@@ -84,7 +82,13 @@ class RulePlaces:
 
 def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Callable[[ToolT], ToolParams | None],
                 diagnostics: list[Diagnostic], always_asked: Callable[[ToolT], bool] = lambda tool: False) -> None:
-    """`always_asked`: tools no allow rule applies to (A010 where a rule names one)."""
+    """`always_asked`: tools no allow rule applies to (A010 where a rule names one).
+
+    The rule grammar and the condition checks are imported for a worker with rules only: most
+    workers have none, and their dataclasses and regular expressions cost every compile."""
+    if worker.parsed.front.approvals:
+        from .check import check_condition
+        from .grammar import RuleSyntaxProblem, parse_rule
     places = RulePlaces(worker, source)
     groups = {t.group for t in worker.tools.values()} | {u.group for u in worker.toolsets}
     opaque = [u.group for u in worker.toolsets if u.opaque_approval is not None]

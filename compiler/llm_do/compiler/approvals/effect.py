@@ -9,10 +9,12 @@ tool's default applies only when no rule matches.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.approval import DENY
 
-from .nodes import ApprovalRule
+if TYPE_CHECKING:
+    from .nodes import ApprovalRule
 
 
 def unconditional_approval(rules: Sequence[ApprovalRule], default: str) -> str:

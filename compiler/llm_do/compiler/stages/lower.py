@@ -36,7 +36,6 @@ from llm_do.bundle.version import VERSION
 from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from ..approvals.lower import rule_entry
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
 from ..code.project_index import project_code_index
@@ -161,6 +160,8 @@ def _worker_tool(tool: ResolvedTool) -> WorkerTool:
     entry = WorkerTool(worker=tool.worker, approval=approval) if tool.kind == "worker" \
         else WorkerTool(toolset=tool.toolset, approval=approval)
     if tool.rules:
+        from ..approvals.lower import rule_entry  # here: few projects have conditional rules
+
         entry["rules"] = [rule_entry(r) for r in tool.rules]
         entry["default"] = cast(Approval, tool.default_approval)
     return entry

@@ -16,7 +16,6 @@ from llm_do.stdlib.descriptor import sub_directory
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..approvals.apply import apply_rules
-from ..approvals.params import ToolParams
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean, did_you_mean_file
 from ..syntax.schema_refs import SchemaRef
@@ -30,6 +29,7 @@ from .resolve_toolsets import listed_once, resolve_tools, resolve_toolsets
 from .resolved import PythonScope, PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
 
 if TYPE_CHECKING:
+    from ..approvals.params import ToolParams
     from ..facts.no_python import ProjectFacts
     from ..facts.records import McpFacts, ModuleFact
 
@@ -214,7 +214,10 @@ def _always_asked(tool: ResolvedTool) -> bool:
 
 def _tool_params(project: ResolvedProject, worker: ResolvedWorker, tool: ResolvedTool) -> ToolParams | None:
     """The parameters approval rules may test on this tool (its schema, plus derived fields), and
-    for a stdlib tool which of them are paths and the root they are relative to."""
+    for a stdlib tool which of them are paths and the root they are relative to (called for
+    conditional rules only: `approvals` is imported when a project has them)."""
+    from ..approvals.params import ToolParams
+
     if tool.kind == "stdlib":
         descriptor = STDLIB_TOOLSETS[tool.group].tool(tool.name)
         if descriptor is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..approvals.nodes import ApprovalRule
 from ..diagnostics import Location
 from ..syntax.manifest import ProjectManifest
 from ..syntax.schema_refs import SchemaRef
@@ -19,6 +18,7 @@ from .parse import ParsedWorker
 from .resolve_entry import ResolvedEntryFunction
 
 if TYPE_CHECKING:
+    from ..approvals.nodes import ApprovalRule
     from ..code.fingerprint import CodeIndex
     from ..facts.no_python import ProjectFacts
     from ..facts.records import ClassFact, ModuleFact, ToolFact, ToolsetFact

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from llm_do.toolkit.model_defaults import empty_list
+
 from .front_matter_split import split_front_matter
 from .yaml_positions import YamlProblem, load_yaml
 
@@ -87,18 +89,18 @@ class WorkerFrontMatter(BaseModel):
     schema_in_ref: str | None = Field(default=None, description="`path.py:Class` or `package.module:Class`, a WorkerArgs.")
     schema_out_ref: str | None = Field(default=None, description="A pydantic model the output is validated against.")
     toolsets: list[ToolsetItem] = Field(
-        default_factory=list, description="Stdlib toolsets, Python toolsets and workers this worker may call."
+        default_factory=empty_list, description="Stdlib toolsets, Python toolsets and workers this worker may call."
     )
-    tools: list[str] = Field(default_factory=list, description="Python tools from the TOOLS of python_files.")
+    tools: list[str] = Field(default_factory=empty_list, description="Python tools from the TOOLS of python_files.")
     calls: list[str] = Field(
-        default_factory=list, description="Workers this worker's Python tools call (`ctx.deps.call_worker`): edges of the call graph."
+        default_factory=empty_list, description="Workers this worker's Python tools call (`ctx.deps.call_worker`): edges of the call graph."
     )
-    approvals: list[str] = Field(default_factory=list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
+    approvals: list[str] = Field(default_factory=empty_list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
     recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
     entry: bool = Field(default=False, description="This worker is the entry of a project without project.json and main.worker.")
     attachments: AttachmentPolicy | None = None
     server_side_tools: list[ServerSideTool] = Field(
-        default_factory=list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."
+        default_factory=empty_list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."
     )
 
 

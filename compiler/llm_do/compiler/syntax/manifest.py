@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llm_do.bundle.approval import ApprovalMode
 from llm_do.bundle.flow import Label, PathLabel
+from llm_do.toolkit.model_defaults import empty_dict, empty_list
 
 
 class StrictModel(BaseModel):
@@ -67,10 +68,10 @@ class McpServer(StrictModel):
     never written into the bundle expanded."""
 
     command: str | None = Field(default=None, description="Program of a stdio server, started in the project root.")
-    args: list[str] = Field(default_factory=list, description="Its arguments.")
-    env: dict[str, str] = Field(default_factory=dict, description="Environment variables for it (use `${VAR}` for secrets).")
+    args: list[str] = Field(default_factory=empty_list, description="Its arguments.")
+    env: dict[str, str] = Field(default_factory=empty_dict, description="Environment variables for it (use `${VAR}` for secrets).")
     url: str | None = Field(default=None, description="URL of a streamable HTTP server (SSE when the path ends in `/sse`).")
-    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers (use `${VAR}` for secrets).")
+    headers: dict[str, str] = Field(default_factory=empty_dict, description="HTTP headers (use `${VAR}` for secrets).")
     allowed_tools: list[str] | None = Field(default=None, description="The only tools exposed (default: all the server lists).")
     prefix: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$",
                                description="Exposed tool names become `PREFIX_NAME` (default: as the server names them).")
@@ -79,7 +80,7 @@ class McpServer(StrictModel):
     labels: list[Label] | None = Field(
         default=None, description="The information-flow labels of its tools (default: `untrusted` and `egress`).")
     tool_labels: dict[str, list[Label]] = Field(
-        default_factory=dict, description="Labels of single tools, by the server's name of the tool; they replace `labels`.")
+        default_factory=empty_dict, description="Labels of single tools, by the server's name of the tool; they replace `labels`.")
 
 
 class FlowAcceptance(StrictModel):
@@ -98,8 +99,8 @@ class Flows(StrictModel):
     inputs: Literal["untrusted", "trusted"] = Field(
         default="untrusted", description="What a run is given from outside (input, attachments): untrusted unless said otherwise.")
     paths: dict[str, PathLabel] = Field(
-        default_factory=dict, description="Project folders by label: `private`, `published` (others read it) or `untrusted` (others fill it).")
-    accept: list[FlowAcceptance] = Field(default_factory=list, description="Flows the project means to have.")
+        default_factory=empty_dict, description="Project folders by label: `private`, `published` (others read it) or `untrusted` (others fill it).")
+    accept: list[FlowAcceptance] = Field(default_factory=empty_list, description="Flows the project means to have.")
 
 
 class ProjectManifest(StrictModel):
@@ -108,20 +109,20 @@ class ProjectManifest(StrictModel):
     version: Literal[1] = Field(description="Format version of this file.")
     name: str | None = None
     worker_files: list[str] = Field(
-        default_factory=list, description="Paths or glob patterns of .worker files (`**` is recursive)."
+        default_factory=empty_list, description="Paths or glob patterns of .worker files (`**` is recursive)."
     )
-    python_files: list[str] = Field(default_factory=list, description="Python files with schemas, TOOLS and TOOLSETS.")
+    python_files: list[str] = Field(default_factory=empty_list, description="Python files with schemas, TOOLS and TOOLSETS.")
     entry: Entry | None = None
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     defaults: Defaults = Field(default_factory=Defaults)
-    vars: dict[str, Any] = Field(default_factory=dict, description="Variables every worker's template sees.")
-    suppress: list[str] = Field(default_factory=list, description="Warning codes not to report, e.g. `G003`.")
+    vars: dict[str, Any] = Field(default_factory=empty_dict, description="Variables every worker's template sees.")
+    suppress: list[str] = Field(default_factory=empty_list, description="Warning codes not to report, e.g. `G003`.")
     generated_agents_dir: str | None = Field(
         default=None, description="The .agent era's folder for created agents: the default `path` of the "
         "worker_create and dynamic_agents toolsets (relative to the project root)."
     )
     mcp_servers: dict[str, McpServer] = Field(
-        default_factory=dict, description="MCP servers as toolsets, by the name workers list them under in `toolsets`."
+        default_factory=empty_dict, description="MCP servers as toolsets, by the name workers list them under in `toolsets`."
     )
     flows: Flows = Field(default_factory=Flows, description="Information-flow labels of paths and inputs, and accepted flows.")
 

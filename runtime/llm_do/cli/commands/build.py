@@ -10,8 +10,8 @@ import click
 
 from llm_do.compiler.build_record import build_records, manifest_root
 
+from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
-from ..options import no_cache_option, quiet_option
 from ._compile import as_report, print_diagnostics
 
 if TYPE_CHECKING:

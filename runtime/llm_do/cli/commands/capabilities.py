@@ -9,8 +9,8 @@ import click
 from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
 from llm_do.compiler.report.capabilities import RENDERERS, report
 
+from ..compile_options import no_cache_option, no_import_option
 from ..errors import ExitCode, usage_problem
-from ..options import no_cache_option, no_import_option
 from ..report_output import format_option, print_report
 from ._compile import as_report, print_diagnostics
 

@@ -15,8 +15,8 @@ from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, 
 from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
+from ..compile_options import no_cache_option, no_import_option
 from ..errors import ExitCode, usage_problem
-from ..options import no_cache_option, no_import_option
 from ..report_output import format_option, print_report
 from ._compile import as_report, print_diagnostics
 

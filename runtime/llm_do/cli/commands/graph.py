@@ -11,8 +11,8 @@ from llm_do.bundle import reader
 from llm_do.bundle.errors import BundleRefused
 from llm_do.compiler.report.graph import RENDERERS, bundle_graph
 
+from ..compile_options import no_cache_option
 from ..errors import usage_problem
-from ..options import no_cache_option
 from ..report_output import format_option, print_report
 from ._compile import as_report, compile_or_exit, print_diagnostics
 

@@ -8,8 +8,8 @@ import click
 
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 
+from ..compile_options import no_cache_option, no_import_option
 from ..errors import ExitCode
-from ..options import no_cache_option, no_import_option
 from ..report_output import format_option, print_report
 from ._compile import as_report, compile_or_exit
 

@@ -10,8 +10,8 @@ import click
 from llm_do.compiler.legacy.migrate import cyclic_workers, plan_migration
 from llm_do.compiler.stages.emit import write_atomic
 
+from ..compile_options import no_cache_option
 from ..errors import ExitCode, usage_problem
-from ..options import no_cache_option
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..compile_options import no_cache_option, quiet_option
 from ..errors import CliError, ExitCode
 from ..inputs import InputOptions
-from ..options import RunOptions, input_options, no_cache_option, quiet_option, record_option, run_options
+from ..options import RunOptions, input_options, record_option, run_options
 from ..params import verified_bytes
 from ._compile import as_report, compile_or_exit, print_diagnostics
 from .exec import run_once

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
+from ..compile_options import no_cache_option, quiet_option
 from ..errors import CliError, ExitCode
-from ..options import checked, needs, no_cache_option, quiet_option
+from ..options import checked, needs
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
