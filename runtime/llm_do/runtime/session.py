@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .conversation_store import Thread, changed_bundle_note, read_thread, thread_path, write_thread
+from .conversation_store import Thread, ThreadProblem, changed_bundle_note, read_thread, thread_path, write_thread
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle
@@ -68,8 +68,6 @@ class Conversation:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
             if stored is not None:
                 if stored.worker != self.worker:
-                    from .conversation_store import ThreadProblem
-
                     raise ThreadProblem(f"thread '{thread}' is a conversation with worker '{stored.worker}', "
                                         f"not '{self.worker}'")
                 self.messages = stored.messages
@@ -80,8 +78,6 @@ class Conversation:
                     try:
                         self.taint = from_json(stored.taint)
                     except ValueError as exc:
-                        from .conversation_store import ThreadProblem
-
                         raise ThreadProblem(f"{self._path}: not a usable thread ({exc}); delete it or use another "
                                             "--thread") from None
 
