@@ -38,7 +38,8 @@ effect: it may change something outside the run; `proc.exec` unless every comman
 is one the shell policy runs without asking (`read_only_commands`), `custom:NAME` unless the
 tool's declaration lists only reads (`declares_only_reads`). `private` and `untrusted`, labels a
 Python tool may declare, are reads."""
-CUSTOM = "custom:"
+CUSTOM_PREFIX = "custom:"
+"""The prefix of a Python tool's own capability, `custom:NAME` (`capability_grants.python_tool_capabilities`)."""
 PROVIDER = "provider"
 """`provider:web_search`, `provider:code_execution`, ...: a worker's `server_side_tools`, which the
 model provider runs (no gate applies); computed from the worker node, not stored as grants."""
@@ -72,7 +73,7 @@ def declares_only_reads(tool: str, capabilities: Iterable[str]) -> bool:
     are `custom:TOOL` and a declaration that lists only reads: its `CAPABILITIES` entry is its
     complete declaration (spec/language.md, "Python files"), so such a tool changes nothing and
     its `custom:TOOL` is no side effect. An empty entry says nothing of what the tool does."""
-    own = CUSTOM + tool
+    own = CUSTOM_PREFIX + tool
     found = declared = False
     for capability in capabilities:
         if capability == own:
@@ -272,7 +273,7 @@ class Analysis:
                 if grant.via_kind == "tool":
                     tools.setdefault(grant.via, []).append(grant.capability)
             for tool, capabilities in tools.items():
-                own = CUSTOM + tool
+                own = CUSTOM_PREFIX + tool
                 if own in capabilities:
                     verdicts[own] = verdicts.get(own, True) and declares_only_reads(tool, capabilities)
         return frozenset(c for c, only_reads in verdicts.items() if only_reads)
@@ -281,7 +282,7 @@ class Analysis:
         """`is_side_effect`, with the Python tools that declare only reads left out."""
         if not is_side_effect(capability):
             return False
-        return not capability.startswith(CUSTOM) or capability not in self.read_only_tools
+        return not capability.startswith(CUSTOM_PREFIX) or capability not in self.read_only_tools
 
     def propagating(self) -> list[str]:
         """Every capability that passes from callees to callers, sorted."""
