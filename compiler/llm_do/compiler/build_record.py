@@ -87,20 +87,21 @@ def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, lis
 def recall(records: SignedEntries, root: Path, lock: Path) -> dict[str, Any] | None:
     """The record of the lock's bytes (its `diagnostics` and `workers`) when everything it depends
     on still holds, i.e. when a clean build now would write exactly these bytes; else None."""
+    found = recorded(records, root, lock)
+    if found is None or changed_files(found[1], root, lock) != {}:
+        return None
+    return found[1]
+
+
+def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dict[str, Any]] | None:
+    """The bytes of `lock` and the record kept for them, whether or not it still holds; None when
+    the lock cannot be read or no record was kept for its bytes."""
     try:
         data = read_regular_file(str(lock), limit=None)
-    except (OSError, LlmDoError):
+    except (OSError, LlmDoError, ValueError):
         return None
-    body = recorded(records, root, lock, data)
-    if body is None or changed_files(body, root, lock) != {}:
-        return None
-    return body
-
-
-def recorded(records: SignedEntries, root: Path, lock: Path, data: bytes) -> dict[str, Any] | None:
-    """The record kept for the bytes `data` of `lock`, whether or not it still holds."""
     body = records.read(_material(root, lock, data))
-    return body if isinstance(body, dict) else None
+    return (data, body) if isinstance(body, dict) else None
 
 
 def changed_files(body: dict[str, Any], root: Path, lock: Path) -> dict[str, bytes] | None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, document_json, node_hash, sha256_hex, tagged
 
 from ..build_record import changed_files, recorded, rerecord
-from ..syntax.sources import SourceFile, SourceKind, SourceMap, normalized, read_regular_file
+from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceKind, SourceMap, Unreadable, normalized
 from ..syntax.worker_forms import worker_directory
 from ..user_cache import SignedEntries
 from .packs import SignedPacks, code_material
@@ -64,13 +64,10 @@ class Rebuilt:
 def recall_edits(records: SignedEntries, root: Path, lock: Path, packs: SignedPacks | None) -> Recalled | None:
     """The record of the lock when it still holds (`rebuilt` None), or when only worker bodies
     changed since and `packs` is given (`rebuilt`: the bytes a clean build writes now); else None."""
-    try:
-        data = read_regular_file(str(lock), limit=None)
-    except (OSError, ValueError):
+    found = recorded(records, root, lock)
+    if found is None:
         return None
-    body = recorded(records, root, lock, data)
-    if body is None:
-        return None
+    data, body = found
     changed = changed_files(body, root, lock)
     if changed is None:
         return None
@@ -134,7 +131,6 @@ class _ReadLog(SourceMap):
 def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: dict[str, Any],
              changed: list[str]) -> Rebuilt | None:
     from ..syntax.front_matter_split import split_front_matter
-    from ..syntax.sources import NotText, OutsideRoot, Unreadable
     from ..templates import render_plain
 
     pack = packs.read(_material(root, lock, data))
