@@ -94,9 +94,9 @@ def keep_bodies(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, worke
     files the bodies that need Jinja read (rendered again here, each read noted): a worker file
     one of them includes or reads with `file()` is not a body `recall_edits` may rebuild."""
     from ..templates import TemplateContext, TemplateUnit, render_body, render_plain
-    from .front_matter_cache import _exact
+    from .front_matter_cache import json_exact
 
-    if not _exact(variables):
+    if not json_exact(variables):
         return  # JSON would not give back the vars the bodies were rendered with
     entries: dict[str, list[Any]] = {}
     jinja: list[ParsedWorker] = []

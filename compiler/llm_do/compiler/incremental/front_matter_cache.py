@@ -77,7 +77,7 @@ def _encoded(doc: YamlDocument) -> list[Any] | None:
     JSON would not give back the same values."""
     rows = (doc.positions.values.items(), doc.positions.keys.items(), doc.duplicate_keys)
     tables: list[list[list[Any]]] = [[[list(path), pos.line, pos.column] for path, pos in table] for table in rows]
-    if not _exact(doc.data) or not all(_exact_path(row[0]) for table in tables for row in table):
+    if not json_exact(doc.data) or not all(_exact_path(row[0]) for table in tables for row in table):
         return None
     return [doc.data, *tables]
 
@@ -94,7 +94,7 @@ def _decoded(raw: bytes) -> YamlDocument | None:
     return YamlDocument(data, table, dupes)
 
 
-def _exact(value: Any) -> bool:
+def json_exact(value: Any) -> bool:
     """Whether JSON gives `value` back with the same types: strings as keys, finite numbers."""
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
@@ -102,9 +102,9 @@ def _exact(value: Any) -> bool:
     if kind is float:
         return math.isfinite(value)
     if kind is list:
-        return all(map(_exact, value))
+        return all(map(json_exact, value))
     if kind is dict:
-        return all(type(k) is str and _exact(v) for k, v in value.items())
+        return all(type(k) is str and json_exact(v) for k, v in value.items())
     return False
 
 
