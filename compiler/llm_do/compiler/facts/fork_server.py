@@ -121,8 +121,9 @@ class _Server:
         read ever takes a byte (or a descriptor) of the next message."""
         while True:
             head, fds = self._read(1 + HEADER.size, with_descriptors=True)
-            body = self._read(HEADER.unpack_from(head, 1)[0])[0] if len(head) == 1 + HEADER.size else b""
-            if len(head) < 1 + HEADER.size or len(body) < HEADER.unpack_from(head, 1)[0]:
+            size = HEADER.unpack_from(head, 1)[0] if len(head) == 1 + HEADER.size else -1
+            body = self._read(size)[0] if size >= 0 else b""
+            if size < 0 or len(body) < size:
                 for fd in fds:
                     os.close(fd)
                 self._end()

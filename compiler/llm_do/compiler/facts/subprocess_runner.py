@@ -33,21 +33,19 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     """Import the project's Python in a child process; every failure becomes data, not an exception."""
     timeout = import_timeout() if timeout is None else timeout
     text = request.model_dump_json()
-    forked = fork_client.run_child(text, root, timeout, preload=_names_pydantic_ai(request, root))
-    if forked is not None:
-        stdout, stderr, returncode, timed_out = forked.stdout, forked.stderr, forked.returncode, forked.timed_out
-    else:
-        stdout, stderr, returncode, timed_out = _fresh_child(text, root, timeout)
-    if timed_out:
+    run = fork_client.run_child(text, root, timeout, preload=_names_pydantic_ai(request, root))
+    if run is None:
+        run = _fresh_child(text, root, timeout)
+    if run.timed_out:
         return Facts(
             imported=False,
             failure=PyError(message=f"importing the project's Python took longer than {timeout:g} s"),
             failure_code="Y002",
         )
     try:
-        return Facts.model_validate_json(stdout)
+        return Facts.model_validate_json(run.stdout)
     except ValidationError:
-        tail = (stderr or "").strip().splitlines()[-1:] or [f"exit status {returncode}"]
+        tail = (run.stderr or "").strip().splitlines()[-1:] or [f"exit status {run.returncode}"]
         return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
 
 
@@ -67,8 +65,8 @@ def _names_pydantic_ai(request: Request, root: Path) -> bool:
     return False
 
 
-def _fresh_child(request: str, root: Path, timeout: float) -> tuple[str, str, int | None, bool]:
-    """(stdout, stderr, returncode, timed out) of `python -m llm_do.compiler.facts.child`."""
+def _fresh_child(request: str, root: Path, timeout: float) -> fork_client.ChildRun:
+    """How `python -m llm_do.compiler.facts.child` ended, as a forked child's run reads."""
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "llm_do.compiler.facts.child"],
@@ -82,8 +80,8 @@ def _fresh_child(request: str, root: Path, timeout: float) -> tuple[str, str, in
             env={**os.environ, **fork_client.CHILD_ENVIRONMENT},
         )
     except subprocess.TimeoutExpired:
-        return "", "", None, True
-    return proc.stdout, proc.stderr, proc.returncode, False
+        return fork_client.ChildRun(stdout="", stderr="", returncode=None, timed_out=True)
+    return fork_client.ChildRun(stdout=proc.stdout, stderr=proc.stderr, returncode=proc.returncode)
 
 
 def list_mcp_servers(request: McpRequest, root: Path, timeout: float | None = None) -> McpFacts:
