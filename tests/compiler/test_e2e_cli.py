@@ -162,6 +162,43 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     assert ("G003 warning" in proc.stderr) == (files is WITH_A_WARNING), proc.stderr
 
 
+ONE_WORKER = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"]},
+    "main.worker": worker("model: test\ntoolsets:\n  - filesystem_project_ro", "Answer."),
+}
+"""No entry.args and no worker that calls another: nothing to validate against the run's input models."""
+
+INPUT_AND_YAML_PROBE = """
+import sys
+from llm_do.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print("RESULT", code, " ".join(sorted(m for m in sys.modules if m.split(".")[0] == "yaml" or m == "llm_do.runtime.args")))
+"""
+
+
+def test_lint_loads_the_run_input_models_and_yaml_only_when_it_uses_them(tmp_path: Path) -> None:
+    """`PromptInput` (llm_do.runtime.args) only for entry.args, a call of a prompt worker or a
+    lock's worker node; PyYAML only for front matter the last build did not keep
+    (`incremental.front_matter_cache`): the first lint parses it, the second takes it from the cache."""
+    root = write_project(tmp_path / "proj", ONE_WORKER)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("LLM_DO_NO_CACHE", None)
+    run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
+    loaded = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", INPUT_AND_YAML_PROBE, "lint", str(root)], **run)
+        [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+        code, *modules = line.split()[1:]
+        assert code == "0" and "no problems found" in proc.stderr, proc.stderr
+        loaded.append(modules)
+    first, second = loaded
+    assert "yaml" in first and "llm_do.runtime.args" not in first
+    assert second == []
+
+
 RECORD_PROBE = """
 import sys
 from llm_do.cli.main import main

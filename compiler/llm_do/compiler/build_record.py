@@ -162,7 +162,7 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "llm_do": [VERSION, code_stamp()],
-        "python": [sys.executable, sys.version, _path_stamp()],
+        "python": [sys.executable, sys.version, path_stamp()],
         "environment": path_environment(),
         "root": str(root),
         "lock": str(lock.parent.resolve() / lock.name),
@@ -186,9 +186,9 @@ def code_stamp() -> str:
     return stamp.hexdigest()
 
 
-def _path_stamp() -> list[list[Any]]:
+def path_stamp() -> list[list[Any]]:
     """Each `sys.path` folder with its modification time: a distribution installed, upgraded or
-    removed changes its folder (the packages a lock records, pydantic's schemas). The first, the
+    removed changes its folder (the packages a lock records, pydantic's schemas, PyYAML's parse). The first, the
     script's folder or the current one, is left out: the compiler's own imports do not come from it."""
     out: list[list[Any]] = []
     for entry in sys.path[1:]:

@@ -16,10 +16,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..build_record import path_stamp
 from ..syntax.positions import Pos, PositionTable
-from ..syntax.yaml_positions import YamlDocument, YamlProblem, load_yaml
+from ..syntax.yaml_document import YamlDocument, YamlProblem
 from .packs import SignedPacks, code_material
 
 FORMAT = 1
@@ -30,8 +29,9 @@ class FrontMatterCache:
 
     def __init__(self, packs: SignedPacks, root: Path) -> None:
         self.packs = packs
-        self.material = {"front_matter": FORMAT, **code_material(), "yaml": [yaml.__version__, hasattr(yaml, "CSafeLoader")],
-                         "root": str(root)}
+        # PyYAML's version and loader are in the installed distributions (`path_stamp`): an answer
+        # taken from the pack then loads no parser.
+        self.material = {"front_matter": FORMAT, **code_material(), "distributions": path_stamp(), "root": str(root)}
         kept = packs.read(self.material)
         self.data, self.index = kept if kept is not None else (b"", {})
         self.used: dict[str, bytes] = {}
@@ -46,6 +46,8 @@ class FrontMatterCache:
             self.used[key] = raw
             self.reused += 1
             return doc
+        from ..syntax.yaml_positions import load_yaml  # PyYAML: only for front matter not kept
+
         answer = load_yaml(text, line_offset)
         if isinstance(answer, YamlDocument):
             encoded = _encoded(answer)

@@ -33,7 +33,6 @@ from llm_do.bundle.model import (
 )
 from llm_do.bundle.names import SERVICE_KIND
 from llm_do.bundle.version import VERSION
-from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
@@ -59,6 +58,8 @@ def _hashed(node: Hashed) -> Hashed:
 
 @lru_cache(maxsize=1)
 def _prompt_input_schema() -> SchemaNode:
+    from llm_do.runtime.args import PromptInput  # the run's input models: only a build lowers a prompt worker
+
     return {"ref": None, "module": PromptInput.__module__, "qualname": PromptInput.__qualname__,
             "json_schema": PromptInput.model_json_schema()}
 

@@ -17,7 +17,7 @@ from ..syntax.sources import SourceFile
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
 from ..syntax.worker_forms import default_worker_name, worker_directory
-from ..syntax.yaml_positions import YamlDocument, YamlProblem, load_yaml
+from ..syntax.yaml_document import YamlDocument, YamlProblem
 
 _NAME = re.compile(NAME_PATTERN)
 
@@ -48,9 +48,9 @@ class ParsedWorker:
         return Location(file=self.file, line=1, column=1)
 
 
-def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocument | YamlProblem] = load_yaml,
+def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocument | YamlProblem] | None = None,
                  ) -> tuple[ParsedWorker | None, list[Diagnostic]]:
-    """`yaml_loader`: `load_yaml`, or what answers as it does (`incremental.front_matter_cache`)."""
+    """`yaml_loader`: `load_yaml` (the default), or what answers as it does (`incremental.front_matter_cache`)."""
     file = source.path
     top = Location(file=file, line=1, column=1)
     split = split_front_matter(source.text)
@@ -63,6 +63,10 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
     if isinstance(split, str):
         raise ValueError(f"split_front_matter gave the unknown problem {split!r}")
     front_text, body, body_line = split
+    if yaml_loader is None:
+        from ..syntax.yaml_positions import load_yaml  # PyYAML: only where front matter is parsed
+
+        yaml_loader = load_yaml
     doc = yaml_loader(front_text, 1)
     if isinstance(doc, YamlProblem):
         lines = source.text.split("\n")

@@ -11,7 +11,6 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING
 
-from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.descriptor import sub_directory
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
@@ -230,7 +229,12 @@ def _tool_params(project: ResolvedProject, worker: ResolvedWorker, tool: Resolve
         callee = project.workers.get(tool.worker or "")
         if callee is None:
             return None
-        schema = callee.input_class.json_schema if callee.input_class else PromptInput.model_json_schema()
+        if callee.input_class:
+            schema = callee.input_class.json_schema
+        else:
+            from llm_do.runtime.args import PromptInput  # the run's input models: only for a call of a prompt worker
+
+            schema = PromptInput.model_json_schema()
         return ToolParams(schema=schema or {}, derived={}, normalized=False)
     if tool.kind == "mcp":
         server = project.mcp_servers[tool.group]

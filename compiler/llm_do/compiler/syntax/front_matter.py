@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from llm_do.toolkit.model_defaults import empty_list
 
 from .front_matter_split import split_front_matter
-from .yaml_positions import YamlProblem, load_yaml
+from .yaml_document import YamlProblem
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 
@@ -110,5 +110,7 @@ def has_entry_mark(text: str) -> bool:
     split = split_front_matter(text)
     if isinstance(split, str):
         return False
+    from .yaml_positions import load_yaml  # PyYAML: only for a folder without project.json
+
     doc = load_yaml(split[0], line_offset=1)
     return not isinstance(doc, YamlProblem) and isinstance(doc.data, dict) and doc.data.get("entry") is True

@@ -11,30 +11,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from .limits import MAX_NESTING, MAX_YAML_VALUES
 from .positions import Path, Pos, PositionTable
+from .yaml_document import YamlDocument, YamlProblem
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML_ONLY_BREAKS = re.compile("[\x85\u2028\u2029]")
-
-
-@dataclass
-class YamlProblem:
-    message: str
-    pos: Pos
-    code: str = "P001"
-
-
-@dataclass
-class YamlDocument:
-    data: Any
-    positions: PositionTable
-    duplicate_keys: list[tuple[Path, Pos]] = field(default_factory=list)
 
 
 class _Marks:
@@ -80,9 +66,9 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(str(p) for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        return YamlProblem(f"invalid YAML: {message}", marks.pos(mark) if mark else Pos(1 + line_offset, 1))
+        return YamlProblem(f"invalid YAML: {message}", marks.pos(mark) if mark else Pos(1 + line_offset, 1), "P001")
     except yaml.YAMLError as exc:
-        return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1))
+        return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1), "P001")
     finally:
         loader.dispose()
     return doc

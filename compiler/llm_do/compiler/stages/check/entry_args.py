@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from llm_do.runtime.args import PromptInput
-
 from ...call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
@@ -27,6 +25,8 @@ def check_entry_args(project: ResolvedProject, graph: CallGraph) -> list[Diagnos
         return []
     args = manifest.entry.args
     if entry.input_ref is None:
+        from llm_do.runtime.args import PromptInput  # the run's input models: only for entry.args of a prompt worker
+
         try:
             PromptInput.model_validate(args)
             return []
