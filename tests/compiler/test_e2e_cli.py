@@ -182,13 +182,15 @@ print("RESULT", code, " ".join(sorted(m for m in sys.modules if m.split(".")[0] 
 def test_lint_loads_the_run_input_models_and_yaml_only_when_it_uses_them(tmp_path: Path) -> None:
     """`PromptInput` (llm_do.runtime.args) only for entry.args, a call of a prompt worker or a
     lock's worker node; PyYAML only for front matter the last build did not keep
-    (`incremental.front_matter_cache`): the first lint parses it, the second takes it from the cache."""
+    (`incremental.front_matter_cache`): the first lint parses it, the second (of an edited body, so
+    the first lint's record no longer holds) takes it from the cache."""
     root = write_project(tmp_path / "proj", ONE_WORKER)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("LLM_DO_NO_CACHE", None)
     run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
     loaded = []
-    for _ in range(2):
+    for body in ("Answer.", "Answer briefly."):
+        (root / "main.worker").write_text(worker("model: test\ntoolsets:\n  - filesystem_project_ro", body))
         proc = subprocess.run([sys.executable, "-c", INPUT_AND_YAML_PROBE, "lint", str(root)], **run)
         [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
         code, *modules = line.split()[1:]
@@ -212,18 +214,22 @@ print("RESULT", code, " ".join(heavy))
 """
 
 
-@pytest.mark.parametrize("command", [["build", "--check"], ["build"]])
-def test_an_unchanged_project_is_checked_and_built_without_loading_the_compiler(tmp_path: Path, command: list[str]) -> None:
-    """The build record answers: no pydantic, YAML, Jinja or compiler stage is imported."""
+@pytest.mark.parametrize("command", [["build", "--check"], ["build"], ["lint"]])
+def test_an_unchanged_project_is_checked_built_and_linted_without_loading_the_compiler(tmp_path: Path,
+                                                                                      command: list[str]) -> None:
+    """The build record (the lint record, after a first lint) answers: no pydantic, YAML, Jinja or
+    compiler stage is imported."""
     root = write_project(tmp_path / "proj", PROJECT)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("LLM_DO_NO_CACHE", None)
     run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
-    assert subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], **run).returncode == 0
+    first = "lint" if command == ["lint"] else "build"
+    assert subprocess.run([sys.executable, "-m", "llm_do.cli.main", first, str(root)], **run).returncode == 0
     proc = subprocess.run([sys.executable, "-c", RECORD_PROBE, *command, str(root)], **run)
     [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
     code, *loaded = line.split()[1:]
     assert code == "0", proc.stderr
-    assert "is up to date" in proc.stderr
+    assert ("no problems found" if command == ["lint"] else "is up to date") in proc.stderr
     assert loaded == []
 
 

@@ -60,10 +60,10 @@ def manifest_root(project: Path) -> Path | None:
     return None
 
 
-def tree_before_build(root: Path, lock: Path) -> Listing | None:
-    """The listing to record, taken before the build reads anything; the lock is left out."""
+def tree_before_build(root: Path, lock: Path | None) -> Listing | None:
+    """The listing to record, taken before the build reads anything; the lock (if any) is left out."""
     try:
-        inside = (lock.parent.resolve() / lock.name).relative_to(root).as_posix()
+        inside = (lock.parent.resolve() / lock.name).relative_to(root).as_posix() if lock is not None else None
     except ValueError:
         inside = None
     return list_tree(str(root), leave_out=inside)
@@ -73,15 +73,24 @@ def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, lis
            files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int) -> None:
     """Keep what the build of `root` that gave `bundle` (for `lock`) depended on. `files`: every
     file it read, by its source hash. Nothing is kept when a file no longer holds what the build read."""
-    stamped = {}
-    for rel, digest in files.items():
-        try:
-            stamped[rel] = [digest, _stamp(os.path.join(root, rel), digest, time.time_ns())]
-        except (OSError, LlmDoError, ValueError):
-            return
+    stamped = stamped_files(root, files)
+    if stamped is None:
+        return
     body = {"tree": listing, "files": stamped, "import_checks": import_checks, "diagnostics": diagnostics,
             "workers": workers}
     records.write(_material(root, lock, bundle), body)
+
+
+def stamped_files(root: Path, files: dict[str, str]) -> dict[str, list[Any]] | None:
+    """Each file by `[its source hash, its stamp]` (`_stamp`); None when one no longer holds what was read."""
+    stamped = {}
+    now = time.time_ns()
+    for rel, digest in files.items():
+        try:
+            stamped[rel] = [digest, _stamp(os.path.join(root, rel), digest, now)]
+        except (OSError, LlmDoError, ValueError):
+            return None
+    return stamped
 
 
 def recall(records: SignedEntries, root: Path, lock: Path) -> dict[str, Any] | None:
@@ -104,10 +113,11 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
     return (data, body) if isinstance(body, dict) else None
 
 
-def changed_files(body: dict[str, Any], root: Path, lock: Path) -> dict[str, bytes] | None:
+def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[str, bytes] | None:
     """The files of the record `body` that no longer hold what the build read, with their bytes
     now; None when something else it depends on changed (the tree's listing, what an import
-    finds, a file that cannot be read), or the record does not decode."""
+    finds, a file that cannot be read), or the record does not decode. `lock`: the lock the tree's
+    listing leaves out (None for a lint, which writes none)."""
     files, import_checks = body.get("files"), body.get("import_checks")
     if not isinstance(files, dict) or not isinstance(import_checks, list):
         return None
@@ -159,14 +169,18 @@ def _stat(st: os.stat_result) -> list[int]:
 
 
 def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
+    return {**compiler_material(root), "lock": str(lock.parent.resolve() / lock.name), "bundle": sha256_hex(bundle)}
+
+
+def compiler_material(root: Path) -> dict[str, Any]:
+    """What a compile of the project at `root` depends on besides its files: llm-do's code, the
+    interpreter and what shapes `sys.path`."""
     return {
         "format": FORMAT,
         "llm_do": [VERSION, code_stamp()],
         "python": [sys.executable, sys.version, path_stamp()],
         "environment": path_environment(),
         "root": str(root),
-        "lock": str(lock.parent.resolve() / lock.name),
-        "bundle": sha256_hex(bundle),
     }
 
 

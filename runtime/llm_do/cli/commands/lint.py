@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from llm_do.compiler.build_record import manifest_root, tree_before_build
+from llm_do.compiler.lint_record import keep_lint, lint_records, recall_lint
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 
 from ..compile_options import no_cache_option, no_import_option
@@ -26,13 +28,27 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
     Linting imports the project's Python (in a subprocess) to read its schemas and tools, which
     runs that code; use --no-import on code you do not trust.
     """
-    reports: list[ProjectDiagnostics] = []
-    for project in projects or (Path("."),):
-        result = compile_or_exit(project, import_python=not no_import, emit_bundle=False, cache=not no_cache)
-        reports.append(as_report(project.as_posix(), result))
+    reports = [_linted(project, import_python=not no_import, cache=not no_cache) for project in projects or (Path("."),)]
     if fmt == "text" and not any(r.diagnostics for r in reports):
         click.echo("no problems found", err=True)  # and rich is not imported: there is nothing to style
     else:
         print_report(RENDERERS, fmt, reports, err=fmt == "text")  # text on stderr, as ruff prints it
     c = counts(reports)
     return ExitCode.FAILED if c["error"] or (strict and c["warning"]) else ExitCode.OK
+
+
+def _linted(project: Path, *, import_python: bool, cache: bool) -> ProjectDiagnostics:
+    """The project's diagnostics: what its lint record (`llm_do.compiler.lint_record`) says when
+    nothing it depends on changed since, else a compile's, recorded for the next lint."""
+    records = lint_records() if cache else None
+    root = manifest_root(project) if records is not None else None
+    listing = None
+    if records is not None and root is not None:
+        recalled = recall_lint(records, root, import_python=import_python)
+        if recalled is not None:
+            return ProjectDiagnostics(project.as_posix(), root, recalled)
+        listing = tree_before_build(root, None)
+    result = compile_or_exit(project, import_python=import_python, emit_bundle=False, cache=cache)
+    if records is not None and root is not None and listing is not None:
+        keep_lint(records, root, listing, result, import_python=import_python)
+    return as_report(project.as_posix(), result)

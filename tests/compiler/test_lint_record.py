@@ -1,0 +1,131 @@
+"""Lint records: `llm-do lint` of a project that did not change since its last lint compiles
+nothing and reports exactly what a compile reports, in every format; any changed input, a lint
+with errors, `--no-import` against an importing lint, a forged record and `--no-cache` all go
+through a real compile."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llm_do.compiler import pipeline
+from tests.support.cli import run_cli, worker, write_project
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+PROJECT = {
+    "project.json": {"version": 1, "worker_files": ["workers/*.worker"], "entry": {"worker": "main"},
+                     "vars": {"tone": "dry"}},
+    "workers/main.worker": worker("model: test\ntoolsets: [helper]", "Be {{ tone }}.\n"),
+    "workers/helper.worker": worker("description: Helps", "Help."),
+    "workers/orphan.worker": worker("model: test", "Nobody calls me."),
+}
+
+
+@pytest.fixture
+def records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "llm-do" / "lints"
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The projects compiled from now on (the compiler still runs)."""
+    seen: list[Path] = []
+    real = pipeline.compile_project
+
+    def counted(path: Path, **kwargs):
+        seen.append(path)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(pipeline, "compile_project", counted)
+    return seen
+
+
+@pytest.fixture
+def project(tmp_path: Path, records: Path) -> Path:
+    return write_project(tmp_path / "proj", PROJECT)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_second_lint_of_an_unchanged_project_compiles_nothing_and_says_the_same(
+        project: Path, compiles: list[Path], fmt: str) -> None:
+    first = run_cli("lint", project, "--format", fmt)
+    second = run_cli("lint", project, "--format", fmt)
+    uncached = run_cli("lint", project, "--format", fmt, "--no-cache")
+    assert len(compiles) == 2  # the first lint and the one with --no-cache
+    assert "G003" in first.stdout + first.stderr  # the orphan: a warning, so the lint is recorded
+    assert (second.exit_code, second.stdout, second.stderr) == (first.exit_code, first.stdout, first.stderr)
+    assert (uncached.exit_code, uncached.stdout, uncached.stderr) == (first.exit_code, first.stdout, first.stderr)
+
+
+def test_strict_exits_on_the_recorded_warnings_too(project: Path, compiles: list[Path]) -> None:
+    assert run_cli("lint", project).exit_code == 0
+    assert run_cli("lint", project, "--strict").exit_code == 1
+    assert len(compiles) == 1
+
+
+def test_an_edit_an_added_file_and_a_changed_template_variable_are_linted_again(
+        project: Path, compiles: list[Path]) -> None:
+    run_cli("lint", project)
+    (project / "workers" / "orphan.worker").write_text(worker("model: nope:nothing", "Nobody calls me."))
+    edited = run_cli("lint", project)
+    assert "M001" in edited.stderr and len(compiles) == 2
+    (project / "workers" / "orphan.worker").write_text(worker("model: test", "Nobody calls me."))
+    run_cli("lint", project)
+    assert len(compiles) == 2  # the text the first lint read again: its record holds (the erring lint kept none)
+    (project / "workers" / "extra.worker").write_text(worker("model: test", "Me too."))
+    added = run_cli("lint", project)
+    assert "worker 'extra' is not reachable" in added.stderr and len(compiles) == 3
+    (project / "project.json").write_text((project / "project.json").read_text().replace('"dry"', '"warm"'))
+    run_cli("lint", project)
+    assert len(compiles) == 4
+    assert run_cli("lint", project).stderr == run_cli("lint", project, "--no-cache").stderr
+    assert len(compiles) == 5
+
+
+def test_a_lint_with_errors_is_not_recorded(project: Path, compiles: list[Path]) -> None:
+    (project / "workers" / "main.worker").write_text(worker("model: test\ntoolsets: [nobody]", "Hi."))
+    first, second = run_cli("lint", project), run_cli("lint", project)
+    assert first.exit_code == second.exit_code == 1
+    assert first.stderr == second.stderr
+    assert len(compiles) == 2
+
+
+def test_importing_and_not_importing_lints_have_their_own_records(tmp_path: Path, records: Path,
+                                                                  compiles: list[Path]) -> None:
+    root = shutil.copytree(EXAMPLES / "python_tools", tmp_path / "python_tools")
+    imported = run_cli("lint", root, "--format", "json")
+    read = run_cli("lint", root, "--format", "json", "--no-import")
+    assert "Y006" in read.stdout and "Y006" not in imported.stdout
+    assert run_cli("lint", root, "--format", "json").stdout == imported.stdout
+    assert run_cli("lint", root, "--format", "json", "--no-import").stdout == read.stdout
+    assert len(compiles) == 2
+    tools = next(p for p in root.rglob("*.py") if "def " in p.read_text())
+    tools.write_text(tools.read_text() + "\n\ndef added_later() -> None:\n    pass\n")
+    run_cli("lint", root, "--format", "json")
+    assert len(compiles) == 3  # the Python changed: what an import finds is asked again
+
+
+def test_a_forged_or_damaged_record_changes_nothing(project: Path, records: Path, compiles: list[Path]) -> None:
+    first = run_cli("lint", project)
+    entries = [p for p in records.rglob("*.json")]
+    assert len(entries) == 1
+    text = entries[0].read_text()
+    entries[0].write_text(text.replace("is not reachable", "is fine"))  # the signature no longer matches
+    forged = run_cli("lint", project)
+    assert forged.stderr == first.stderr and len(compiles) == 2
+    entries[0].write_text("{not json")
+    damaged = run_cli("lint", project)
+    assert damaged.stderr == first.stderr and len(compiles) == 3
+
+
+def test_no_cache_and_the_environment_variable_neither_read_nor_write_records(
+        project: Path, records: Path, compiles: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    run_cli("lint", project, "--no-cache")
+    monkeypatch.setenv("LLM_DO_NO_CACHE", "1")
+    run_cli("lint", project)
+    assert not records.exists()
+    assert len(compiles) == 2
