@@ -114,7 +114,7 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
     """Edit `root` `steps` times (each kind of `kinds` at least once, in a seeded order); after each
     edit compare what a record says, what an incremental build gives and what `build` writes (and
     the diagnostics its record keeps) with a clean build. The kinds of edit recalled, and those
-    `build` wrote from the last lock (`body_edits`)."""
+    `build` wrote from the last lock (`local_edits`)."""
     rng = random.Random(seed)
     plan = [*kinds, "PYTHONPATH", "earlier state"]
     rng.shuffle(plan)
@@ -201,7 +201,7 @@ def test_every_kind_of_edit_on_a_project_with_python(tmp_path: Path, monkeypatch
     root = write_project(tmp_path / "proj", PROJECT)
     recalled, rebuilt = _walk(root, monkeypatch, seed, steps=14, kinds=list(EDITS))
     assert "same bytes written again" in recalled, "the record was never used: the walk tested nothing of it"
-    assert rebuilt, "no build was written from the last lock: the walk tested nothing of `body_edits`"
+    assert rebuilt, "no build was written from the last lock: the walk tested nothing of `local_edits`"
 
 
 @pytest.mark.process

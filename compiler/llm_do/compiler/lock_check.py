@@ -17,7 +17,7 @@ from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_ha
 
 from .build_record import build_records, record, tree_before_build
 from .collection_pause import collection_paused
-from .incremental.body_edits import keep_bodies
+from .incremental.local_edits import keep_bodies
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
 from .stages.load import find_project

@@ -79,8 +79,8 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
     project writes now; if so, what the build would have said is said, and nothing is compiled.
     A `build` after edits to worker bodies alone writes the lock from the last one
-    (`llm_do.compiler.incremental.body_edits`) and says so."""
-    from llm_do.compiler.incremental.body_edits import keep_rebuilt, recall_edits
+    (`llm_do.compiler.incremental.local_edits`) and says so."""
+    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits
     from llm_do.compiler.incremental.packs import user_packs
 
     records = build_records()
