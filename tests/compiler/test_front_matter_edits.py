@@ -155,4 +155,4 @@ def test_a_forged_pack_changes_nothing(tmp_path: Path, monkeypatch: pytest.Monke
 def _plain_structure(root: Path) -> str:
     parsed, found = parse_worker(SourceMap(root).read("workers/plain.worker", "worker"))
     assert parsed is not None and not found
-    return structure_hash(parsed.front)
+    return structure_hash(parsed.data)

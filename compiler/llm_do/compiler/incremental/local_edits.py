@@ -113,7 +113,7 @@ def keep_bodies(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, worke
         if not plain:
             jinja.append(parsed)
         head = source.text[: len(source.text) - len(parsed.body)]
-        entries[parsed.file] = [parsed.name, _text_hash(head), plain, structure_hash(parsed.front)]
+        entries[parsed.file] = [parsed.name, _text_hash(head), plain, structure_hash(parsed.data)]
     log = _ReadLog(root)
     ctx = TemplateContext(log, variables)
     for parsed in jinja:
@@ -173,7 +173,7 @@ def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: di
             if defaults is None:
                 defaults = _model_defaults(data)
             if defaults is None or json.dumps(rel, ensure_ascii=False)[1:-1] in said \
-                    or not _with_front_matter(node[2], source, entry, *defaults):
+                    or not _with_front_matter(node[2], rel, split[0], entry, *defaults):
                 return None  # a diagnostic names the file (its positions may have moved), or not a local edit
             entry[1] = head
         if not _with_instructions(node[2], rel, instructions):
@@ -183,21 +183,18 @@ def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: di
     return Rebuilt(_sealed(data, spans), hashes, _pack_bytes(whole) if defaults is not None else pack[0])
 
 
-def _with_front_matter(node: dict[str, Any], source: SourceFile, entry: list[Any], default_model: str | None,
+def _with_front_matter(node: dict[str, Any], rel: str, front_text: str, entry: list[Any], default_model: str | None,
                        registered: set[str]) -> bool:
     """Whether the worker's front matter parses with no problem, differs from the one of the pack's
     `entry` in `front_matter_edits.LOCAL_KEYS` alone, and passes the model checks with none; if
     so, the node has them as lower sets them."""
-    from ..stages.check.models import worker_model_problems
-    from ..stages.parse import parse_worker
-    from .front_matter_edits import structure_hash, with_local_keys
+    from ..worker_models import worker_model_problems
+    from .front_matter_edits import local_keys, with_local_keys
 
-    parsed, found = parse_worker(source)
-    if parsed is None or found or parsed.name != entry[0] or structure_hash(parsed.front) != entry[3]:
+    keys = local_keys(rel, front_text, entry[3])
+    if keys is None or worker_model_problems(entry[0], keys.model, keys.compatible_models, keys.at, default_model, registered):
         return False
-    if worker_model_problems(parsed, default_model, registered):
-        return False
-    return with_local_keys(node, parsed.front, default_model)
+    return with_local_keys(node, keys, default_model)
 
 
 def _model_defaults(data: bytes) -> tuple[str | None, set[str]] | None:
