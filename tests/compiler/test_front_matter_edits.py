@@ -28,7 +28,7 @@ LOCK = "bundle.lock"
 PROJECT = {
     "project.json": {"version": 1, "worker_files": ["workers/*.worker"], "entry": {"worker": "main"},
                      "defaults": {"model": "openai:gpt-4o"}},
-    "workers/main.worker": worker("model: test\ntoolsets: [plain, other, filesystem_project_ro]", "Main."),
+    "workers/main.worker": worker("model: test\ntoolsets: [plain, other, filesystem_project_ro]\napprovals: []", "Main."),
     "workers/plain.worker": worker("description: Plain\nmodel: anthropic:claude-sonnet-4-5\nmodel_settings: {temperature: 0.2}",
                                    "Task."),
     "workers/other.worker": worker("description: Other\ncompatible_models: ['openai:*']", "Other."),
@@ -106,6 +106,9 @@ COMPILED = {
     "a toolset added": ("workers/plain.worker", r"description: Plain", "description: Plain\ntoolsets: [shell_readonly]"),
     "a recursive worker": ("workers/plain.worker", r"description: Plain", "description: Plain\nrecursive: true"),
     "a key written that was left out": ("workers/other.worker", r"description: Other", "description: Other\ntools: []"),
+    "a description that is a number": ("workers/plain.worker", r"description: Plain", "description: 12"),
+    "model_settings with a number as a key": ("workers/plain.worker", r"model_settings: .*", "model_settings: {1: 2}"),
+    "other keys in another order": ("workers/main.worker", r"toolsets: (.*)\napprovals: \[\]", r"approvals: []\ntoolsets: \1"),
     "a file a diagnostic is about": ("workers/lonely.worker", r"description: Unreachable", "description: Still unreachable"),
 }
 
