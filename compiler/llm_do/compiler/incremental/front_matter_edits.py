@@ -28,7 +28,7 @@ from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..provider_env import front_models, grant_key, model_grants
 from ..syntax.positions import PositionTable
 from ..syntax.value_checks import first_unfit
-from ..syntax.yaml_positions import YamlProblem, load_yaml
+from ..syntax.yaml_document import YamlProblem
 from .front_matter_cache import json_exact
 
 LOCAL_KEYS = ("description", "model", "compatible_models", "model_settings")
@@ -59,6 +59,8 @@ def structure_hash(data: dict[str, Any]) -> str:
 def local_keys(file: str, front_text: str, structure: str) -> LocalKeys | None:
     """The local keys of the front matter `front_text` of the worker file `file`, when it parses
     as the parse stage parses it with no problem and its other keys hash to `structure`; else None."""
+    from ..syntax.yaml_positions import load_yaml  # PyYAML: not for `structure_hash` after a build that parsed none
+
     if file.endswith(LEGACY_WORKER_SUFFIX):
         return None
     doc = load_yaml(front_text, 1)
