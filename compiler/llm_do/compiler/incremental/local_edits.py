@@ -6,8 +6,8 @@ instructions alone, and the front matter keys `description`, `model`, `compatibl
 So when the only files that changed since a recorded build (`build_record`: the same tree, the
 same answers of imports, every other file the same) are workers whose old and new bodies both
 render without Jinja (`templates.render_plain`: no include, no file read, no problem to report),
-and whose text up to the body is the same or parses (`stages.parse.parse_worker`) with no problem
-to the same front matter but for those keys, and passes the model checks with none, a clean build
+and whose text up to the body is the same or front matter that parses as the parse stage parses
+it with no problem, is the same but for those keys, and passes the model checks with none, a clean build
 writes the lock of the build before with three things changed: each such worker's node (its
 `instructions`, its local keys and model grants, and `hash`), the file's source hash, and the
 digest. The diagnostics are the record's, when none of them is about an edited file (or, for a
@@ -49,7 +49,7 @@ _SECTION_CLOSE = b"\n  }"
 @dataclass
 class Recalled:
     """What a build record says of the lock: `record`, the earlier build's (its `diagnostics`,
-    `workers`), and, when worker bodies were edited since, `rebuilt`."""
+    `workers`), and, when workers were edited since, `rebuilt`."""
 
     record: dict[str, Any]
     rebuilt: Rebuilt | None = None
@@ -66,8 +66,9 @@ class Rebuilt:
 
 
 def recall_edits(records: SignedEntries, root: Path, lock: Path, packs: SignedPacks | None) -> Recalled | None:
-    """The record of the lock when it still holds (`rebuilt` None), or when only worker bodies
-    changed since and `packs` is given (`rebuilt`: the bytes a clean build writes now); else None."""
+    """The record of the lock when it still holds (`rebuilt` None), or when only workers' bodies
+    and local front matter keys changed since and `packs` is given (`rebuilt`: the bytes a clean
+    build writes now); else None."""
     found = recorded(records, root, lock)
     if found is None:
         return None
@@ -85,18 +86,18 @@ def recall_edits(records: SignedEntries, root: Path, lock: Path, packs: SignedPa
 
 def keep_rebuilt(records: SignedEntries, packs: SignedPacks, root: Path, lock: Path, recalled: Recalled) -> None:
     """Record the rebuilt lock as a build's (`build_record.rerecord`), so the next build or check
-    of the unchanged project compiles nothing and the next body edit is rebuilt the same way."""
+    of the unchanged project compiles nothing and the next worker edit is rebuilt the same way."""
     rebuilt = recalled.rebuilt
     assert rebuilt is not None
     rerecord(records, root, lock, rebuilt.bundle, recalled.record, rebuilt.changed)
     packs.write(_material(root, lock, rebuilt.bundle), rebuilt.kept, {})
 
 
-def keep_bodies(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, workers: Iterable[ParsedWorker],
+def keep_workers(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, workers: Iterable[ParsedWorker],
                 sources: Mapping[str, SourceFile], variables: dict[str, Any]) -> None:
     """After a clean build that wrote `bundle`: what `recall_edits` needs of its workers, and the
     files the bodies that need Jinja read (rendered again here, each read noted): a worker file
-    one of them includes or reads with `file()` is not a body `recall_edits` may rebuild."""
+    one of them includes or reads with `file()` is not a worker `recall_edits` may rebuild."""
     from ..templates import TemplateContext, TemplateUnit, render_body, render_plain
     from .front_matter_cache import json_exact
     from .front_matter_edits import structure_hash
