@@ -1,6 +1,6 @@
 """A `build` after edits to worker bodies alone writes the lock of the recorded build with the
-edited nodes, source hashes and digest taken again (`incremental.body_edits`): exactly a clean
-build's bytes, with a clean build's diagnostics; every edit it cannot answer for (front matter, a
+edited nodes, source hashes and digest taken again (`incremental.local_edits`): exactly a clean
+build's bytes, with a clean build's diagnostics; every edit it cannot answer for (a toolset in the front matter, a
 body that needs Jinja or that a template reads, a file a diagnostic is about, any other file) and
 any pack it cannot trust means a compile, as without a cache."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from llm_do.compiler import pipeline
 from llm_do.compiler.build_record import build_records, recall
-from llm_do.compiler.incremental import body_edits
+from llm_do.compiler.incremental import local_edits
 from llm_do.compiler.incremental import packs as packs_module
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
@@ -87,7 +87,7 @@ def test_body_edits_are_written_from_the_last_lock(tmp_path: Path, monkeypatch: 
 
 
 EDITS = {
-    "front matter": ("workers/plain.worker", lambda text: text.replace("description: Plain", "description: Other")),
+    "a toolset in the front matter": ("workers/plain.worker", lambda text: text.replace("[shell_readonly]", "[shell_readonly, filesystem_project_ro]")),
     "a body that now needs Jinja": ("workers/plain.worker", lambda text: text + '{% include "rules.j2" %}\n'),
     "a body that needed Jinja": ("workers/templated.worker", lambda text: text + "Plain words.\n"),
     "a body a template reads": ("workers/read.worker", lambda text: text + "Also read.\n"),
@@ -177,6 +177,6 @@ def test_the_lock_keeps_a_nodes_text_as_a_clean_build_writes_it(tmp_path: Path, 
     doc = json.loads(data)
     for section in ("workers", "sources", "toolsets"):
         for key, value in doc[section].items():
-            found = body_edits._member(data, section, key)
+            found = local_edits._member(data, section, key)
             assert found is not None and found[2] == value
-            assert data[found[0]:found[1]] == body_edits._node_text(value)
+            assert data[found[0]:found[1]] == local_edits._node_text(value)

@@ -32,8 +32,8 @@ PROJECT = {
     "workers/main.worker": worker("model: test\ntoolsets: [triage, helper]\ntools: [shout]",
                                   'Be {{ tone }}.\n{% include "rules.j2" %}'),
     "workers/triage.worker": worker("description: Triage a ticket\nschema_in_ref: schemas.py:Ticket", "Triage."),
-    "workers/helper.worker": worker("description: Helps", "Help."),
-    "workers/spare.worker": worker("model: test", "Spare."),
+    "workers/helper.worker": worker("description: Helps\ncompatible_models: ['openai:*']", "Help."),
+    "workers/spare.worker": worker("model: test\nmodel_settings: {temperature: 0.5}", "Spare."),
     "templates/rules.j2": "Rule one.\n",
     "schemas.py": ("from pydantic import Field\n\nfrom llm_do.runtime import WorkerArgs\n\n\nclass Ticket(WorkerArgs):\n"
                    '    title: str = Field(description="The title")\n\n'
@@ -72,6 +72,33 @@ def _random_worker_body_with_vars(root: Path, rng: random.Random) -> None:
         path.write_text(path.read_text().rstrip("\n") + f"\nBe {{{{ tone }}}} {rng.randrange(3)}.\n")
 
 
+def _local_front_matter(root: Path, rng: random.Random) -> None:
+    """One of the front matter edits `build` writes from the last lock (`local_edits`), with a body edit beside it."""
+    EDITS[rng.choice(LOCAL)](root, rng)
+    _random_worker_body(root, rng)
+
+
+def _toggle_toolset(root: Path, rng: random.Random) -> None:
+    """Give triage a toolset, or take it away: an edit of the front matter that changes what the worker can do."""
+    path = root / "workers" / "triage.worker"
+    text = path.read_text()
+    if "\ntoolsets:" in text:
+        path.write_text(re.sub(r"\ntoolsets: [^\n]*", "", text, count=1))
+    else:
+        name = rng.choice(["shell_readonly", "filesystem_project_ro"])
+        path.write_text(text.replace("\ndescription:", f"\ntoolsets: [{name}]\ndescription:", 1))
+
+
+def _toggle_schema_ref(root: Path, rng: random.Random) -> None:
+    """Take triage's input schema away, or give it back."""
+    path = root / "workers" / "triage.worker"
+    text = path.read_text()
+    if "\nschema_in_ref:" in text:
+        path.write_text(re.sub(r"\nschema_in_ref: [^\n]*", "", text, count=1))
+    else:
+        path.write_text(text.replace("\ndescription:", "\nschema_in_ref: schemas.py:Ticket\ndescription:", 1))
+
+
 def _add_worker(root: Path, rng: random.Random) -> None:
     folder = root / "workers" if (root / "workers").is_dir() else root
     write_project(folder, {f"added{rng.randrange(2)}.worker": worker("model: test", "Added.")})
@@ -98,6 +125,16 @@ EDITS: dict[str, Callable[[Path, random.Random], None]] = {
     "worker": _random_worker_body,
     "worker body with vars": _random_worker_body_with_vars,
     "worker front matter": _substitute("workers/triage.worker", r"description: [^\n]*", "description: Triage {n}"),
+    "front matter: description with YAML quoting": _substitute(
+        "workers/helper.worker", r"description: [^\n]*", "description: 'Helps: \"{n}\" # not a comment, ünïcode'"),
+    "front matter: model switched": _substitute("workers/spare.worker", r"model: [^\n]*", "model: openai:gpt-4o-{n}"),
+    "front matter: model_settings changed": _substitute("workers/spare.worker", r"model_settings: [^\n]*",
+                                                        "model_settings: {{temperature: 0.{n}, max_tokens: 9}}"),
+    "front matter: compatible_models pattern": _substitute("workers/helper.worker", r"compatible_models: [^\n]*",
+                                                           "compatible_models: ['anthropic:{n}*', 'openai:*']"),
+    "front matter and bodies": _local_front_matter,
+    "front matter: a toolset": _toggle_toolset,
+    "front matter: a schema ref": _toggle_schema_ref,
     "template include": _append("templates/rules.j2", "Rule "),
     "schema module": _substitute("schemas.py", r'description="[^"]*"', 'description="The title {n}"'),
     "tool module": _substitute("tools.py", r'"""[^"]*"""', '"""Shout it {n}."""'),
@@ -108,13 +145,16 @@ EDITS: dict[str, Callable[[Path, random.Random], None]] = {
     "same bytes written again": _touch_everything,
 }
 """The PYTHONPATH change and the return to an earlier state are made in the loop."""
+LOCAL = ["worker front matter", "front matter: description with YAML quoting", "front matter: model switched",
+         "front matter: model_settings changed", "front matter: compatible_models pattern"]
+"""The front matter edits local to a worker (`local_edits`)."""
 
 
 def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, kinds: list[str]) -> tuple[set[str], set[str]]:
     """Edit `root` `steps` times (each kind of `kinds` at least once, in a seeded order); after each
     edit compare what a record says, what an incremental build gives and what `build` writes (and
     the diagnostics its record keeps) with a clean build. The kinds of edit recalled, and those
-    `build` wrote from the last lock (`body_edits`)."""
+    `build` wrote from the last lock (`local_edits`)."""
     rng = random.Random(seed)
     plan = [*kinds, "PYTHONPATH", "earlier state"]
     rng.shuffle(plan)
@@ -199,9 +239,10 @@ def test_every_kind_of_edit_on_a_project_with_python(tmp_path: Path, monkeypatch
         monkeypatch.setattr(build_record, "RACY_NS", 0)
     seed = 1
     root = write_project(tmp_path / "proj", PROJECT)
-    recalled, rebuilt = _walk(root, monkeypatch, seed, steps=14, kinds=list(EDITS))
+    recalled, rebuilt = _walk(root, monkeypatch, seed, steps=24, kinds=list(EDITS))
     assert "same bytes written again" in recalled, "the record was never used: the walk tested nothing of it"
-    assert rebuilt, "no build was written from the last lock: the walk tested nothing of `body_edits`"
+    assert {"worker", *LOCAL, "front matter and bodies"} <= rebuilt, \
+        f"these edits were never written from the last lock: {sorted({'worker', *LOCAL, 'front matter and bodies'} - rebuilt)}"
 
 
 @pytest.mark.process

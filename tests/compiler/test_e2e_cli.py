@@ -233,6 +233,23 @@ def test_an_unchanged_project_is_checked_built_and_linted_without_loading_the_co
     assert loaded == []
 
 
+def test_a_worker_edit_is_built_from_the_last_lock_without_pydantic_or_the_compiler(tmp_path: Path) -> None:
+    """After an edit of a worker's description, model and body, `build` writes the lock from the
+    last one (`incremental.local_edits`): YAML reads the edited front matter, emit's atomic
+    write writes it, and no pydantic, Jinja or other compiler stage is imported."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = {"capture_output": True, "text": True, "timeout": 120, "stdin": subprocess.DEVNULL, "env": env}
+    assert subprocess.run([sys.executable, "-m", "llm_do.cli.main", "build", str(root)], **run).returncode == 0
+    (root / "helper.worker").write_text(worker("description: 'Helps: more'\nmodel: openai:gpt-4o", "Help, edited."))
+    proc = subprocess.run([sys.executable, "-c", RECORD_PROBE, "build", str(root)], **run)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    code, *loaded = line.split()[1:]
+    assert code == "0", proc.stderr
+    assert "written" in proc.stderr
+    assert loaded == ["llm_do.compiler.stages", "llm_do.compiler.stages.emit", "yaml"]
+
+
 def test_an_unchanged_project_prints_its_recorded_diagnostics_without_pydantic_or_rich(tmp_path: Path) -> None:
     """What the first build said (a warning here) is said again from the build record, as text
     without a terminal: no pydantic to read it back, no rich to print it."""

@@ -154,7 +154,7 @@ def test_no_cache_reads_and_writes_no_pack(tmp_path: Path, cache: Path, monkeypa
     assert not cache.exists()
     monkeypatch.delenv("LLM_DO_NO_CACHE")
     assert run_cli("build", root).exit_code == 0
-    assert len(_pack_files(cache)) == 3  # front matter, node texts, worker bodies (`body_edits`)
+    assert len(_pack_files(cache)) == 3  # front matter, node texts, worker bodies (`local_edits`)
     _edit(root / "workers" / "w1.worker", "More.")
     for pack in _pack_files(cache):
         pack.write_bytes(pack.read_bytes().replace(b"Task ", b"Evil "))  # a build that read them would see it

@@ -269,17 +269,17 @@ def forgetting_user_modules(base: str) -> Iterator[None]:
 
 
 def body_rebuild_attempts(monkeypatch: Any) -> list[bool]:
-    """Each attempt of `build` to write the lock from the last one (`incremental.body_edits`),
+    """Each attempt of `build` to write the lock from the last one (`incremental.local_edits`),
     in order: whether it could."""
-    from llm_do.compiler.incremental import body_edits
+    from llm_do.compiler.incremental import local_edits
 
     tried: list[bool] = []
-    real = body_edits._rebuilt
+    real = local_edits._rebuilt
 
-    def spy(*args: Any) -> body_edits.Rebuilt | None:
+    def spy(*args: Any) -> local_edits.Rebuilt | None:
         answer = real(*args)
         tried.append(answer is not None)
         return answer
 
-    monkeypatch.setattr(body_edits, "_rebuilt", spy)
+    monkeypatch.setattr(local_edits, "_rebuilt", spy)
     return tried

@@ -22,7 +22,7 @@ from .flows.grant_labels import (
     python_tool_labels,
 )
 from .flows.labels import NONE, sorted_labels
-from .provider_env import model_env
+from .provider_env import front_models, model_grants
 
 if TYPE_CHECKING:
     from .stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
@@ -47,13 +47,7 @@ def mcp_capability(server: str, tool: str) -> str:
 def worker_model(project: ResolvedProject, worker: ResolvedWorker) -> list[str]:
     """The models or patterns the worker may run on: its `model`, its `compatible_models`, or the
     project default."""
-    front = worker.parsed.front
-    if front.model:
-        return [front.model]
-    if front.compatible_models:
-        return list(front.compatible_models)
-    default = project.manifest.defaults.model
-    return [default] if default else []
+    return front_models(worker.parsed.front.model, worker.parsed.front.compatible_models, project.manifest.defaults.model)
 
 
 def worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dict[str, Any]]:
@@ -102,9 +96,8 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
             for c in [OPAQUE, *_declared_toolset(project, use.name)]:
                 labels = opaque_python_labels(project, use.name) if c == OPAQUE else capability_labels(project, c)
                 add((c, "", use.name, ""), {"capability": c, "toolset": use.name}, labels)
-    for model in worker_model(project, worker):
-        for var in model_env(model):
-            add((f"{ENV}:{var}", "", "", model), {"capability": f"{ENV}:{var}", "model": model}, NONE)
+    for key, grant in model_grants(worker_model(project, worker)).items():
+        add(key, grant, NONE)
     # sorted by capability, then tool, toolset, model (an absent key sorts first)
     return [grants[k] for k in sorted(grants)]
 

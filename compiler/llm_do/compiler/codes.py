@@ -74,7 +74,8 @@ RULES: dict[str, Rule] = _rules(
          "are at most 1000 characters; rendered instructions are at most 4 MiB; a template nests blocks at most 20 deep "
          "and an expression at most 40; an approval condition nests `not` and parentheses at most 100 deep. Such inputs are never what a project needs, and the "
          "limits keep a stray or hostile file from stalling or crashing the build.",
-         raised_in=("approvals.grammar", "stages.check.models", "stages.load", "syntax.json_reading", "syntax.sources", "syntax.value_checks", "syntax.yaml_positions", "templates")),
+         raised_in=("approvals.grammar", "stages.load", "syntax.json_reading", "syntax.sources", "syntax.value_checks", "syntax.yaml_positions", "templates",
+                    "worker_models")),
     # --- F: files and paths
     Rule("F001", "file-not-found", "error", "A file the project names does not exist.",
          "Paths in project.json and in references are relative to the project root (the directory "
@@ -313,15 +314,15 @@ RULES: dict[str, Rule] = _rules(
     Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
          "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "
          "`ollama:llama3.2`. `test` names pydantic-ai's TestModel.",
-         raised_in=("stages.check.models",)),
+         raised_in=("stages.check.models", "worker_models")),
     Rule("M002", "model-and-compatible-models", "error", "A worker sets both `model` and `compatible_models`.",
          "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one.",
-         raised_in=("stages.check.models",)),
+         raised_in=("worker_models",)),
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
          "A worker without `model` runs on its caller's model when that matches its patterns, and on the "
          "project default otherwise (and whenever it runs first, as the entry or from the command line), "
          "so the default must match one of its patterns.",
-         raised_in=("stages.check.models",)),
+         raised_in=("worker_models",)),
     # --- A: approvals
     Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
          "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "

@@ -49,3 +49,27 @@ def model_env(model: str | None) -> tuple[str, ...]:
     if provider.startswith("gateway/"):
         return ("PYDANTIC_AI_GATEWAY_API_KEY",)
     return PROVIDER_ENV.get(provider, ())
+
+
+def front_models(model: str | None, compatible_models: list[str] | None, default: str | None) -> list[str]:
+    """`capability_grants.worker_model` from the worker's `model` and `compatible_models` and the project's default."""
+    if model:
+        return [model]
+    if compatible_models:
+        return list(compatible_models)
+    return [default] if default else []
+
+
+def model_grants(models: list[str]) -> dict[tuple[str, str, str, str], dict[str, str]]:
+    """The `env:VAR` grants of a worker that may run on `models` (`capability_grants.worker_model`),
+    by their sort key in `WorkerNode.capabilities` (capability, tool, toolset, model)."""
+    grants: dict[tuple[str, str, str, str], dict[str, str]] = {}
+    for model in models:
+        for var in model_env(model):
+            grants.setdefault((f"env:{var}", "", "", model), {"capability": f"env:{var}", "model": model})
+    return grants
+
+
+def grant_key(grant: dict[str, object]) -> tuple[str, str, str, str]:
+    """Where a grant sorts in `WorkerNode.capabilities`: by capability, tool, toolset, model (absent first)."""
+    return (str(grant["capability"]), str(grant.get("tool", "")), str(grant.get("toolset", "")), str(grant.get("model", "")))

@@ -32,6 +32,9 @@ class ParsedWorker:
     body_line: int
     """1-based line of the file where the body starts."""
     legacy: bool
+    data: dict[str, Any]
+    """The front matter as YAML gave it (its `.agent`-era names upgraded), which `front` was
+    validated from: what a build from the last lock compares an edit with (`incremental.local_edits`)."""
     incomplete: frozenset[str] = frozenset()
     """Front matter keys whose value an error already reported dropped in whole or part (an
     unknown key counts for the absent key it most resembles): what is missing there is not a second
@@ -113,7 +116,7 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
             return None, diagnostics
     incomplete = dropped_keys(data, front) if diagnostics else frozenset()
     worker = ParsedWorker(file=file, name=name, front=front, positions=positions, body=body, body_line=body_line,
-                          legacy=legacy, incomplete=incomplete)
+                          legacy=legacy, data=data, incomplete=incomplete)
     return worker, diagnostics
 
 

@@ -78,9 +78,9 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
     project writes now; if so, what the build would have said is said, and nothing is compiled.
-    A `build` after edits to worker bodies alone writes the lock from the last one
-    (`llm_do.compiler.incremental.body_edits`) and says so."""
-    from llm_do.compiler.incremental.body_edits import keep_rebuilt, recall_edits
+    A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
+    the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""
+    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits
     from llm_do.compiler.incremental.packs import user_packs
 
     records = build_records()
