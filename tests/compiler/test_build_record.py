@@ -197,6 +197,20 @@ def test_a_copy_of_the_project_elsewhere_is_checked_by_a_build(built: Path, tmp_
     assert run_cli("build", copy, "--check").exit_code == 0
 
 
+def test_another_manifest_beside_project_json_is_neither_recalled_nor_recorded(built: Path, compiles: list[Path]) -> None:
+    """Records are kept by the project's root: the lock a build of `alt.json` (fewer workers) writes
+    is not current for `project.json`, and the other way round."""
+    alt = json.loads((built / "project.json").read_text())
+    alt["worker_files"] = ["workers/main.worker", "workers/helper.worker"]
+    (built / "alt.json").write_text(json.dumps(alt))
+    assert run_cli("build", built / "alt.json", "--check").exit_code == 1
+    assert run_cli("build", built / "alt.json").exit_code == 0
+    assert run_cli("build", built, "--check").exit_code == 1
+    assert run_cli("build", built / "project.json").exit_code == 0
+    assert run_cli("build", built, "--check").exit_code == 0
+    assert len(compiles) == 4  # the last check is answered by the record of the build before
+
+
 @pytest.mark.parametrize("bypass", ["option", "variable"])
 def test_no_cache_compiles(built: Path, compiles: list[Path], monkeypatch: pytest.MonkeyPatch, bypass: str) -> None:
     if bypass == "variable":

@@ -137,6 +137,23 @@ def test_other_front_matter_edits_are_compiled(tmp_path: Path, monkeypatch: pyte
         _assert_as_clean(root, monkeypatch)
 
 
+def test_a_key_of_another_type_that_json_writes_alike_is_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   rebuilt: list[bool]) -> None:
+    """`'1': 2` and `1: 2` in a key that is not local are one JSON text but not one front matter
+    (validation rejects a number as a key): the edit is compiled, and its error reported."""
+    project = {**PROJECT, "workers/main.worker": worker("model: test\ntoolsets: [plain, other]\napprovals: []", "Main.")}
+    root = write_project(tmp_path / "proj", project)
+    _edit(root, "workers/plain.worker", r"description: Plain", "description: Plain\nserver_side_tools: [{tool_type: web_search, '1': 2}]")
+    assert run_cli("build", root).exit_code == 0
+    before = (root / LOCK).read_bytes()
+    _edit(root, "workers/plain.worker", r"'1': 2", "1: 2")
+    _edit(root, "workers/plain.worker", r"description: Plain", "description: Plain, edited")
+    result = run_cli("build", root)
+    assert rebuilt == [False]
+    assert _clean(root, monkeypatch)[0] is None
+    assert result.exit_code == 1 and "P006" in result.stderr and (root / LOCK).read_bytes() == before
+
+
 def test_a_forged_pack_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rebuilt: list[bool]) -> None:
     """A pack whose hash of `plain`'s front matter is the one of the front matter after a toolset
     is added (a rebuild from it would leave the toolset out of the lock): the HMAC does not verify."""

@@ -5,6 +5,7 @@ through a real compile."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -128,4 +129,17 @@ def test_no_cache_and_the_environment_variable_neither_read_nor_write_records(
     monkeypatch.setenv("LLM_DO_NO_CACHE", "1")
     run_cli("lint", project)
     assert not records.exists()
+    assert len(compiles) == 2
+
+
+def test_another_manifest_beside_project_json_is_neither_recalled_nor_recorded(
+        project: Path, compiles: list[Path]) -> None:
+    """Records are kept by the project's root: a lint of `alt.json`, which lists fewer workers,
+    says what its compile says, not the record of `project.json`'s lint, and the other way round."""
+    alt = json.loads((project / "project.json").read_text())
+    alt["worker_files"] = ["workers/main.worker", "workers/helper.worker"]
+    (project / "alt.json").write_text(json.dumps(alt))
+    assert "orphan" in run_cli("lint", project).stderr
+    assert "orphan" not in run_cli("lint", project / "alt.json").stderr
+    assert "orphan" in run_cli("lint", project / "project.json").stderr
     assert len(compiles) == 2

@@ -52,12 +52,20 @@ def build_records() -> SignedEntries | None:
 
 def manifest_root(project: Path) -> Path | None:
     """The root of a project given as its project.json or a directory holding one, as the compiler
-    finds it; None for anything else (an implicit project, a wrong path), which the compiler decides."""
-    if project.suffix == ".json" and project.is_file():
+    finds it; None for anything else (an implicit project, another manifest beside project.json, a
+    wrong path), which the compiler decides. Records are kept by root alone: a project given as
+    another manifest is neither recorded (`recorded_manifest`) nor recalled."""
+    if project.name == MANIFEST_NAME and project.is_file():
         return project.parent.resolve()
     if project.is_dir() and (project / MANIFEST_NAME).is_file():
         return project.resolve()
     return None
+
+
+def recorded_manifest(manifest_file: str) -> bool:
+    """Whether a compile whose manifest was `manifest_file` (`LoadedProject.manifest_file`) may be
+    recorded: only project.json's, the one `manifest_root` recalls records for."""
+    return manifest_file == MANIFEST_NAME
 
 
 def tree_before_build(root: Path, lock: Path | None) -> Listing | None:

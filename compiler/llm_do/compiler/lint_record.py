@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .build_record import changed_files, compiler_material, stamped_files
+from .build_record import changed_files, compiler_material, recorded_manifest, stamped_files
 from .tree_listing import Listing
 from .user_cache import SignedEntries, cache_folder
 
@@ -52,8 +52,8 @@ def keep_lint(records: SignedEntries, root: Path, listing: Listing, result: Comp
     """Record the lint `result` of the project at `root` (`listing`: its tree, taken before the lint
     read anything), when a later lint can tell that it still holds."""
     manifest = result.loaded.manifest
-    if (result.loaded.root != root or manifest is None or manifest.mcp_servers or result.import_checks is None
-            or not result.ok):
+    if (result.loaded.root != root or not recorded_manifest(result.loaded.manifest_file) or manifest is None
+            or manifest.mcp_servers or result.import_checks is None or not result.ok):
         return
     sources = result.loaded.sources
     files = {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}

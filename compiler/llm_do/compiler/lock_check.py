@@ -15,7 +15,7 @@ from typing import Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
-from .build_record import build_records, record, tree_before_build
+from .build_record import build_records, record, recorded_manifest, tree_before_build
 from .collection_pause import collection_paused
 from .incremental.local_edits import keep_workers
 from .incremental.packs import user_packs
@@ -78,7 +78,7 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
         result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
     manifest = result.loaded.manifest
     if (records is None or listing is None or result.bundle is None or result.import_checks is None
-            or (manifest is not None and manifest.mcp_servers)):
+            or (manifest is not None and manifest.mcp_servers) or not recorded_manifest(result.loaded.manifest_file)):
         return result
     sources = result.loaded.sources
     files = {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}

@@ -19,7 +19,6 @@ model declares (then validation gives it back as it is); anything else is left t
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +50,10 @@ class LocalKeys:
 
 
 def structure_hash(data: dict[str, Any]) -> str:
-    """A hash of the front matter `data` without `LOCAL_KEYS`: the other keys and values, in their order."""
+    """A hash of the front matter `data` without `LOCAL_KEYS`: the other keys and values, in their
+    order and with their types (`repr`: JSON writes a key `1` as it writes `'1'`, which validation rejects)."""
     rest = {key: value for key, value in data.items() if key not in LOCAL_KEYS}
-    return hashlib.sha256(json.dumps(rest, ensure_ascii=False, default=repr).encode()).hexdigest()
+    return hashlib.sha256(repr(rest).encode()).hexdigest()
 
 
 def local_keys(file: str, front_text: str, structure: str) -> LocalKeys | None:
