@@ -114,6 +114,8 @@ ONLY_WHEN_USED = (
     "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
     # the run options (frozen dataclasses, input handling): not for the commands that compile
     "llm_do.cli.options", "llm_do.cli.inputs",
+    # the code index (`ast` fingerprints and effects of Python tools): only for a project with Python
+    "llm_do.compiler.code.fingerprint", "llm_do.compiler.code.module_code", "llm_do.compiler.code.project_index",
 )
 """Modules a compile loads only for a project that uses them."""
 
