@@ -116,6 +116,8 @@ ONLY_WHEN_USED = (
     "llm_do.cli.options", "llm_do.cli.inputs",
     # the code index (`ast` fingerprints and effects of Python tools): only for a project with Python
     "llm_do.compiler.code.fingerprint", "llm_do.compiler.code.module_code", "llm_do.compiler.code.project_index",
+    # a worker's edits kept and recalled (`incremental.local_edits`): only with the user's cache (LLM_DO_NO_CACHE here)
+    "llm_do.compiler.incremental.local_edits",
 )
 """Modules a compile loads only for a project that uses them."""
 
