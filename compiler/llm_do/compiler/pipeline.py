@@ -23,7 +23,6 @@ from .stages.entry_mark import apply_entry_mark
 from .stages.introspect import collect_refs, entry_function_ref, introspect
 from .stages.load import LoadedProject, load, read_sources
 from .stages.lower import lower, render_instructions
-from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
 from .stages.resolve import resolve
 from .stages.resolved import ResolvedProject, Unknowns
@@ -96,7 +95,11 @@ def compile_project(
                        entry_function=function_ref, cache=facts_cache)
     if facts_cache is not None and not facts_cache.untracked:
         result.import_checks = facts_cache.used_checks
-    mcp_facts = list_servers(loaded, import_python=import_python, listed=listed)
+    mcp_facts = None
+    if loaded.manifest.mcp_servers:
+        from .stages.mcp_servers import list_servers  # a project without MCP servers does not load them
+
+        mcp_facts = list_servers(loaded, import_python=import_python, listed=listed)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)
     result.resolved = resolved

@@ -40,11 +40,11 @@ from ..diagnostics import Diagnostic
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
 from ..syntax.worker_forms import worker_directory
 from ..templates import TemplateContext, TemplateUnit, render_body
-from .mcp_servers import McpServerInfo
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
     from ..facts.records import ClassFact
+    from .mcp_servers import McpServerInfo
 
 Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 
