@@ -123,7 +123,10 @@ ONLY_WHEN_USED = (
 )
 """Modules a compile loads only for a project that uses them."""
 
-COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED!r}\n" + """
+ONLY_FOR_BUILD = ("llm_do.compiler.stages.lower", "llm_do.compiler.stages.emit", "llm_do.compiler.incremental.splice")
+"""Modules that build and write the bundle document: `lint` writes none."""
+
+COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED + ONLY_FOR_BUILD!r}\n" + """
 import sys
 from llm_do.cli.main import main
 try:
@@ -152,7 +155,7 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, no
     rich for diagnostics printed without a terminal, no introspection records without Python and
     no descriptor of a stdlib toolset no worker lists, no difflib without a misspelt name, no
-    approval rule grammar without approval rules, and no
+    approval rule grammar without approval rules, no lowering for `lint`, and no
     signature of a builtin read from text (`tokenize`'s large regular expression: pydantic reads
     the signature of every `default_factory`; a full compile: the build record is bypassed)."""
     root = write_project(tmp_path / "proj", files)
@@ -164,7 +167,7 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
     code, *loaded = line.split()[1:]
     assert code == "0", proc.stderr
-    assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"}, loaded
+    assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"} | set(ONLY_FOR_BUILD if command == "build" else ()), loaded
     assert ("G003 warning" in proc.stderr) == (files is WITH_A_WARNING), proc.stderr
 
 

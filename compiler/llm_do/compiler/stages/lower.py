@@ -1,4 +1,4 @@
-"""Stage 6, lower: render the instructions and build the bundle document.
+"""Stage 6, lower: build the bundle document (`render` gives it the instructions).
 
 Builds plain dicts typed as the TypedDicts of `llm_do.bundle.model`, the bundle's one declaration
 (tests validate the output against it with `llm_do.bundle.schema`); each node gets its hash here.
@@ -36,10 +36,7 @@ from llm_do.bundle.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
-from ..diagnostics import Diagnostic
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
-from ..syntax.worker_forms import worker_directory
-from ..templates import TemplateContext, TemplateUnit, render_body
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
@@ -249,21 +246,6 @@ def _entry_node(project: ResolvedProject) -> EntryNode:
     if code is not None:
         node["code"] = code
     return EntryNode(function=_hashed(node), args=args)
-
-
-def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Each worker's instructions, rendered; workers whose template fails are left out."""
-    ctx = TemplateContext(project.loaded.sources, project.manifest.vars)
-    out: dict[str, str] = {}
-    diagnostics: list[Diagnostic] = []
-    for name, worker in project.workers.items():
-        parsed = worker.parsed
-        text, found = render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1,
-                                                    directory=worker_directory(parsed.file)))
-        diagnostics.extend(found)
-        if text is not None:
-            out[name] = text
-    return out, diagnostics
 
 
 def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> Bundle:
