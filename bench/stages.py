@@ -45,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     from llm_do.compiler.stages.emit import emit
     from llm_do.compiler.stages.introspect import collect_refs, introspect
     from llm_do.compiler.stages.load import load, read_sources
-    from llm_do.compiler.stages.lower import lower, render_instructions
+    from llm_do.compiler.stages.lower import lower
     from llm_do.compiler.stages.parse import parse_worker
+    from llm_do.compiler.stages.render import render_instructions
     from llm_do.compiler.stages.resolve import resolve
 
     root = args.out / f"workers-{args.workers}"

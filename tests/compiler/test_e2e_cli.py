@@ -104,6 +104,8 @@ def test_broken_front_matter_has_no_traceback(tmp_path: Path) -> None:
 ONLY_WHEN_USED = (
     # introspection and MCP listing: only for a project with Python or MCP servers
     "llm_do.compiler.facts.records", "llm_do.compiler.facts.subprocess_runner", "llm_do.compiler.facts.static_reader",
+    # the MCP server checks and the entry function's resolution: only for a project with servers, an entry function
+    "llm_do.compiler.stages.mcp_servers", "llm_do.compiler.stages.resolve_entry",
     # stdlib toolsets the project's workers do not use (it uses filesystem_project_ro)
     "llm_do.stdlib.shell.descriptor", "llm_do.stdlib.shell.commands", "llm_do.stdlib.worker_create.descriptor",
     "llm_do.stdlib.worker_create.definition",
@@ -114,10 +116,17 @@ ONLY_WHEN_USED = (
     "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
     # the run options (frozen dataclasses, input handling): not for the commands that compile
     "llm_do.cli.options", "llm_do.cli.inputs",
+    # the code index (`ast` fingerprints and effects of Python tools): only for a project with Python
+    "llm_do.compiler.code.fingerprint", "llm_do.compiler.code.module_code", "llm_do.compiler.code.project_index",
+    # a worker's edits kept and recalled (`incremental.local_edits`): only with the user's cache (LLM_DO_NO_CACHE here)
+    "llm_do.compiler.incremental.local_edits",
 )
 """Modules a compile loads only for a project that uses them."""
 
-COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED!r}\n" + """
+ONLY_FOR_BUILD = ("llm_do.compiler.stages.lower", "llm_do.compiler.stages.emit", "llm_do.compiler.incremental.splice")
+"""Modules that build and write the bundle document: `lint` writes none."""
+
+COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED + ONLY_FOR_BUILD!r}\n" + """
 import sys
 from llm_do.cli.main import main
 try:
@@ -146,7 +155,7 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     instructions without template syntax, no lark (JSON positions) without a JSON diagnostic, no
     rich for diagnostics printed without a terminal, no introspection records without Python and
     no descriptor of a stdlib toolset no worker lists, no difflib without a misspelt name, no
-    approval rule grammar without approval rules, and no
+    approval rule grammar without approval rules, no lowering for `lint`, and no
     signature of a builtin read from text (`tokenize`'s large regular expression: pydantic reads
     the signature of every `default_factory`; a full compile: the build record is bypassed)."""
     root = write_project(tmp_path / "proj", files)
@@ -158,7 +167,7 @@ def test_compiling_a_project_without_python_or_mcp_loads_no_runtime_library(tmp_
     [line] = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
     code, *loaded = line.split()[1:]
     assert code == "0", proc.stderr
-    assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"}, loaded
+    assert set(loaded) <= {"llm_do", "llm_do.runtime", "llm_do.runtime.args"} | set(ONLY_FOR_BUILD if command == "build" else ()), loaded
     assert ("G003 warning" in proc.stderr) == (files is WITH_A_WARNING), proc.stderr
 
 

@@ -17,7 +17,6 @@ from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_ha
 
 from .build_record import build_records, record, recorded_manifest, tree_before_build
 from .collection_pause import collection_paused
-from .incremental.local_edits import keep_workers
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
 from .stages.load import find_project
@@ -89,6 +88,8 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
            workers=len(result.resolved.workers) if result.resolved else 0)
     packs = user_packs()
     if packs is not None and result.resolved is not None and manifest is not None:
+        from .incremental.local_edits import keep_workers  # only with the user's cache: not for LLM_DO_NO_CACHE
+
         keep_workers(packs, result.loaded.root, lock, result.bundle, (w.parsed for w in result.resolved.workers.values()),
                     sources.files, manifest.vars)
     return result

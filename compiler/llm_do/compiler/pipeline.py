@@ -1,4 +1,4 @@
-"""The compiler pipeline: load -> parse -> introspect -> resolve -> check -> lower -> emit.
+"""The compiler pipeline: load -> parse -> introspect -> resolve -> check -> render -> lower -> emit.
 
 User errors never escape as exceptions: each stage returns data and diagnostics, and the stages
 after a failed one run where they can, so one lint reports every problem at once.
@@ -16,15 +16,12 @@ from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
 from .incremental.front_matter_cache import FrontMatterCache
 from .incremental.packs import user_packs
-from .incremental.splice import emit_spliced
 from .stages.check import check
-from .stages.emit import emit
 from .stages.entry_mark import apply_entry_mark
 from .stages.introspect import collect_refs, entry_function_ref, introspect
 from .stages.load import LoadedProject, load, read_sources
-from .stages.lower import lower, render_instructions
-from .stages.mcp_servers import list_servers
 from .stages.parse import ParsedWorker, parse_worker
+from .stages.render import render_instructions
 from .stages.resolve import resolve
 from .stages.resolved import ResolvedProject, Unknowns
 from .syntax.position_bounds import within_files
@@ -96,7 +93,11 @@ def compile_project(
                        entry_function=function_ref, cache=facts_cache)
     if facts_cache is not None and not facts_cache.untracked:
         result.import_checks = facts_cache.used_checks
-    mcp_facts = list_servers(loaded, import_python=import_python, listed=listed)
+    mcp_facts = None
+    if loaded.manifest.mcp_servers:
+        from .stages.mcp_servers import list_servers  # a project without MCP servers does not load them
+
+        mcp_facts = list_servers(loaded, import_python=import_python, listed=listed)
     resolved, found = resolve(loaded, parsed, refs, facts, unknowns, function_ref, mcp_facts, import_python=import_python)
     diagnostics.extend(found)
     result.resolved = resolved
@@ -106,6 +107,10 @@ def compile_project(
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
     if emit_bundle and result.ok:
+        from .incremental.splice import emit_spliced  # lower and emit: not for `lint`, which emits no bundle
+        from .stages.emit import emit
+        from .stages.lower import lower
+
         lock_at = (lock_dir or loaded.root).resolve()
         doc = lower(resolved, instructions, lock_at)
         if packs is None:

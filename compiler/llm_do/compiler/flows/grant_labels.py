@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..code.fingerprint import tool_code, toolset_code
-from ..code.project_index import project_code_index
 from .labels import NONE, LabelPolicy, labels_of, mcp_labels, policy_of, python_labels
 
 if TYPE_CHECKING:
@@ -25,6 +23,9 @@ def label_policy(project: ResolvedProject) -> LabelPolicy:
 def python_tool_labels(project: ResolvedProject, worker: ResolvedWorker, tool: ResolvedTool) -> frozenset[str]:
     """The labels of an undeclared Python tool's `custom:NAME`: from what its code does (a tool
     with a `CAPABILITIES` entry is labelled by what it declares, and this is empty)."""
+    from ..code.fingerprint import tool_code  # the code index: only for a project with Python
+    from ..code.project_index import project_code_index
+
     index = project_code_index(project)
     python_tool = project.python_tool(worker.name, tool.name)
     if python_tool is not None and python_tool.toolset_key == tool.toolset:
@@ -45,6 +46,9 @@ def opaque_python_labels(project: ResolvedProject, key: str, tool: str | None = 
     declared = toolset.module.capabilities
     if toolset.fact.name in declared or (tool is not None and tool in declared):
         return NONE
+    from ..code.fingerprint import toolset_code  # the code index: only for a project with Python
+    from ..code.project_index import project_code_index
+
     code = toolset_code(project_code_index(project), toolset.module.file, toolset.fact.name)
     return python_labels(code.get("effects") or ()) if code is not None else NONE
 

@@ -1,4 +1,4 @@
-"""Stage 6, lower: render the instructions and build the bundle document.
+"""Stage 6, lower: build the bundle document (`render` gives it the instructions).
 
 Builds plain dicts typed as the TypedDicts of `llm_do.bundle.model`, the bundle's one declaration
 (tests validate the output against it with `llm_do.bundle.schema`); each node gets its hash here.
@@ -36,17 +36,12 @@ from llm_do.bundle.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
-from ..code.fingerprint import CodeIndex, entry_code, tool_code, toolset_code
-from ..code.project_index import project_code_index
-from ..diagnostics import Diagnostic
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
-from ..syntax.worker_forms import worker_directory
-from ..templates import TemplateContext, TemplateUnit, render_body
-from .mcp_servers import McpServerInfo
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
     from ..facts.records import ClassFact
+    from .mcp_servers import McpServerInfo
 
 Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 
@@ -115,7 +110,7 @@ def _union(tools: dict[str, ToolNode]) -> list[str]:
     return sorted({c for t in tools.values() for c in t["capabilities"]})
 
 
-def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, ToolsetNode]:
+def _toolset_nodes(project: ResolvedProject) -> dict[str, ToolsetNode]:
     nodes: dict[str, ToolsetNode] = {}
     module_tools: dict[str, dict[str, PythonTool]] = {}
     for worker in project.workers.values():
@@ -125,24 +120,44 @@ def _toolset_nodes(project: ResolvedProject, index: CodeIndex) -> dict[str, Tool
             elif use.kind == "mcp" and use.name not in nodes:
                 nodes[use.name] = _mcp_node(project.mcp_servers[use.name], project.loaded.sources)
             elif use.kind == "python" and use.name not in nodes:
-                ts = project.python_toolsets[use.name]
-                declared = ts.module.capabilities
-                tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
-                                                   sorted({*declared.get(t.name, ()), *declared.get(ts.fact.name, ())}))
-                         for t in ts.fact.tools or []}
-                node = ToolsetNode(
-                    hash="", name=use.name, kind="python", module=ts.module.module, export="TOOLSETS", key=ts.fact.name,
-                    opaque=ts.fact.tools is None, tools=tools,
-                    capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(ts.fact.name, ())}))
-                code = toolset_code(index, ts.module.file, ts.fact.name)
-                if code is not None:
-                    node["code"] = code
-                nodes[use.name] = _hashed(node)
+                nodes[use.name] = _python_toolset_node(project, use.name)
         for tool in worker.tools.values():
             if tool.kind == "python_tool":
                 py = project.python_tool(worker.name, tool.name)
                 assert py is not None, "resolve keeps only tools it found"
                 module_tools.setdefault(py.toolset_key, {})[py.fact.name] = py  # once, however many workers list it
+    if module_tools:
+        nodes.update(_python_tool_nodes(project, module_tools))
+    return nodes
+
+
+def _python_toolset_node(project: ResolvedProject, name: str) -> ToolsetNode:
+    """A toolset of a module's `TOOLSETS`."""
+    from ..code.fingerprint import toolset_code  # the code index: only for a project with Python
+    from ..code.project_index import project_code_index
+
+    ts = project.python_toolsets[name]
+    declared = ts.module.capabilities
+    tools = {t.name: _python_tool_node(t.name, t.description, t.parameters,
+                                       sorted({*declared.get(t.name, ()), *declared.get(ts.fact.name, ())}))
+             for t in ts.fact.tools or []}
+    node = ToolsetNode(
+        hash="", name=name, kind="python", module=ts.module.module, export="TOOLSETS", key=ts.fact.name,
+        opaque=ts.fact.tools is None, tools=tools,
+        capabilities=_union(tools) if ts.fact.tools is not None else sorted({OPAQUE, *declared.get(ts.fact.name, ())}))
+    code = toolset_code(project_code_index(project), ts.module.file, ts.fact.name)
+    if code is not None:
+        node["code"] = code
+    return _hashed(node)
+
+
+def _python_tool_nodes(project: ResolvedProject, module_tools: dict[str, dict[str, PythonTool]]) -> dict[str, ToolsetNode]:
+    """The toolset of each module whose `TOOLS` workers list, with the tools they list."""
+    from ..code.fingerprint import tool_code  # the code index: only for a project with Python
+    from ..code.project_index import project_code_index
+
+    index = project_code_index(project)
+    nodes: dict[str, ToolsetNode] = {}
     for key, py_tools in module_tools.items():
         module = next(iter(py_tools.values())).module
         nodes_of = {t.fact.name: _python_tool_node(t.fact.name, t.fact.description, t.fact.parameters,
@@ -204,7 +219,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
     ))
 
 
-def _entry_node(project: ResolvedProject, index: CodeIndex) -> EntryNode:
+def _entry_node(project: ResolvedProject) -> EntryNode:
     """`entry`: the entry worker, or the entry function's node."""
     args = project.manifest.entry.args if project.manifest.entry else None
     fn = project.entry_function
@@ -222,25 +237,15 @@ def _entry_node(project: ResolvedProject, index: CodeIndex) -> EntryNode:
         input=_schema_node(fact.input.ref, fact.input) if fact is not None and fact.input is not None
         else _prompt_input_schema(),
     )
-    code = entry_code(index, fn.ref.file, fn.ref.qualname) if fn.ref.file is not None else None
+    if fn.ref.file is None:
+        return EntryNode(function=_hashed(node), args=args)
+    from ..code.fingerprint import entry_code  # the code index: only for an entry function
+    from ..code.project_index import project_code_index
+
+    code = entry_code(project_code_index(project), fn.ref.file, fn.ref.qualname)
     if code is not None:
         node["code"] = code
     return EntryNode(function=_hashed(node), args=args)
-
-
-def render_instructions(project: ResolvedProject) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Each worker's instructions, rendered; workers whose template fails are left out."""
-    ctx = TemplateContext(project.loaded.sources, project.manifest.vars)
-    out: dict[str, str] = {}
-    diagnostics: list[Diagnostic] = []
-    for name, worker in project.workers.items():
-        parsed = worker.parsed
-        text, found = render_body(ctx, TemplateUnit(parsed.file, parsed.body, parsed.body_line - 1,
-                                                    directory=worker_directory(parsed.file)))
-        diagnostics.extend(found)
-        if text is not None:
-            out[name] = text
-    return out, diagnostics
 
 
 def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path) -> Bundle:
@@ -259,8 +264,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         except (OSError, OutsideRoot, NotText, Unreadable):
             pass
     limits = manifest.runtime.usage_limits
-    index = project_code_index(project)
-    toolsets = _toolset_nodes(project, index)  # before `sources`: an MCP server's files are sources too
+    toolsets = _toolset_nodes(project)  # before `sources`: an MCP server's files are sources too
     doc: Bundle = {
         GENERATED_KEY: GENERATED_NOTICE,
         "bundle_format": BUNDLE_FORMAT,
@@ -268,7 +272,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         "digest": "",
         "root": Path(os.path.relpath(project.loaded.root, lock_dir)).as_posix(),
         "name": manifest.name,
-        "entry": _entry_node(project, index),
+        "entry": _entry_node(project),
         "runtime": {
             "max_depth": manifest.runtime.max_depth,
             "approval_mode": manifest.runtime.approval_mode,

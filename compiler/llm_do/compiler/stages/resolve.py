@@ -21,9 +21,7 @@ from ..syntax.schema_refs import SchemaRef
 from ..syntax.sources import OutsideRoot
 from .introspect import SchemaRefs
 from .load import LoadedProject, files_beside
-from .mcp_servers import check_servers
 from .parse import ParsedWorker
-from .resolve_entry import resolve_entry_function
 from .resolve_toolsets import listed_once, resolve_tools, resolve_toolsets
 from .resolved import PythonScope, PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
 
@@ -31,6 +29,7 @@ if TYPE_CHECKING:
     from ..approvals.params import ToolParams
     from ..facts.no_python import ProjectFacts
     from ..facts.records import McpFacts, ModuleFact
+    from .mcp_servers import McpServerInfo
 
 
 def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *, project: PythonScope | None = None,
@@ -83,8 +82,12 @@ def resolve(
     python_toolsets, python_tools = _python_symbols(project_modules, diagnostics)
     own_python = _own_python(loaded, facts, PythonScope(python_toolsets, python_tools), diagnostics)
     reserved = {**{n: "a Python toolset" for n in python_toolsets}, **{n: "a stdlib toolset" for n in STDLIB_TOOLSETS}}
-    mcp_servers, found = check_servers(loaded, mcp_facts, import_python=import_python, reserved=reserved)
-    diagnostics.extend(found)
+    mcp_servers: dict[str, McpServerInfo] = {}
+    if manifest.mcp_servers:
+        from .mcp_servers import check_servers  # a project without MCP servers does not load them
+
+        mcp_servers, found = check_servers(loaded, mcp_facts, import_python=import_python, reserved=reserved)
+        diagnostics.extend(found)
     python_known = (all(m.error is None and m.complete for m in facts.modules.values()) and facts.failure is None
                     and not unknowns.python)
 
@@ -125,6 +128,8 @@ def resolve(
         apply_rules(resolved, source.text if source else None, partial(_tool_params, project, resolved), diagnostics,
                     always_asked=_always_asked)
     if manifest.entry_function is not None:
+        from .resolve_entry import resolve_entry_function  # only for a project with an entry function
+
         fn = resolve_entry_function(loaded, function_ref, facts.entry_function, project.workers, unknowns.workers,
                                     unknowns.any_worker, diagnostics)
         project.entry_function, project.entry = fn, fn.label

@@ -4,6 +4,7 @@ use with its tools, or a diagnostic; a name listed twice in a front matter list 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER_CALL_DEFAULT
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
@@ -15,9 +16,11 @@ from ..syntax.positions import PositionTable
 from ..syntax.project_glob import pattern_matches
 from ..syntax.sources import OutsideRoot, lexically_confined
 from ..syntax.validation import validate
-from .mcp_servers import McpServerInfo
 from .parse import ParsedWorker
 from .resolved import ResolvedProject, ResolvedTool, ResolvedToolsetUse, ResolvedWorker, Unknowns
+
+if TYPE_CHECKING:
+    from .mcp_servers import McpServerInfo
 
 
 def listed_once(parsed: ParsedWorker, key: str, names: Sequence[str],

@@ -13,9 +13,7 @@ from ..diagnostics import Location
 from ..syntax.manifest import ProjectManifest
 from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
-from .mcp_servers import McpServerInfo
 from .parse import ParsedWorker
-from .resolve_entry import ResolvedEntryFunction
 
 if TYPE_CHECKING:
     from ..approvals.nodes import ApprovalRule
@@ -23,6 +21,8 @@ if TYPE_CHECKING:
     from ..facts.no_python import ProjectFacts
     from ..facts.records import ClassFact, ModuleFact, ToolFact, ToolsetFact
     from ..flows.labels import LabelPolicy
+    from .mcp_servers import McpServerInfo
+    from .resolve_entry import ResolvedEntryFunction
 
 ToolsetKind = Literal["stdlib", "python", "worker", "mcp"]
 

@@ -80,13 +80,13 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     project writes now; if so, what the build would have said is said, and nothing is compiled.
     A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
     the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""
-    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits
-    from llm_do.compiler.incremental.packs import user_packs
-
     records = build_records()
     root = manifest_root(project)
     if records is None or root is None:
         return False
+    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits  # not for LLM_DO_NO_CACHE
+    from llm_do.compiler.incremental.packs import user_packs
+
     packs = None if check else user_packs()
     recalled = recall_edits(records, root, lock, packs)
     if recalled is None:
