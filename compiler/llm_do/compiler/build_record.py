@@ -79,17 +79,24 @@ def tree_before_build(root: Path, lock: Path | None) -> Listing | None:
 
 def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, listing: Listing,
            files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int) -> None:
-    """Keep what the build of `root` that gave `bundle` (for `lock`) depended on. `files`: every
-    file it read, by its source hash. Nothing is kept when a file no longer holds what the build read."""
-    stamped = stamped_files(root, files)
+    """Keep what the build of `root` that gave `bundle` (for `lock`) depended on."""
+    keep_record(records, _material(root, lock, bundle), root, listing=listing, files=files, import_checks=import_checks,
+                diagnostics=diagnostics, workers=workers)
+
+
+def keep_record(records: SignedEntries, material: dict[str, Any], root: Path, *, listing: Listing, files: dict[str, str],
+                import_checks: list[Any], diagnostics: list[dict[str, Any]], **more: Any) -> None:
+    """Keep under `material` what a compile of `root` depended on (a build's, or a lint's:
+    `lint_record`). `files`: every file it read, by its source hash; `more`: what else the record
+    says. Nothing is kept when a file no longer holds what the compile read."""
+    stamped = _stamped_files(root, files)
     if stamped is None:
         return
-    body = {"tree": listing, "files": stamped, "import_checks": import_checks, "diagnostics": diagnostics,
-            "workers": workers}
-    records.write(_material(root, lock, bundle), body)
+    records.write(material, {"tree": listing, "files": stamped, "import_checks": import_checks,
+                             "diagnostics": diagnostics, **more})
 
 
-def stamped_files(root: Path, files: dict[str, str]) -> dict[str, list[Any]] | None:
+def _stamped_files(root: Path, files: dict[str, str]) -> dict[str, list[Any]] | None:
     """Each file by `[its source hash, its stamp]` (`_stamp`); None when one no longer holds what was read."""
     stamped = {}
     now = time.time_ns()

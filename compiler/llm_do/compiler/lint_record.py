@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .build_record import changed_files, compiler_material, recorded_manifest, stamped_files
+from .build_record import changed_files, compiler_material, keep_record
 from .tree_listing import Listing
 from .user_cache import SignedEntries, cache_folder
 
@@ -51,18 +51,12 @@ def recall_lint(records: SignedEntries, root: Path, *, import_python: bool) -> l
 def keep_lint(records: SignedEntries, root: Path, listing: Listing, result: CompileResult, *, import_python: bool) -> None:
     """Record the lint `result` of the project at `root` (`listing`: its tree, taken before the lint
     read anything), when a later lint can tell that it still holds."""
-    manifest = result.loaded.manifest
-    if (result.loaded.root != root or not recorded_manifest(result.loaded.manifest_file) or manifest is None
-            or manifest.mcp_servers or result.import_checks is None or not result.ok):
+    inputs = result.recorded_inputs()
+    if result.loaded.root != root or inputs is None or not result.ok:
         return
-    sources = result.loaded.sources
-    files = {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}
-    stamped = stamped_files(root, files)
-    if stamped is None:
-        return
-    body = {"tree": listing, "files": stamped, "import_checks": result.import_checks,
-            "diagnostics": [d.as_json() for d in result.diagnostics]}
-    records.write(_material(root, import_python), body)
+    files, import_checks = inputs
+    keep_record(records, _material(root, import_python), root, listing=listing, files=files,
+                import_checks=import_checks, diagnostics=[d.as_json() for d in result.diagnostics])
 
 
 def _material(root: Path, import_python: bool) -> dict[str, Any]:

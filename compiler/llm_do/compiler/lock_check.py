@@ -15,7 +15,7 @@ from typing import Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 
-from .build_record import build_records, record, recorded_manifest, tree_before_build
+from .build_record import build_records, record, tree_before_build
 from .collection_pause import collection_paused
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
@@ -75,18 +75,17 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> C
     listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
     with collection_paused():
         result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
-    manifest = result.loaded.manifest
-    if (records is None or listing is None or result.bundle is None or result.import_checks is None
-            or (manifest is not None and manifest.mcp_servers) or not recorded_manifest(result.loaded.manifest_file)):
+    inputs = result.recorded_inputs()
+    if records is None or listing is None or result.bundle is None or inputs is None:
         return result
-    sources = result.loaded.sources
-    files = {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}
+    files, import_checks = inputs
     if _relative(lock, result.loaded.root) in files:
         return result  # `build` refuses to write over a source
     record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
-           import_checks=result.import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
+           import_checks=import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
            workers=len(result.resolved.workers) if result.resolved else 0)
     packs = user_packs()
+    manifest, sources = result.loaded.manifest, result.loaded.sources
     if packs is not None and result.resolved is not None and manifest is not None:
         from .incremental.local_edits import keep_workers  # only with the user's cache: not for LLM_DO_NO_CACHE
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .build_record import recorded_manifest
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
@@ -49,6 +50,18 @@ class CompileResult:
     @property
     def ok(self) -> bool:
         return not has_errors(self.diagnostics)
+
+    def recorded_inputs(self) -> tuple[dict[str, str], list[dict[str, Any]]] | None:
+        """What a build or lint record of this compile depends on (`build_record`, `lint_record`):
+        every file it read, by source hash, and the checks of its introspection answers; None when a
+        record could not tell later that it still holds (a manifest other than project.json, MCP
+        servers, whose tools are listed live, or an introspection answer that could not be kept)."""
+        manifest = self.loaded.manifest
+        if (manifest is None or manifest.mcp_servers or self.import_checks is None
+                or not recorded_manifest(self.loaded.manifest_file)):
+            return None
+        sources = self.loaded.sources
+        return {**sources.also_read, **{rel: source.sha256 for rel, source in sources.files.items()}}, self.import_checks
 
 
 def compile_project(
