@@ -3,13 +3,17 @@ compatible_models that the default fits."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llm_do.bundle.names import model_problem
 
 from ...call_graph import CallGraph
-from ...diagnostics import Diagnostic, Location, diagnostic
+from ...diagnostics import Diagnostic, diagnostic
 from ...worker_models import Locate, worker_model_problems
-from ..parse import ParsedWorker
 from ..resolved import ResolvedProject
+
+if TYPE_CHECKING:
+    from ..parse import ParsedWorker
 
 
 def check_models(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
@@ -25,8 +29,6 @@ def check_models(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]
     return out
 
 
-
 def _locate(parsed: ParsedWorker) -> Locate:
-    def at(path: tuple[str | int, ...], key: bool) -> Location:
-        return parsed.at(*path, key=key)
-    return at
+    """`parsed.at` as `worker_model_problems` calls it: a path as one tuple."""
+    return lambda path, key: parsed.at(*path, key=key)
