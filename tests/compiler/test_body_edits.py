@@ -9,17 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from llm_do.compiler import pipeline
-from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.incremental import local_edits
 from llm_do.compiler.incremental import packs as packs_module
-from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
-from tests.support.projects import body_rebuild_attempts
+from tests.support.projects import assert_built_as_clean, clean_build, lock_rebuild_attempts
 
 LOCK = "bundle.lock"
 
@@ -41,32 +37,12 @@ PROJECT = {
 def rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Each attempt of a build to write the lock from the last one: whether it could."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return body_rebuild_attempts(monkeypatch)
-
-
-def _clean(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes | None, list[dict[str, Any]]]:
-    """A clean build's bytes and diagnostics: no pack read or written."""
-    with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "user_packs", lambda: None)
-        result = compile_project(root, lock_dir=root)
-    return result.bundle, [d.as_json() for d in result.diagnostics]
+    return lock_rebuild_attempts(monkeypatch)
 
 
 def _append(root: Path, rel: str, text: str) -> None:
     path = root / rel
     path.write_text(path.read_text(encoding="utf-8") + text + "\n", encoding="utf-8")
-
-
-def _assert_as_clean(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lock is a clean build's bytes, and its record (what the next build or lint says) holds
-    a clean build's diagnostics."""
-    bundle, diagnostics = _clean(root, monkeypatch)
-    assert (root / LOCK).read_bytes() == bundle
-    records = build_records()
-    assert records is not None
-    body = recall(records, root, root / LOCK)
-    assert body is not None and body["diagnostics"] == diagnostics
-    assert run_cli("build", "--check", root).exit_code == 0
 
 
 def test_body_edits_are_written_from_the_last_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -78,11 +54,11 @@ def test_body_edits_are_written_from_the_last_lock(tmp_path: Path, monkeypatch: 
             _append(root, f"workers/{name}.worker", f"Now {len(rebuilt)} {{{{ count }}}} ünïcode.")
         result = run_cli("build", root)
         assert result.exit_code == 0 and "G003" in result.stderr and "written (6 workers)" in result.stderr
-        _assert_as_clean(root, monkeypatch)
+        assert_built_as_clean(root, monkeypatch)
     assert rebuilt == [True] * 4
     (root / "workers" / "plain.worker").write_bytes((root / "workers" / "plain.worker").read_bytes() + b"\r\n\r\n")
     assert run_cli("build", root).exit_code == 0  # the same instructions, another source hash
-    _assert_as_clean(root, monkeypatch)
+    assert_built_as_clean(root, monkeypatch)
     assert rebuilt == [True] * 5
 
 
@@ -110,7 +86,7 @@ def test_other_edits_are_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     before = (root / LOCK).read_bytes()
     assert run_cli("build", root).exit_code == 0
     assert (root / LOCK).read_bytes() != before
-    _assert_as_clean(root, monkeypatch)
+    assert_built_as_clean(root, monkeypatch)
     assert True not in rebuilt
 
 
@@ -152,7 +128,7 @@ def test_a_forged_or_planted_pack_changes_nothing(tmp_path: Path, monkeypatch: p
     _append(root, "workers/main.worker", "Edited too.")
     assert run_cli("build", root).exit_code == 0
     assert rebuilt == ([] if forgery == "planted in the project" else [False])  # planted: the tree changed
-    assert (root / LOCK).read_bytes() == _clean(root, monkeypatch)[0]
+    assert (root / LOCK).read_bytes() == clean_build(root, monkeypatch)[0]
 
 
 @pytest.mark.parametrize("how", ["--no-cache", "LLM_DO_NO_CACHE"])
@@ -166,7 +142,7 @@ def test_no_cache_rebuilds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv("LLM_DO_NO_CACHE", "1")
         assert run_cli("build", root).exit_code == 0
     assert rebuilt == []
-    assert (root / LOCK).read_bytes() == _clean(root, monkeypatch)[0]
+    assert (root / LOCK).read_bytes() == clean_build(root, monkeypatch)[0]
 
 
 def test_the_lock_keeps_a_nodes_text_as_a_clean_build_writes_it(tmp_path: Path, rebuilt: list[bool]) -> None:

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.canonical import node_hash, seal
-from llm_do.compiler import build_record, lock_check, pipeline
+from llm_do.compiler import build_record, lock_check
 from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.user_cache import SignedEntries
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import compile_calls
 
 LOCK = "bundle.lock"
 
@@ -46,15 +47,7 @@ def built(tmp_path: Path, cache: Path) -> Path:
 @pytest.fixture
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The projects compiled from now on (the compiler still runs)."""
-    seen: list[Path] = []
-    real = pipeline.compile_project
-
-    def counted(path: Path, **kwargs):
-        seen.append(path)
-        return real(path, **kwargs)
-
-    monkeypatch.setattr(lock_check, "compile_project", counted)
-    return seen
+    return compile_calls(monkeypatch, lock_check)
 
 
 def _recalled(root: Path) -> bool:

@@ -21,7 +21,7 @@ from llm_do.compiler import build_record, pipeline
 from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import run_cli, worker, write_project
-from tests.support.projects import body_rebuild_attempts
+from tests.support.projects import lock_rebuild_attempts
 
 LOCK = "bundle.lock"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -162,7 +162,7 @@ def _walk(root: Path, monkeypatch: pytest.MonkeyPatch, seed: int, steps: int, ki
     states: list[dict[str, bytes]] = []
     recalled, rebuilt = set(), set()
     reused = {"spliced": 0, "front matter": 0}
-    tried = body_rebuild_attempts(monkeypatch)
+    tried = lock_rebuild_attempts(monkeypatch)
     assert run_cli("build", root).exit_code == 0
     for kind in plan:
         states.append(_state(root))

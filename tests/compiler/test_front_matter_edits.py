@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from llm_do.compiler import pipeline
-from llm_do.compiler.build_record import build_records, recall
 from llm_do.compiler.incremental import packs as packs_module
 from llm_do.compiler.incremental.front_matter_edits import structure_hash
-from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.stages.parse import parse_worker
 from llm_do.compiler.syntax.sources import SourceMap
 from tests.support.cli import run_cli, worker, write_project
-from tests.support.projects import body_rebuild_attempts
+from tests.support.projects import assert_built_as_clean, clean_build, lock_rebuild_attempts
 
 LOCK = "bundle.lock"
 
@@ -40,15 +36,7 @@ PROJECT = {
 def rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Each attempt of a build to write the lock from the last one: whether it could."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return body_rebuild_attempts(monkeypatch)
-
-
-def _clean(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes | None, list[dict[str, Any]]]:
-    """A clean build's bytes and diagnostics: no pack read or written."""
-    with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "user_packs", lambda: None)
-        result = compile_project(root, lock_dir=root)
-    return result.bundle, [d.as_json() for d in result.diagnostics]
+    return lock_rebuild_attempts(monkeypatch)
 
 
 def _edit(root: Path, rel: str, pattern: str, replacement: str) -> None:
@@ -57,16 +45,6 @@ def _edit(root: Path, rel: str, pattern: str, replacement: str) -> None:
     edited = re.sub(pattern, replacement, text, count=1)
     assert edited != text, f"{pattern!r} is not in {rel}"
     path.write_text(edited, encoding="utf-8")
-
-
-def _assert_as_clean(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundle, diagnostics = _clean(root, monkeypatch)
-    assert (root / LOCK).read_bytes() == bundle
-    records = build_records()
-    assert records is not None
-    body = recall(records, root, root / LOCK)
-    assert body is not None and body["diagnostics"] == diagnostics
-    assert run_cli("build", "--check", root).exit_code == 0
 
 
 LOCAL_EDITS: list[list[tuple[str, str, str]]] = [
@@ -93,7 +71,7 @@ def test_local_front_matter_edits_are_written_from_the_last_lock(tmp_path: Path,
         result = run_cli("build", root)
         assert result.exit_code == 0 and "G003" in result.stderr and "written (4 workers)" in result.stderr
         assert (root / LOCK).read_bytes() != before
-        _assert_as_clean(root, monkeypatch)
+        assert_built_as_clean(root, monkeypatch)
         assert rebuilt == [True] * (step + 1), f"step {step} was compiled: {edits}"
 
 
@@ -126,7 +104,7 @@ def test_other_front_matter_edits_are_compiled(tmp_path: Path, monkeypatch: pyte
     _edit(root, beside, r"description: (\w+)", r"description: \1, edited")
     before = (root / LOCK).read_bytes()
     result = run_cli("build", root)
-    bundle, diagnostics = _clean(root, monkeypatch)
+    bundle, diagnostics = clean_build(root, monkeypatch)
     assert rebuilt == [False]
     if bundle is None:
         assert result.exit_code == 1 and (root / LOCK).read_bytes() == before
@@ -134,7 +112,7 @@ def test_other_front_matter_edits_are_compiled(tmp_path: Path, monkeypatch: pyte
                    for d in diagnostics)
     else:
         assert result.exit_code == 0 and (root / LOCK).read_bytes() != before
-        _assert_as_clean(root, monkeypatch)
+        assert_built_as_clean(root, monkeypatch)
 
 
 def test_a_key_of_another_type_that_json_writes_alike_is_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -150,7 +128,7 @@ def test_a_key_of_another_type_that_json_writes_alike_is_compiled(tmp_path: Path
     _edit(root, "workers/plain.worker", r"description: Plain", "description: Plain, edited")
     result = run_cli("build", root)
     assert rebuilt == [False]
-    assert _clean(root, monkeypatch)[0] is None
+    assert clean_build(root, monkeypatch)[0] is None
     assert result.exit_code == 1 and "P006" in result.stderr and (root / LOCK).read_bytes() == before
 
 
@@ -169,7 +147,7 @@ def test_a_forged_pack_changes_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     pack.write_bytes(raw.replace(before.encode(), after.encode()))
     assert run_cli("build", root).exit_code == 0
     assert rebuilt == [False]
-    assert (root / LOCK).read_bytes() == _clean(root, monkeypatch)[0]
+    assert (root / LOCK).read_bytes() == clean_build(root, monkeypatch)[0]
 
 
 def _plain_structure(root: Path) -> str:

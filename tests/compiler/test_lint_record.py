@@ -13,6 +13,7 @@ import pytest
 
 from llm_do.compiler import pipeline
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.projects import compile_calls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -34,15 +35,7 @@ def records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The projects compiled from now on (the compiler still runs)."""
-    seen: list[Path] = []
-    real = pipeline.compile_project
-
-    def counted(path: Path, **kwargs):
-        seen.append(path)
-        return real(path, **kwargs)
-
-    monkeypatch.setattr(pipeline, "compile_project", counted)
-    return seen
+    return compile_calls(monkeypatch, pipeline)
 
 
 @pytest.fixture

@@ -268,7 +268,7 @@ def forgetting_user_modules(base: str) -> Iterator[None]:
         sys.path[:] = path_before
 
 
-def body_rebuild_attempts(monkeypatch: Any) -> list[bool]:
+def lock_rebuild_attempts(monkeypatch: Any) -> list[bool]:
     """Each attempt of `build` to write the lock from the last one (`incremental.local_edits`),
     in order: whether it could."""
     from llm_do.compiler.incremental import local_edits
@@ -283,3 +283,40 @@ def body_rebuild_attempts(monkeypatch: Any) -> list[bool]:
 
     monkeypatch.setattr(local_edits, "_rebuilt", spy)
     return tried
+
+
+def compile_calls(monkeypatch: Any, module: Any) -> list[Path]:
+    """The projects `module` compiles from now on (through its `compile_project`; the compiler still runs)."""
+    seen: list[Path] = []
+    real = module.compile_project
+
+    def counted(path: Path, **kwargs: Any) -> Any:
+        seen.append(path)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(module, "compile_project", counted)
+    return seen
+
+
+def clean_build(root: Path, monkeypatch: Any) -> tuple[bytes | None, list[dict[str, Any]]]:
+    """A clean build's bytes and diagnostics of the project at `root`: no pack read or written."""
+    from llm_do.compiler import pipeline
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "user_packs", lambda: None)
+        result = pipeline.compile_project(root, lock_dir=root)
+    return result.bundle, [d.as_json() for d in result.diagnostics]
+
+
+def assert_built_as_clean(root: Path, monkeypatch: Any, lock: str = "bundle.lock") -> None:
+    """The lock is a clean build's bytes, and its record (what the next build or lint says) holds
+    a clean build's diagnostics."""
+    from llm_do.compiler.build_record import build_records, recall
+
+    bundle, diagnostics = clean_build(root, monkeypatch)
+    assert (root / lock).read_bytes() == bundle
+    records = build_records()
+    assert records is not None
+    body = recall(records, root, root / lock)
+    assert body is not None and body["diagnostics"] == diagnostics
+    assert run_cli("build", "--check", root).exit_code == 0
