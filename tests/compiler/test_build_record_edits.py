@@ -80,23 +80,22 @@ def _local_front_matter(root: Path, rng: random.Random) -> None:
 
 def _toggle_toolset(root: Path, rng: random.Random) -> None:
     """Give triage a toolset, or take it away: an edit of the front matter that changes what the worker can do."""
-    path = root / "workers" / "triage.worker"
-    text = path.read_text()
-    if "\ntoolsets:" in text:
-        path.write_text(re.sub(r"\ntoolsets: [^\n]*", "", text, count=1))
-    else:
-        name = rng.choice(["shell_readonly", "filesystem_project_ro"])
-        path.write_text(text.replace("\ndescription:", f"\ntoolsets: [{name}]\ndescription:", 1))
+    _toggle_triage_key(root, "toolsets", lambda: f"[{rng.choice(['shell_readonly', 'filesystem_project_ro'])}]")
 
 
 def _toggle_schema_ref(root: Path, rng: random.Random) -> None:
     """Take triage's input schema away, or give it back."""
+    _toggle_triage_key(root, "schema_in_ref", lambda: "schemas.py:Ticket")
+
+
+def _toggle_triage_key(root: Path, key: str, value: Callable[[], str]) -> None:
+    """Take triage's front matter `key` away, or write it (with `value()`) before its description."""
     path = root / "workers" / "triage.worker"
     text = path.read_text()
-    if "\nschema_in_ref:" in text:
-        path.write_text(re.sub(r"\nschema_in_ref: [^\n]*", "", text, count=1))
+    if f"\n{key}:" in text:
+        path.write_text(re.sub(rf"\n{key}: [^\n]*", "", text, count=1))
     else:
-        path.write_text(text.replace("\ndescription:", "\nschema_in_ref: schemas.py:Ticket\ndescription:", 1))
+        path.write_text(text.replace("\ndescription:", f"\n{key}: {value()}\ndescription:", 1))
 
 
 def _add_worker(root: Path, rng: random.Random) -> None:
