@@ -168,3 +168,42 @@ def test_a_thread_on_disk_keeps_its_taint(build) -> None:
     assert ["private", "fs.read:project/**", "main", "read_file"] in stored["taint"]
     _runtime(bundle, _write("a.txt"), [TextPart("tried")]).chat(thread="t1").send("publish it")
     assert not (bundle.parent / "public" / "a.txt").exists()
+
+
+# --- every call inside a run has a parent (red team L5) ----------------------------------------------
+
+RELAY_TOOLS = '''
+from pydantic_ai import RunContext
+
+
+async def ask_reader(ctx: RunContext, q: str) -> str:
+    """Ask the reader through the host API, without naming a parent."""
+    return await ctx.deps.runtime.call_worker_async("reader", q)
+
+
+def ask_reader_sync(ctx: RunContext, q: str) -> str:
+    """The same from a sync tool, on its own thread, through a handle of the runtime."""
+    return ctx.deps.runtime.worker("reader")(q)
+
+
+TOOLS = [ask_reader, ask_reader_sync]
+'''
+
+
+@pytest.mark.parametrize("tool", ["ask_reader", "ask_reader_sync"])
+def test_a_worker_a_tool_calls_without_a_parent_is_the_tools_callee(build, tool: str) -> None:
+    """What reader takes in reaches main's frame, so main's write into public/ is asked (and
+    denied: approve_all does not approve it), as through `ctx.deps.call_worker`."""
+    bundle = build({**PROJECT, "project.json": {**PROJECT["project.json"], "python_files": ["tools.py"]},
+                    "tools.py": RELAY_TOOLS,
+                    "main.worker": worker(f"toolsets: [filesystem_project, reader]\ntools: [{tool}]\ncalls: [reader]\n"
+                                          f"approvals: [allow write_file, allow {tool}]", "Talk."),
+                    "reader.worker": worker("description: reads\ntoolsets: [filesystem_project_ro]", "Read.")})
+    depths: list[int] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns([ToolCallPart(tool, {"q": "read secret.txt"})], READ_CALL, [TextPart("the launch code is 0000")],
+                    _write("a.txt"), [TextPart("done")]),
+        approval_mode="approve_all", on_message=lambda name, depth, _: depths.append(depth) if name == "reader" else None))
+    runtime.run("go")
+    assert depths == [2]  # one level below main, not a new top-level call
+    assert not (bundle.parent / "public" / "a.txt").exists()

@@ -24,7 +24,7 @@ from .calls import WorkerCaller, usage_dict
 from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
-from .python_calls import check_python_call
+from .python_calls import check_python_call, running_frame
 
 if TYPE_CHECKING:
     from pydantic_ai.usage import UsageLimits
@@ -232,9 +232,12 @@ class Runtime:
         self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
     ) -> Any:
         """Run worker `name` one level below `parent` (at depth 1 without one); return its output.
-        A call from Python that a tool or the entry function runs must be declared (`python_calls`)."""
+        A call from Python that a tool or the entry function runs must be declared (`python_calls`),
+        and without a `parent` it is a callee of the frame that Python runs in."""
         if not from_model:
             check_python_call(name)
+            if parent is None:
+                parent = running_frame()
         output, _ = await self.calls.call(name, args, kwargs, parent, from_model)
         return output
 

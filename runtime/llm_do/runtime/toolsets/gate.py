@@ -118,7 +118,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
         judged = JUDGED.set(JudgedCall(name, normalized, files))
         try:
-            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
+            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls, frame)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._take_in(frame, name, tool)  # a failure's message is read by the model too
