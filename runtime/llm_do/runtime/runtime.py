@@ -124,6 +124,11 @@ class Runtime:
             self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
         return self._approver
 
+    @property
+    def flow_denied(self) -> int:
+        """Calls the taint guard asked that the `approve_all` mode denied in this runtime's runs."""
+        return 0 if self._approver is None else self._approver.flow_denied
+
     async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The answer to a call the gate asks about, and who gave it; a durable run may wait for it
         its own way (`Durability.approve`)."""
