@@ -17,7 +17,7 @@ from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.bundle.views import SchemaSpec, ToolBinding, WorkerSpec
 from llm_do.runtime import Runtime, RuntimeConfig
-from llm_do.runtime.approvals import ApprovalRequest, Approver, approve_all
+from llm_do.runtime.approvals import ApprovalDecision, ApprovalRequest, Approver, approve_all
 from llm_do.runtime.call_scope import CallFrame
 from llm_do.runtime.taint import (
     EMPTY,
@@ -207,3 +207,47 @@ def test_a_worker_a_tool_calls_without_a_parent_is_the_tools_callee(build, tool:
     runtime.run("go")
     assert depths == [2]  # one level below main, not a new top-level call
     assert not (bundle.parent / "public" / "a.txt").exists()
+
+
+# --- what the mutants of the taint gate showed untested (mutation round 4, survivors 1 and 11) --------
+
+def test_a_call_the_rules_deny_stays_denied_in_an_armed_frame(build) -> None:
+    """The guard turns an egress into a question, never a denial into one: after the private read,
+    the denied write is refused without asking anyone (an approver saying yes to all would have
+    written it)."""
+    bundle = build({**PROJECT, "main.worker": worker(
+        "toolsets: [filesystem_project]\napprovals:\n  - allow write_file\n  - deny write_file(path ~ 'public/leak.txt')",
+        "Talk.")})
+    asked: list[ApprovalRequest] = []
+
+    def yes(request: ApprovalRequest) -> Any:
+        asked.append(request)
+        return ApprovalDecision(True)
+
+    Runtime.load(bundle, RuntimeConfig(model=turns(READ_CALL, _write("leak.txt"), [TextPart("done")]),
+                                       approval_callback=yes)).run("go")
+    assert asked == []
+    assert not (bundle.parent / "public" / "leak.txt").exists()
+
+
+def test_a_run_of_a_worker_with_server_side_web_tools_starts_it_holding_untrusted_content(build) -> None:
+    """`flows.inputs: trusted`, so only `searcher`'s web_search is untrusted: main reads the secret
+    and calls searcher (asked: R005, so the build passes), whose write into public/ must then be
+    asked, and approve_all does not approve it."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                         "flows": {"inputs": "trusted", "paths": {"public": "published"}}},
+        "main.worker": worker("toolsets: [filesystem_project_ro, searcher]\napprovals: [ask searcher]", "Talk."),
+        "searcher.worker": worker("description: searches\ntoolsets:\n  - filesystem_project: {path: public}\n"
+                                  "server_side_tools:\n  - tool_type: web_search\napprovals: [allow write_file]", "Search."),
+        "secret.txt": "the launch code is 0000\n",
+        "public/index.html": "",
+    })
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns(READ_CALL, [ToolCallPart("searcher", {"input": "search, then publish"})],
+                    [ToolCallPart("write_file", {"path": "leak.txt", "content": "the launch code is 0000"})],
+                    [TextPart("could not publish")], [TextPart("done")]),
+        approval_mode="approve_all"))
+    runtime.run("go")
+    assert not (bundle.parent / "public" / "leak.txt").exists()
+    assert runtime.flow_denied == 1
