@@ -251,3 +251,52 @@ def test_a_run_of_a_worker_with_server_side_web_tools_starts_it_holding_untruste
     runtime.run("go")
     assert not (bundle.parent / "public" / "leak.txt").exists()
     assert runtime.flow_denied == 1
+
+
+# --- one matcher for the build and the run (red team L6) ------------------------------------------
+
+def test_an_acceptance_the_build_found_inert_lets_nothing_through() -> None:
+    taint = frozenset({READ, INPUT_SOURCE})
+    entry = _accept("main", ["*"], ["input"], ["egress"])
+    assert accepted([entry], ["main"], taint, ["egress"]) == entry
+    assert accepted([{**entry, "inert": True}], ["main"], taint, ["egress"]) is None
+
+
+POST_TOOLS = '''
+from pathlib import Path
+
+CAPABILITIES = {"post": ["net:example.com"]}
+
+
+def post(text: str) -> str:
+    """Send text out."""
+    with open(Path(__file__).with_name("outbox.txt"), "a") as f:
+        f.write(text + "\\n")
+    return "sent"
+
+
+TOOLS = [post]
+'''
+
+
+def test_an_acceptance_r006_calls_inert_does_not_let_the_egress_through(build) -> None:
+    """reader's `post` (net:) is an untrusted leg the entry does not name, so the build finds the
+    entry inert (R006); the run, whose frame holds only the read and the input when post is
+    called, used to honour it all the same."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "entry": {"worker": "main"},
+                         "flows": {"accept": [{"worker": "reader", "private": ["*"], "untrusted": ["input"],
+                                               "egress": ["net:example.com"], "reason": "test"}]}},
+        "tools.py": POST_TOOLS, "secret.txt": "the launch code is 0000\n",
+        "main.worker": worker("toolsets: [reader]", "Delegate."),
+        "reader.worker": worker("description: reads\ntoolsets: [filesystem_project_ro]\ntools: [post]\n"
+                                "approvals: [allow post]", "Read."),
+    })
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns([ToolCallPart("reader", {"input": "read it"})], READ_CALL,
+                    [ToolCallPart("post", {"text": "the launch code is 0000"})], [TextPart("ok")], [TextPart("done")]),
+        approval_mode="approve_all"))
+    runtime.run("go")
+    assert not (bundle.parent / "outbox.txt").exists()
+    assert runtime.flow_denied == 1

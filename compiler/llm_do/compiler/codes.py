@@ -402,8 +402,8 @@ RULES: dict[str, Rule] = _rules(
          "in a folder others fill, the run's input) can steer the model into sending private data (a "
          "read of the project, a secret) where others can read it (an MCP server, the network, a "
          "published folder). The worker holds all three legs through its tools and the workers it "
-         "calls, and the egress leg is reachable with no `ask` on the way. The diagnostic is at the "
-         "tool that gives the egress and names the three least gated paths. Ask for the egress (`ask "
+         "calls, and the egress leg is reachable with no `ask` on the way. There is one diagnostic at "
+         "each tool that gives an armed egress (all at once), naming the three least gated paths. Ask for the egress (`ask "
          "TOOL`, or `ask WORKER` on a call on the way), drop a leg, or accept the flow in project.json "
          "(`flows.accept`: the worker, the legs and a reason), which reviewers see in `diff`.",
          raised_in=("stages.check.flows",)),
@@ -423,8 +423,10 @@ RULES: dict[str, Rule] = _rules(
     Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
          "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "
          "does not exist, holds no trifecta, or whose egress is behind approval accepts nothing; an "
-         "entry that leaves an armed combination of legs unnamed does not accept the flow. `llm-do "
-         "capabilities` lists each worker's flows and their legs.",
+         "entry that leaves an armed combination of legs unnamed does not accept the flow: the message "
+         "names the capabilities left and the hint the entry that would accept the flow. Such an entry "
+         "is inert at run time too (the bundle marks it and the taint guard does not honour it). `llm-do "
+         "capabilities` lists each worker's flows and every capability of each leg.",
          raised_in=("stages.check.flows",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",

@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from llm_do.bundle.flow import EGRESS, INPUT, PRIVATE, TRUSTED, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, TRUSTED, UNTRUSTED, covers
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import CapabilityGrant, FlowAcceptanceNode
     from llm_do.bundle.views import WorkerSpec
 
-ANY = "*"
 PROVIDER_UNTRUSTED = ("web_search", "web_fetch")
 """Server-side tools whose results the model reads inside its own response: a frame of a worker
 that has one holds untrusted content from its start (no gate sees them return)."""
@@ -84,19 +83,15 @@ def accepted(entries: Sequence[FlowAcceptanceNode], workers: Sequence[str], tain
              egress: Sequence[str]) -> FlowAcceptanceNode | None:
     """The acceptance that lets the call through: one entry for one of `workers` (the frame's
     worker, then its callers) under which every combination of a private and an untrusted source
-    the frame holds with each egress capability is named (`*`: any), as the build matches them."""
+    the frame holds with each egress capability is named (`*`: any), by the build's matcher
+    (`flow.covers`). Entries the build found inert (R006) are not honoured (red team L6)."""
     private = sorted({s.capability for s in taint if s.label == PRIVATE})
     untrusted = sorted({s.capability for s in taint if s.label == UNTRUSTED})
     for worker in workers:
-        mine = [a for a in entries if a["worker"] == worker]
-        if mine and all(any(_covers(a, p, u, e) for a in mine) for p in private for u in untrusted for e in egress):
+        mine = [a for a in entries if a["worker"] == worker and not a.get(INERT)]
+        if mine and all(any(covers(a, p, u, e) for a in mine) for p in private for u in untrusted for e in egress):
             return mine[0]
     return None
-
-
-def _covers(entry: FlowAcceptanceNode, private: str, untrusted: str, egress: str) -> bool:
-    return all(ANY in names or name in names
-               for name, names in ((private, entry["private"]), (untrusted, entry["untrusted"]), (egress, entry["egress"])))
 
 
 class FlowCheck(NamedTuple):

@@ -81,7 +81,7 @@ def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagn
         return []
     silenced = {c.upper() for c in project.manifest.suppress}
     views = project_views(project)
-    flows = check_flows(project, views, None, silenced)  # R003-R006
+    flows = check_flows(project, views, silenced)  # R003-R006
     if {"R001", "R002"} <= silenced:
         return flows  # nothing more to report: skip the analysis (the build of a big project pays for it)
     analysis = Analysis(views)
