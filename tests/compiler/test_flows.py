@@ -245,3 +245,42 @@ def test_the_bundle_marks_the_acceptances_r006_calls_inert(tmp_path: Path) -> No
     accepting = {**SHOWN, "untrusted": ["*"]}
     root = _trifecta(tmp_path / "accepting", "ask", [accepting])
     assert compile_document(root, "accepting", import_python=False)["flows"]["accept"] == [accepting]
+
+
+# --- labels follow resolved paths; a flows.paths key names a folder (red team M2, L4) -------------
+
+def _linked(tmp_path: Path, toolset_path: str, paths: dict[str, str]) -> Path:
+    (tmp_path / "site").mkdir(parents=True)
+    (tmp_path / "pub").symlink_to("site")
+    write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}, "flows": {"paths": paths}},
+        "main.worker": worker(f"toolsets:\n  - shell_readonly\n  - filesystem_project:\n      path: {toolset_path}\n"
+                              "approvals: [allow write_file]", "Main."),
+    })
+    return tmp_path
+
+
+@pytest.mark.parametrize(("toolset_path", "paths"), [("pub", {"site": "published"}), ("site", {"pub": "published"})],
+                         ids=["toolset-path-is-a-link", "flows-path-is-a-link"])
+def test_a_link_to_a_published_folder_is_the_published_folder(tmp_path: Path, toolset_path: str, paths: dict) -> None:
+    root = _linked(tmp_path, toolset_path, paths)
+    doc = compile_document(root, "linked", import_python=False)
+    (write,) = [g for g in doc["workers"]["main"]["capabilities"] if g.get("tool") == "write_file"]
+    assert write == {"capability": f"fs.write:project/{toolset_path}/**", "tool": "write_file", "labels": ["egress"]}
+    assert [d["code"] for d in _lint(root) if d["code"].startswith(("R003", "F010"))] == ["R003"]
+
+
+@pytest.mark.parametrize(("key", "message", "hint"), [
+    ("Site", "flows.paths 'Site' names no folder of the project: the folder is spelt 'site' (on a case-insensitive "
+             "filesystem it is the same folder, but labels match names exactly), so nothing is labelled published",
+     "write 'site'"),
+    ("stie", "flows.paths 'stie' names no folder of the project, so nothing is labelled published", "did you mean 'site'?"),
+    ("site/drafts", "flows.paths 'site/drafts' names no folder of the project, so nothing is labelled published",
+     "name a folder of the project (relative to its root, `/`-separated, no glob), or drop the key"),
+])
+def test_a_flows_path_that_names_no_folder_is_f010_at_its_key(tmp_path: Path, key: str, message: str, hint: str) -> None:
+    root = _linked(tmp_path, "site", {key: "published", "pub/": "published"})
+    (found,) = [d for d in _lint(root) if d["code"] == "F010"]
+    line = next(i for i, text in enumerate((root / "project.json").read_text().splitlines(), 1) if f'"{key}"' in text)
+    assert (found["file"], found["line"], found["severity"], found["message"], found["hint"]) == (
+        "project.json", line, "warning", message, hint)

@@ -107,6 +107,14 @@ RULES: dict[str, Rule] = _rules(
          "(default `workers/generated`); the next build takes it in only when a worker_files "
          "pattern matches it there, so without one the created worker is silently left out.",
          raised_in=("stages.resolve_toolsets",)),
+    Rule("F010", "flows-path-matches-nothing", "warning", "A `flows.paths` key that names no folder of the project.",
+         "`flows.paths` labels project folders by name, relative to the root, after following links inside "
+         "the project: a key that names no folder (a typo, a glob, a folder not made yet, another case: "
+         "`Site` beside `site/`) labels nothing, so the folder meant keeps the default labels (a write into "
+         "it is no egress, a read of it is private). On a case-insensitive filesystem `Site` is the folder "
+         "`site`, but labels match names exactly, so the build is the same everywhere: the hint gives the "
+         "spelling of the folder, or a close name.",
+         raised_in=("stages.check.flow_paths",)),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "

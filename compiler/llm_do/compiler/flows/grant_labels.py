@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .folders import folder_resolver
 from .labels import NONE, LabelPolicy, labels_of, mcp_labels, policy_of, python_labels
 
 if TYPE_CHECKING:
@@ -16,7 +17,8 @@ def label_policy(project: ResolvedProject) -> LabelPolicy:
     if project.label_policy is None:
         manifest = project.manifest
         project.label_policy = policy_of(
-            manifest.flows.paths, {name: (s.labels, s.tool_labels) for name, s in manifest.mcp_servers.items()})
+            manifest.flows.paths, {name: (s.labels, s.tool_labels) for name, s in manifest.mcp_servers.items()},
+            folder_resolver(str(project.loaded.root)))
     return project.label_policy
 
 

@@ -14,6 +14,7 @@ from ...diagnostics import Diagnostic
 from ..resolved import ResolvedProject
 from .capabilities import check_capabilities
 from .entry_args import check_entry_args
+from .flow_paths import check_flow_paths
 from .graph_cycles import check_cycles
 from .graph_depth import check_depth
 from .graph_reachability import check_reachability
@@ -36,6 +37,7 @@ ALL_RULES: tuple[CheckRule, ...] = (
     check_depth,
     check_reachability,
     check_capabilities,
+    check_flow_paths,
     check_portability,
 )
 
