@@ -48,38 +48,55 @@ def _resolved(real_root: str, folder: str) -> str:
     return os.path.relpath(real, real_root).replace(os.sep, "/")
 
 
+WILDCARDS = frozenset("*?[")
+
+
 @dataclass(frozen=True)
 class UnmatchedFolder:
-    """A `flows.paths` key that names no folder of the project."""
+    """A `flows.paths` key that names no folder of the project, where another name was surely meant."""
 
     key: str
-    same_but_case: str | None
-    """The folder whose name differs only in case, if there is one (relative, as it is spelt)."""
-    closest: str | None
-    """Otherwise a folder whose name is close (a typo), if there is one."""
+    same_but_case: str | None = None
+    """The folder whose name differs only in case (relative, as the tree spells it)."""
+    closest: str | None = None
+    """A folder whose name is close (a typo)."""
+    glob: bool = False
+    """The key has wildcards, which labels do not expand."""
+    file: bool = False
+    """The key names a file, not a folder."""
 
 
 def unmatched_folders(root: str, keys: list[str]) -> Iterator[UnmatchedFolder]:
-    """The keys (normalized project folders) that name no folder of the project, spelt exactly as
-    the tree spells it (links to folders inside the project count)."""
+    """The keys (normalized project folders) that name no folder of the project, spelt as the
+    tree spells it (links to folders inside the project count), when the key is surely a mistake:
+    a glob, a file, a folder spelt in another case or a close name. A key that names nothing near
+    anything is left alone: it labels the folder once a run makes it (an output folder git does not
+    keep while it is empty)."""
     for key in keys:
         if key == ".":
             continue
-        parent, spelt, closest = ".", [], None
+        if WILDCARDS & set(key):
+            yield UnmatchedFolder(key, glob=True)
+            continue
+        parent, spelt = ".", []
         for segment in key.split("/"):
             names = _folders_in(root, parent)
             if segment in names:
                 spelt.append(segment)
                 parent = posixpath.join(parent, segment)
                 continue
+            rest = key.split("/")[len(spelt) + 1:]
             cased = [n for n in names if n.lower() == segment.lower()]
             if cased:
-                yield UnmatchedFolder(key, "/".join([*spelt, cased[0], *key.split("/")[len(spelt) + 1:]]), None)
-            else:
-                from ..suggest import closest as close
+                yield UnmatchedFolder(key, same_but_case="/".join([*spelt, cased[0], *rest]))
+            elif os.path.isfile(os.path.join(root, parent, segment)):
+                yield UnmatchedFolder(key, file=True)
+            elif names:
+                from ..suggest import closest
 
-                near = close(segment, names) if names else None
-                yield UnmatchedFolder(key, None, "/".join([*spelt, near]) if near else closest)
+                near = closest(segment, names)
+                if near is not None:
+                    yield UnmatchedFolder(key, closest="/".join([*spelt, near, *rest]))
             break
 
 

@@ -23,9 +23,14 @@ def check_flow_paths(project: ResolvedProject, graph: CallGraph) -> list[Diagnos
                        f"'{found.same_but_case}' (on a case-insensitive filesystem it is the same folder, but labels "
                        f"match names exactly), so nothing is labelled {label}")
             hint = f"write '{found.same_but_case}'"
+        elif found.glob:
+            message = f"flows.paths '{key}' is a glob, which labels do not expand, so nothing is labelled {label}"
+            hint = "name each folder (relative to the project root, `/`-separated)"
+        elif found.file:
+            message = f"flows.paths '{key}' names a file, not a folder, so nothing is labelled {label}"
+            hint = "name the folder that holds it"
         else:
             message = f"flows.paths '{key}' names no folder of the project, so nothing is labelled {label}"
-            hint = (f"did you mean '{found.closest}'?" if found.closest
-                    else "name a folder of the project (relative to its root, `/`-separated, no glob), or drop the key")
+            hint = f"did you mean '{found.closest}'?"
         out.append(diagnostic("F010", message, project.loaded.at("flows", "paths", key), hint=hint))
     return out
