@@ -275,12 +275,67 @@ def test_a_link_to_a_published_folder_is_the_published_folder(tmp_path: Path, to
              "filesystem it is the same folder, but labels match names exactly), so nothing is labelled published",
      "write 'site'"),
     ("stie", "flows.paths 'stie' names no folder of the project, so nothing is labelled published", "did you mean 'site'?"),
-    ("site/drafts", "flows.paths 'site/drafts' names no folder of the project, so nothing is labelled published",
-     "name a folder of the project (relative to its root, `/`-separated, no glob), or drop the key"),
+    ("sit*", "flows.paths 'sit*' is a glob, which labels do not expand, so nothing is labelled published",
+     "name each folder (relative to the project root, `/`-separated)"),
+    ("site/index.html", "flows.paths 'site/index.html' names a file, not a folder, so nothing is labelled published",
+     "name the folder that holds it"),
 ])
 def test_a_flows_path_that_names_no_folder_is_f010_at_its_key(tmp_path: Path, key: str, message: str, hint: str) -> None:
-    root = _linked(tmp_path, "site", {key: "published", "pub/": "published"})
+    root = _linked(tmp_path, "site", {key: "published", "pub/": "published", "site/drafts": "private",
+                                      "output": "published"})  # two folders a run may make: not reported
+    (root / "site" / "index.html").write_text("<p>hello</p>")
     (found,) = [d for d in _lint(root) if d["code"] == "F010"]
     line = next(i for i, text in enumerate((root / "project.json").read_text().splitlines(), 1) if f'"{key}"' in text)
     assert (found["file"], found["line"], found["severity"], found["message"], found["hint"]) == (
         "project.json", line, "warning", message, hint)
+
+
+# --- an undeclared tool's unknown calls are possible egress, and lint says which (red team M3) ------
+
+SDK_TOOLS = '''
+from slack_sdk import WebClient
+
+
+def notify(text: str) -> str:
+    """Post a message to the team channel."""
+    WebClient(token="x").chat_postMessage(channel="#team", text=text)
+    return "posted"
+
+
+def load(path: str) -> str:
+    """Read a file."""
+    with open(path) as f:
+        return f.read()
+
+
+TOOLS = [notify, load]
+'''
+
+
+@pytest.mark.parametrize("declared", [None, {"notify": ["net:slack.com"], "load": []}], ids=["undeclared", "declared"])
+def test_an_undeclared_tool_that_calls_a_client_library_is_egress_and_lint_names_the_call(tmp_path: Path,
+                                                                                         declared: dict | None) -> None:
+    tools = SDK_TOOLS if declared is None else f"CAPABILITIES = {declared!r}\n" + SDK_TOOLS
+    write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"], "entry": {"worker": "main"},
+                         "suppress": ["R001", "Y007"]},
+        "tools.py": tools,
+        "main.worker": worker("tools: [notify, load]\napprovals: [allow notify, allow load]", "Notify."),
+    })
+    doc = compile_document(tmp_path, "sdk", import_python=False)
+    labels = {g["capability"]: g.get("labels") for g in doc["workers"]["main"]["capabilities"]}
+    diagnostics = _lint(tmp_path)
+    if declared is None:
+        assert (labels["custom:notify"], labels["custom:load"]) == (["untrusted", "egress"], ["private"])
+        (r007,) = [d for d in diagnostics if d["code"] == "R007"]
+        written = (tmp_path / "tools.py").read_text().splitlines()
+        line = written.index('    WebClient(token="x").chat_postMessage(channel="#team", text=text)') + 1
+        assert (r007["file"], r007["line"], r007["column"], r007["severity"]) == ("tools.py", line, 5, "info")
+        assert r007["message"] == ("tool 'notify' has no CAPABILITIES entry and calls third-party code the effect scan "
+                                   "does not know (slack_sdk.WebClient): its information-flow labels count it as possible "
+                                   "egress (untrusted, egress)")
+        assert [d["code"] for d in diagnostics if d["code"].startswith("R00")] == ["R003", "R007"]
+    else:  # the declaration replaces the scan: the same flow, and nothing to say about the calls
+        assert (labels["custom:notify"], labels["custom:load"]) == (None, None)
+        assert labels["net:slack.com"] == ["untrusted", "egress"]
+        assert [d["code"] for d in diagnostics if d["code"].startswith("R00")] == []

@@ -109,11 +109,12 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.resolve_toolsets",)),
     Rule("F010", "flows-path-matches-nothing", "warning", "A `flows.paths` key that names no folder of the project.",
          "`flows.paths` labels project folders by name, relative to the root, after following links inside "
-         "the project: a key that names no folder (a typo, a glob, a folder not made yet, another case: "
-         "`Site` beside `site/`) labels nothing, so the folder meant keeps the default labels (a write into "
-         "it is no egress, a read of it is private). On a case-insensitive filesystem `Site` is the folder "
-         "`site`, but labels match names exactly, so the build is the same everywhere: the hint gives the "
-         "spelling of the folder, or a close name.",
+         "the project: a key that names no folder (a glob, a file, a typo, another case: `Site` beside "
+         "`site/`) labels nothing, so the folder meant keeps the default labels (a write into it is no egress, "
+         "a read of it is private). On a case-insensitive filesystem `Site` is the folder `site`, but labels "
+         "match names exactly, so the build is the same everywhere: the hint gives the spelling of the folder, "
+         "or the close name. A key that names a folder not made yet, close to no other, is not reported: it "
+         "labels the folder once a run makes it.",
          raised_in=("stages.check.flow_paths",)),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
@@ -436,6 +437,17 @@ RULES: dict[str, Rule] = _rules(
          "is inert at run time too (the bundle marks it and the taint guard does not honour it). `llm-do "
          "capabilities` lists each worker's flows and every capability of each leg.",
          raised_in=("stages.check.flows",)),
+    Rule("R007", "undeclared-third-party-calls", "info",
+         "A Python tool without a CAPABILITIES entry that calls third-party code the effect scan does not know.",
+         "A Python tool that declares nothing is labelled by what its code does, read with `ast`: the effects "
+         "table knows the standard library's and the common HTTP clients' calls, not every client library. "
+         "A call into an installed module outside the standard library and the project (`slack_sdk.WebClient`, "
+         "`boto3.client`, `openai.OpenAI`), other than a few that parse, validate or compute with no I/O of their "
+         "own (pydantic, yaml, dateutil, ...), may send what it is given anywhere, so the tool's flow labels count "
+         "it as a connection: untrusted and egress. The diagnostic is at the first such call and names them all. "
+         "Declare what the tool does in its module's `CAPABILITIES` (`{\"notify\": [\"net:slack.com\"]}`, or `[]`), "
+         "its complete declaration, which the labels then follow instead of the scan.",
+         raised_in=("stages.check.python_flows",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files.",

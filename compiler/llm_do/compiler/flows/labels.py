@@ -157,12 +157,18 @@ def provider_labels(kind: str) -> frozenset[str]:
     return PROVIDER_LABELS.get(kind, NONE)
 
 
-def python_labels(effects: Iterable[str]) -> frozenset[str]:
-    """An undeclared Python tool's labels, from its code's effects."""
-    out: set[str] = set()
+UNKNOWN_CALL_LABELS = frozenset({UNTRUSTED, EGRESS})
+"""A call into third-party code the effects table does not know may connect, as a connection does."""
+
+
+def python_labels(effects: Iterable[str], *, reads: bool = False, unknown_calls: bool = False) -> frozenset[str]:
+    """An undeclared Python tool's labels, from its code's effects; `reads`: it reads files (a
+    private leg); `unknown_calls`: it calls third-party code the effects table does not know
+    (`code.flow_calls`), which counts as a connection."""
+    out: set[str] = {PRIVATE} if reads else set()
     for effect in effects:
         out |= EFFECT_LABELS.get(effect, NONE)
-    return frozenset(out)
+    return frozenset(out | UNKNOWN_CALL_LABELS if unknown_calls else out)
 
 
 def sorted_labels(labels: Iterable[str]) -> list[str]:

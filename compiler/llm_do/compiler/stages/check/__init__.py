@@ -21,6 +21,7 @@ from .graph_reachability import check_reachability
 from .models import check_models
 from .portability import check_portability
 from .python_calls import check_python_calls
+from .python_flows import check_undeclared_calls
 from .python_imports import check_python_imports
 
 
@@ -37,6 +38,7 @@ ALL_RULES: tuple[CheckRule, ...] = (
     check_depth,
     check_reachability,
     check_capabilities,
+    check_undeclared_calls,
     check_flow_paths,
     check_portability,
 )
