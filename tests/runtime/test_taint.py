@@ -300,3 +300,43 @@ def test_an_acceptance_r006_calls_inert_does_not_let_the_egress_through(build) -
     runtime.run("go")
     assert not (bundle.parent / "outbox.txt").exists()
     assert runtime.flow_denied == 1
+
+
+# --- a call that moves files is judged on what it moves (red team M1) -----------------------------
+
+MOVER = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "flows": {"paths": {"site": "published", "inbox": "untrusted"}}},
+    "main.worker": worker("toolsets: [shell_file_ops]\napprovals: [allow shell]", "Tidy up."),
+    ".env": "OPENAI_API_KEY=sk-live-SECRET\n",
+    "notes/a.txt": "a note\n",
+    "inbox/page.html": "a page\n",
+    "site/index.html": "hello\n",
+}
+
+
+@pytest.mark.parametrize(("command", "moved"), [
+    ("mv .env site/env.txt", True),  # a private file, never read, into the published folder
+    ("mv -t site notes", True),  # a folder of private files, the destination as a flag
+    ("mv notes/a.txt notes/b.txt", False),  # private, but it stays unpublished
+    ("mv inbox/page.html site/", False),  # into the published folder, but nothing private
+    ("mv site/index.html site/home.html", False),
+])
+def test_a_move_into_a_published_folder_is_judged_on_what_it_moves(build, command: str, moved: bool) -> None:
+    """The frame holds only the run's (untrusted) input; a move of a private file into site/ is
+    private data leaving, so it is asked (and approve_all does not approve it); other moves run."""
+    bundle = build(MOVER)
+    events: list[Any] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(model=turns([ToolCallPart("shell", {"command": command})], [TextPart("done")]),
+                                                 approval_mode="approve_all", on_event=events.append))
+    before = sorted(p.relative_to(bundle.parent).as_posix() for p in bundle.parent.rglob("*") if p.is_file())
+    runtime.run("tidy up")
+    after = sorted(p.relative_to(bundle.parent).as_posix() for p in bundle.parent.rglob("*") if p.is_file())
+    assert (after == before) is moved  # a guarded move did not happen
+    guarded = [e for e in events if type(e).__name__ == "FlowGuarded"]
+    assert runtime.flow_denied == (1 if moved else 0) and len(guarded) == (1 if moved else 0)
+    if moved:
+        assert guarded[0].reason.startswith("this frame holds private data (from shell of main) and untrusted content "
+                                            "(from the run's input), and the call can send data out (fs.write:project/**): "
+                                            "it moves ")
+        assert guarded[0].reason.endswith(", where others can read it")

@@ -163,7 +163,7 @@ class Runtime:
         if self._flow_guard is None:
             from .taint import FlowGuard
 
-            self._flow_guard = FlowGuard(self.bundle.text.get("flows"))
+            self._flow_guard = FlowGuard(self.bundle.text.get("flows"), self.bundle.root)
         return self._flow_guard
 
     # --- what tools and entry code reach through ctx.deps

@@ -88,8 +88,9 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
-        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
-            if self.spec.egress and approval != DENY and frame.taint else None
+        moves = hooks.moves(name, normalized) if self.spec.egress and approval != DENY else None
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool), moves) \
+            if self.spec.egress and approval != DENY and (frame.taint or moves) else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:

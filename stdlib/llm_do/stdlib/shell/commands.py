@@ -49,6 +49,9 @@ class Command:
     approval: Action
     normalized: tuple[str, ...] = ()
     """The line as approval rules judge it: one spelling per call (module docstring)."""
+    moved: tuple[tuple[str, ...], str] | None = None
+    """For a command that carries files' data elsewhere (`mv`): its sources and destination,
+    resolved like the normalized operands (what the taint guard judges it on)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Judged:
 
     run: list[str]
     normalized: list[str]
+    moved: tuple[tuple[str, ...], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,8 @@ class CommandSpec:
     target_options: frozenset[str] = frozenset()
     """Flags whose value is the destination (`mv -t D`): in the normalized argv the value is the
     last operand, so `mv -t d a` and `mv a d` are one call."""
+    moves: bool = False
+    """It carries its sources' data to a destination (`mv`): `Command.moved` says what and where."""
 
     def parse(self, args: Sequence[str], root: Path) -> Judged:
         parsed = _parse_options(self, args, root)
@@ -114,7 +120,15 @@ class CommandSpec:
             confine_arg(self.name, operand, root, wildcards=self.operands == "git")
         if self.check:
             self.check(self, parsed, root)
-        return Judged(list(args), self._normalized(parsed, pattern, paths, root))
+        return Judged(list(args), self._normalized(parsed, pattern, paths, root), self._moved(parsed, root))
+
+    def _moved(self, parsed: Parsed, root: Path) -> tuple[tuple[str, ...], str] | None:
+        """(sources, destination), resolved below the root, of a command that `moves`."""
+        if not self.moves:
+            return None
+        target = next((v for n, v in parsed.options if n in self.target_options and v is not None), None)
+        operands = [*parsed.operands, *([target] if target is not None else [])]
+        return tuple(resolve_arg(p, root) for p in operands[:-1]), resolve_arg(operands[-1], root)
 
     def _normalized(self, parsed: Parsed, pattern: list[str], paths: list[str], root: Path) -> list[str]:
         """Flags one per word (values resolved where they name files), then the operands resolved
@@ -239,7 +253,8 @@ def parse_command(toolset: str, command_line: str, root: Path) -> Command:
     if spec is None:
         raise CommandRefused(f"{argv[0]!r} is not allowed here (allowed: {', '.join(commands)})")
     judged = spec.parse(argv[1:], root)
-    return Command(argv=(spec.name, *judged.run), approval=spec.approval, normalized=(spec.name, *judged.normalized))
+    return Command(argv=(spec.name, *judged.run), approval=spec.approval, normalized=(spec.name, *judged.normalized),
+                   moved=judged.moved)
 
 
 # --- the shell syntax nothing here interprets --------------------------------------------------
@@ -707,6 +722,7 @@ MV = CommandSpec(
         **_attached("--update"),
     },
     target_options=frozenset({"-t", "--target-directory"}),
+    moves=True,
     refused={
         "-i": "it asks questions on a terminal, and there is none",
         "--interactive": "it asks questions on a terminal, and there is none",

@@ -62,6 +62,16 @@ class ShellToolset(StdlibToolset):
                 pass
         return normalized
 
+    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+        """`mv`'s sources and destination (`Command.moved`), absolute below the toolset's root."""
+        if name != "shell" or "argv" not in normalized:
+            return None  # another tool, or a line the toolset refuses
+        moved = parse_command(self.descriptor.name, str(normalized.get("command", "")), self.root).moved
+        if moved is None:
+            return None
+        sources, target = moved
+        return [os.path.join(self.root, s) for s in sources], os.path.join(self.root, target)
+
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The command line as the rules judge it (normalized), whole, with the directory it
         runs in beside it; a line the toolset will refuse as written, saying so."""
