@@ -38,7 +38,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
-from .check.flows import inert_acceptances
+from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
@@ -291,7 +291,7 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         doc["services"] = services
     flows = manifest.flows
     if flows.inputs != "untrusted" or flows.paths or flows.accept:
-        inert = inert_acceptances(project) if flows.accept else frozenset()
+        inert = project_inert_acceptances(project)
         doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
                                         "accept": [{**a.model_dump(), **({INERT: True} if i in inert else {})}
                                                    for i, a in enumerate(flows.accept)]})

@@ -26,7 +26,7 @@ from ...capability_grants import worker_grants
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ...reach_text import via_text
 from ..resolved import ResolvedProject
-from .flows import check_flows
+from .flows import check_flows, inert_acceptances, project_flows
 
 WRITE = "fs.write"
 UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})
@@ -74,6 +74,14 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     if function is not None:
         views[function.label] = entry_function_view(function.calls)
     return views
+
+
+def project_inert_acceptances(project: ResolvedProject) -> frozenset[int]:
+    """The `flows.accept` entries that accept nothing (`flows.inert_acceptances`), analysed now
+    when the check did not (its flow rules silenced)."""
+    if project.inert_acceptances is not None or not project.manifest.flows.accept:
+        return project.inert_acceptances or frozenset()
+    return inert_acceptances(project, project_flows(project, project_views(project)))
 
 
 def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:

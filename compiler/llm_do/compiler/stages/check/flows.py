@@ -33,20 +33,13 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView]) -> Flo
     return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept)
 
 
-def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis | None = None) -> frozenset[int]:
-    """The indices of `flows.accept` entries that accept nothing (R006), found once per project:
-    `lower` marks them in the bundle (`flow.INERT`) and the run does not honour them."""
+def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> frozenset[int]:
+    """The indices of `flows.accept` entries that accept nothing (R006), found once per project
+    (`analysis`: its `project_flows`): `lower` marks them in the bundle (`flow.INERT`) and the run
+    does not honour them."""
     if project.inert_acceptances is None:
-        accept = project.manifest.flows.accept
-        if not accept:
-            project.inert_acceptances = frozenset()
-        else:
-            if analysis is None:
-                from .capabilities import project_views
-
-                analysis = project_flows(project, project_views(project))
-            entries = acceptances_of(a.model_dump() for a in accept)
-            project.inert_acceptances = frozenset(i for i, entry in enumerate(entries) if not analysis.accepts(entry))
+        entries = acceptances_of(a.model_dump() for a in project.manifest.flows.accept)
+        project.inert_acceptances = frozenset(i for i, entry in enumerate(entries) if not analysis.accepts(entry))
     return project.inert_acceptances
 
 
