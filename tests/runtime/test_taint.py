@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,10 @@ def test_check_says_where_each_leg_came_from() -> None:
     assert found is not None and found.accepted is None
     assert found.reason() == ("this frame holds private data (from read_file of main) and untrusted content (from fetch "
                               "of browser), and the call can send data out (egress)")
+    let = check(frozenset({READ, PAGE}), ["egress"], ["main"], [_accept("main", ["*"], ["*"], ["*"])], moves=".env into site")
+    assert let is not None and let.accepted == "ours"
+    assert let.reason() == (f"{found.reason()}: it moves .env into site, where others can read it; "
+                            "project.json accepts this flow: ours")
     assert check(frozenset({READ, PAGE}), [], ["main"], []) is None  # no egress
     assert check(frozenset({READ}), ["egress"], ["main"], []) is None  # one leg
 
@@ -340,3 +345,30 @@ def test_a_move_into_a_published_folder_is_judged_on_what_it_moves(build, comman
                                             "(from the run's input), and the call can send data out (fs.write:project/**): "
                                             "it moves ")
         assert guarded[0].reason.endswith(", where others can read it")
+
+
+def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves_them(tmp_path: Path) -> None:
+    """`flows.paths` keys resolved through links at run time, as the build resolves them (red team
+    M2); a destination outside the project, or a guard without a project, judges nothing."""
+    for folder in ("site", "inbox", "notes/keys", "secrets"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "pub").symlink_to("site")
+    root = os.path.realpath(tmp_path)
+    guard = FlowGuard({"paths": {"pub": "published", "inbox": "untrusted", ".": "published", "secrets": "private",
+                                 "notes/keys": "private"}}, tmp_path)
+    spec = _spec(grants=({"capability": "fs.read:project/**", "tool": "post", "labels": ["private"]},))
+
+    def moved(sources: list[str], target: str) -> str | None:
+        found = guard.moved_private(spec, "post", None, ([os.path.join(root, s) for s in sources], os.path.join(root, target)))
+        return None if found is None else found[1]
+
+    assert moved(["secrets/key"], "site/key") == "secrets/key into site/key"  # site is published through pub
+    assert moved(["secrets/key"], ".") == "secrets/key into ."  # the root itself is published here
+    assert moved(["notes"], "site") == "notes into site"  # published, but it holds a private folder
+    assert moved(["notes/a.txt"], "site") is None  # published (the root is)
+    assert moved(["inbox/page", "site/a"], "site/b") is None  # nothing private moves
+    assert moved(["secrets/key"], "secrets/old") is None  # it stays private
+    assert guard.moved_private(spec, "post", None, (["/elsewhere/key"], "/elsewhere/site")) is None
+    found = guard.moved_private(spec, "post", None, ([os.path.join(root, "secrets/key")], os.path.join(root, "site")))
+    assert found is not None and found[0] == Source("private", "fs.read:project/**", "main", "post")
+    assert FlowGuard({"paths": {"site": "published"}}).moved_private(spec, "post", None, (["/p/a"], "/p/site")) is None
