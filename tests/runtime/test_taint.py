@@ -354,20 +354,23 @@ def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves
         (tmp_path / folder).mkdir(parents=True)
     (tmp_path / "pub").symlink_to("site")
     root = os.path.realpath(tmp_path)
-    guard = FlowGuard({"paths": {"pub": "published", "inbox": "untrusted", ".": "published", "secrets": "private",
-                                 "notes/keys": "private"}}, tmp_path)
     spec = _spec(grants=({"capability": "fs.read:project/**", "tool": "post", "labels": ["private"]},))
 
-    def moved(sources: list[str], target: str) -> str | None:
-        found = guard.moved_private(spec, "post", None, ([os.path.join(root, s) for s in sources], os.path.join(root, target)))
+    def moved(sources: list[str], target: str, paths: dict[str, str]) -> str | None:
+        found = FlowGuard({"paths": paths}, tmp_path).moved_private(
+            spec, "post", None, ([os.path.join(root, s) for s in sources], os.path.normpath(os.path.join(root, target))))
         return None if found is None else found[1]
 
-    assert moved(["secrets/key"], "site/key") == "secrets/key into site/key"  # site is published through pub
-    assert moved(["secrets/key"], ".") == "secrets/key into ."  # the root itself is published here
-    assert moved(["notes"], "site") == "notes into site"  # published, but it holds a private folder
-    assert moved(["notes/a.txt"], "site") is None  # published (the root is)
-    assert moved(["inbox/page", "site/a"], "site/b") is None  # nothing private moves
-    assert moved(["secrets/key"], "secrets/old") is None  # it stays private
+    linked = {"pub": "published", "inbox": "untrusted", "secrets": "private"}
+    assert moved(["secrets/key"], "site/key", linked) == "secrets/key into site/key"  # site is published through pub
+    assert moved(["notes/a.txt"], "site", linked) == "notes/a.txt into site"  # unlabelled: private
+    whole = {".": "published", "notes/keys": "private"}
+    assert moved(["secrets/key"], ".", {**whole, "secrets": "private"}) == "secrets/key into ."  # the root is published
+    assert moved(["notes"], "site", whole) == "notes into site"  # published, but it holds a private folder
+    assert moved(["notes/a.txt"], "site", whole) is None  # published (the root is)
+    guard = FlowGuard({"paths": linked}, tmp_path)
+    assert moved(["inbox/page", "site/a"], "site/b", linked) is None  # nothing private moves
+    assert moved(["secrets/key"], "secrets/old", linked) is None  # it stays private
     assert guard.moved_private(spec, "post", None, (["/elsewhere/key"], "/elsewhere/site")) is None
     found = guard.moved_private(spec, "post", None, ([os.path.join(root, "secrets/key")], os.path.join(root, "site")))
     assert found is not None and found[0] == Source("private", "fs.read:project/**", "main", "post")

@@ -222,9 +222,8 @@ class FlowGuard:
         """`path` (absolute, resolved) relative to the project's root; None outside it."""
         if self._root is None:
             return None
-        if path == self._root:
-            return "."
-        return os.path.relpath(path, self._root).replace(os.sep, "/") if path.startswith(self._root + os.sep) else None
+        inside = os.path.relpath(path, self._root).replace(os.sep, "/")
+        return None if inside == ".." or inside.startswith("../") else inside
 
     def _label(self, path: str) -> str | None:
         if self._paths is None:  # the folders as the filesystem resolves them, as the build labels them
