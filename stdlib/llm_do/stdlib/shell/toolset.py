@@ -66,7 +66,10 @@ class ShellToolset(StdlibToolset):
         """`mv`'s sources and destination (`Command.moved`), absolute below the toolset's root."""
         if name != "shell" or "argv" not in normalized:
             return None  # another tool, or a line the toolset refuses
-        moved = parse_command(self.descriptor.name, str(normalized.get("command", "")), self.root).moved
+        try:
+            moved = parse_command(self.descriptor.name, str(normalized.get("command", "")), self.root).moved
+        except CommandRefused:  # the tree changed since it was normalized: the tool refuses it in its turn
+            return None
         if moved is None:
             return None
         sources, target = moved
