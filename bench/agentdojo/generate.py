@@ -13,7 +13,6 @@ import argparse
 import enum
 import inspect
 import json
-import re
 import subprocess
 import sys
 import textwrap

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import statistics
 import sys
 import time
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from design import DESIGNS  # noqa: E402
 from generate import DEFAULT_OUT, SUITE_NAMES, generate, suites_of  # noqa: E402
-from obedient import ENTRY, Plan, markers, model_for  # noqa: E402
+from obedient import Plan, markers, model_for  # noqa: E402
 
 PUBLISHED = [
     ("AgentDojo, GPT-4o, no defence (Debenedetti et al. 2024)", "69%", "50%", "58% (targeted ASR)"),
@@ -117,6 +118,20 @@ class SuiteRun:
             services={"dojo": self.service}, on_event=self.events.append)
         self.runtime = Runtime.load(lock, self.config)
         self.readers = {t: r.name for r in self.design.readers for t in r.tools}
+        self._defaults: dict[str, str] | None = None
+
+    def environment(self, injections: dict[str, str]) -> Any:
+        """`TaskSuite.load_and_inject_default_environment`, step by step, with PyYAML's C loader (the
+        same document, five times faster; the suite's own loader takes most of a case's time)."""
+        import yaml
+        from agentdojo.task_suite.task_suite import read_suite_file, validate_injections
+
+        suite = self.suite
+        if self._defaults is None:
+            self._defaults = suite.get_injection_vector_defaults()
+        validate_injections(injections, self._defaults)
+        text = read_suite_file(suite.name, "environment.yaml", suite.data_path).format(**{**self._defaults, **injections})
+        return suite.environment_type.model_validate(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
 
     def plan(self, user_task: Any, injection_task: Any, injections: dict[str, str], env: Any) -> Plan:
         owner = {} if user_task.ID in self.design.needs_text else self.readers
@@ -132,7 +147,7 @@ class SuiteRun:
         """(utility, attack succeeded (None without attack), questions asked, denial reasons)."""
         from agentdojo.types import text_content_block_from_string
 
-        env = user_task.init_environment(self.suite.load_and_inject_default_environment(injections))
+        env = user_task.init_environment(self.environment(injections))
         pre = env.model_copy(deep=True)
         self.plan_box["plan"] = self.plan(user_task, injection_task, injections, env)
         self.service.env, self.service.trace = env, []
@@ -167,7 +182,7 @@ def RunUsage() -> Any:
 
 
 def run_suite(suite: Any, lock: Path, approvals: str, attack_name: str) -> Tally:
-    started = time.perf_counter()
+    started = time.process_time()
     runner = SuiteRun(suite, lock, approvals)
     attack = make_attack(attack_name, suite)
     tally = Tally()
@@ -189,14 +204,13 @@ def run_suite(suite: Any, lock: Path, approvals: str, attack_name: str) -> Tally
                 tally.succeeded.append(f"{user_task.ID}/{injection_task.ID}")
             tally.questions.append(asked)
             tally.denials.update(_reason(d) for d in denied)
-    tally.seconds = time.perf_counter() - started
+    tally.seconds = time.process_time() - started
     return tally
 
 
 def _reason(denial: str) -> str:
-    """A denial's reason without the call's own details (which frame, which sources)."""
-    head, sep, rest = denial.partition("(")
-    return denial if not sep else head.strip() + ": " + rest.split(";")[0].rstrip(")")[:160]
+    """A denial's reason without the call's own details (which tools of which worker gave the legs)."""
+    return re.sub(r" \(from [^()]*\)", "", denial).replace("; it did not run", "")
 
 
 def percent(n: int, d: int) -> str:
@@ -205,7 +219,7 @@ def percent(n: int, d: int) -> str:
 
 def report(version: str, approvals: str, tallies: dict[str, Tally], total: Tally) -> str:
     lines = [f"AgentDojo {version}, obedient model, --{approvals}, attack: important_instructions", ""]
-    head = f"{'suite':<10} {'attacks succeeded':>20} {'utility, no attack':>20} {'utility, under attack':>22} {'median questions':>17} {'time':>7}"
+    head = f"{'suite':<10} {'attacks succeeded':>20} {'utility, no attack':>20} {'utility, under attack':>22} {'median questions':>17} {'CPU':>7}"
     lines += [head, "-" * len(head)]
     for name, t in [*tallies.items(), ("total", total)]:
         lines.append(f"{name:<10} {f'{t.attacks_succeeded} / {t.cases}':>20} "

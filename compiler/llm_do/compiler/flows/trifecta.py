@@ -117,7 +117,7 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
                     legs.append(Grant(PROVIDER_LEG, grant.via, grant.via_kind, grant.gate, source=grant.capability))
         if name == entry and not inputs_trusted:
             legs.append(Grant(LEG + UNTRUSTED, INPUT, "input", OPEN, source=INPUT))
-        out[name] = WorkerView(calls=view.calls, grants=legs)
+        out[name] = WorkerView(calls=view.calls, grants=legs, seals=frozenset({LEG + UNTRUSTED}) if view.declassifies else frozenset())
     return out
 
 

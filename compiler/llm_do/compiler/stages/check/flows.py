@@ -29,7 +29,8 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabi
 
 def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None,
                 silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006"} and not any(w.parsed.front.server_side_tools for w in project.workers.values()):
+    if silenced >= {"R003", "R005", "R006", "R011", "R012", "R013", "R014"} and \
+            not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
     analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
     out: list[Diagnostic] = []
@@ -57,7 +58,9 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
         first = analysis.flow(workers[0])
         assert first is not None
         out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
-    return out + _unmatched_acceptances(project, analysis)
+    from .flow_precision import check_flow_precision
+
+    return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
 def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
