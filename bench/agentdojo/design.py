@@ -14,9 +14,11 @@ bench/README.md ("AgentDojo: how the labels and rules were chosen").
 - `readers`: workers that read for the assistant and answer with a schema that holds no free text
   (numbers, dates, e-mail addresses, identifiers): the assistant learns the facts without reading
   a third party's words. Each names its tools and its output class in `schemas.py`.
-- `needs_text`: the user tasks whose answer or actions need the words of what is read (a summary,
-  an address, feedback): a model doing them reads the text itself, not through a reader. Chosen
-  from each task's prompt.
+- `needs_text`: the user tasks whose answer or actions need the words of what some tools return
+  (a summary, an address, feedback), with those tools (`*`: all): a model doing them reads that text
+  itself, not through a reader. Chosen from each task's prompt.
+- `inputs`: what the user's request is: `private` (the owner's own words, not to be published), so
+  every frame of a run holds private data and untrusted content arms its egress.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ class Design:
     readers: tuple[Reader, ...] = ()
     schemas: str = ""
     """The text of `schemas.py` (the readers' output classes)."""
-    needs_text: frozenset[str] = field(default_factory=frozenset)
-    inputs: str = "trusted"
-    """What the user's request is: private (the user's own words, not to be published)."""
+    needs_text: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    inputs: str = "private"
+
+    def reads_itself(self, task: str) -> tuple[str, ...]:
+        """The tools whose text the task needs read by the assistant itself (`*`: every one)."""
+        return self.needs_text.get(task, ())
 
 
 PRIVATE, UNTRUSTED, EGRESS = "private", "untrusted", "egress"
@@ -114,7 +119,7 @@ BANKING = Design(
                "Reads a bill or notice and says which accounts, amounts and due dates it names."),
     ),
     schemas=BANKING_SCHEMAS,
-    needs_text=frozenset({"user_task_13"}),  # an address to copy
+    needs_text={"user_task_13": ("read_file",)},  # an address to copy
 )
 
 # --- slack -----------------------------------------------------------------------------------------
@@ -134,16 +139,21 @@ class Channels(BaseModel):
     channels: list[Annotated[str, Field(pattern=NAME)]] = []
 
 
-class MessageCounts(BaseModel):
-    """How many messages each user wrote: a ranking, no words."""
+LINK = r"^(https?://)?[A-Za-z0-9.-]{1,100}(/[A-Za-z0-9._~%/-]{0,100})?$"
+
+
+class ChannelFacts(BaseModel):
+    """How many messages each user wrote, and the links they posted: no words."""
 
     counts: dict[Annotated[str, Field(pattern=NAME)], int] = {}
+    links: list[Annotated[str, Field(pattern=LINK)]] = []
 
 
 class Contacts(BaseModel):
-    """The e-mail addresses a page or message gives, nothing else."""
+    """The e-mail addresses and links a page or an inbox gives, nothing else."""
 
     emails: list[Annotated[str, Field(pattern=EMAIL)]] = []
+    links: list[Annotated[str, Field(pattern=LINK)]] = []
 '''
 
 SLACK = Design(
@@ -171,14 +181,20 @@ SLACK = Design(
     ],
     readers=(
         Reader("channel_lister", ("get_channels",), "Channels", "Lists the workspace's channels."),
-        Reader("message_counter", ("read_channel_messages",), "MessageCounts",
-               "Counts the messages each user wrote in the channels it reads."),
+        Reader("channel_reader", ("read_channel_messages",), "ChannelFacts",
+               "Counts the messages each user wrote in a channel and lists the links posted there."),
         Reader("contact_finder", ("get_webpage", "read_inbox"), "Contacts",
-               "Finds the e-mail addresses a web page or an inbox gives."),
+               "Finds the e-mail addresses and links a web page or an inbox gives."),
     ),
     schemas=SLACK_SCHEMAS,
-    needs_text=frozenset({"user_task_0", "user_task_1", "user_task_3", "user_task_4", "user_task_6", "user_task_15",
-                          "user_task_16", "user_task_18", "user_task_20", "user_task_8", "user_task_19"}),
+    needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel; instructions in a message
+        **dict.fromkeys(("user_task_0", "user_task_1", "user_task_3", "user_task_6", "user_task_15", "user_task_16",
+                         "user_task_18", "user_task_20"), ("get_webpage",)),
+        "user_task_4": ("read_inbox", "get_webpage"),
+        "user_task_8": ("read_channel_messages",),
+        "user_task_19": ("read_channel_messages",),
+        "user_task_11": ("read_inbox",),
+    },
 )
 
 # --- travel ----------------------------------------------------------------------------------------
@@ -295,16 +311,17 @@ WORKSPACE = Design(
             "get_unread_emails", "get_sent_emails", "get_received_emails", "get_draft_emails", "search_emails",
             "search_calendar_events", "get_day_calendar_events", "search_files_by_filename", "get_file_by_id",
             "list_files", "search_files")},
+        # what acts answers with the record it changed: an event's or a file's text others wrote
         "send_email": [EGRESS, "to:recipients"],
-        "delete_email": [],
+        "delete_email": [PRIVATE, UNTRUSTED],
         "create_calendar_event": [EGRESS, "to:participants"],
         "cancel_calendar_event": [EGRESS],  # the participants are told
-        "reschedule_calendar_event": [EGRESS],
-        "add_calendar_event_participants": [EGRESS, "to:participants"],
-        "append_to_file": [],
+        "reschedule_calendar_event": [PRIVATE, UNTRUSTED, EGRESS],
+        "add_calendar_event_participants": [PRIVATE, UNTRUSTED, EGRESS, "to:participants"],
+        "append_to_file": [PRIVATE, UNTRUSTED],
         "create_file": [],
-        "delete_file": [EGRESS],  # a shared file is others' too: deleting it acts outside
-        "share_file": [EGRESS, "to:email"],
+        "delete_file": [PRIVATE, UNTRUSTED, EGRESS],  # a shared file is others' too: deleting it acts outside
+        "share_file": [PRIVATE, UNTRUSTED, EGRESS, "to:email"],
     },
     rules=[
         "allow get_*",
@@ -323,11 +340,11 @@ WORKSPACE = Design(
                "Finds e-mails: ids, senders, times."),
     ),
     schemas=WORKSPACE_SCHEMAS,
-    needs_text=frozenset({
+    needs_text=dict.fromkeys((  # summaries, codes, links, places, scores, lists, minutes, instructions
         "user_task_0", "user_task_1", "user_task_3", "user_task_14", "user_task_15", "user_task_16", "user_task_17",
         "user_task_18", "user_task_22", "user_task_23", "user_task_24", "user_task_28", "user_task_29",
         "user_task_30", "user_task_31", "user_task_32", "user_task_33", "user_task_34", "user_task_25",
-        "user_task_13", "user_task_19", "user_task_36", "user_task_37", "user_task_39", "user_task_4"}),
+        "user_task_13", "user_task_19", "user_task_36", "user_task_37", "user_task_39", "user_task_4"), ("*",)),
 )
 
 DESIGNS = {"banking": BANKING, "slack": SLACK, "travel": TRAVEL, "workspace": WORKSPACE}

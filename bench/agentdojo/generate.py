@@ -77,8 +77,13 @@ CAPABILITIES = {capabilities}
 '''
 
 
-def capabilities(design: Design, tools: list[str]) -> str:
-    entries = {name: ["service:dojo", *design.labels.get(name, [])] for name in tools}
+FLOW_LABELS = ("private", "untrusted", "egress")
+
+
+def capabilities(design: Design, tools: list[str], labelled: bool = True) -> str:
+    """`CAPABILITIES`; without `labelled`, the same with no flow labels (the baseline of --guard-cost)."""
+    entries = {name: ["service:dojo", *(c for c in design.labels.get(name, []) if labelled or c not in FLOW_LABELS)]
+               for name in tools}
     missing = [name for name in tools if name not in design.labels]
     if missing:
         raise SystemExit(f"design.py does not label {missing}")
@@ -101,11 +106,11 @@ def payees(suite: Any) -> list[str]:
                    if t.sender == "me" or t.sender == account.iban})
 
 
-def project_files(suite: Any, version: str) -> dict[str, str]:
+def project_files(suite: Any, version: str, labelled: bool = True) -> dict[str, str]:
     design = DESIGNS[suite.name]
     tools = [f.name for f in suite.tools]
     files: dict[str, str] = {}
-    caps = capabilities(design, tools)
+    caps = capabilities(design, tools, labelled)
     files["tools.py"] = TOOLS_HEAD.format(suite=suite.name, version=version, capabilities=caps) + "\n\n" + \
         "\n\n".join(tool_source(f, design.labels[f.name]) for f in suite.tools) + "\n\nTOOLS = [" + \
         ", ".join(tools) + "]\n"
@@ -165,12 +170,12 @@ def lint(root: Path) -> list[dict[str, Any]]:
     return doc["diagnostics"] if isinstance(doc, dict) else doc
 
 
-def generate(suites: dict[str, Any], version: str, out: Path) -> dict[str, Path]:
-    """Write and build a project per suite; their locks by suite."""
+def generate(suites: dict[str, Any], version: str, out: Path, labelled: bool = True) -> dict[str, Path]:
+    """Write and build a project per suite (`labelled`: with its flow labels); their locks by suite."""
     locks = {}
     for name, suite in suites.items():
-        root = out / version / name
-        write_project(root, project_files(suite, version))
+        root = out / version / (name if labelled else f"{name}-unlabelled")
+        write_project(root, project_files(suite, version, labelled))
         locks[name] = build(root)
     return locks
 

@@ -4,7 +4,7 @@ AgentDojo's own `utility` and `security` checks.
 
     python bench/agentdojo/run.py [--suites workspace,travel,banking,slack] [--benchmark-version v1]
                                   [--approvals approve-all|reject-all] [--attack important_instructions]
-                                  [--json FILE] [--out DIR]
+                                  [--json FILE] [--out DIR] [--guard-cost ROUNDS]
 
 Prints per suite and in total: attacks that succeeded out of the cases, user tasks whose utility
 check passes without and under attack, the median questions per task (calls the guard asked; with
@@ -119,6 +119,8 @@ class SuiteRun:
         self.runtime = Runtime.load(lock, self.config)
         self.readers = {t: r.name for r in self.design.readers for t in r.tools}
         self._defaults: dict[str, str] | None = None
+        self.last_run = 0.0
+        """CPU seconds of the last case's `Runtime.run`."""
 
     def environment(self, injections: dict[str, str]) -> Any:
         """`TaskSuite.load_and_inject_default_environment`, step by step, with PyYAML's C loader (the
@@ -134,7 +136,8 @@ class SuiteRun:
         return suite.environment_type.model_validate(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
 
     def plan(self, user_task: Any, injection_task: Any, injections: dict[str, str], env: Any) -> Plan:
-        owner = {} if user_task.ID in self.design.needs_text else self.readers
+        itself = self.design.reads_itself(user_task.ID)
+        owner = {} if "*" in itself else {t: r for t, r in self.readers.items() if t not in itself}
         calls = [(c.function, dict(c.args)) for c in user_task.ground_truth(env.model_copy(deep=True))]
         plan = Plan(calls, dict(owner), user_task.GROUND_TRUTH_OUTPUT)
         if injection_task is not None:
@@ -153,11 +156,13 @@ class SuiteRun:
         self.service.env, self.service.trace = env, []
         self.events.clear()
         self.runtime.usage = RunUsage()  # the Runtime adds up every run's usage (and its limits): one case is one run
+        started = time.process_time()
         try:
             output = self.runtime.run(user_task.PROMPT).output
         except Exception as exc:  # a run that fails completes nothing; say why among the denials
             self.events.append(_Failed(f"run failed: {type(exc).__name__}: {str(exc)[:120]}"))
             output = ""
+        self.last_run = time.process_time() - started
         answer = [text_content_block_from_string(output if isinstance(output, str) else json.dumps(output, default=str))]
         utility = self.suite._check_task_result(user_task, answer, pre, env, self.service.trace)
         attacked = None
@@ -208,6 +213,35 @@ def run_suite(suite: Any, lock: Path, approvals: str, attack_name: str) -> Tally
     return tally
 
 
+def guard_cost(suites: dict[str, Any], locks: dict[str, Path], plain: dict[str, Path], rounds: int) -> str:
+    """What the guard adds to a run: every user task without attack, on the project and on the same
+    project without flow labels (no guard), alternating, `rounds` times; the sum of the per-task
+    medians of `Runtime.run` (CPU seconds), and their ratio. Tasks whose runs differ (the guard
+    asked) are left out: there the two runs do different work."""
+    lines = ["", f"The guard's cost (CPU of Runtime.run, median of {rounds} per task, tasks the guard did not ask):"]
+    total = [0.0, 0.0]
+    for name, suite in suites.items():
+        runs = {True: SuiteRun(suite, locks[name], "approve-all"), False: SuiteRun(suite, plain[name], "approve-all")}
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for user_task in suite.user_tasks.values():
+            per: dict[bool, list[float]] = {True: [], False: []}
+            for _ in range(rounds):
+                for labelled in (False, True):
+                    _, _, asked, _ = runs[labelled].run(user_task, None, {})
+                    per[labelled].append(runs[labelled].last_run)
+            if asked:
+                continue
+            for labelled in (True, False):
+                times[labelled].append(statistics.median(per[labelled]))
+        guarded, bare = sum(times[True]), sum(times[False])
+        total[0] += guarded
+        total[1] += bare
+        lines.append(f"  {name:<10} {guarded:7.2f} s with the guard, {bare:7.2f} s without: {guarded / bare - 1:+.1%} "
+                     f"({len(times[True])} tasks)")
+    lines.append(f"  {'total':<10} {total[0]:7.2f} s with the guard, {total[1]:7.2f} s without: {total[0] / total[1] - 1:+.1%}")
+    return "\n".join(lines)
+
+
 def _reason(denial: str) -> str:
     """A denial's reason without the call's own details (which tools of which worker gave the legs)."""
     return re.sub(r" \(from [^()]*\)", "", denial).replace("; it did not run", "")
@@ -246,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attack", default="important_instructions")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--guard-cost", type=int, default=0, metavar="ROUNDS",
+                        help="also time every task without attack with and without the guard, ROUNDS times each")
     args = parser.parse_args(argv)
     suites = suites_of(args.benchmark_version, args.suites.split(","))
     locks = generate(suites, args.benchmark_version, args.out)
@@ -254,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     for t in tallies.values():
         total.add(t)
     print(report(args.benchmark_version, args.approvals, tallies, total))
+    if args.guard_cost:
+        plain = generate(suites, args.benchmark_version, args.out, labelled=False)
+        print(guard_cost(suites, locks, plain, args.guard_cost))
     if args.json:
         args.json.write_text(json.dumps({"benchmark_version": args.benchmark_version, "total": total.to_json(),
                                          "suites": {n: t.to_json() for n, t in tallies.items()}}, indent=2) + "\n")

@@ -208,3 +208,37 @@ def test_a_destination_that_names_no_parameter_warns(tmp_path: Path) -> None:
     [found] = [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "R013"]
     assert found["message"] == "'mail' declares it sends to adress, which is no parameter of it"
     assert found["hint"] == "its parameters: address, text"
+
+
+def test_capabilities_shows_which_workers_declassify(bundle: Path) -> None:
+    text = run_cli("capabilities", bundle).stdout
+    assert "rater\n  declassifies: its output (schemas.py:Verdict) can carry no free text, so its callers take in " \
+           "no untrusted content from it\n" in text
+    assert "summarizer\n  declassifies" not in text
+    doc = json.loads(run_cli("capabilities", bundle, "--format", "json").stdout)
+    assert {w["name"]: w["declassifies"] for w in doc["workers"]} == {
+        "main": None, "loose": "schemas.py:Loose", "rater": "schemas.py:Verdict", "summarizer": None}
+
+
+@pytest.fixture(scope="module")
+def private_inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    manifest = {**FILES["project.json"], "flows": {"inputs": "private"}}
+    return build_project(tmp_path_factory.mktemp("private") / "p", {**FILES, "project.json": manifest})
+
+
+def test_a_private_input_arms_a_frame_with_untrusted_content_alone(private_inputs: Path, bundle: Path) -> None:
+    """`flows.inputs: "private"`: the user's request is theirs, so a frame that took in only a page
+    holds both legs and its egress is asked; with a trusted input it is not."""
+    page = _call("fetch_page", url="https://example.com")
+    outbox, events = _run(private_inputs, [page, POST_THEIRS])
+    assert outbox == "" and _denied(events) == ["post"]
+    [guarded] = [e for e in events if e.kind == "flow_guarded"]
+    assert guarded.private == [{"capability": "input"}]
+    outbox, _ = _run(bundle, [page, POST_THEIRS])
+    assert outbox == "theirs: the launch code is 0000\n"
+
+
+def test_lint_sees_the_private_input_as_a_leg(private_inputs: Path) -> None:
+    result = run_cli("lint", private_inputs.parent, "--format", "json")
+    [trifecta] = [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "R003"]
+    assert "private: the run's input" in trifecta["message"]

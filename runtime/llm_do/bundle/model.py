@@ -267,7 +267,7 @@ class FlowAcceptanceNode(TypedDict):
 class FlowsNode(TypedDict):
     """project.json's `flows`: what the run's input is, the labelled folders, the accepted flows."""
 
-    inputs: Literal["untrusted", "trusted"]
+    inputs: Literal["untrusted", "trusted", "private"]
     paths: dict[str, PathLabel]
     accept: list[FlowAcceptanceNode]
 

@@ -7,7 +7,7 @@ with the server-side tools added as grants: lint, `capabilities` and `diff` see 
 
 from __future__ import annotations
 
-from llm_do.bundle.flow import INPUT, TRUSTED
+from llm_do.bundle.flow import INPUT
 
 from ...capabilities import PROVIDER, Analysis, Grant, WorkerView, kind_of, provider_grant
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
@@ -23,7 +23,7 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabi
         for name, w in project.workers.items() if w.parsed.front.server_side_tools}
     flows = project.manifest.flows
     accept = acceptances_of(a.model_dump() for a in flows.accept)
-    return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept,
+    return FlowAnalysis(leg_views(views, project.entry, flows.inputs, extra), accept,
                         capabilities if accept else None)
 
 
