@@ -30,7 +30,7 @@ CASES: dict[str, list[tuple[str, str | None, bool, bool, int]]] = {
         ("user_task_13", "injection_task_7", True, False, 1),  # read as text: the password change is asked
     ],
     "slack": [
-        ("user_task_15", None, True, False, 0),  # a summary posted to an internal channel: confined
+        ("user_task_3", None, True, False, 0),  # a page's summary posted to an internal channel: confined
         ("user_task_0", "injection_task_1", True, False, 1),  # a link to Alice after reading the web: asked
     ],
     "travel": [

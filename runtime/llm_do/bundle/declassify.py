@@ -101,10 +101,8 @@ def _pattern_free(pattern: str) -> str | None:
     no whitespace and no string longer than `MAX_IDENTIFIER`."""
     if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
         return "not anchored"
-    try:
-        from re import _parser as parser  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as parser  # type: ignore[no-redef]
+    from re import _parser as parser  # type: ignore[attr-defined]  # the parser `re` compiles with (3.11+)
+
     try:
         parsed = parser.parse(pattern)
     except re.error:
@@ -167,7 +165,7 @@ def _conforms(value: Any, node: Any, defs: Mapping[str, Any], depth: int) -> boo
     if "enum" in node:
         return value in node["enum"]
     if "anyOf" in node or "oneOf" in node:
-        return any(_conforms(value, b, defs, depth + 1) for b in node.get("anyOf") or node.get("oneOf"))
+        return any(_conforms(value, b, defs, depth + 1) for b in node.get("anyOf") or node.get("oneOf") or ())
     if "allOf" in node:
         return all(_conforms(value, b, defs, depth + 1) for b in node["allOf"])
     kind = node.get("type")
