@@ -796,3 +796,8 @@ SHELL_FILE_OPS: dict[str, Spec] = {"ls": LS, "mv": MV}
 
 ALLOWLISTS: dict[str, dict[str, Spec]] = {"shell_readonly": SHELL_READONLY, "shell_file_ops": SHELL_FILE_OPS}
 """The commands each shell toolset runs, by toolset name."""
+
+FIXED_POSITIONS: dict[str, tuple[int, ...]] = {"mv": (1, 2), "git": (1,)}
+"""The `argv` positions that hold the same thing in every accepted spelling of a command: mv's one
+source and its destination, git's subcommand. Every other position after `argv[0]` depends on how
+many operands and flags a call has (`cat a b`), which rules that test one position miss (A012)."""
