@@ -1,6 +1,7 @@
-"""Chat threads as state that tells tampering (red team H2, L2): written 0600 in 0700 folders with
-a keyed checksum; one changed outside llm-do is refused, never loaded with less taint; a turn that
-fails keeps the taint it took in, on disk too.
+"""llm-do's state that holds tool results, private and telling tampering (red team H2, L2, issue
+33): chat threads written 0600 in 0700 folders with a keyed checksum (one changed outside llm-do is
+refused, never loaded with less taint; a turn that fails keeps the taint it took in, on disk too),
+and the run database 0600 in a 0700 `.llm-do/` even when an older llm-do made the folder 0755.
 
 The project is test_taint's: `public/` is published, so `write_file` of it is an egress after
 `read_file` of a private file with the run's (untrusted) input held."""
@@ -150,3 +151,21 @@ def test_chat_says_in_one_line_that_a_changed_thread_is_refused(read_secret: Pat
     assert result.exit_code == 2, (result.exit_code, result.stderr)
     line = one_line_error(result)
     assert "t1.json" in line and "does not verify" in line, line
+
+
+def test_the_run_database_goes_private_into_a_llm_do_folder_made_0755_before(tmp_path: Path, umask_022) -> None:
+    from llm_do.runtime.durable.db_url import resolve_db_url
+
+    state = tmp_path / ".llm-do"
+    state.mkdir(mode=0o755)  # as `chat` of an older llm-do made it
+    (state / "runs.sqlite").write_bytes(b"")
+    os.chmod(state / "runs.sqlite", 0o644)
+    assert resolve_db_url(None, tmp_path, create=True) == f"sqlite:///{state / 'runs.sqlite'}"
+    assert (_mode(state), _mode(state / "runs.sqlite")) == (0o700, 0o600)
+    fresh = tmp_path / "fresh"
+    resolve_db_url(None, fresh, create=True)
+    assert (_mode(fresh / ".llm-do"), _mode(fresh / ".llm-do" / "runs.sqlite")) == (0o700, 0o600)
+    elsewhere = tmp_path / "shared"
+    elsewhere.mkdir(mode=0o755)
+    resolve_db_url(f"sqlite:///{elsewhere / 'runs.sqlite'}", tmp_path, create=True)
+    assert (_mode(elsewhere), _mode(elsewhere / "runs.sqlite")) == (0o755, 0o600)  # a folder of the user's is left as it is
