@@ -21,16 +21,11 @@ from llm_do.runtime import Runtime, RuntimeConfig
 from llm_do.runtime.conversation_store import ThreadProblem
 from llm_do.toolkit.user_state import config_home
 from tests.support.approvals import turns
-from tests.support.cli import one_line_error, run_cli, worker
-from tests.support.projects import build_project
+from tests.support.cli import one_line_error, run_cli
+from tests.support.projects import PUBLISHING_PROJECT, build_project
 from tests.support.unprivileged import run_as_another_user, world_folder
 
-PROJECT = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
-                     "flows": {"paths": {"public": "published"}}},
-    "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Talk."),
-    "secret.txt": "the launch code is 0000\n",
-}
+PROJECT = PUBLISHING_PROJECT
 READ_CALL = [ToolCallPart("read_file", {"path": "secret.txt"})]
 PUBLISH = [ToolCallPart("write_file", {"path": "public/a.txt", "content": "the launch code is 0000"})]
 TAINT = ["private", "fs.read:project/**", "main", "read_file"]

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from pydantic_ai.exceptions import ToolFailed
 
+from llm_do.runtime.args import PromptInput
 from llm_do.runtime.created_workers import DefinitionProblem, WorkerDefinition, target
 from llm_do.runtime.prompt import AttachmentProblem, build_prompt
-from llm_do.runtime.args import PromptInput
 from llm_do.stdlib.filesystem.descriptor import FilesystemSettings
 from llm_do.stdlib.filesystem.toolset import FilesystemToolset
 from llm_do.stdlib.registry import STDLIB_TOOLSETS

@@ -125,9 +125,9 @@ class ProtectedPaths:
             for place in self._places:
                 if place.key.startswith(key + os.sep):
                     return f"holds {place.what}", "write"
-            held = self._tests.held_below(path)
-            if held is not None:
-                return f"holds {held}", "write"
+            test_file = self._tests.held_below(path)
+            if test_file is not None:
+                return f"holds {test_file}", "write"
         return None
 
     def folders_below(self, directory: str) -> list[str]:
@@ -275,5 +275,6 @@ def _cached(project: str, lock: str | None, homes: tuple[str | None, str | None]
 def protected_paths(project: Path, lock: Path | None = None) -> ProtectedPaths:
     """The protected places of the project at `project` and the run's `lock`, made once per
     process for each (the user's folders as the environment names them now)."""
-    homes = tuple(str(h) if h is not None else None for h in (cache_home(), config_home()))
-    return _cached(str(project), str(lock) if lock is not None else None, homes)  # type: ignore[arg-type]
+    cache, config = cache_home(), config_home()
+    homes = (str(cache) if cache is not None else None, str(config) if config is not None else None)
+    return _cached(str(project), str(lock) if lock is not None else None, homes)

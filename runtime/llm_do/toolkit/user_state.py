@@ -26,31 +26,26 @@ KEY_FILE = "key"
 def cache_home() -> Path | None:
     """`$XDG_CACHE_HOME/llm-do`, or the platform's user cache directory; None when the user has no
     home directory to find it in (a container without `HOME`): then nothing is cached."""
-    if os.environ.get("XDG_CACHE_HOME"):
-        base = Path(os.environ["XDG_CACHE_HOME"])
-    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        home = _home()
-        if home is None:
-            return None
-        base = home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
-    return base / "llm-do"
+    return _user_folder("XDG_CACHE_HOME", "LOCALAPPDATA", ("Library", "Caches"), (".cache",))
 
 
 def config_home() -> Path | None:
     """`$XDG_CONFIG_HOME/llm-do`, or the platform's user configuration directory; None without a
     home directory."""
-    if os.environ.get("XDG_CONFIG_HOME"):
-        base = Path(os.environ["XDG_CONFIG_HOME"])
-    elif os.name == "nt" and os.environ.get("APPDATA"):
-        base = Path(os.environ["APPDATA"])
-    else:
-        home = _home()
-        if home is None:
-            return None
-        base = home / "Library" / "Application Support" if sys.platform == "darwin" else home / ".config"
-    return base / "llm-do"
+    return _user_folder("XDG_CONFIG_HOME", "APPDATA", ("Library", "Application Support"), (".config",))
+
+
+def _user_folder(variable: str, windows: str, darwin: tuple[str, ...], posix: tuple[str, ...]) -> Path | None:
+    """llm-do's folder in the base `variable` names, else Windows' `windows` variable, else below
+    the home directory (`darwin` on macOS, `posix` elsewhere)."""
+    if os.environ.get(variable):
+        return Path(os.environ[variable]) / "llm-do"
+    if os.name == "nt" and os.environ.get(windows):
+        return Path(os.environ[windows]) / "llm-do"
+    home = _home()
+    if home is None:
+        return None
+    return home.joinpath(*(darwin if sys.platform == "darwin" else posix), "llm-do")
 
 
 def _home() -> Path | None:
