@@ -105,4 +105,7 @@ def test_a_lone_dash_operand_is_judged_as_it_runs(root: Path) -> None:
         assert "-" in planned.argv and "-" in planned.normalized, (command, planned)
         assert [w for w in planned.normalized if not w.startswith("-") or w == "-"] == \
             [w for w in planned.argv if not w.startswith("-") or w == "-"], planned
+
+
+def test_a_rule_on_a_lone_dash_operand_holds(root: Path) -> None:
     assert _decision(root, "cat a.txt -", ["deny shell(argv[*] == '-')", "allow shell"]) == "deny"
