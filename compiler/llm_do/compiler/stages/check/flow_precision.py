@@ -14,6 +14,8 @@ from ...flows.rule_confinement import confining_rules
 from ...flows.trifecta import LEG, FlowAnalysis
 from ..resolved import ResolvedProject, ResolvedWorker
 
+PRECISION_CODES = frozenset({"R011", "R012", "R013", "R014"})
+
 
 def check_flow_precision(project: ResolvedProject, analysis: FlowAnalysis, silenced: set[str]) -> list[Diagnostic]:
     callers: dict[str, list[str]] = {}

@@ -14,6 +14,7 @@ from ...diagnostics import Diagnostic, Location, Related, diagnostic
 from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...reach_text import gate_text, via_text
 from ..resolved import ResolvedProject
+from .flow_precision import PRECISION_CODES, check_flow_precision
 
 
 def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
@@ -29,7 +30,7 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabi
 
 def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None,
                 silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006", "R011", "R012", "R013", "R014"} and \
+    if silenced >= {"R003", "R005", "R006"} | PRECISION_CODES and \
             not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
     analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
@@ -58,8 +59,6 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
         first = analysis.flow(workers[0])
         assert first is not None
         out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
-    from .flow_precision import check_flow_precision
-
     return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
