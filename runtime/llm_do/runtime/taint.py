@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, PUBLISHED, TRUSTED, UNTRUSTED, covers, folder_label
+from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, PUBLISHED, UNTRUSTED, covers, folder_label, input_label
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import CapabilityGrant, FlowAcceptanceNode
@@ -170,7 +170,9 @@ class FlowGuard:
         """`root`: the project's directory, where the folders of `flows.paths` are (for calls that
         move files; without one, no call is judged on what it moves)."""
         flows = flows or {}
-        self.inputs_trusted = flows.get("inputs") == TRUSTED
+        label = input_label(flows.get("inputs"))
+        self.input_source = None if label is None else Source(label, INPUT, "", INPUT)
+        """The run's input as a source of every frame: untrusted, the owner's private request, or none."""
         self.acceptances: list[FlowAcceptanceNode] = list(flows.get("accept") or ())
         self._root = None if root is None else os.path.realpath(root)
         self._written_paths: Mapping[str, str] = flows.get("paths") or {}
@@ -185,7 +187,7 @@ class FlowGuard:
     def held(self, frame: TaintedFrame) -> Taint:
         """What the frame holds, with the run's input unless it is trusted."""
         taint = frozenset(Source(*s) for s in frame.taint)  # the gate adds plain tuples (`WorkerSpec.taken_in`)
-        return taint if self.inputs_trusted else taint | {INPUT_SOURCE}
+        return taint if self.input_source is None else taint | {self.input_source}
 
     def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None,
               moves: tuple[list[str], str] | None = None) -> FlowCheck | None:

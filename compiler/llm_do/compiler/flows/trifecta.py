@@ -5,7 +5,8 @@ armed (reachable with nobody asked).
 Each label is one more capability for `capabilities.Analysis` (`flow:private`, `flow:untrusted`,
 `flow:egress`, and `flow:provider` for the egress of server-side tools, which no gate can ask):
 four searches over the same calls, so the cost stays linear in workers and edges. The run's
-input is an `untrusted` leg of the entry unless project.json says it is trusted.
+input is a leg of the entry as `flows.inputs` labels it (untrusted unless project.json says it
+is trusted or private). A declassifying worker seals its untrusted leg: its callers do not get it.
 
 Every capability of a leg (`FlowAnalysis.legs`: what an acceptance must name, what `capabilities`
 lists) is one more search per labelled capability (`flow:LABEL:CAPABILITY`), made only when an
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_do.bundle.approval import ASK
-from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED, covers
+from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED, covers, input_label
 from llm_do.bundle.views import entry_name
 
 from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, Step, WorkerView, kind_of, plain_gate
@@ -103,7 +104,7 @@ class Flow:
         return doc
 
 
-def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted: bool,
+def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs: str | None,
               extra: Mapping[str, list[Grant]] | None = None) -> dict[str, WorkerView]:
     """The views with one grant per label of each grant (`flow:LABEL`, the capability kept as
     `source`); the entry's input as an untrusted leg; `extra`: grants the views leave out
@@ -122,9 +123,9 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
                 legs.append(found)
                 if label == EGRESS and kind_of(grant.capability) == PROVIDER:
                     legs.append(Grant(PROVIDER_LEG, grant.via, grant.via_kind, grant.gate, source=grant.capability))
-        if name == entry and not inputs_trusted:
-            legs.append(Grant(LEG + UNTRUSTED, INPUT, "input", OPEN, source=INPUT))
-        out[name] = WorkerView(calls=view.calls, grants=legs)
+        if name == entry and (label := input_label(inputs)) is not None:
+            legs.append(Grant(LEG + label, INPUT, "input", OPEN, source=INPUT))
+        out[name] = WorkerView(calls=view.calls, grants=legs, seals=frozenset({LEG + UNTRUSTED}) if view.declassifies else frozenset())
     return out
 
 
@@ -225,9 +226,14 @@ class FlowAnalysis:
     def _detailed(self) -> Analysis:
         """One search per labelled capability (`flow:LABEL:CAPABILITY`), each leg grant's gate kept."""
         if self._detail is None:
-            self._detail = Analysis({name: WorkerView(view.calls, [
-                Grant(f"{g.capability}:{g.source}", g.via, g.via_kind, g.gate, source=g.source)
-                for g in view.grants if g.capability != PROVIDER_LEG]) for name, view in self.views.items()})
+            detailed = {name: [Grant(f"{g.capability}:{g.source}", g.via, g.via_kind, g.gate, source=g.source)
+                               for g in view.grants if g.capability != PROVIDER_LEG] for name, view in self.views.items()}
+            by_leg: dict[str, set[str]] = {}  # a sealed leg (a declassifying worker's) seals each of its capabilities
+            for name, view in self.views.items():
+                for grant, detail in zip((g for g in view.grants if g.capability != PROVIDER_LEG), detailed[name]):
+                    by_leg.setdefault(grant.capability, set()).add(detail.capability)
+            self._detail = Analysis({name: WorkerView(view.calls, detailed[name], seals=frozenset(
+                c for leg in view.seals for c in by_leg.get(leg, ()))) for name, view in self.views.items()})
         return self._detail
 
     def acceptances(self, worker: str) -> list[Acceptance]:
@@ -306,5 +312,5 @@ def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView], capabi
     is not needed: each leg's capabilities have their own searches (`FlowAnalysis.legs`)."""
     del capabilities
     flows = bundle.get("flows") or {}
-    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs") == "trusted"),
+    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs")),
                         acceptances_of(flows.get("accept") or ()))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 
-from llm_do.bundle.flow import ANY, INPUT, LABELS, TRUSTED
+from llm_do.bundle.flow import ANY, INPUT, LABELS
 
 from ...capabilities import PROVIDER, Grant, WorkerView, kind_of, provider_grant
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
 from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...reach_text import gate_text, via_text
 from ..resolved import ResolvedProject
+from .flow_precision import PRECISION_CODES, check_flow_precision
 
 UNNAMED_SHOWN = 3
 """Combinations an R006 names when every leg is named by some entry but no one entry names them."""
@@ -30,7 +31,7 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView]) -> Flo
         for name, w in project.workers.items() if w.parsed.front.server_side_tools}
     flows = project.manifest.flows
     accept = acceptances_of(a.model_dump() for a in flows.accept)
-    return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept)
+    return FlowAnalysis(leg_views(views, project.entry, flows.inputs, extra), accept)
 
 
 def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> frozenset[int]:
@@ -44,7 +45,8 @@ def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> froze
 
 
 def check_flows(project: ResolvedProject, views: dict[str, WorkerView], silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006"} and not any(w.parsed.front.server_side_tools for w in project.workers.values()):
+    if silenced >= {"R003", "R005", "R006"} | PRECISION_CODES and \
+            not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
     analysis = project_flows(project, views)
     out: list[Diagnostic] = []
@@ -72,7 +74,7 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], silenced
         first = analysis.flow(workers[0])
         assert first is not None
         out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
-    return out + _unmatched_acceptances(project, analysis)
+    return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
 def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
