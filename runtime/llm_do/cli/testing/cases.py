@@ -149,6 +149,8 @@ def load_case_file(path: Path, root: Path) -> list[LoadedCase]:
         line = _nearest_line(lines, loc)
         where = ".".join(str(p) for p in loc)
         raise CaseProblem(f"{shown}:{line}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+    from .case_paths import outside
+
     names: dict[str, int] = {}
     out = []
     for index, case in enumerate(parsed.cases):
@@ -156,6 +158,10 @@ def load_case_file(path: Path, root: Path) -> list[LoadedCase]:
         if case.name in names:
             raise CaseProblem(f"{shown}:{line}: case '{case.name}' is defined twice (first at line {names[case.name]})")
         names[case.name] = line
+        found = outside(case, path, root)
+        if found is not None:
+            keys, problem = found
+            raise CaseProblem(f"{shown}:{_nearest_line(lines, ('cases', index, *keys))}: case '{case.name}': {problem}")
         out.append(LoadedCase(case, path, shown, line))
     return out
 

@@ -42,6 +42,14 @@ def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -
     return out
 
 
+def reading_tools(bundle: Any, worker: str) -> list[str]:
+    """The tools of `worker` that read files (its `fs.read` grants), in the bundle's order."""
+    node = bundle.text.member("workers", worker) or {}
+    grants = node.get("capabilities") or []
+    return list(dict.fromkeys(g["tool"] for g in grants
+                              if str(g.get("capability", "")).startswith("fs.read:") and isinstance(g.get("tool"), str)))
+
+
 def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any]) -> bool:
     """Whether a rule of any worker for the same tool of the same toolset, rooted at the same folder,
     denies this call (this worker's own rules let it run, or it would not have read anything)."""
