@@ -5,6 +5,7 @@ cassette, and the cassette's `alerts` lists them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.cli import run_cli, worker, write_project
@@ -71,3 +72,31 @@ def test_a_path_takes_the_label_of_its_nearest_labelled_folder() -> None:
     assert folder_label("inputs", paths) == "untrusted"
     assert folder_label("notes.md", paths) is None
     assert folder_label("notes.md", {".": "published"}) == "published"
+
+
+def test_which_reads_are_private_or_denied_call_by_call(build: Callable[..., Path]) -> None:
+    """`sensitive_reads` on its own: only a read tool's own grants count, a grant's folder places the
+    path, a root outside the project takes the grant's labels, a denial is judged on the normalized
+    path and only by rules of the same toolset rooted at the same folder."""
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.recording.sensitive_reads import reading_tools, sensitive_reads
+
+    bundle = load_bundle(build({
+        **FILES,
+        "cwd.worker": worker("description: Reads the cwd.\ntoolsets: [filesystem_cwd_ro]", "Read."),
+        "docs.worker": worker("description: Reads docs.\ntoolsets:\n  - filesystem_project_ro: {path: docs}", "Read."),
+        "archive.worker": worker("description: Reads the archive, never its secrets.\ntoolsets:\n"
+                                 "  - filesystem_project_ro: {path: archive}\napprovals:\n"
+                                 "  - deny read_file(path ~ 'secret/**')", "Read."),
+    }))
+    assert sensitive_reads(bundle, "main", "write_file", {"path": "docs/plan.md", "content": "x"}) == []
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "docs/plan.md"}) == [("docs/plan.md", "private")]
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "site/index.md"}) == []
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "./keys/../keys/api.txt"}) == [("keys/api.txt", "denied")]
+    assert sensitive_reads(bundle, "main", "list_files", {}) == [(".", "private")]
+    assert sensitive_reads(bundle, "cwd", "read_file", {"path": "site/index.md"}) == [("cwd/site/index.md", "private")]
+    assert sensitive_reads(bundle, "docs", "read_file", {"path": "plan.md"}) == [("docs/plan.md", "private")]
+    assert sensitive_reads(bundle, "docs", "read_file", {"path": "secret/a.txt"}) == [("docs/secret/a.txt", "private")]
+    assert sensitive_reads(bundle, "archive", "read_file", {"path": "notes.txt"}) == [("archive/notes.txt", "private")]
+    assert sensitive_reads(bundle, "nobody", "read_file", {"path": "docs/plan.md"}) == []
+    assert reading_tools(bundle, "main") == ["list_files", "read_file"] and reading_tools(bundle, "nobody") == []

@@ -63,7 +63,7 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
         raise CliError(f"cassette refused: {exc}", ExitCode.REFUSED) from None
     click.echo(FORMATS[format_](results))
     if junit is not None:
-        atomic_write(junit, junit_xml(results))
+        atomic_write(junit, junit_xml(results), mode=0o600)  # its failures quote what tools returned
     if live and not record:  # a recording runs each case once: no eval report
         import json
 

@@ -5,7 +5,6 @@ expectations checked against what the run did."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import tempfile
@@ -15,9 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .case_python import project_loader
 from .cases import Case, CaseProblem, LoadedCase
-from .evals import EvaluationReason
+from .evals import EvaluationReason, runs_needed
 from .expectations import CallPattern, RunOutcome, check
+from .staleness import stale_hint, static_changes
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -214,14 +215,14 @@ class CaseRunner:
         stale = _find(failure, CassetteStale)
         changed = [*static_changes(cassette, bundle), *replayer.stale, *(stale.changes if stale is not None else [])]
         if changed:
-            return CaseResult(loaded, "stale", list(dict.fromkeys(changed)), hint=stale_hint(cassette, self.live))
+            return CaseResult(loaded, "stale", list(dict.fromkeys(changed)), hint=stale_hint(cassette))
         mismatch = _find(failure, ReplayMismatch)
         if mismatch is not None:
             return CaseResult(loaded, "failed", [str(mismatch)])
         problems = [f"approval of {tool} was asked, and the cassette recorded no answer" for tool in unanswered]
         if failure is None and (left := replayer.unused()):
             problems.append("the run did not make recorded requests: " + ", ".join(left))
-        problems += check(case.expect, record, _loader(copy, loaded))
+        problems += check(case.expect, record, project_loader(copy, loaded))
         return CaseResult(loaded, "failed" if problems else "passed", problems)
 
     def _played(self, loaded: LoadedCase, copy: Path, script: str | None = None) -> tuple[CaseResult, RunScore]:
@@ -258,7 +259,7 @@ class CaseRunner:
             recording = Recorder(bundle, case.worker or str(bundle.entry.get("worker") or ""), script)
             config = recording.config(config)
         _run(bundle, config, loaded, record, recording)
-        problems = check(case.expect, record, _loader(copy, loaded))
+        problems = check(case.expect, record, project_loader(copy, loaded))
         score = RunScore(problems, evaluate(case, record, self._judge_model(loaded)) if self.live and record.failure is None else {})
         written = None
         if recording is not None and score.passed:
@@ -266,25 +267,6 @@ class CaseRunner:
         elif recording is not None:
             problems.append(_kept(loaded))
         return CaseResult(loaded, "failed" if problems else "passed", problems, recorded=written), score
-
-
-def runs_needed(pass_rate: float, runs: int) -> int:
-    """How many of `runs` must pass for a share of at least `pass_rate` (0.7 of 10 is 7, not 8)."""
-    import math
-
-    return math.ceil(round(pass_rate * runs, 9))
-
-
-def stale_hint(cassette: Cassette, live: bool) -> str:
-    """How to record a stale cassette again, the way it was made."""
-    said = "the cassette is stale (what the model is shown changed since it was recorded)"
-    if cassette.script is not None:
-        return f"{said}: record it again from its script {cassette.script} with `llm-do test --record`"
-    models = sorted({call.model for call in cassette.calls})
-    if models and all(model.startswith("script:") for model in models):
-        return (f"{said}: it was recorded from a script it does not name; record it again from that script "
-                "(`llm-do run PROJECT --script SCRIPT --record DIR`)")
-    return f"{said}: record it again on the project's models with `llm-do test --record --live` (it calls {', '.join(models)})"
 
 
 def _kept(loaded: LoadedCase) -> str:
@@ -315,26 +297,6 @@ def check_patterns(loaded: LoadedCase) -> None:
         except RuleSyntaxProblem as exc:
             raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}': calls: {text!r}: "
                               f"{str(exc).removeprefix('invalid approval rule ')}") from None
-
-
-def static_changes(cassette: Cassette, bundle: LoadedBundle) -> list[str]:
-    """What changed in the code of the tools the recorded calls were offered, or workers gone."""
-    from llm_do.runtime.recording.bundle_facts import code_fingerprints
-
-    out: list[str] = []
-    for call in cassette.calls:
-        if call.node is None:
-            continue  # created during the run
-        if bundle.worker(call.worker) is None:
-            out.append(f"worker {call.worker} removed")
-            continue
-        now = code_fingerprints(bundle, call.worker)
-        for tool, fingerprint in call.code.items():
-            if now.get(tool) != fingerprint:
-                line = f"code of tool {tool} changed (used by {call.worker})"
-                if line not in out:
-                    out.append(line)
-    return out
 
 
 def _run(bundle: LoadedBundle, config: RuntimeConfig, loaded: LoadedCase, record: RunOutcome,
@@ -427,35 +389,6 @@ def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
     write_cassette(path, recorder.cassette(redactor_for(bundle)))
     warn_sensitive_reads(path, recorder)
     return path
-
-
-def _loader(copy: Path, loaded: LoadedCase) -> Callable[[str], object]:
-    """`FILE:NAME` of the project (its scratch copy), imported once per case: project code, trusted
-    like its tools."""
-    modules: dict[str, object] = {}
-
-    def load(ref: str) -> object:
-        file, sep, name = ref.rpartition(":")
-        where = f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}'"
-        if not sep or not file.endswith(".py"):
-            raise CaseProblem(f"{where}: {ref!r} is not FILE.py:NAME")
-        if file not in modules:
-            from .case_paths import is_confined
-
-            path = copy / file
-            if not is_confined(copy, copy, file) or not path.is_file():
-                raise CaseProblem(f"{where}: {file} is not a file of the project")
-            spec = importlib.util.spec_from_file_location(f"llm_do_case_{len(modules)}_{path.stem}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            modules[file] = module
-        value = getattr(modules[file], name, None)
-        if value is None:
-            raise CaseProblem(f"{where}: {file} has no {name}")
-        return value
-
-    return load
 
 
 def _shown(loaded: LoadedCase, relative: str) -> str:

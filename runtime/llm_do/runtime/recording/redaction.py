@@ -36,6 +36,8 @@ def secret_values(environ: Mapping[str, str], bundle_bytes: bytes) -> dict[str, 
 
 
 def project_patterns(root: Path) -> list[re.Pattern[str]]:
+    """The project's patterns (`tests/redact.txt`): one a line, blank lines and `#` comments left out;
+    one that does not compile, or that matches the empty text, is `RedactionProblem` naming its line."""
     path = root / PATTERNS_FILE
     if not path.is_file():
         return []
@@ -44,9 +46,13 @@ def project_patterns(root: Path) -> list[re.Pattern[str]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            patterns.append(re.compile(line))
+            pattern = re.compile(line)
         except re.error as exc:
             raise RedactionProblem(f"{PATTERNS_FILE}:{number}: not a regular expression: {exc}") from None
+        if pattern.search("") is not None:
+            raise RedactionProblem(f"{PATTERNS_FILE}:{number}: {line!r} matches the empty text, so it would redact "
+                                   "between every two characters")
+        patterns.append(pattern)
     return patterns
 
 

@@ -24,8 +24,8 @@ from urllib.parse import unquote
 LINE_BREAK = r"(?:\r?\n)?"
 """Between two characters of a base64 form: a wrapped blob (MIME, PEM) breaks its lines anywhere."""
 
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                  "'": "\\'"}
+_SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "'": "'", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
+"""A character -> the letter of its short backslash escape (`\\n`)."""
 _HTML_NAMES = {"&": ("amp",), "<": ("lt",), ">": ("gt",), '"': ("quot",), "'": ("apos",)}
 
 
@@ -43,19 +43,22 @@ def _hex(value: int, width: int) -> str:
 
 
 def _char_forms(char: str) -> str:
-    """A regular expression for one character of a secret in any of its escaped forms."""
+    """A regular expression for one character of a secret in any of its escaped forms (backslash
+    escapes at any depth, as JSON inside JSON writes them)."""
     forms = [re.escape(char)]
     utf8 = char.encode("utf-8")
-    forms.append("".join("%" + _hex(b, 2) for b in utf8))
-    forms.append("".join(r"\\x" + _hex(b, 2) for b in utf8))
     point = ord(char)
+    forms.append("".join("%" + _hex(b, 2) for b in utf8))
+    forms.append("".join(r"\\+x" + _hex(b, 2) for b in utf8))
+    if point < 0x100:
+        forms.append(r"\\+x" + _hex(point, 2))
     if point <= 0xFFFF:
-        forms.append(r"\\u" + _hex(point, 4))
+        forms.append(r"\\+u" + _hex(point, 4))
     else:
         high, low = 0xD800 + ((point - 0x10000) >> 10), 0xDC00 + ((point - 0x10000) & 0x3FF)
-        forms.append(r"\\u" + _hex(high, 4) + r"\\u" + _hex(low, 4))
+        forms.append(r"\\+u" + _hex(high, 4) + r"\\+u" + _hex(low, 4))
     if char in _SHORT_ESCAPES:
-        forms.append(re.escape(_SHORT_ESCAPES[char]))
+        forms.append(r"\\+" + re.escape(_SHORT_ESCAPES[char]))
     forms.append(f"&#0*{point};")
     forms.append("&#[xX]0*" + f"(?i:{point:x});")
     forms += [f"&{name};" for name in _HTML_NAMES.get(char, ())]
@@ -125,15 +128,27 @@ class Views:
 
 
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
-_BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\"\\/bfnrt'])")
+_HEX_BYTES = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+")
+_BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|[\"\\/bfnrt'])")
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+DEPTH = 3
+"""Backslash escapes are undone this many times over for the cheap test (JSON in JSON in JSON)."""
 
 
 def _unbackslashed(match: re.Match[str]) -> str:
     token = match.group()
-    if token[1] in "ux":
+    if token[1] == "u":
         return chr(int(token[2:], 16))
     return _UNESCAPED.get(token[1], token[1])
+
+
+def _hex_bytes(match: re.Match[str]) -> str:
+    """`\\xNN` runs: UTF-8 bytes when they are valid UTF-8, else code points (`\\xe9` is é)."""
+    raw = bytes(int(token, 16) for token in match.group().split("\\x")[1:])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def unescaped(text: str) -> str:
@@ -141,8 +156,10 @@ def unescaped(text: str) -> str:
     found here is then placed exactly by its pattern."""
     if "%" in text:
         text = _PERCENT.sub(lambda m: unquote(m.group(), errors="replace"), text)
-    if "\\" in text:
-        text = _BACKSLASH.sub(_unbackslashed, text)
+    for _ in range(DEPTH):
+        if "\\" not in text:
+            break
+        text = _HEX_BYTES.sub(_hex_bytes, _BACKSLASH.sub(_unbackslashed, text))
         text = re.sub("[\ud800-\udbff][\udc00-\udfff]", _joined_pair, text)
     if "&" in text:
         text = html.unescape(text)
