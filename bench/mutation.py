@@ -64,7 +64,6 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     ),
     "runtime/llm_do/runtime/recording/redaction.py": (
         "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",
-        "tests/recording/test_test_command.py",
     ),
     "runtime/llm_do/runtime/recording/secret_forms.py": (
         "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",

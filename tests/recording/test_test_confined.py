@@ -6,47 +6,11 @@ one, one that climbs out, or a link out is exit 2 at its line, and nothing outsi
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import one_line_error, run_cli, worker, write_project
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[str, list[bytes]]]:
-    """A real listener on a loopback port: its URL, and what each connection to it sent."""
-    heard: list[bytes] = []
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    server.settimeout(0.1)
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    heard.append(conn.recv(4000))
-                except OSError:
-                    heard.append(b"")
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/mcp", heard
-    finally:
-        stop.set()
-        thread.join(5)
-        server.close()
 
 
 def remote_project(root: Path, url: str, opaque: bool) -> Path:

@@ -263,7 +263,7 @@ RULES: dict[str, Rule] = _rules(
          "Without --live, `llm-do test` opens no connection: it builds the project with the tools "
          "its cases' cassettes recorded of each remote (`url`) server, and replays their answers. "
          "A remote server that no cassette recorded cannot be listed without reaching it. Record a "
-         "case's cassette from a run that uses the server (`llm-do run . --record tests/cassettes`), "
+         "case's cassette from a run that uses the server (`llm-do run . --record DIR`), "
          "or run `llm-do test --live`.",
          raised_in=("stages.mcp_servers",)),
     # --- T: templates

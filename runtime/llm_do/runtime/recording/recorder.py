@@ -66,19 +66,25 @@ class Recorder:
         """`config`, recording too: every call's model wrapped, the events heard besides its own listener."""
         from dataclasses import replace
 
-        heard = config.on_event
+        heard, reach = config.on_event, config.remote_mcp
 
         def each(event: RuntimeEvent) -> None:
             if heard is not None:
                 heard(event)
             self.on_event(event)
 
-        return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=self.remote_mcp)
+        async def remote_mcp(name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+            """The remote server as the run's own hook gives it (one that refuses to reach it, say), recording."""
+            started = start if reach is None else (lambda: reach(name, node, start))
+            return await self.remote_mcp(name, node, started)
+
+        return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=remote_mcp)
 
     async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
         """`RuntimeConfig.remote_mcp`: the remote server started, recording."""
+        server = await start()
         record = self.remote[name] = RemoteServer(name=name)
-        return RecordingServer(await start(), record, self.sites)
+        return RecordingServer(server, record, self.sites)
 
     def on_event(self, event: Any) -> None:
         """Approvals asked and answered, placed by the tool call they gate."""
