@@ -84,6 +84,21 @@ def test_escaped_and_hex_forms_of_a_secret_are_redacted(encode, decode) -> None:
     assert "[redacted $MY_SECRET]" in redacted
 
 
+def test_every_string_of_json_data_is_redacted_keys_too() -> None:
+    data = {"k": [f"x {SECRET}", {SECRET: 1}, 3, None, True], f"key {SECRET}": f"v{SECRET}"}
+    assert REDACTOR.data(data) == {"k": [f"x [redacted ${NAME}]", {f"[redacted ${NAME}]": 1}, 3, None, True],
+                                   f"key [redacted ${NAME}]": f"v[redacted ${NAME}]"}
+
+
+def test_utf8_bytes_are_redacted_as_text_other_bytes_byte_for_byte() -> None:
+    redactor = Redactor({"clé-secrète-42": "MY_KEY", SECRET: NAME}, [re.compile(r"INV-\d+")])
+    text = f"café INV-12 clé-secrète-42 {SECRET}\n"
+    assert redactor.binary(text.encode()) == "café [redacted] [redacted $MY_KEY] [redacted $API_TOKEN]\n".encode()
+    assert redactor.binary(text.encode("utf-16-le")) == text.encode("utf-16-le")  # no form of it there
+    latin = b"\xff\xfe" + SECRET.encode() + b" INV-12"
+    assert redactor.binary(latin) == b"\xff\xfe[redacted $API_TOKEN] INV-12"  # patterns are for text
+
+
 def test_the_bytes_of_a_file_item_are_redacted_and_a_request_keeps_only_their_digest() -> None:
     raw = f"API_TOKEN={SECRET}\n".encode()
     item = {"kind": "binary", "media_type": "text/plain", "data": base64.b64encode(raw).decode(),
@@ -127,8 +142,13 @@ def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there()
     assert matches_redacted(recorded, {"content": f"key {SECRET} and INV-7 end", "n": 1, "parts": ["a", "anything"]})
     assert matches_redacted(recorded, {"content": "key  and  end", "n": 1, "parts": ["a", ""]})
     assert not matches_redacted(recorded, {"content": f"key {SECRET} and INV-7 END", "n": 1, "parts": ["a", "b"]})
+    assert not matches_redacted(recorded, {"content": f"key {SECRET} or INV-7 end", "n": 1, "parts": ["a", "b"]})
     assert not matches_redacted(recorded, {"content": "key x and y end", "n": 2, "parts": ["a", "b"]})
     assert not matches_redacted(recorded, {"content": "key x and y end", "n": 1, "parts": ["a"]})
     assert not matches_redacted("plain", "plain ")
     assert matches_redacted({f"[redacted ${NAME}]": 1, "b": 2}, {SECRET: 1, "b": 2})
     assert not matches_redacted({"a": 1}, {"b": 1})
+    assert not matches_redacted({"a": 1}, {"a": 1, "b": 2}) and not matches_redacted({"a": 1}, [("a", 1)])
+    assert not matches_redacted(["a"], "a") and not matches_redacted(1, 2) and matches_redacted(None, None)
+    assert not matches_redacted({"[redacted $X]": 1, "[redacted $Y]": 2}, {"p": 1, "q": 3})
+    assert matches_redacted({"[redacted $X]": 2, "[redacted $Y]": 1}, {"p": 1, "q": 2})

@@ -145,3 +145,16 @@ def test_junit_is_readable_by_its_owner_only(project: Path, tmp_path: Path) -> N
     junit = tmp_path / "junit.xml"
     assert run_cli("test", project, "--junit", junit).exit_code == 0
     assert stat.S_IMODE(junit.stat().st_mode) == 0o600
+
+
+def test_init_keeps_a_case_that_plays_the_script_when_its_cassette_cannot_be_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "main.worker").write_text(worker("toolsets: [no_such_toolset]", "hi"))  # kept, and does not build
+    result = run_cli("init", root)
+    assert result.exit_code == 0
+    assert ("(its first case plays script.json: its cassette could not be recorded, the project does not build yet)"
+            in result.stderr)
+    cases = (root / "tests" / "cases.yaml").read_text()
+    assert "    script: ../script.json\n" in cases and "# It plays script.json." in cases
+    assert not (root / "tests" / "cassettes").exists()

@@ -143,13 +143,13 @@ def _record_first_case(directory: Path) -> str:
     if result.bundle is not None:
         root = result.loaded.root
         [case] = load_case_file(root / CASES, root)
-        outcome = CaseRunner(root, result.bundle, record=True).record_from_script(case, "script.json")
+        outcome = CaseRunner(root, result.bundle, record=True, warn=False).record_from_script(case, "script.json")
         problem = None if outcome.recorded is not None else (outcome.problems or ["it failed"])[0].splitlines()[0]
     if problem is None:
         return ""
     path = directory / CASES
-    text = path.read_text(encoding="utf-8").replace(RECORDED, SCRIPTED)
-    write_atomic(path, text.replace("cassette: cassettes/main.json", "script: ../script.json").encode())
+    text = path.read_text(encoding="utf-8").replace("    cassette: cassettes/main.json\n", "    script: ../script.json\n")
+    write_atomic(path, text.replace(RECORDED, SCRIPTED).encode())
     return f"\n  (its first case plays script.json: its cassette could not be recorded, {problem})"
 
 

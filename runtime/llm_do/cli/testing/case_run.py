@@ -87,6 +87,9 @@ class CaseRunner:
     bundle_bytes: bytes
     live: bool = False
     record: bool = False
+    warn: bool = True
+    """Warn on stderr of the private paths a recorded run read (`llm-do init` records its own
+    project's first case quietly; the cassette's `alerts` list them all the same)."""
 
     def run(self, loaded: LoadedCase) -> CaseResult:
         """Replay the case's cassette; with --live, run it on the project's models instead. With
@@ -263,7 +266,7 @@ class CaseRunner:
         score = RunScore(problems, evaluate(case, record, self._judge_model(loaded)) if self.live and record.failure is None else {})
         written = None
         if recording is not None and score.passed:
-            written = _save(recording, bundle, loaded.beside(case.cassette or ""))
+            written = _save(recording, bundle, loaded.beside(case.cassette or ""), self.warn)
         elif recording is not None:
             problems.append(_kept(loaded))
         return CaseResult(loaded, "failed" if problems else "passed", problems, recorded=written), score
@@ -381,13 +384,14 @@ def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[Ap
     return answer
 
 
-def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
+def _save(recorder: Recorder, bundle: LoadedBundle, path: Path, warn: bool) -> Path:
     from llm_do.runtime.recording.cassette import write_cassette
 
     from ..recording import redactor_for, warn_sensitive_reads
 
     write_cassette(path, recorder.cassette(redactor_for(bundle)))
-    warn_sensitive_reads(path, recorder)
+    if warn:
+        warn_sensitive_reads(path, recorder)
     return path
 
 

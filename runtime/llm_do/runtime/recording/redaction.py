@@ -144,13 +144,15 @@ def matches_redacted(recorded: Any, live: Any) -> bool:
             return False
         unmatched = [key for key in live if key not in recorded]
         for key, value in recorded.items():
-            if key not in live:  # a redacted key: the live key it stands for
-                key = next((k for k in unmatched if _text_matches(key, k)), None)
-                if key is None:
+            if key in live:
+                if not matches_redacted(value, live[key]):
                     return False
-                unmatched.remove(key)
-            if not matches_redacted(value, live[key]):
+                continue
+            # a redacted key: a live key it stands for, holding what it held
+            found = next((k for k in unmatched if _text_matches(key, k) and matches_redacted(value, live[k])), None)
+            if found is None:
                 return False
+            unmatched.remove(found)
         return True
     if isinstance(recorded, list):
         return isinstance(live, list) and len(recorded) == len(live) and all(map(matches_redacted, recorded, live))
