@@ -6,6 +6,7 @@ comparison that takes a redacted part for whatever the live text holds there."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import html
 import json
@@ -70,13 +71,16 @@ def test_base64_of_a_blob_holding_a_secret_is_redacted_at_any_alignment(blob: st
     (lambda s: json.dumps({"k": s}, ensure_ascii=True), lambda t: json.loads(t)["k"]),
     (lambda s: json.dumps(json.dumps({"k": s})), lambda t: json.loads(json.loads(t))["k"]),
     (lambda s: html.escape(s).replace("e", "&#101;").replace("/", "&#x2F;"), html.unescape),
+    (lambda s: html.escape(s).replace("&#x27;", "&apos;").replace("&amp;", "&#38;"), html.unescape),
     (lambda s: s.encode().hex(), lambda t: bytes.fromhex(re.sub(r"\[[^]]*\]", "", t)).decode(errors="replace")),
     (lambda s: s.encode().hex().upper(), lambda t: bytes.fromhex(re.sub(r"\[[^]]*\]", "", t)).decode(errors="replace")),
+    (ascii, ast.literal_eval),
+    (lambda s: ascii(s.encode()), lambda t: ast.literal_eval(t).decode(errors="replace")),
     (lambda s: "".join(f"\\x{b:02x}" for b in s.encode()),
      lambda t: t.encode().decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")),
 ])
 def test_escaped_and_hex_forms_of_a_secret_are_redacted(encode, decode) -> None:  # type: ignore[no-untyped-def]
-    secret = "s3cr=t/ké y\"&<value>"
+    secret = "s3cr=t/ké y\"&<value>'😀"
     encoded = encode(secret)
     assert secret in decode(encoded)
     redacted = Redactor({secret: "MY_SECRET"}, []).text(encoded)
@@ -146,6 +150,9 @@ def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there()
     assert not matches_redacted(recorded, {"content": "key x and y end", "n": 2, "parts": ["a", "b"]})
     assert not matches_redacted(recorded, {"content": "key x and y end", "n": 1, "parts": ["a"]})
     assert not matches_redacted("plain", "plain ")
+    assert not matches_redacted("x[redacted]ab[redacted]ab[redacted]y", "xaby")  # each piece once, in order
+    assert matches_redacted("x[redacted]ab[redacted]ab[redacted]y", "xab-aby")
+    assert not matches_redacted("ab[redacted]ba", "aba")  # the ends do not overlap
     assert matches_redacted({f"[redacted ${NAME}]": 1, "b": 2}, {SECRET: 1, "b": 2})
     assert not matches_redacted({"a": 1}, {"b": 1})
     assert not matches_redacted({"a": 1}, {"a": 1, "b": 2}) and not matches_redacted({"a": 1}, [("a", 1)])

@@ -57,6 +57,7 @@ def _char_forms(char: str) -> str:
     else:
         high, low = 0xD800 + ((point - 0x10000) >> 10), 0xDC00 + ((point - 0x10000) & 0x3FF)
         forms.append(r"\\+u" + _hex(high, 4) + r"\\+u" + _hex(low, 4))
+    forms.append(r"\\+U" + _hex(point, 8))
     if char in _SHORT_ESCAPES:
         forms.append(r"\\+" + re.escape(_SHORT_ESCAPES[char]))
     forms.append(f"&#0*{point};")
@@ -129,7 +130,7 @@ class Views:
 
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _HEX_BYTES = re.compile(r"(?:\\x[0-9A-Fa-f]{2})+")
-_BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|[\"\\/bfnrt'])")
+_BACKSLASH = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\"\\/bfnrt'])")
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 DEPTH = 3
 """Backslash escapes are undone this many times over for the cheap test (JSON in JSON in JSON)."""
@@ -137,7 +138,7 @@ DEPTH = 3
 
 def _unbackslashed(match: re.Match[str]) -> str:
     token = match.group()
-    if token[1] == "u":
+    if token[1] in "uU":
         return chr(int(token[2:], 16))
     return _UNESCAPED.get(token[1], token[1])
 
