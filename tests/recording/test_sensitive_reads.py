@@ -79,7 +79,7 @@ def test_which_reads_are_private_or_denied_call_by_call(build: Callable[..., Pat
     path, a root outside the project takes the grant's labels, a denial is judged on the normalized
     path and only by rules of the same toolset rooted at the same folder."""
     from llm_do.runtime.bundle import load_bundle
-    from llm_do.runtime.recording.sensitive_reads import reading_tools, sensitive_reads
+    from llm_do.runtime.recording.sensitive_reads import attached_read, sensitive_reads
 
     bundle = load_bundle(build({
         **FILES,
@@ -99,4 +99,10 @@ def test_which_reads_are_private_or_denied_call_by_call(build: Callable[..., Pat
     assert sensitive_reads(bundle, "docs", "read_file", {"path": "secret/a.txt"}) == [("docs/secret/a.txt", "private")]
     assert sensitive_reads(bundle, "archive", "read_file", {"path": "notes.txt"}) == [("archive/notes.txt", "private")]
     assert sensitive_reads(bundle, "nobody", "read_file", {"path": "docs/plan.md"}) == []
-    assert reading_tools(bundle, "main") == ["list_files", "read_file"] and reading_tools(bundle, "nobody") == []
+    # a file attached to a worker call, judged as the attaching worker's read of it
+    assert attached_read(bundle, "main", "./docs/plan.md") == ("docs/plan.md", "private")
+    assert attached_read(bundle, "main", "keys/api.txt") == ("keys/api.txt", "denied")
+    assert attached_read(bundle, "main", "site/index.md") is None
+    assert attached_read(bundle, "docs", "docs/plan.md") == ("docs/plan.md", "private")  # below its folder
+    assert attached_read(bundle, "docs", "keys/api.txt") is None  # no grant of it holds the file
+    assert attached_read(bundle, "main", "../outside.txt") is None and attached_read(bundle, "nobody", "x") is None

@@ -20,7 +20,7 @@ from .message_data import digested, response_data
 from .paged_reads import redact_paged_reads
 from .redaction import Redactor
 from .remote_mcp import RecordingServer, finished
-from .sensitive_reads import reading_tools, sensitive_reads
+from .sensitive_reads import attached_read, sensitive_reads
 
 if TYPE_CHECKING:
     from ..config import RuntimeConfig
@@ -111,15 +111,10 @@ class Recorder:
         for path, why in sensitive_reads(self.bundle, worker, tool, args):
             self._alert(SensitiveRead(path=path, why=why, tool=tool, worker=worker))
         attachments = args.get("attachments")
-        if not isinstance(attachments, list):
-            return
-        for attached in attachments:
-            if not isinstance(attached, str):
-                continue
-            found = next((read for reader in reading_tools(self.bundle, worker)
-                          if (read := sensitive_reads(self.bundle, worker, reader, {"path": attached}))), [])
-            for path, why in found[:1]:
-                self._alert(SensitiveRead(path=path, why=why, tool=tool, worker=worker, attached=True))
+        for attached in attachments if isinstance(attachments, list) else []:
+            found = attached_read(self.bundle, worker, attached) if isinstance(attached, str) else None
+            if found is not None:
+                self._alert(SensitiveRead(path=found[0], why=found[1], tool=tool, worker=worker, attached=True))
 
     def _alert(self, read: SensitiveRead) -> None:
         if read.path not in self.alerts:
