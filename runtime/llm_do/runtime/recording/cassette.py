@@ -18,7 +18,7 @@ from llm_do.bundle.errors import Refused
 
 CASSETTE_FORMAT: Literal[1] = 1
 NOTICE = ("Recorded by llm-do --record; replayed by `llm-do test`. Re-record rather than edit: "
-          "`llm-do test --record --live`.")
+          "`llm-do test --record` (with --live for a cassette recorded on models).")
 
 
 class CassetteRefused(Refused):
