@@ -168,3 +168,38 @@ def test_pages_of_a_text_without_a_secret_and_whole_reads_are_left_as_they_are()
     del whole["calls"][0]["requests"][0]["response"]["parts"][0]["args"]["max_chars"]
     redact_paged_reads(whole, SecretFinder({SECRET: "API_TOKEN"}))
     assert page_texts(whole) == [text]  # not a page: the redaction of every string takes it
+
+
+def test_overlapping_pages_json_arguments_and_every_copy_of_a_result_are_handled() -> None:
+    """Pages that overlap (agreeing) join; arguments given as JSON text count; a page without an
+    offset but with `max_chars` starts the file; a result carried again (a chat's later turn) is
+    redacted wherever it is; a page that disagrees with another (the file changed) stands alone."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at + 4), (at + 2, 100)])
+    first_call = data["calls"][0]["requests"][0]["response"]["parts"][0]
+    del first_call["args"]["offset"]
+    first_call["args"] = json.dumps(first_call["args"])
+    returns = data["calls"][0]["requests"][1]["messages"][0]["parts"]
+    data["calls"].append({"requests": [{"messages": [{"parts": [dict(returns[0])]}], "response": {"parts": [
+        {"part_kind": "text", "content": "not a call"}, {"part_kind": "tool-call", "tool_call_id": "x", "args": "{bad"},
+        {"part_kind": "tool-call", "tool_call_id": "y", "args": {"path": 3, "offset": 1}}]}}]})
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert page_texts(data) == ["API_TOKEN=[redacted $API_TOKEN]", "[redacted $API_TOKEN]\nNEXT=1\n"]
+    assert data["calls"][1]["requests"][0]["messages"][0]["parts"][0]["content"].startswith("API_TOKEN=[redacted $API_TOKEN]\n")
+
+    changed = pages(text, [(0, at + 4), (at + 2, 100)])
+    second = changed["calls"][0]["requests"][1]["messages"][0]["parts"][1]
+    second["content"] = "XX" + second["content"][2:]  # the file changed between the reads: no join
+    redact_paged_reads(changed, SecretFinder({SECRET: "API_TOKEN"}))
+    assert page_texts(changed)[0] == "API_TOKEN=[redacted $API_TOKEN]"  # a cut, at a gap: its edge redacted
+    assert page_texts(changed)[1].startswith("XX") and SECRET[6:] not in page_texts(changed)[1]
+
+
+def test_a_page_at_the_start_or_end_of_the_file_has_no_cut_there() -> None:
+    """The edges of the file are not cuts: a file that begins with the end of a secret's value, or
+    ends with its beginning, read whole in pages, is left as it is."""
+    text = f"{SECRET[-5:]} and then {SECRET[:5]}"
+    data = pages(text, [(0, 10), (10, 100)])
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert "".join(page_texts(data)) == text

@@ -1,10 +1,11 @@
 """A file read in pages (`read_file(path, offset=..., max_chars=...)`) can split a secret across two
 results, neither of which holds it whole, so redacting each result alone lets both halves through.
 Before a cassette is redacted, the pages of each file are put back where they were read from: a
-secret that stands across pages is redacted in each page's part of it. Where the pages leave a gap
-(the model skipped part of the file), a page that ends with the beginning of a secret, or begins with
-its end, has that part redacted (`MIN_EDGE` characters or more: a cut leaves at most two characters
-of a secret on the far side of a gap).
+secret that stands across pages is redacted in each page's part of it. Where a stretch of pages
+stops short of the file's start or end (the model skipped part of the file, or the file changed
+between two reads), the end of a secret in its first characters, or the beginning of one in its
+last, is redacted (`MIN_EDGE` characters or more: a cut leaves at most two characters of a secret
+on the far side of a gap).
 
 A page is a tool call with a `path` argument and an `offset` or `max_chars`, or whose result ends
 with the stdlib's truncation note; the note says where the page ends and that the file goes on."""
@@ -137,15 +138,19 @@ def _mark(segment: Segment, finder: SecretFinder) -> None:
     starts_file = segment.start == 0
     ends_file = any(p.to_end and p.offset + len(p.text) == segment.end for p in segment.pages)
     for forms in finder.forms:
-        value = forms.value
-        if not starts_file:
-            head = next((k for k in range(len(value) - 1, MIN_EDGE - 1, -1) if segment.text.startswith(value[-k:])), 0)
+        value, text = forms.value, segment.text
+        if not starts_file:  # the end of a value, in the first characters of the stretch
+            first = text[:len(value)]
+            head = next((k for k in range(len(value) - 1, MIN_EDGE - 1, -1) if value[-k:] in first), 0)
             if head:
-                segment.mark(0, head, forms.name)
-        if not ends_file:
-            tail = next((k for k in range(len(value) - 1, MIN_EDGE - 1, -1) if segment.text.endswith(value[:k])), 0)
+                at = first.index(value[-head:])
+                segment.mark(at, at + head, forms.name)
+        if not ends_file:  # the beginning of a value, in its last characters
+            last = text[-len(value):]
+            tail = next((k for k in range(len(value) - 1, MIN_EDGE - 1, -1) if value[:k] in last), 0)
             if tail:
-                segment.mark(len(segment.text) - tail, len(segment.text), forms.name)
+                at = len(text) - len(last) + last.rindex(value[:tail])
+                segment.mark(at, at + tail, forms.name)
 
 
 def _rewrite(parts: list[dict[str, Any]], page: Page) -> None:
