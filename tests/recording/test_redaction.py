@@ -16,14 +16,7 @@ from urllib.parse import quote, quote_plus, unquote
 
 import pytest
 
-from llm_do.runtime.recording.message_data import default_identifier, digested, file_bytes
-from llm_do.runtime.recording.redaction import (
-    RedactionProblem,
-    Redactor,
-    matches_redacted,
-    project_patterns,
-    secret_values,
-)
+from llm_do.runtime.recording.redaction import RedactionProblem, Redactor, project_patterns, secret_values
 from tests.support.secrets import base64_holds
 
 SECRET = "tok-live-SECRET987654"
@@ -40,9 +33,12 @@ def test_credentials_of_six_characters_and_more_and_the_bundles_variables_are_se
         "password [redacted $DB_PASSWORD], pin 12345, home /home/alice"
 
 
-def test_a_secret_inside_another_is_replaced_whole_and_overlapping_ones_in_one_marker() -> None:
+def test_a_secret_inside_another_is_replaced_whole() -> None:
     redactor = Redactor(secret_values({"A_LONGER_NAMED_KEY": "abcdef", "B_TOKEN": "abcdef123456"}, b""), [])
     assert redactor.text("token abcdef123456, key abcdef") == "token [redacted $B_TOKEN], key [redacted $A_LONGER_NAMED_KEY]"
+
+
+def test_overlapping_secrets_are_replaced_by_one_marker_naming_both() -> None:
     overlapping = Redactor({"zzzab1": "FIRST_KEY", "ab1234567": "SECOND_KEY"}, [])
     assert overlapping.text("<zzzab1234567>") == "<[redacted $FIRST_KEY $SECOND_KEY]>"
 
@@ -104,6 +100,8 @@ def test_utf8_bytes_are_redacted_as_text_other_bytes_byte_for_byte() -> None:
 
 
 def test_the_bytes_of_a_file_item_are_redacted_and_a_request_keeps_only_their_digest() -> None:
+    from llm_do.runtime.recording.message_data import default_identifier, digested, file_bytes
+
     raw = f"API_TOKEN={SECRET}\n".encode()
     item = {"kind": "binary", "media_type": "text/plain", "data": base64.b64encode(raw).decode(),
             "identifier": default_identifier(raw), "vendor_metadata": None}
@@ -142,6 +140,8 @@ def test_a_pattern_that_cannot_be_used_names_its_line(tmp_path: Path, text: str,
 
 
 def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there() -> None:
+    from llm_do.runtime.recording.redaction import matches_redacted
+
     recorded = {"content": f"key [redacted ${NAME}] and [redacted] end", "n": 1, "parts": ["a", "[redacted $X]"]}
     assert matches_redacted(recorded, {"content": f"key {SECRET} and INV-7 end", "n": 1, "parts": ["a", "anything"]})
     assert matches_redacted(recorded, {"content": "key  and  end", "n": 1, "parts": ["a", ""]})

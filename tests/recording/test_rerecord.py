@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.cli.testing.evals import runs_needed
 from tests.support.cli import run_cli, worker, write_project
 
 FILES = {
@@ -120,6 +119,8 @@ def test_a_missing_cassette_is_recorded_live_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("rate", "runs", "needed"), [(1, 1, 1), (0.7, 10, 7), (0.8, 5, 4), (0.5, 3, 2), (0, 3, 0),
                                                       (0.34, 3, 2), (0.1, 100, 10)])
 def test_pass_rate_is_the_share_of_runs_that_must_pass(rate: float, runs: int, needed: int) -> None:
+    from llm_do.cli.testing.evals import runs_needed
+
     assert runs_needed(rate, runs) == needed
 
 

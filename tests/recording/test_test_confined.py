@@ -79,6 +79,7 @@ def test_a_path_a_case_names_outside_the_project_is_refused_at_its_line(tmp_path
     (root / "tests" / "link.py").symlink_to(outside)
     text = field.format(outside=outside, outside_json=tmp_path / "cassette.json")
     source = "" if "cassette:" in text or "script:" in text else "    script: ../script.json\n"
+    source += "" if "input:" in text else "    input: go\n"  # a run that would reach the predicate
     (root / "tests" / "cases.yaml").write_text("cases:\n  - name: c1\n" + text + source)
     result = run_cli("test", root)
     assert result.exit_code == 2, result.stdout + result.stderr
