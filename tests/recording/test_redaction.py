@@ -121,9 +121,10 @@ def test_the_bytes_of_a_file_item_are_redacted_and_a_request_keeps_only_their_di
 
 def test_blank_lines_and_comments_of_the_patterns_file_are_not_patterns(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "redact.txt").write_text("# invoice numbers\n\n   \n  # indented note\nINV-\\d+\ncust-[0-9]+\n")
+    (tmp_path / "tests" / "redact.txt").write_text("# invoice numbers\n\n   \n  # indented note\nINV-\\d+\ncust-[0-9]+\n"
+                                                   "acct-\\w+\n")
     patterns = project_patterns(tmp_path)
-    assert [p.pattern for p in patterns] == ["INV-\\d+", "cust-[0-9]+"]
+    assert [p.pattern for p in patterns] == ["INV-\\d+", "cust-[0-9]+", "acct-\\w+"]
     assert Redactor({}, patterns).text("INV-12 for cust-7, a note") == "[redacted] for [redacted], a note"
 
 
@@ -159,3 +160,4 @@ def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there()
     assert not matches_redacted(["a"], "a") and not matches_redacted(1, 2) and matches_redacted(None, None)
     assert not matches_redacted({"[redacted $X]": 1, "[redacted $Y]": 2}, {"p": 1, "q": 3})
     assert matches_redacted({"[redacted $X]": 2, "[redacted $Y]": 1}, {"p": 1, "q": 2})
+    assert not matches_redacted({"[redacted $X]": 1, "[redacted $Y]": 1}, {"p": 1, "q": 2})  # one live key each

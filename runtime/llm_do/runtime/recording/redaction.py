@@ -49,7 +49,7 @@ def project_patterns(root: Path) -> list[re.Pattern[str]]:
             pattern = re.compile(line)
         except re.error as exc:
             raise RedactionProblem(f"{PATTERNS_FILE}:{number}: not a regular expression: {exc}") from None
-        if pattern.search("") is not None:
+        if pattern.fullmatch("") is not None:
             raise RedactionProblem(f"{PATTERNS_FILE}:{number}: {line!r} matches the empty text, so it would redact "
                                    "between every two characters")
         patterns.append(pattern)
@@ -90,7 +90,7 @@ class Redactor:
         except UnicodeDecodeError:
             pass
         spans = self.finder.spans(value.decode("latin-1"))
-        return replaced(value.decode("latin-1"), spans).encode("latin-1", errors="replace") if spans else value
+        return replaced(value.decode("latin-1"), spans).encode("latin-1") if spans else value  # the markers are ASCII
 
     def data(self, value: Any) -> Any:
         """Every string of JSON data (keys too) redacted, and the bytes of every file item
