@@ -154,6 +154,7 @@ def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there()
     assert not matches_redacted("x[redacted]ab[redacted]ab[redacted]y", "xaby")  # each piece once, in order
     assert matches_redacted("x[redacted]ab[redacted]ab[redacted]y", "xab-aby")
     assert not matches_redacted("ab[redacted]ba", "aba")  # the ends do not overlap
+    assert matches_redacted("[redacted]ab[redacted]", "abX")  # a piece right at the start
     assert matches_redacted({f"[redacted ${NAME}]": 1, "b": 2}, {SECRET: 1, "b": 2})
     assert not matches_redacted({"a": 1}, {"b": 1})
     assert not matches_redacted({"a": 1}, {"a": 1, "b": 2}) and not matches_redacted({"a": 1}, [("a", 1)])
