@@ -179,6 +179,19 @@ def _write_temporary(path: Path, data: bytes, mode: int | None = None) -> Path:
     return tmp
 
 
+def private_folder(path: Path) -> Path:
+    """`path` as a folder only this user can enter (0700): made so (its missing parents the usual
+    way), or narrowed to it when it is there already (a folder an older llm-do made 0755). For
+    llm-do's own folders: `.llm-do/` and what is in it, the config folder."""
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    if stat.S_IMODE(path.stat().st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
 def remove_stale_temporaries(path: Path) -> list[str]:
     """Delete the temporary files that killed writes of `path` left (`.NAME.PID.RANDOM.tmp` whose
     process has ended, or `.NAME.RANDOM.tmp` from before the id was in the name); their names."""
