@@ -162,3 +162,18 @@ def test_a_replay_takes_a_redacted_part_for_whatever_the_live_text_holds_there()
     assert not matches_redacted({"[redacted $X]": 1, "[redacted $Y]": 2}, {"p": 1, "q": 3})
     assert matches_redacted({"[redacted $X]": 2, "[redacted $Y]": 1}, {"p": 1, "q": 2})
     assert not matches_redacted({"[redacted $X]": 1, "[redacted $Y]": 1}, {"p": 1, "q": 2})  # one live key each
+
+
+def test_record_with_a_bad_pattern_is_a_usage_error_naming_its_line(tmp_path: Path) -> None:
+    from tests.support.cli import one_line_error, run_cli, worker, write_project
+
+    root = write_project(tmp_path / "proj", {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+        "main.worker": worker("description: m", "main"),
+        "s.json": {"workers": {"main": [{"text": "done"}]}},
+        "tests/redact.txt": "# ids\nINV-[0-9\n",
+    })
+    result = run_cli("run", root, "go", "--script", root / "s.json", "--record", root / "rec")
+    assert result.exit_code == 2
+    assert one_line_error(result).startswith("llm-do: --record: tests/redact.txt:2: not a regular expression: ")
+    assert not (root / "rec").exists()
