@@ -96,6 +96,7 @@ def test_which_reads_are_private_or_denied_call_by_call(build: Callable[..., Pat
     assert sensitive_reads(bundle, "main", "read_file", {"path": "docs/plan.md"}) == [("docs/plan.md", "private")]
     assert sensitive_reads(bundle, "main", "read_file", {"path": "site/index.md"}) == []
     assert sensitive_reads(bundle, "main", "read_file", {"path": "./keys/../keys/api.txt"}) == [("keys/api.txt", "denied")]
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "docs\\plan.md"}) == [("docs/plan.md", "private")]
     assert sensitive_reads(bundle, "main", "list_files", {}) == [(".", "private")]
     assert sensitive_reads(bundle, "cwd", "read_file", {"path": "site/index.md"}) == [("cwd/site/index.md", "private")]
     assert sensitive_reads(bundle, "docs", "read_file", {"path": "plan.md"}) == [("docs/plan.md", "private")]
@@ -110,6 +111,7 @@ def test_a_file_attached_to_a_worker_call_is_judged_as_the_attaching_workers_rea
 
     bundle = load_bundle(build(CALL_BY_CALL))
     assert attached_read(bundle, "main", "./docs/plan.md") == ("docs/plan.md", "private")
+    assert attached_read(bundle, "main", "docs\\plan.md") == ("docs/plan.md", "private")  # as Windows writes it
     assert attached_read(bundle, "main", "keys/api.txt") == ("keys/api.txt", "denied")
     assert attached_read(bundle, "main", "site/index.md") is None
     assert attached_read(bundle, "docs", "docs/plan.md") == ("docs/plan.md", "private")  # below its grant's folder
