@@ -268,6 +268,13 @@ RULES: dict[str, Rule] = _rules(
          "Keys whose name says credential (key, token, secret, password, auth, cookie, credential) "
          "are checked.",
          raised_in=("stages.mcp_servers",)),
+    Rule("X008", "mcp-remote-unrecorded", "error", "`llm-do test` offline, and no cassette recorded a remote MCP server.",
+         "Without --live, `llm-do test` opens no connection: it builds the project with the tools "
+         "its cases' cassettes recorded of each remote (`url`) server, and replays their answers. "
+         "A remote server that no cassette recorded cannot be listed without reaching it. Record a "
+         "case's cassette from a run that uses the server (`llm-do run . --record DIR`), "
+         "or run `llm-do test --live`.",
+         raised_in=("stages.mcp_servers",)),
     # --- T: templates
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
          "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "

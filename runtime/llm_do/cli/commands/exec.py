@@ -84,7 +84,7 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
         if record is not None:
             from ..recording import Recording
 
-            recording = Recording(bundle, record, worker)
+            recording = Recording(bundle, record, worker, script=opts.script)
             session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         if session.progress is not None:
