@@ -33,6 +33,7 @@ from llm_do.runtime.taint import (
     from_json,
 )
 from tests.support.approvals import turns
+from tests.support.cli import worker
 from tests.support.projects import PUBLISHING_PROJECT
 
 READ = Source("private", "fs.read:project/**", "main", "read_file")
