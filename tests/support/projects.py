@@ -311,7 +311,7 @@ def clean_build(root: Path, monkeypatch: Any) -> tuple[bytes | None, list[dict[s
 def assert_built_as_clean(root: Path, monkeypatch: Any, lock: str = "bundle.lock") -> None:
     """The lock is a clean build's bytes, and its record (what the next build or lint says) holds
     a clean build's diagnostics."""
-    from llm_do.compiler.build_record import build_records, recall
+    from llm_do.provenance.build_record import build_records, recall
 
     bundle, diagnostics = clean_build(root, monkeypatch)
     assert (root / lock).read_bytes() == bundle

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
+from llm_do.provenance.build_record import build_records, record, tree_before_build
 
-from .build_record import build_records, record, tree_before_build
 from .collection_pause import collection_paused
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from llm_do.compiler.build_record import build_records, manifest_root
+from llm_do.provenance.build_record import build_records, manifest_root
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
@@ -76,7 +76,7 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
 
 
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
-    """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
+    """Whether a build record (`llm_do.provenance.build_record`) says the lock is what a build of the
     project writes now; if so, what the build would have said is said, and nothing is compiled.
     A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
     the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""

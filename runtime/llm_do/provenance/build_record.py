@@ -6,14 +6,14 @@ the lock, the interpreter, llm-do's own code and what shapes `sys.path`. It hold
 depended on: the hash of every file the build read (with its size, times and inode, so a check
 reads again only a file whose stamp changed), the listing of the project tree taken before
 it started (a file that a pattern or a template search would find now), the checks of the
-introspection answers it used (`facts.import_checks`: the Python and what it imports), and the
+introspection answers it used (`import_checks`: the Python and what it imports), and the
 diagnostics it reported. A lock is current when a record is found for its bytes and all of that
 still holds; a lock whose bytes a person edited (its digest recomputed or not) finds no record, and
 the check builds in memory as before. A project with MCP servers, whose tools are listed live, is
 never recorded.
 
 Records live in the user's cache (`user_cache`), signed; standard library only, so a check that
-finds its answer here loads nothing of the compiler.
+finds its answer here (`build --check`, and every run: `lock_sources`) loads nothing of the compiler.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import Any
 from llm_do.bundle.canonical import sha256_hex, source_hash
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.version import VERSION
+from llm_do.toolkit.files import read_regular_file
 
-from .facts.import_checks import checks_hold
-from .syntax.sources import read_regular_file
+from .import_checks import checks_hold
 from .tree_listing import Listing, list_tree
 from .user_cache import SignedEntries, cache_folder, path_environment
 
@@ -121,7 +121,7 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
     """The bytes of `lock` and the record kept for them, whether or not it still holds; None when
     the lock cannot be read or no record was kept for its bytes."""
     try:
-        data = read_regular_file(str(lock), limit=None)
+        data = read_regular_file(lock, None, follow_links=True)
     except (OSError, LlmDoError, ValueError):
         return None
     body = records.read(_material(root, lock, data))
@@ -144,7 +144,7 @@ def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[s
             path = os.path.join(root, rel)
             if stamp is not None and _stat(os.stat(path)) == stamp:
                 continue  # the same file, not written since it was hashed
-            data = read_regular_file(path)
+            data = read_regular_file(Path(path), None, follow_links=True)
             if source_hash(data) != digest:
                 changed[rel] = data
     except (OSError, LlmDoError, TypeError, ValueError):
@@ -171,7 +171,7 @@ def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
     check need not read it again while the stamp is the same; None when it changed too lately to
     tell a later write by its times (a coarse clock)."""
     before = os.stat(path)
-    if source_hash(read_regular_file(path)) != digest:
+    if source_hash(read_regular_file(Path(path), None, follow_links=True)) != digest:
         raise ValueError(f"{path} changed during the build")
     if max(before.st_mtime_ns, before.st_ctime_ns) >= now_ns - RACY_NS:
         return None
