@@ -13,7 +13,7 @@ import pytest
 
 from llm_do.bundle.canonical import seal
 from tests.support.cli import one_line_error, run_cli, worker
-from tests.support.processes import IMPORT_PROBE
+from tests.support.processes import IMPORT_PROBE, build_as_a_probe_would
 
 SIMPLE = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
@@ -124,11 +124,13 @@ def test_the_runtime_never_reads_worker_files_or_the_manifest(build, script) -> 
     assert result.stdout.strip() == "still here"
 
 
-def test_an_edited_worker_file_does_not_stop_exec(build) -> None:
-    """.worker files are compiled into the bundle; exec runs what was built (build --check notices)."""
+def test_an_edited_worker_file_stops_exec_unless_as_built(build) -> None:
+    """.worker files are compiled into the bundle, which is no longer their build: refused (exit 3,
+    tests/runtime/test_lock_sources.py), or run as built with --as-built."""
     bundle = build(SIMPLE)
     (bundle.parent / "main.worker").write_text("---\nmodel: nonsense\n---\nbroken {{\n", encoding="utf-8")
-    result = run_cli("exec", bundle, "hi", "--model", "test")
+    assert_refused(run_cli("exec", bundle, "hi", "--model", "test"), "main.worker", "--as-built")
+    result = run_cli("exec", bundle, "hi", "--model", "test", "--as-built")
     assert result.exit_code == 0, result.stderr
 
 
@@ -170,6 +172,7 @@ def test_exec_imports_nothing_of_the_compiler(build, tmp_path: Path) -> None:
         "helper": [{"tool_calls": [{"tool": "list_files", "args": {}}]}, {"text": "listed"}],
     }}))
     env = {k: v for k, v in os.environ.items() if k != "LLM_DO_MODEL"}
+    build_as_a_probe_would(bundle)  # a lock built on this machine: its record answers without the compiler
     argv = ["exec", str(bundle), "hi", "--model", "test", "--next", "exec", str(bundle), "hi", "--script", str(s)]
     proc = subprocess.run(
         [sys.executable, "-c", IMPORT_PROBE, *argv], capture_output=True, text=True, env=env,

@@ -28,8 +28,13 @@ def build_project(root: Path, files: Files) -> Path:
 
 
 def copy_project(bundle: Path, dest: Path) -> Path:
-    """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock."""
+    """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock. The copy's
+    lock is checked (`build --check`), as after any checkout, so its build record answers the runs
+    that ask whether it is the build of its sources (a run through the Python API would otherwise
+    compile in a child process to find out)."""
     shutil.copytree(bundle.parent, dest)
+    checked = run_cli("build", "--check", "-q", dest)
+    assert checked.exit_code == 0, checked.stderr
     return dest / bundle.name
 
 

@@ -35,7 +35,7 @@ from .import_checks import checks_hold
 from .tree_listing import Listing, list_tree
 from .user_cache import SignedEntries, cache_folder, path_environment
 
-FORMAT = 1
+FORMAT = 2
 FOLDER = "builds"
 MAX_BYTES = 64 * 1024 * 1024
 MANIFEST_NAME = "project.json"
@@ -124,8 +124,15 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
         data = read_regular_file(lock, None, follow_links=True)
     except (OSError, LlmDoError, ValueError):
         return None
-    body = records.read(_material(root, lock, data))
-    return (data, body) if isinstance(body, dict) else None
+    body = read_record(records, root, lock, data)
+    return (data, body) if body is not None else None
+
+
+def read_record(records: SignedEntries, root: Path, lock: Path, bundle: bytes) -> dict[str, Any] | None:
+    """The record kept for the lock bytes `bundle` at `lock` (of the project at `root`), whether or
+    not it still holds; None when none was kept."""
+    body = records.read(_material(root, lock, bundle))
+    return body if isinstance(body, dict) else None
 
 
 def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[str, bytes] | None:
@@ -189,11 +196,12 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
 
 def compiler_material(root: Path) -> dict[str, Any]:
     """What a compile of the project at `root` depends on besides its files: llm-do's code, the
-    interpreter and what shapes `sys.path`."""
+    interpreter (the file it is, not the name it was started by: `python` and `python3` of one
+    environment are one; and its environment, `sys.prefix`) and what shapes `sys.path`."""
     return {
         "format": FORMAT,
         "llm_do": [VERSION, code_stamp()],
-        "python": [sys.executable, sys.version, path_stamp()],
+        "python": [os.path.realpath(sys.executable), sys.prefix, sys.version, path_stamp()],
         "environment": path_environment(),
         "root": str(root),
     }
