@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.bundle.canonical import node_hash, seal
+from llm_do.bundle.canonical import seal
 from llm_do.compiler import lock_check
 from tests.support.cli import one_line_error, run_cli, worker
+from tests.support.projects import resealed as reseal
 
 DENIES_SHELL = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main", "args": {"input": "go"}}},
@@ -29,12 +30,7 @@ MOVE = {"workers": {"main": [{"tool_calls": [{"tool": "shell", "args": {"command
 def resealed(lock: Path) -> bytes:
     """M5's payload: the lock with `deny shell` turned into `allow`, its node hash and digest
     recomputed, its sources (and their hashes) left as they are."""
-    doc = json.loads(lock.read_bytes())
-    main = doc["workers"]["main"]
-    main["tools"]["shell"]["approval"] = "allow"
-    main["hash"] = node_hash({k: v for k, v in main.items() if k != "hash"})
-    doc.pop("digest")
-    return seal(doc)
+    return reseal(lock.read_bytes(), {"workers": {"main": {"tools": {"shell": {"approval": "allow"}}}}})
 
 
 @pytest.fixture

@@ -27,6 +27,27 @@ def build_project(root: Path, files: Files) -> Path:
     return root / "bundle.lock"
 
 
+def resealed(lock: bytes, patch: dict[str, Any]) -> bytes:
+    """A lock changed as a hand (or a model with write access) would: `patch` merged into it
+    (`{"workers": {"main": {"tools": {"shell": {"approval": "allow"}}}}}`), every node hash and the
+    digest recomputed, the sources and their hashes left as they are."""
+    import json
+
+    from llm_do.bundle.canonical import node_hash, seal
+
+    def merged(into: Any, change: Any) -> Any:
+        if not isinstance(into, dict) or not isinstance(change, dict):
+            return change
+        return {**into, **{k: merged(into.get(k), v) for k, v in change.items()}}
+
+    doc = merged(json.loads(lock), patch)
+    for section in ("workers", "toolsets"):
+        for node in doc[section].values():
+            node["hash"] = node_hash({k: v for k, v in node.items() if k != "hash"})
+    doc.pop("digest")
+    return seal(doc)
+
+
 def copy_project(bundle: Path, dest: Path) -> Path:
     """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock. The copy's
     lock is checked (`build --check`), as after any checkout, so its build record answers the runs
