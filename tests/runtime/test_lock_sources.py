@@ -116,6 +116,28 @@ def test_a_partly_deleted_project_is_not_shipped_alone(project: tuple[Path, Path
     assert "it is not the build of the sources beside it" in one_line_error(result)
 
 
+@pytest.mark.parametrize("hide", ["root", "sources"])
+def test_a_rewritten_lock_cannot_hide_the_project_beside_it(project: tuple[Path, Path], tmp_path: Path, hide: str) -> None:
+    """The lock names its `root` and its sources, so a rewrite could point them away to pass for a lock
+    deployed alone: the project in the lock's own folder is the one it must be the build of."""
+    lock, move = project
+    (tmp_path / "empty").mkdir()
+    elsewhere = {"root": "../empty"} if hide == "root" else {
+        "sources": {"nowhere/project.json": {"kind": "manifest", "sha256": "sha256:0"}}}
+    lock.write_bytes(reseal(resealed(lock), elsewhere) if hide == "root" else _with_sources(resealed(lock), elsewhere["sources"]))
+    result = run_cli("exec", lock, "--script", move, "--reject-all")
+    assert result.exit_code == 3, result.stderr
+    assert "it is not the build of the sources beside it" in one_line_error(result)
+    assert not (lock.parent / "moved").exists()
+
+
+def _with_sources(data: bytes, sources: dict[str, object]) -> bytes:
+    doc = json.loads(data)
+    doc["sources"] = sources
+    doc.pop("digest")
+    return seal(doc)
+
+
 def test_a_lock_shipped_alone_runs_as_before(project: tuple[Path, Path], tmp_path: Path, compiles: list[Path]) -> None:
     """Only the lock (and the folder its tools work in) is deployed: nothing to compare it with."""
     lock, move = project

@@ -121,6 +121,7 @@ def _verify_signature(bundle: LoadedBundle, key: Path) -> None:
 def _compare_with_build(bundle: LoadedBundle) -> Comparison:
     """No record answers: compile the project beside the lock and compare (the compiler is imported here only)."""
     from llm_do.compiler.lock_check import compare_with_build
-    from llm_do.provenance.lock_sources import project_path
+    from llm_do.provenance.lock_sources import project_of
 
-    return compare_with_build(project_path(bundle.root, bundle.text.get("sources") or {}), bundle.path, bundle.text.data)
+    project = project_of(bundle.path, bundle.root, bundle.text.get("sources") or {})
+    return compare_with_build(project or bundle.root, bundle.path, bundle.text.data)

@@ -211,10 +211,9 @@ def compiler_material(root: Path) -> dict[str, Any]:
 def code_stamp() -> str:
     """The size and modification time of every module of llm-do (its version does not change with
     every edit of a checkout), as one hash; taken once per process, as the code it runs is loaded once."""
-    import llm_do
-
+    package = sys.modules["llm_do"]  # loaded: this module is part of it (importing it here would make a circle)
     stamp = hashlib.sha256()
-    for top in sorted(llm_do.__path__):
+    for top in sorted(package.__path__):
         for folder, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):

@@ -27,6 +27,7 @@ from .build_record import build_records, changed_files, read_record
 
 PROJECT_KINDS = ("manifest", "worker")
 """The sources whose presence makes a lock's project present: project.json and the worker files."""
+MANIFEST_NAME = "project.json"
 SHOWN = 5
 """Differences named in one line; more are counted."""
 VERSION_FIELDS = ("compiler", "packages")
@@ -66,26 +67,31 @@ class Comparison:
         return cls(tuple(value["differences"]), value["note"])
 
 
-def project_present(root: Path, sources: Mapping[str, Any]) -> bool:
-    """Whether the lock's project is beside it: its manifest or a worker file under `root`."""
-    for rel, entry in sources.items():
-        if isinstance(entry, Mapping) and entry.get("kind") in PROJECT_KINDS and os.path.lexists(os.path.join(root, rel)):
-            return True
-    return False
+def project_of(lock: Path, root: Path, sources: Mapping[str, Any]) -> Path | None:
+    """The project the lock at `lock` must be the build of (what a build compiles: a manifest, or a
+    folder of worker files), None when there is none beside it (the lock is deployed alone).
 
-
-def project_path(root: Path, sources: Mapping[str, Any]) -> Path:
-    """What a build of the lock's project compiles: the manifest the lock names, else the root (an
-    implicit project)."""
-    manifest = next((rel for rel, entry in sources.items() if isinstance(entry, Mapping) and entry.get("kind") == "manifest"), None)
-    return root / manifest if manifest is not None else root
+    It is the one the lock names, when its manifest or a worker file of it is under its `root`;
+    else a project in the lock's own folder (`project.json`, or worker files): a lock that names a
+    `root` or sources that are not there does not make its folder's project absent."""
+    named = [(rel, entry.get("kind")) for rel, entry in sources.items()
+             if isinstance(entry, Mapping) and entry.get("kind") in PROJECT_KINDS]
+    if any(os.path.lexists(os.path.join(root, rel)) for rel, _ in named):
+        manifest = next((rel for rel, kind in named if kind == "manifest" and os.path.lexists(os.path.join(root, rel))), None)
+        return root / manifest if manifest is not None else root
+    folder = lock.parent
+    if (folder / MANIFEST_NAME).is_file():
+        return folder / MANIFEST_NAME
+    if any(folder.glob("*.worker")):
+        return folder
+    return None
 
 
 def recorded_answer(lock: Path, data: bytes, root: Path, sources: Mapping[str, Any]) -> RecordedAnswer:
     """What the user's build records say of the lock `data` read from `lock` (`root`: its project
     root, `sources`: its `sources`). Standard library only: the records, a listing of the tree, a
     `stat` of each recorded file, hashes of those whose stamp changed."""
-    if not project_present(root, sources):
+    if project_of(lock, root, sources) is None:
         return RecordedAnswer("alone")
     records = build_records()
     body = read_record(records, root, lock, data) if records is not None else None

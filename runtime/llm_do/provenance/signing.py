@@ -161,42 +161,36 @@ def _read_key(path: Path) -> bytes:
 
 def private_key(path: Path) -> Ed25519PrivateKey:
     """The ed25519 private key in the file `path`; KeyProblem when there is none to use."""
+    key: Ed25519PrivateKey = _key(path, private=True)
+    return key
+
+
+def _public_key(path: Path) -> Ed25519PublicKey:
+    key: Ed25519PublicKey = _key(path, private=False)
+    return key
+
+
+def _key(path: Path, *, private: bool) -> Any:
+    """The ed25519 key (private or public) in the file `path`: PEM, OpenSSH or the raw 32 bytes."""
     ed25519, serialization = _library()
     data = _read_key(path)
+    kind = "private" if private else "public"
+    wanted = ed25519.Ed25519PrivateKey if private else ed25519.Ed25519PublicKey
     try:
-        if data.startswith(b"-----BEGIN OPENSSH PRIVATE KEY"):
-            key = serialization.load_ssh_private_key(data, password=None)
+        if data.startswith(b"-----BEGIN OPENSSH PRIVATE KEY" if private else b"ssh-ed25519 "):
+            key = serialization.load_ssh_private_key(data, password=None) if private else serialization.load_ssh_public_key(data.strip())
         elif data.lstrip().startswith(b"-----BEGIN"):
-            key = serialization.load_pem_private_key(data, password=None)
+            key = serialization.load_pem_private_key(data, password=None) if private else serialization.load_pem_public_key(data)
         elif len(data) == 32:
-            key = ed25519.Ed25519PrivateKey.from_private_bytes(data)
+            key = wanted.from_private_bytes(data) if private else wanted.from_public_bytes(data)
         else:
             raise ValueError("not a key")
     except TypeError:  # cryptography's word for "encrypted, and no password given"
         raise KeyProblem(f"{path}: the key is encrypted; give an unencrypted ed25519 private key") from None
     except (ValueError, binascii.Error):
-        raise KeyProblem(f"{path}: not an ed25519 private key (PEM, OpenSSH or 32 raw bytes)") from None
-    if not isinstance(key, ed25519.Ed25519PrivateKey):
-        raise KeyProblem(f"{path}: not an ed25519 key; llm-do signs with ed25519 (`llm-do keygen KEYFILE` makes one)")
-    return key
-
-
-def _public_key(path: Path) -> Ed25519PublicKey:
-    ed25519, serialization = _library()
-    data = _read_key(path)
-    try:
-        if data.startswith(b"ssh-ed25519 "):
-            key = serialization.load_ssh_public_key(data.strip())
-        elif data.lstrip().startswith(b"-----BEGIN"):
-            key = serialization.load_pem_public_key(data)
-        elif len(data) == 32:
-            key = ed25519.Ed25519PublicKey.from_public_bytes(data)
-        else:
-            raise ValueError("not a key")
-    except (ValueError, binascii.Error):
-        raise KeyProblem(f"{path}: not an ed25519 public key (PEM, OpenSSH or 32 raw bytes)") from None
-    if not isinstance(key, ed25519.Ed25519PublicKey):
-        raise KeyProblem(f"{path}: not an ed25519 public key")
+        raise KeyProblem(f"{path}: not an ed25519 {kind} key (PEM, OpenSSH or 32 raw bytes)") from None
+    if not isinstance(key, wanted):
+        raise KeyProblem(f"{path}: not an ed25519 {kind} key; llm-do signs with ed25519 (`llm-do keygen KEYFILE` makes a pair)")
     return key
 
 

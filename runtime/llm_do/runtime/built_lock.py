@@ -14,14 +14,12 @@ import json
 import subprocess
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from llm_do.bundle.errors import REBUILD, BundleRefused
-from llm_do.provenance.lock_sources import Comparison, obey, project_path, recorded_answer, recorded_comparison
-
-if TYPE_CHECKING:
-    from .bundle import LoadedBundle
+from llm_do.provenance.lock_sources import Comparison, obey, project_of, recorded_answer, recorded_comparison
 
 OVERRIDE = "as_built=True"
 """How the Python API runs a lock that is not the build of its sources anyway."""
@@ -32,24 +30,25 @@ class StaleLockWarning(UserWarning):
     text is the note `llm-do exec --as-built` prints."""
 
 
-def check_built(bundle: LoadedBundle, *, as_built: bool) -> None:
-    """Refuse (`BundleRefused`) a lock that is not the build of the sources beside it, unless
-    `as_built`, which runs it with a `StaleLockWarning`."""
-    sources = bundle.text.get("sources") or {}
-    answer = recorded_answer(bundle.path, bundle.text.data, bundle.root, sources)
-    comparison = recorded_comparison(answer) or compare_in_child(bundle, project_path(bundle.root, sources))
-    note = obey(bundle.path, comparison, as_built=as_built, override=OVERRIDE)
+def check_built(lock: Path, data: bytes, root: Path, sources: Mapping[str, Any], *, as_built: bool) -> None:
+    """Refuse (`BundleRefused`) the lock `data` read from `lock` (its project root `root`, its
+    `sources`) when it is not the build of the sources beside it, unless `as_built`, which runs it
+    with a `StaleLockWarning`."""
+    answer = recorded_answer(lock, data, root, sources)
+    project = project_of(lock, root, sources)
+    comparison = recorded_comparison(answer) or compare_in_child(lock, data, project or root)
+    note = obey(lock, comparison, as_built=as_built, override=OVERRIDE)
     if note is not None:
         warnings.warn(note, StaleLockWarning, stacklevel=3)
 
 
-def compare_in_child(bundle: LoadedBundle, project: Path) -> Comparison:
-    """The lock against a build of `project` (its manifest or root) now, compiled in a child process."""
+def compare_in_child(lock: Path, data: bytes, project: Path) -> Comparison:
+    """The lock bytes against a build of `project` (its manifest or root) now, compiled in a child process."""
     try:
-        done = subprocess.run([sys.executable, "-m", "llm_do.compiler.lock_check", str(project), str(bundle.path)],
-                              input=bundle.text.data, capture_output=True, check=False)
+        done = subprocess.run([sys.executable, "-m", "llm_do.compiler.lock_check", str(project), str(lock)],
+                              input=data, capture_output=True, check=False)
     except OSError as exc:
-        raise BundleRefused(f"{bundle.path}: refused: cannot compare it with a build of its sources: {exc.strerror}; "
+        raise BundleRefused(f"{lock}: refused: cannot compare it with a build of its sources: {exc.strerror}; "
                             f"{REBUILD}") from None
     lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
     try:
@@ -57,5 +56,4 @@ def compare_in_child(bundle: LoadedBundle, project: Path) -> Comparison:
     except (IndexError, ValueError):
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         why = said[-1] if said else f"exit {done.returncode}"
-        raise BundleRefused(f"{bundle.path}: refused: cannot compare it with a build of its sources ({why}); "
-                            f"{REBUILD}") from None
+        raise BundleRefused(f"{lock}: refused: cannot compare it with a build of its sources ({why}); {REBUILD}") from None

@@ -134,7 +134,7 @@ def load_bundle(path: Path, *, as_built: bool = False) -> LoadedBundle:
     bundle = read_bundle(path)
     from .built_lock import check_built
 
-    check_built(bundle, as_built=as_built)
+    check_built(bundle.path, bundle.text.data, bundle.root, bundle.text.get("sources") or {}, as_built=as_built)
     return bundle
 
 
