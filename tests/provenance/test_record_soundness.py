@@ -103,11 +103,12 @@ def test_a_record_made_by_other_llm_do_code_is_not_recalled(built: Path, monkeyp
 
 
 def test_the_path_stamp_holds_each_search_folder_but_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Survivor 6: every `sys.path` folder but the script's own, with its modification time (None
-    for one that does not exist)."""
+    """Survivor 6: every `sys.path` folder but the script's own and the working directory, with its
+    modification time (None for one that does not exist)."""
     present = tmp_path / "site-packages"
     present.mkdir()
-    monkeypatch.setattr(sys, "path", [str(tmp_path / "script"), str(present), str(tmp_path / "absent")])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "script"), "", str(present), str(tmp_path), str(tmp_path / "absent")])
     assert build_record.path_stamp() == [[str(present), present.stat().st_mtime_ns], [str(tmp_path / "absent"), None]]
 
 

@@ -18,7 +18,7 @@ from llm_do.bundle.canonical import seal
 from llm_do.runtime import RuntimeConfig, run_worker
 from tests.support.approvals import exec_, turns, write_call
 from tests.support.cli import run_cli, worker
-from tests.support.processes import IMPORT_PROBE, build_as_a_probe_would
+from tests.support.processes import IMPORT_PROBE
 
 
 def rules_project(*rules: str, toolsets: str = "filesystem_project") -> dict[str, Any]:
@@ -169,7 +169,6 @@ def test_rules_are_evaluated_without_the_compiler_or_lark(build, tmp_path: Path)
         {"tool_calls": [{"tool": "write_file", "args": {"path": "output/a.txt", "content": "x"}},
                         {"tool": "shell", "args": {"command": "cat src/keep.txt"}}]}, {"text": "done"}]}}))
     env = {k: v for k, v in os.environ.items() if k != "LLM_DO_MODEL"}
-    build_as_a_probe_would(bundle)  # a lock built on this machine: its record answers without the compiler
     proc = subprocess.run([sys.executable, "-c", IMPORT_PROBE, "exec", str(bundle), "hi", "--script", str(s)],
                           capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]

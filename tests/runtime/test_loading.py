@@ -13,7 +13,7 @@ import pytest
 
 from llm_do.bundle.canonical import seal
 from tests.support.cli import one_line_error, run_cli, worker
-from tests.support.processes import IMPORT_PROBE, build_as_a_probe_would
+from tests.support.processes import IMPORT_PROBE
 
 SIMPLE = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
@@ -172,7 +172,6 @@ def test_exec_imports_nothing_of_the_compiler(build, tmp_path: Path) -> None:
         "helper": [{"tool_calls": [{"tool": "list_files", "args": {}}]}, {"text": "listed"}],
     }}))
     env = {k: v for k, v in os.environ.items() if k != "LLM_DO_MODEL"}
-    build_as_a_probe_would(bundle)  # a lock built on this machine: its record answers without the compiler
     argv = ["exec", str(bundle), "hi", "--model", "test", "--next", "exec", str(bundle), "hi", "--script", str(s)]
     proc = subprocess.run(
         [sys.executable, "-c", IMPORT_PROBE, *argv], capture_output=True, text=True, env=env,

@@ -4,8 +4,6 @@ left), and a free loopback port."""
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 
@@ -24,16 +22,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def build_as_a_probe_would(lock: Path) -> None:
-    """Build the project of `lock` again in a fresh interpreter started as `IMPORT_PROBE` is: its
-    build record (found by the interpreter and the search path after its first entry) is then the
-    one the probe's `exec` finds, as `llm-do exec` finds `llm-do build`'s. The test process's
-    search path is pytest's own."""
-    done = subprocess.run([sys.executable, "-c", "import sys; from llm_do.cli.main import main; main(sys.argv[1:])",
-                           "build", str(lock.parent)], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
-    assert done.returncode == 0, done.stderr
 
 
 # The import check runs in a fresh interpreter: the test process has the compiler loaded already.

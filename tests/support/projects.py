@@ -52,10 +52,11 @@ def copy_project(bundle: Path, dest: Path) -> Path:
     """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock. The copy's
     lock is checked (`build --check`), as after any checkout, so its build record answers the runs
     that ask whether it is the build of its sources (a run through the Python API would otherwise
-    compile in a child process to find out)."""
+    compile in a child process to find out). A project that builds only in the environment its
+    test sets up later (`PYTHONPATH=src`, an MCP server's variables) fails this check here: its
+    runs compile it instead."""
     shutil.copytree(bundle.parent, dest)
-    checked = run_cli("build", "--check", "-q", dest)
-    assert checked.exit_code == 0, checked.stderr
+    run_cli("build", "--check", "-q", dest)
     return dest / bundle.name
 
 

@@ -12,9 +12,10 @@ A run asks the same question of the lock it is about to run, where the project i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 from llm_do.bundle.errors import REBUILD
@@ -26,6 +27,9 @@ from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
 from .stages.load import ProjectNotFound, find_project
 from .syntax.sources import Unreadable, read_regular_file
+
+if TYPE_CHECKING:
+    from .facts.records import McpServerFact
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""
@@ -71,7 +75,7 @@ def compare_with_build(project_path: Path, lock: Path, data: bytes, *, cache: bo
     (`llm_do.provenance.lock_sources`). A lock that differs only in the llm-do or the
     distributions that built it (`VERSION_FIELDS`) is their build, with a note."""
     try:
-        result = compile_recorded(project_path, lock, cache=cache)
+        result = compile_recorded(project_path, lock, cache=cache, listed=_servers_as_locked(data))
     except ProjectNotFound as exc:
         return Comparison((f"the project cannot be built: {exc}",))
     except OSError as exc:
@@ -83,6 +87,27 @@ def compare_with_build(project_path: Path, lock: Path, data: bytes, *, cache: bo
             return Comparison(note=f"note: {lock} differs from a build now only in {' and '.join(fields)} (built by "
                                    f"another llm-do or other distributions); {REBUILD} to update it")
     return Comparison(tuple(differences))
+
+
+def _servers_as_locked(data: bytes) -> dict[str, McpServerFact]:
+    """The tools of the lock's MCP servers as it lists them, for a build that starts none: the run
+    checks each server's live tools against the lock as it starts it (`llm_do.runtime.toolsets.mcp`),
+    and a server not required starts only when used."""
+    from .facts.records import McpServerFact, McpToolFact
+
+    try:
+        toolsets = json.loads(data).get("toolsets") or {}
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return {}
+    out = {}
+    for node in toolsets.values() if isinstance(toolsets, dict) else ():
+        if not isinstance(node, dict) or node.get("kind") != "mcp" or node.get("opaque") or not isinstance(node.get("tools"), dict):
+            continue
+        skip = len(node["prefix"]) + 1 if node.get("prefix") else 0
+        out[str(node.get("name"))] = McpServerFact(name=str(node.get("name")), tools=[
+            McpToolFact(name=exposed[skip:], description=tool.get("description"), input_schema=tool.get("parameters") or {})
+            for exposed, tool in node["tools"].items() if isinstance(tool, dict)])
+    return out
 
 
 def _build_differences(result: CompileResult, data: bytes, name: str) -> list[str]:
@@ -111,14 +136,16 @@ def _only_version_fields(old: bytes, new: bytes) -> list[str]:
     return [key for key in VERSION_FIELDS if before.get(key) != after.get(key)]
 
 
-def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> CompileResult:
+def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
+                     listed: Mapping[str, McpServerFact] | None = None) -> CompileResult:
     """`compile_project` for the lock at `lock`, with a build record (`build_record`) of what the
     bytes depended on, so the next `build --check` or `build` of the unchanged project compiles
-    nothing. Raises `ProjectNotFound` when the path names no project."""
+    nothing (`listed`: MCP servers taken as listed, `compile_project`). Raises `ProjectNotFound` when
+    the path names no project."""
     records = build_records() if cache else None
     listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
     with collection_paused():
-        result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
+        result = compile_project(project_path, lock_dir=lock.parent, cache=cache, listed=listed)
     inputs = result.recorded_inputs()
     if records is None or listing is None or result.bundle is None or inputs is None:
         return result

@@ -224,10 +224,16 @@ def code_stamp() -> str:
 
 def path_stamp() -> list[list[Any]]:
     """Each `sys.path` folder with its modification time: a distribution installed, upgraded or
-    removed changes its folder (the packages a lock records, pydantic's schemas, PyYAML's parse). The first, the
-    script's folder or the current one, is left out: the compiler's own imports do not come from it."""
+    removed changes its folder (the packages a lock records, pydantic's schemas, PyYAML's parse).
+    The first entry (the script's folder, or the current one) is left out, and so is the working
+    directory wherever it stands (`""`, or its path, as `python -m` and test runners put it): the
+    compiler's own imports do not come from them, and leaving them out lets `llm-do exec`, a script
+    and a test runner find the records of `llm-do build`."""
+    here = os.getcwd()
     out: list[list[Any]] = []
     for entry in sys.path[1:]:
+        if entry in ("", here):
+            continue
         try:
             out.append([entry, os.stat(entry).st_mtime_ns])
         except OSError:

@@ -52,13 +52,14 @@ class McpServerInfo:
 def list_servers(project: LoadedProject, *, import_python: bool,
                  listed: Mapping[str, McpServerFact] | None = None) -> McpFacts | None:
     """Start and list the servers that are to be listed; None when there is nothing to list.
-    `listed`: remote servers (`url`) already listed, taken as they are instead of reached (what
-    `llm-do test` replays them from: the listing their cassettes recorded)."""
+    `listed`: servers already listed, taken as they are instead of started or reached (what `llm-do
+    test` replays remote ones from, the listing their cassettes recorded; what a run's check of its
+    lock takes from the lock, the run checking them live as it starts each)."""
     manifest = project.manifest
     if manifest is None or not import_python:
         return None
     known = {name: fact for name, fact in (listed or {}).items()
-             if name in manifest.mcp_servers and manifest.mcp_servers[name].url and not manifest.mcp_servers[name].opaque}
+             if name in manifest.mcp_servers and not manifest.mcp_servers[name].opaque}
     servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
                if not s.opaque and bool(s.command) != bool(s.url) and name not in known}
     if not servers and not known:
