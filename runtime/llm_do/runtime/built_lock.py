@@ -18,16 +18,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from llm_do.bundle.errors import REBUILD, BundleRefused
+from llm_do.bundle.errors import REBUILD, BundleRefused, LlmDoError
 from llm_do.provenance.lock_sources import Comparison, obey, project_of, recorded_answer, recorded_comparison
 
 OVERRIDE = "as_built=True"
 """How the Python API runs a lock that is not the build of its sources anyway."""
 
 
-class StaleLockWarning(UserWarning):
+class StaleLockWarning(LlmDoError, UserWarning):
     """A lock that is not the build of the sources beside it ran as built (`as_built=True`); the
-    text is the note `llm-do exec --as-built` prints."""
+    text is the note `llm-do exec --as-built` prints. An `LlmDoError` as well, as everything llm-do
+    raises is (`warnings.simplefilter("error")` raises it)."""
 
 
 def check_built(lock: Path, data: bytes, root: Path, sources: Mapping[str, Any], *, as_built: bool) -> None:
