@@ -211,7 +211,7 @@ def test_resume_refuses_a_lock_that_is_no_longer_the_build_of_its_sources(durabl
     refused = run_cli("resume", rid, "--script", script, cwd_to=root)
     assert refused.exit_code == 3, refused.stderr
     [line] = refused.stderr.strip().splitlines()
-    assert line.startswith(f"llm-do: run '{rid}': {durable_project}: refused: it is not the build of the sources beside it "
+    assert line.startswith(f"llm-do: run '{rid}': {durable_project}: refused: it is stale, not the build of the sources beside it "
                            "(changed: helper.worker")
     assert line.endswith("run `llm-do build` to update it, or --as-built to run it as it is")
     resumed = run_cli("resume", rid, "--script", script, "--as-built", cwd_to=root, env={"MARK_LOG": str(log)})

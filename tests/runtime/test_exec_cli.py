@@ -379,7 +379,7 @@ def test_a_source_in_a_folder_edited_in_place_is_seen(build, script) -> None:
     result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
     assert result.exit_code == 3, result.stderr
     [line] = result.stderr.splitlines()
-    assert "it is not the build of the sources beside it (changed: team/helper.worker" in line, line
+    assert "it is stale, not the build of the sources beside it (changed: team/helper.worker" in line, line
 
 
 def test_a_failure_whose_causes_loop_back_is_reported_not_walked_forever() -> None:

@@ -72,7 +72,7 @@ def test_a_lock_rewritten_from_outside_is_refused(project: tuple[Path, Path], ca
     result = run_cli("exec", lock, "--script", move, "--reject-all")
     assert result.exit_code == 3, result.stderr
     assert one_line_error(result) == (
-        f"llm-do: {lock}: refused: it is not the build of the sources beside it (worker 'main' differs in tools); "
+        f"llm-do: {lock}: refused: it is stale, not the build of the sources beside it (worker 'main' differs in tools); "
         "run `llm-do build` to update it, or --as-built to run it as it is")
     assert result.stdout == ""
     assert (lock.parent / "d").is_dir() and not (lock.parent / "moved").exists()
@@ -84,7 +84,7 @@ def test_as_built_runs_it_with_a_note(project: tuple[Path, Path]) -> None:
     result = run_cli("exec", lock, "--script", move, "--reject-all", "--as-built")
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines() == [
-        f"llm-do: note: {lock} is not the build of the sources beside it (worker 'main' differs in tools); "
+        f"llm-do: note: {lock} is stale, not the build of the sources beside it (worker 'main' differs in tools); "
         "it runs as built (--as-built): run `llm-do build` to update it"]
     assert (lock.parent / "moved").is_dir()
 
@@ -102,7 +102,7 @@ def test_a_worker_file_changed_since_the_build_refuses_the_lock(project: tuple[P
     result = run_cli("exec", lock, "--script", move, "--reject-all")
     assert result.exit_code == 3, result.stderr
     line = one_line_error(result)
-    assert line.startswith(f"llm-do: {lock}: refused: it is not the build of the sources beside it (changed: main.worker")
+    assert line.startswith(f"llm-do: {lock}: refused: it is stale, not the build of the sources beside it (changed: main.worker")
     assert len(compiles) == (0 if cache == "records" else 1)
     assert not (lock.parent / "moved").exists()
 
@@ -113,7 +113,7 @@ def test_a_partly_deleted_project_is_not_shipped_alone(project: tuple[Path, Path
     (lock.parent / "main.worker").unlink()
     result = run_cli("exec", lock, "--script", move, "--approve-all")
     assert result.exit_code == 3
-    assert "it is not the build of the sources beside it" in one_line_error(result)
+    assert "it is stale, not the build of the sources beside it" in one_line_error(result)
 
 
 @pytest.mark.parametrize("hide", ["root", "sources"])
@@ -127,7 +127,7 @@ def test_a_rewritten_lock_cannot_hide_the_project_beside_it(project: tuple[Path,
     lock.write_bytes(reseal(resealed(lock), elsewhere) if hide == "root" else _with_sources(resealed(lock), elsewhere["sources"]))
     result = run_cli("exec", lock, "--script", move, "--reject-all")
     assert result.exit_code == 3, result.stderr
-    assert "it is not the build of the sources beside it" in one_line_error(result)
+    assert "it is stale, not the build of the sources beside it" in one_line_error(result)
     assert not (lock.parent / "moved").exists()
 
 
@@ -185,7 +185,7 @@ def test_chat_batch_and_serve_refuse_it_too(project: tuple[Path, Path], tmp_path
                  ("serve", lock, "--model", "test")):
         result = run_cli(*args, input="hello\n")
         assert result.exit_code == 3, (args, result.stderr)
-        assert "it is not the build of the sources beside it (worker 'main' differs in tools)" in one_line_error(result)
+        assert "it is stale, not the build of the sources beside it (worker 'main' differs in tools)" in one_line_error(result)
     assert not (tmp_path / "out.jsonl").exists()
     result = run_cli("chat", lock, "--model", "test", "--as-built", input="hello\n")
     assert result.exit_code == 0, result.stderr
@@ -203,7 +203,7 @@ def test_run_worker_refuses_a_lock_whose_worker_file_changed(project: tuple[Path
     main.write_text(main.read_text().replace("main\n", "main, edited\n"))
     with pytest.raises(BundleRefused) as refused:
         run_worker(lock.parent, "go", config=RuntimeConfig(model="test"))
-    assert str(refused.value) == (f"{lock}: refused: it is not the build of the sources beside it (changed: main.worker); "
+    assert str(refused.value) == (f"{lock}: refused: it is stale, not the build of the sources beside it (changed: main.worker); "
                                   "run `llm-do build` to update it, or as_built=True to run it as it is")
 
 
@@ -217,7 +217,7 @@ def test_as_built_runs_it_with_a_warning_of_the_cli_note(project: tuple[Path, Pa
         result = run_worker(lock.parent, "go", config=RuntimeConfig(model="test", as_built=True))
     assert result.output
     assert [str(w.message) for w in warned] == [
-        f"note: {lock} is not the build of the sources beside it (changed: main.worker); it runs as built (as_built=True): "
+        f"note: {lock} is stale, not the build of the sources beside it (changed: main.worker); it runs as built (as_built=True): "
         "run `llm-do build` to update it"]
 
 

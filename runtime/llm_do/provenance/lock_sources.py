@@ -121,14 +121,14 @@ def named(differences: tuple[str, ...]) -> str:
 
 def refusal(lock: Path, comparison: Comparison, override: str) -> BundleRefused:
     """The refusal of a lock that is not the build of its sources; `override`: how to run it anyway."""
-    return BundleRefused(f"{lock}: refused: it is not the build of the sources beside it ({named(comparison.differences)}); "
+    return BundleRefused(f"{lock}: refused: it is stale, not the build of the sources beside it ({named(comparison.differences)}); "
                          f"{REBUILD} to update it, or {override} to run it as it is")
 
 
 def as_built_note(lock: Path, comparison: Comparison, override: str) -> str:
     """What a run of a lock that is not the build of its sources says when `override` told it to
     run anyway (the CLI's note on stderr, the Python API's `StaleLockWarning`)."""
-    return (f"note: {lock} is not the build of the sources beside it ({named(comparison.differences)}); "
+    return (f"note: {lock} is stale, not the build of the sources beside it ({named(comparison.differences)}); "
             f"it runs as built ({override}): {REBUILD} to update it")
 
 
