@@ -11,6 +11,7 @@ something imports it, so that what this module reports as loaded is what a fresh
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import inspect
 import json
 import os
@@ -51,6 +52,10 @@ def _rel(root: Path, filename: str | None) -> str | None:
 def _error(root: Path, exc: BaseException) -> PyError:
     """The error and the innermost line of a project file it came from; never a traceback."""
     message = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        passed_by = _passed_by(root, exc.name)
+        if passed_by:
+            message += f" ({passed_by})"
     if isinstance(exc, SyntaxError) and exc.filename:
         return PyError(message=f"SyntaxError: {exc.msg}", file=_rel(root, exc.filename), line=exc.lineno, column=exc.offset)
     file = line = None
@@ -59,6 +64,28 @@ def _error(root: Path, exc: BaseException) -> PyError:
         if rel is not None and "site-packages" not in frame.filename:
             file, line = rel, frame.lineno
     return PyError(message=message, file=file, line=line)
+
+
+def _passed_by(root: Path, name: str) -> str | None:
+    """What stands in the project where the import system looked for module `name` and passed by:
+    a file with a module's name that is no regular file (a folder, a named pipe, a device)."""
+    from llm_do.bundle.regular_files import what_instead
+
+    parent, _, tail = name.rpartition(".")
+    folders = (getattr(sys.modules.get(parent), "__path__", None) or []) if parent else sys.path
+    inside = str(root) + os.sep
+    for folder in list(folders):
+        for suffix in importlib.machinery.all_suffixes():
+            candidate = os.path.abspath(os.path.join(folder or ".", tail + suffix))
+            if not candidate.startswith(inside):
+                continue
+            try:
+                problem = what_instead(os.stat(candidate))
+            except OSError:
+                continue
+            if problem:
+                return f"{Path(candidate).relative_to(root).as_posix()} is {problem}"
+    return None
 
 
 def _line(obj: Any) -> int | None:
@@ -350,7 +377,8 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
     if reads is None:
         return None
     inside = str(root) + os.sep
-    environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders))
+    environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders),
+                                    variables=sorted(reads.variables))
     for module in list(sys.modules.values()):
         filename = getattr(module, "__file__", None)
         if not isinstance(filename, str) or not os.path.isabs(filename):

@@ -1,20 +1,29 @@
 """Whether what an import of the project's Python depended on still holds (standard library only).
 
 The checks are those the introspection cache keeps beside an answer (`facts.cache`): the hash of
-every project file the child read, the importable names of every project folder it listed, the
-size and modification time of every module file it loaded from outside the project, and the
-modification time of every `sys.path` folder. The build record (`build_record`) keeps the same
-checks, so `build --check` can tell that the Python did not change without importing pydantic.
+every project file the child read, what an import finds in every project folder it listed
+(`project_reads.import_listing`: names, and whether each is a folder, with which `__init__`, a
+regular file, something the import system passes by, or a link, and to where), the size and
+modification time of every module file it loaded from outside the project, the modification time
+of every `sys.path` folder, and a hash of each environment variable it read. The build record
+(`build_record`) keeps the same checks, so `build --check` can tell that the Python did not change
+without importing pydantic.
+
+Checking reads project files without waiting (`llm_do.bundle.regular_files`): a file that became a
+named pipe fails its check instead of hanging the build.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .project_reads import importable_names
+from llm_do.bundle.regular_files import read_regular_file
+
+from .project_reads import ALL_VARIABLES, import_listing
 
 
 def checks_hold(checks: Any, root: Path) -> bool:
@@ -22,11 +31,13 @@ def checks_hold(checks: Any, root: Path) -> bool:
     if not isinstance(checks, dict):
         return False
     try:
+        if variable_hashes(checks["environment"], os.environ) != checks["environment"]:
+            return False
         for rel, digest in checks["project"].items():
             if file_hash(root / rel) != digest:
                 return False
-        for rel, names in checks["listings"].items():
-            if importable_names(root / rel) != names:
+        for rel, listing in checks["listings"].items():
+            if import_listing(root / rel) != listing:
                 return False
         for name, (mtime, size) in checks["modules"].items():
             st = os.stat(name)
@@ -41,10 +52,24 @@ def checks_hold(checks: Any, root: Path) -> bool:
 
 
 def file_hash(path: Path) -> str | None:
+    """The sha256 of the regular file at `path`; None when it is missing or no regular file."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_regular_file(path)).hexdigest()
+    except (OSError, ValueError):
         return None
+
+
+def variable_hashes(names: Iterable[str], environ: Mapping[str, str]) -> dict[str, str | None]:
+    """Each environment variable of `names` by the sha256 of its value (None: unset), and
+    `ALL_VARIABLES` by the sha256 of the names set. Hashes, not values: a variable may hold a secret."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        if name == ALL_VARIABLES:
+            text: str | None = "\0".join(sorted(environ))
+        else:
+            text = environ.get(name)
+        out[name] = None if text is None else hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return out
 
 
 def _mtime(name: str) -> int | None:

@@ -1,7 +1,13 @@
 """What the introspection child read of the project, seen through an audit hook: every file it
 opened for reading (the import system's sources and bytecode, and data that module-level code
-reads) and every folder it listed (the import system lists a folder to find modules in it). The
-introspection cache uses an answer again only while these are as they were.
+reads) and every folder it listed (the import system lists a folder to find modules in it); and
+the environment variables it read. The introspection cache uses an answer again only while these
+are as they were.
+
+The hook also refuses to open a project file that is not a regular file (a named pipe, a device,
+a socket, or a link to one): reading one could wait forever or never end. The open fails with
+`IrregularFile` naming the file, which the import system treats as unreadable bytecode
+(it compiles the source instead) and user code meets as any OSError.
 
 An audit hook cannot be removed; the child is a short-lived process that installs it once.
 """
@@ -11,23 +17,47 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from llm_do.bundle.regular_files import IrregularFile, what_instead
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+ALL_VARIABLES = "*"
+"""Among the variables read: the environment was listed (its names iterated), so its set of names counts."""
 
 
 class ProjectReads:
-    """Paths under `root` (relative, '/'-separated) that the process read or listed, once `install`ed."""
+    """Paths under `root` (relative, '/'-separated) that the process read or listed, and the
+    environment variables the project's code read, once `install`ed."""
 
     def __init__(self, root: Path) -> None:
         self.root = str(root)
         self._inside = self.root + os.sep
         self.files: set[str] = set()
         self.folders: set[str] = set()
+        self.variables: set[str] = set()
 
     def install(self) -> None:
         sys.addaudithook(self._hear)
+        os.environ = _listening_environ(os.environ, self._heard_variable)  # noqa: B003 - the same variables, read through a mapping that listens
+
+    def _heard_variable(self, name: str) -> None:
+        """Keep `name` when the project's code read it: a frame of a project file is on the stack,
+        and no module outside the project is being imported above it. What a library reads while
+        it is imported is left out: a forked child has the libraries the server preloaded imported
+        already, and answers as a fresh child does."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(self._inside):
+                self.variables.add(name)
+                return
+            if frame.f_code.co_name == "<module>":
+                return
+            frame = frame.f_back
 
     def _hear(self, event: str, args: tuple[object, ...]) -> None:
         if event == "open":
@@ -35,6 +65,7 @@ class ProjectReads:
             if _reads(mode, flags):
                 rel = self._relative(path)
                 if rel is not None:  # bytecode stands for its source (the import checks one against the other)
+                    _refuse_irregular(path, rel)
                     self.files.add(_source_of(rel) if "__pycache__" in rel.split("/") else rel)
         elif event in ("os.listdir", "os.scandir"):
             rel = self._relative(args[0] if args else ".")
@@ -42,36 +73,86 @@ class ProjectReads:
                 self.folders.add(rel)
 
     def _relative(self, path: object) -> str | None:
+        """`path` relative to the root: as written when it is below the root (a link below the
+        root is the project's, whatever it points to), else as resolved; None outside the project."""
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         elif isinstance(path, os.PathLike):
             path = os.fspath(path)
         if not isinstance(path, str):  # a file descriptor
             return None
-        real = os.path.realpath(path or ".")
-        if real == self.root:
-            return "."
-        if not real.startswith(self._inside):
-            return None
-        return Path(real).relative_to(self.root).as_posix()
+        for place in (os.path.abspath(path or "."), os.path.realpath(path or ".")):
+            if place == self.root:
+                return "."
+            if place.startswith(self._inside):
+                return Path(place).relative_to(self.root).as_posix()
+        return None
 
 
-def importable_names(folder: Path) -> list[str] | None:
-    """The entries of `folder` an import could find (packages, modules, extension modules), sorted;
-    None when it cannot be listed. Other files (a lock, bytecode, a run's output) change no import."""
+def _refuse_irregular(path: Any, rel: str) -> None:
+    """Raise `IrregularFile` when the project file `path` exists and is neither a regular file
+    nor a folder (opening a folder fails by itself)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    problem = what_instead(st)
+    if problem is not None and not stat.S_ISDIR(st.st_mode):
+        raise IrregularFile(f"{rel} is {problem}")
+
+
+def _listening_environ(real: Any, heard: Callable[[str], None]) -> Any:
+    """`real` (os.environ) read through a mapping that calls `heard` with the name of every
+    variable read, and with `ALL_VARIABLES` when the names are iterated."""
+
+    class Listening(type(real)):  # type: ignore[misc]
+        def __getitem__(self, key: str) -> str:
+            heard(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key: object) -> bool:
+            heard(str(key))
+            return super().__contains__(key)
+
+        def __iter__(self) -> Any:
+            heard(ALL_VARIABLES)
+            return super().__iter__()
+
+    return Listening(real._data, real.encodekey, real.decodekey, real.encodevalue, real.decodevalue)
+
+
+def import_listing(folder: Path) -> list[str] | None:
+    """What an import can find in `folder`, told apart as the import system tells entries apart,
+    sorted; None when it cannot be listed. Each entry an import could take (a package, a module, an
+    extension module) is its name, then: `/` and the `__init__` files that are regular files in it
+    for a folder (the import system looks for those, without listing the folder: a folder without
+    one is a namespace package), nothing for a regular file, `?` for anything else (a named pipe, a
+    device, a dangling link: the import system passes it by), and `@` and its target for a link.
+    Other files (a lock, bytecode, a run's output) change no import."""
     suffixes = tuple(importlib.machinery.all_suffixes())
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return None
-    names = []
+    listing = []
     for entry in entries:
         stem = entry.name
-        if not entry.is_dir():
+        try:
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.is_file()
+            link = f"@{os.readlink(entry.path)}" if entry.is_symlink() else ""
+        except OSError:
+            continue
+        if not is_dir:
             stem = next((entry.name[: -len(s)] for s in suffixes if entry.name.endswith(s)), "")
-        if stem != "__pycache__" and stem.split(".")[0].isidentifier():
-            names.append(entry.name)
-    return sorted(names)
+        if stem == "__pycache__" or not stem.split(".")[0].isidentifier():
+            continue
+        if is_dir:
+            inits = [f"__init__{s}" for s in suffixes if os.path.isfile(os.path.join(entry.path, f"__init__{s}"))]
+            listing.append(f"{entry.name}/{','.join(inits)}{link}")
+        else:
+            listing.append(f"{entry.name}{'' if is_file else '?'}{link}")
+    return sorted(listing)
 
 
 def _reads(mode: object, flags: object) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llm_do.bundle.errors import InputProblem
+from llm_do.bundle.regular_files import what_instead
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
@@ -31,7 +32,6 @@ from ..syntax.sources import (
     lexically_confined,
     normalized,
     read_regular_file,
-    what_instead,
 )
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
