@@ -43,10 +43,22 @@ from .records import (
 def _rel(root: Path, filename: str | None) -> str | None:
     if not filename or not os.path.isabs(filename):  # `<frozen importlib._bootstrap>` and the like
         return None
-    try:
-        return Path(os.path.realpath(filename)).relative_to(root).as_posix()
-    except ValueError:
-        return None
+    real = _real(filename)
+    inside = str(root) + os.sep
+    return Path(real[len(inside):]).as_posix() if real.startswith(inside) else None
+
+
+_REAL_FOLDERS: dict[str, str] = {}
+
+
+def _real(filename: str) -> str:
+    """`os.path.realpath(filename)`, the folders resolved once for the whole answer: a module file
+    of each of a thousand loaded modules costs one `lstat`, not one per part of its path."""
+    folder, name = os.path.split(filename)
+    real_folder = _REAL_FOLDERS.get(folder)
+    if real_folder is None:
+        real_folder = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+    return os.path.realpath(filename) if os.path.islink(filename) else os.path.join(real_folder, name)
 
 
 def _error(root: Path, exc: BaseException) -> PyError:
@@ -276,6 +288,8 @@ def _packages(modules: list[str]) -> dict[str, str]:
     from importlib import metadata
 
     out: dict[str, str] = {}
+    if not modules:
+        return out  # reading every distribution's records costs more than the rest of an answer
     owners = metadata.packages_distributions()
     editable: list[tuple[str, str, str]] | None = None
     for module in modules:
@@ -383,7 +397,7 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
         filename = getattr(module, "__file__", None)
         if not isinstance(filename, str) or not os.path.isabs(filename):
             continue
-        real = os.path.realpath(filename)
+        real = _real(filename)
         if real.startswith(inside):
             continue
         try:
