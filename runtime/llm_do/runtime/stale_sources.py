@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llm_do.bundle.canonical import source_hash
+from llm_do.bundle.regular_files import read_regular_file
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle
@@ -59,8 +60,7 @@ def changed_sources(bundle: LoadedBundle) -> list[str]:
     changed = []
     for rel, sha in modified:
         try:
-            with open(os.path.join(root, rel), "rb") as f:
-                data = f.read()
+            data = read_regular_file(os.path.join(root, rel))
         except OSError:
             continue
         if source_hash(data) != sha:

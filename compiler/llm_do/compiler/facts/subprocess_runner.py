@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from llm_do.bundle.regular_files import read_regular_file
+
 from . import fork_client
 from .records import Facts, McpFacts, McpRequest, PyError, Request
 
@@ -57,7 +59,7 @@ def _names_pydantic_ai(request: Request, root: Path) -> bool:
         return True
     for rel in request.python_files:
         try:
-            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            text = read_regular_file(root / rel).decode("utf-8", "replace")
         except OSError:
             continue
         if "pydantic_ai" in text or "TOOLS" in text:
