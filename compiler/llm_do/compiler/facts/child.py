@@ -10,11 +10,13 @@ something imports it, so that what this module reports as loaded is what a fresh
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import importlib.machinery
 import inspect
 import json
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -417,6 +419,8 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
 
 
 def main() -> None:
+    if hasattr(signal, "SIGUSR1"):  # past the time limit, the parent asks where the child is (`subprocess_runner`)
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=False)
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever user code prints goes to stderr, never into the answer
     sys.stdout = sys.stderr

@@ -32,6 +32,10 @@ NO_FORK_SERVER_VARIABLE = "LLM_DO_NO_FORK_SERVER"
 CHILD_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1"}
 """What the introspection child's environment adds to the parent's, forked or fresh."""
 KILL_GRACE = 5.0
+TRACEBACK_GRACE = 1.0
+"""How long a child past its time limit has to write where it is, before it is killed."""
+TRACEBACK_MARK = b"(most recent call first):"
+"""What begins the traceback `faulthandler` writes (the child registers it for SIGUSR1)."""
 
 
 @dataclass(frozen=True)
@@ -244,19 +248,31 @@ class _ForkServer:
             ended = _read_line(status, deadline) if out is not None else None
             timed_out = ended is None and time.monotonic() >= deadline  # else the server is gone
             if timed_out:
-                self._kill(pid)
+                self._send(b"T", pid)
+                _await_traceback(stderr.fileno(), time.monotonic() + TRACEBACK_GRACE)
+                self._send(b"K", pid)
                 ended = _read_line(status, time.monotonic() + KILL_GRACE)
             returncode = int(ended.split()[1]) if ended and ended.startswith("exit ") else None
             stderr.seek(0)
             return ChildRun(stdout=(out or b"").decode("utf-8", "replace"), stderr=stderr.read().decode("utf-8", "replace"),
                             returncode=returncode, timed_out=timed_out)
 
-    def _kill(self, pid: int) -> None:
+    def _send(self, kind: bytes, pid: int) -> None:
+        """Ask the server to signal child `pid`: `K` kills it, `T` makes it write where it is."""
         try:
             with self.sending:
-                self.control.sendall(frame(b"K", str(pid).encode()))
+                self.control.sendall(frame(kind, str(pid).encode()))
         except OSError:
             pass
+
+
+def _await_traceback(fd: int, deadline: float) -> None:
+    """Wait until the child's stderr (the file at `fd`, which the child writes too: read in place,
+    its offset left alone) holds the traceback a `T` message asks for, or `deadline` passes."""
+    while time.monotonic() < deadline:
+        if TRACEBACK_MARK in os.pread(fd, os.fstat(fd).st_size, 0):
+            return
+        time.sleep(0.02)
 
 
 def _read_line(sock: socket.socket, deadline: float) -> str | None:
