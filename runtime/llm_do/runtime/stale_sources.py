@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llm_do.bundle.canonical import source_hash
-from llm_do.bundle.regular_files import read_regular_file
+from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 
 if TYPE_CHECKING:
     from .bundle import LoadedBundle
@@ -61,6 +61,9 @@ def changed_sources(bundle: LoadedBundle) -> list[str]:
     for rel, sha in modified:
         try:
             data = read_regular_file(os.path.join(root, rel))
+        except IrregularFile:  # a pipe or a device where the source was: not what was built
+            changed.append(rel)
+            continue
         except OSError:
             continue
         if source_hash(data) != sha:

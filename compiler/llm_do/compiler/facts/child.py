@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from llm_do.bundle.regular_files import what_instead
 from llm_do.runtime.args import WorkerArgs
 from llm_do.toolkit import user_code
 
@@ -66,7 +67,7 @@ def _real(filename: str) -> str:
 def _error(root: Path, exc: BaseException) -> PyError:
     """The error and the innermost line of a project file it came from; never a traceback."""
     message = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
+    if isinstance(exc, ImportError) and exc.name:
         passed_by = _passed_by(root, exc.name)
         if passed_by:
             message += f" ({passed_by})"
@@ -82,24 +83,29 @@ def _error(root: Path, exc: BaseException) -> PyError:
 
 def _passed_by(root: Path, name: str) -> str | None:
     """What stands in the project where the import system looked for module `name` and passed by:
-    a file with a module's name that is no regular file (a folder, a named pipe, a device)."""
-    from llm_do.bundle.regular_files import what_instead
-
+    a file with a module's name, or a package's `__init__`, that is no regular file (a folder, a
+    named pipe, a device; the package is then a namespace package without it)."""
     parent, _, tail = name.rpartition(".")
     folders = (getattr(sys.modules.get(parent), "__path__", None) or []) if parent else sys.path
     inside = str(root) + os.sep
     for folder in list(folders):
         for suffix in importlib.machinery.all_suffixes():
-            candidate = os.path.abspath(os.path.join(folder or ".", tail + suffix))
-            if not candidate.startswith(inside):
-                continue
-            try:
-                problem = what_instead(os.stat(candidate))
-            except OSError:
-                continue
-            if problem:
-                return f"{Path(candidate).relative_to(root).as_posix()} is {problem}"
+            for candidate in (os.path.join(folder or ".", tail + suffix), os.path.join(folder or ".", tail, "__init__" + suffix)):
+                found = _not_regular(os.path.abspath(candidate), inside)
+                if found:
+                    return found
     return None
+
+
+def _not_regular(candidate: str, inside: str) -> str | None:
+    """`candidate` (a path in the project) and what it is, when it exists and is no regular file."""
+    if not candidate.startswith(inside):
+        return None
+    try:
+        problem = what_instead(os.stat(candidate))
+    except OSError:
+        return None
+    return f"{Path(candidate[len(inside):]).as_posix()} is {problem}" if problem else None
 
 
 def _line(obj: Any) -> int | None:
