@@ -21,6 +21,7 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from llm_do.bundle.regular_files import IrregularFile, what_instead
@@ -50,7 +51,7 @@ class ProjectReads:
         and no module outside the project is being imported above it. What a library reads while
         it is imported is left out: a forked child has the libraries the server preloaded imported
         already, and answers as a fresh child does."""
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None:
             if frame.f_code.co_filename.startswith(self._inside):
                 self.variables.add(name)
