@@ -41,6 +41,16 @@ def what_instead(st: os.stat_result) -> str | None:
     return f"{kind}, not a regular file"
 
 
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What stands at `path` when it is neither a regular file nor a folder (a named pipe, a device,
+    a socket, or a link to one), said as `what_instead` says it; None otherwise, or when nothing does."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISDIR(st.st_mode) else what_instead(st)
+
+
 def read_regular_file(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of the regular file at `path` (links followed), at most `limit` of them (None: no limit).
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -52,7 +51,7 @@ def _irregular_file(config: dict[str, Any], root: Path, environ: dict[str, str])
     """The first project file a stdio server is started with (its command, an argument) that is
     neither a regular file nor a folder, said with what it is; None when there is none."""
     from llm_do.bundle.mcp_config import expanded
-    from llm_do.bundle.regular_files import what_instead
+    from llm_do.bundle.regular_files import special_file
 
     if config.get("url"):
         return None
@@ -61,14 +60,8 @@ def _irregular_file(config: dict[str, Any], root: Path, environ: dict[str, str])
         if not isinstance(word, str) or not word or word.startswith("-"):
             continue
         place = os.path.abspath(os.path.join(root, word))
-        if not place.startswith(inside):
-            continue
-        try:
-            st = os.stat(place)
-        except (OSError, ValueError):
-            continue
-        problem = what_instead(st)
-        if problem is not None and not stat.S_ISDIR(st.st_mode):
+        problem = special_file(place) if place.startswith(inside) else None
+        if problem is not None:
             return f"'{Path(place[len(inside):]).as_posix()}' is {problem}"
     return None
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
-import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from llm_do.bundle.regular_files import IrregularFile, what_instead
+from llm_do.bundle.regular_files import IrregularFile, special_file
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 ALL_VARIABLES = "*"
@@ -91,14 +90,10 @@ class ProjectReads:
 
 
 def _refuse_irregular(path: Any, rel: str) -> None:
-    """Raise `IrregularFile` when the project file `path` exists and is neither a regular file
-    nor a folder (opening a folder fails by itself)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return
-    problem = what_instead(st)
-    if problem is not None and not stat.S_ISDIR(st.st_mode):
+    """Raise `IrregularFile` when the project file `path` is neither a regular file nor a folder
+    (opening a folder fails by itself)."""
+    problem = special_file(path)
+    if problem is not None:
         raise IrregularFile(f"{rel} is {problem}")
 
 
