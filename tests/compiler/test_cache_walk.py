@@ -73,13 +73,13 @@ def _copy(source: Path, dest: Path) -> Path:
 
 
 def _outcome(root: Path, *, cached: bool, lint: bool = True) -> Outcome:
-    """What `llm-do build` then `llm-do lint` of `root` say and leave, its place written `<root>`."""
+    """What `llm-do build` then `llm-do lint` of `root`, run in it, say and leave, its place written `<root>`."""
     env = None if cached else {NO_CACHE_VARIABLE: "1"}
-    built = run_cli("build", root, env=env)
+    built = run_cli("build", ".", env=env, cwd_to=root)
     lock = root / "bundle.lock"
     said = [built.exit_code, lock.read_bytes() if lock.exists() else None, built.stdout + built.stderr]
     if lint:
-        linted = run_cli("lint", "--format", "json", root, env=env)
+        linted = run_cli("lint", "--format", "json", ".", env=env, cwd_to=root)
         said += [linted.exit_code, linted.stdout + linted.stderr]
     return tuple(s.replace(str(root), "<root>") if isinstance(s, str) else s for s in said)
 
