@@ -1,11 +1,12 @@
 """A cache never changes an answer (issue 31): a project is walked through edits that break and
 mend its imports in every way (a module missing, a folder, a package or a link in its place, a
 syntax error, an ImportError raised, a package shadowing a module on `sys.path`, an optional
-import whose module comes and goes, a variable its code reads), and after every step `llm-do
-build` and `llm-do lint` with the user's cache (introspection answers, build and lint records,
-front matter packs) say and write exactly what they say and write with `LLM_DO_NO_CACHE=1`: the
-exit status, the lock's bytes, the diagnostics. Copies of the project at other paths share the
-cache: an untouched copy, and a copy of each step's state, answer alike."""
+import whose module comes and goes, a file outside the project and a variable its code reads),
+and after every step `llm-do build` and `llm-do lint` with the user's cache (introspection
+answers, build and lint records, front matter packs) say and write exactly what they say and
+write with `LLM_DO_NO_CACHE=1`: the exit status, the lock's bytes, the diagnostics. Copies of the
+project at other paths share the cache: an untouched copy, and a copy of each step's state,
+answer alike."""
 
 from __future__ import annotations
 
@@ -35,13 +36,19 @@ TOOLS = '''
     except ImportError:
         FLOURISH = "none"
 
+    try:
+        with open(os.path.join(os.path.dirname(textkit.__file__), "digest.cfg")) as config:
+            WIDTH = config.read().strip()
+    except OSError:
+        WIDTH = "80"
+
 
     def bullet_list(items: list[str]) -> str:
         return "\\n".join(f"- {item}" for item in items)
 
 
     bullet_list.__doc__ = (f"Bullets in {STYLE} style, flourish {FLOURISH}, {textkit.CASE} case, "
-                           f"{os.environ.get('DIGEST_TONE', 'plain')} tone.")
+                           f"{os.environ.get('DIGEST_TONE', 'plain')} tone, {WIDTH} columns.")
     TOOLS = [bullet_list]
 '''
 
@@ -128,7 +135,10 @@ def _steps(site: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[
     module = 'STYLE = "markdown"\n'
 
     def site_module(text: str) -> Callable[[Path], None]:
-        return lambda root: (site / "textkit.py").write_text(text)
+        return site_file("textkit.py", text)
+
+    def site_file(name: str, text: str) -> Callable[[Path], None]:
+        return lambda root: (site / name).write_text(text)
 
     def variable(value: str | None) -> Callable[[Path], None]:
         return lambda root: (monkeypatch.setenv("DIGEST_TONE", value) if value is not None
@@ -165,6 +175,8 @@ def _steps(site: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[
         ("an __init__ makes it a package that shadows it", [_write("textkit/__init__.py", 'CASE = "project package"\n')]),
         ("the package is removed", [_remove("textkit")]),
         (OUTSIDE + "the module on PYTHONPATH changes", [site_module('CASE = "site v2"\n')]),
+        (OUTSIDE + "a file outside the project that the tools read appears", [site_file("digest.cfg", "72\n")]),
+        (OUTSIDE + "it changes", [site_file("digest.cfg", "60\n")]),
         (OUTSIDE + "a variable the tools read is set", [variable("warm")]),
         (OUTSIDE + "it changes", [variable("dry")]),
         (OUTSIDE + "it is unset", [variable(None)]),

@@ -14,14 +14,17 @@ only while its checks still hold (`import_checks`):
 - the size and modification time of every module file the child loaded from outside the project
   (a changed or upgraded distribution, or llm-do itself, changes them), and the modification time
   of every folder outside the project on the child's `sys.path` (a package installed or removed);
-- a hash of the value of every environment variable the child read (of the set of names, when it
-  listed them).
+- the size and modification time of every file and folder outside the project that the
+  project's code opened or listed (a configuration file read at import, created or edited since),
+  and a hash of the value of every environment variable it read (of the set of names, when it
+  listed them): the project's code, that is a project module running or a function it called,
+  not an installed package while it is imported, which a forked child has imported already.
 The key leaves the project's place out and the checks are relative to its root, so a copy of a
 project at another path takes its answers, and names its own root in them.
 
 An answer in which importing the project's Python raised is not kept: such a failure can stand on
-what no check sees (a server that was down, a file outside the project, the time), and a project is
-edited until it imports, so it costs an import per build only while it is broken.
+what no check sees (a server that was down, the time), and a project is edited until it imports,
+so it costs an import per build only while it is broken.
 
 The cache lives in the user's cache directory, never in the project tree: a pull request can commit
 any file. Entries are JSON read into the `Facts` record (nothing read back runs code), written
@@ -163,7 +166,7 @@ def _checks(request: Request, root: Path, facts: Facts) -> dict[str, Any]:
     listings = {rel: import_listing(root / rel) for rel in environment.project_folders}
     variables = variable_hashes((n for n in environment.variables if n not in CHILD_ENVIRONMENT), os.environ)
     return {"project": project, "listings": listings, "modules": environment.module_files,
-            "folders": environment.path_folders, "environment": variables}
+            "folders": environment.path_folders, "outside": environment.outside_files, "environment": variables}
 
 
 def _places(root: Path) -> list[tuple[str, str]]:

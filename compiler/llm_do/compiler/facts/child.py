@@ -26,6 +26,7 @@ from llm_do.bundle.regular_files import what_instead
 from llm_do.runtime.args import WorkerArgs
 from llm_do.toolkit import user_code
 
+from .import_checks import file_stamp
 from .project_reads import ProjectReads
 from .records import (
     ArgsCheck,
@@ -400,7 +401,8 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
         return None
     inside = str(root) + os.sep
     environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders),
-                                    variables=sorted(reads.variables))
+                                    variables=sorted(reads.variables),
+                                    outside_files={path: file_stamp(path) for path in sorted(reads.outside)})
     for module in list(sys.modules.values()):
         filename = getattr(module, "__file__", None)
         if not isinstance(filename, str) or not os.path.isabs(filename):

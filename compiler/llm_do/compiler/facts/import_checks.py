@@ -5,7 +5,8 @@ every project file the child read, what an import finds in every project folder 
 (`project_reads.import_listing`: names, and whether each is a folder, with which `__init__`, a
 regular file, something the import system passes by, or a link, and to where), the size and
 modification time of every module file it loaded from outside the project, the modification time
-of every `sys.path` folder, and a hash of each environment variable it read. The build record
+of every `sys.path` folder, those of every file and folder outside the project that the project's
+code opened or listed, and a hash of each environment variable it read. The build record
 (`build_record`) keeps the same checks, so `build --check` can tell that the Python did not change
 without importing pydantic.
 
@@ -46,6 +47,9 @@ def checks_hold(checks: Any, root: Path) -> bool:
         for name, mtime in checks["folders"].items():
             if _mtime(name) != mtime:
                 return False
+        for name, stamp in checks["outside"].items():
+            if file_stamp(name) != stamp:
+                return False
     except (OSError, KeyError, TypeError, ValueError, AttributeError):
         return False
     return True
@@ -57,6 +61,15 @@ def file_hash(path: Path) -> str | None:
         return hashlib.sha256(read_regular_file(path)).hexdigest()
     except (OSError, ValueError):
         return None
+
+
+def file_stamp(name: str) -> list[int] | None:
+    """[modification time in ns, size] of what is at `name` (a file or a folder); None: nothing."""
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
 
 
 def variable_hashes(names: Iterable[str], environ: Mapping[str, str]) -> dict[str, str | None]:

@@ -31,33 +31,42 @@ ALL_VARIABLES = "*"
 
 
 class ProjectReads:
-    """Paths under `root` (relative, '/'-separated) that the process read or listed, and the
-    environment variables the project's code read, once `install`ed."""
+    """Paths under `root` (relative, '/'-separated) that the process read or listed; and what the
+    project's code read besides (`by_the_project`): files and folders outside the project, and
+    environment variables; once `install`ed."""
 
     def __init__(self, root: Path) -> None:
         self.root = str(root)
         self._inside = self.root + os.sep
         self.files: set[str] = set()
         self.folders: set[str] = set()
+        self.outside: set[str] = set()
+        """Files and folders outside the project (resolved) that the project's code opened or listed."""
         self.variables: set[str] = set()
 
     def install(self) -> None:
         sys.addaudithook(self._hear)
         os.environ = _listening_environ(os.environ, self._heard_variable)  # noqa: B003 - the same variables, read through a mapping that listens
 
-    def _heard_variable(self, name: str) -> None:
-        """Keep `name` when the project's code read it: a frame of a project file is on the stack,
-        and no module outside the project is being imported above it. What a library reads while
-        it is imported is left out: a forked child has the libraries the server preloaded imported
-        already, and answers as a fresh child does."""
-        frame: FrameType | None = sys._getframe(2)
+    def by_the_project(self, depth: int) -> bool:
+        """Whether the code `depth` frames up the stack runs for the project: a frame of a project
+        file is on the stack, with neither a module outside the project being imported nor the
+        import system at work above it. What a library does while it is imported, and what the
+        import system reads (seen by the other checks), are left out: a forked child has the
+        libraries the server preloaded imported already, and answers as a fresh child does."""
+        frame: FrameType | None = sys._getframe(depth + 1)
         while frame is not None:
-            if frame.f_code.co_filename.startswith(self._inside):
-                self.variables.add(name)
-                return
-            if frame.f_code.co_name == "<module>":
-                return
+            code = frame.f_code
+            if code.co_filename.startswith(self._inside):
+                return True
+            if code.co_name == "<module>" or code.co_filename.startswith("<frozen importlib"):
+                return False
             frame = frame.f_back
+        return False
+
+    def _heard_variable(self, name: str) -> None:
+        if self.by_the_project(2):  # above: the listening mapping's method, then its caller
+            self.variables.add(name)
 
     def _hear(self, event: str, args: tuple[object, ...]) -> None:
         if event == "open":
@@ -67,10 +76,21 @@ class ProjectReads:
                 if rel is not None:  # bytecode stands for its source (the import checks one against the other)
                     _refuse_irregular(path, rel)
                     self.files.add(_source_of(rel) if "__pycache__" in rel.split("/") else rel)
+                else:
+                    self._outside(path)
         elif event in ("os.listdir", "os.scandir"):
-            rel = self._relative(args[0] if args else ".")
+            path = args[0] if args else "."
+            rel = self._relative(path)
             if rel is not None:
                 self.folders.add(rel)
+            else:
+                self._outside(path or ".")
+
+    def _outside(self, path: object) -> None:
+        """Keep `path`, outside the project, when the project's code opened or listed it (the
+        caller of the call the hook heard: two frames up)."""
+        if isinstance(path, (str, bytes, os.PathLike)) and self.by_the_project(2):
+            self.outside.add(os.path.realpath(os.fsdecode(path)))
 
     def _relative(self, path: object) -> str | None:
         """`path` relative to the root: as written when it is below the root (a link below the

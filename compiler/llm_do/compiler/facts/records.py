@@ -103,7 +103,10 @@ class ImportEnvironment(BaseModel):
     project_folders: list[str] = Field(default_factory=list)
     """Project folders the child listed, relative to the root."""
     variables: list[str] = Field(default_factory=list)
-    """Environment variables the child read (`*`: it listed their names)."""
+    """Environment variables the project's code read (`*`: it listed their names)."""
+    outside_files: dict[str, list[int] | None] = Field(default_factory=dict)
+    """File or folder outside the project that the project's code opened or listed -> [modification
+    time in ns, size] (None: missing)."""
 
 
 class Facts(BaseModel):
