@@ -382,6 +382,15 @@ RULES: dict[str, Rule] = _rules(
          "glob, with the glob that matches what it names as the hint. The approval question, "
          "`capabilities` and `diff` name the root beside the path and the rules.",
          raised_in=("approvals.check",)),
+    Rule("A012", "positional-argv-rule", "warning", "A rule tests one position of a shell command line against an operand.",
+         "Rules see shell's `argv` normalized: the command, its operands in order (paths resolved, the "
+         "destination last), then its flags. `argv[1]` is the first operand whatever flags are given, "
+         "but a command that takes several operands puts a path at any later position: "
+         "`deny shell(argv[1] == 'secret.txt')` misses `cat notes.txt secret.txt`. Test every position with "
+         "`argv[*]` (any element): `deny shell(argv[*] == 'secret.txt')`. Positions a command fixes in every "
+         "spelling (mv takes one source: `argv[1]` is what moves and `argv[2]` where to; git's "
+         "subcommand is `argv[1]`) are not reported when the rule pins the command with `argv[0] == ...`.",
+         raised_in=("approvals.check",)),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
@@ -427,6 +436,33 @@ RULES: dict[str, Rule] = _rules(
          "entry that leaves an armed combination of legs unnamed does not accept the flow. `llm-do "
          "capabilities` lists each worker's flows and their legs.",
          raised_in=("stages.check.flows",)),
+    Rule("R011", "declassifying-callee", "info", "A worker whose output can carry no free text: its callers take in no untrusted content from it.",
+         "The worker reads content a third party wrote, but its output schema holds only numbers, "
+         "booleans, enumerated values, dates and times, e-mail addresses and strings held to an "
+         "anchored pattern without spaces (at most 256 characters): it can tell its caller facts, not "
+         "words. So the frames of the workers that call it do not become untrusted through it (the "
+         "\"dual LLM\" pattern), and a later egress there is not asked because of what it read. The "
+         "runtime checks each output against the schema before dropping the label. The note is at "
+         "the worker's `schema_out_ref`, naming what it reads and who calls it.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R012", "confined-egress", "info", "An approval rule that holds an egress to destinations it names: the calls it allows are no egress.",
+         "The tool says where it sends (`to:PARAM` in its module's `CAPABILITIES`) and the rule's "
+         "condition holds that parameter to values it names (`==`, `in [...]`, `~ 'GLOB'`, and an "
+         "`and` with one of them, an `or` of them): a call the rule allows goes only where the "
+         "project says, so the flow guard does not count it as egress even from a frame that holds "
+         "private data and untrusted content. Calls it does not allow are egress as before.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R013", "unknown-destination", "warning", "`to:PARAM` names no parameter of the tool.",
+         "A Python tool's `CAPABILITIES` entry says where the tool sends with `to:PARAM`, but the "
+         "tool has no parameter PARAM, so no approval rule can confine its egress by it. It is a "
+         "typo or a stale declaration.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R014", "free-text-callee", "info", "A worker with an output schema that hands untrusted content to its callers.",
+         "The worker reads content a third party wrote and declares an output schema, but a part of "
+         "that schema can carry free text (a string without an enum, a date or e-mail format, or a "
+         "pattern without spaces): what it read can reach its callers' frames, which become "
+         "untrusted. The note says which part; narrow it to declassify (R011).",
+         raised_in=("stages.check.flow_precision",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files.",

@@ -30,6 +30,14 @@ INPUT: Final = "input"
 TRUSTED: Final = "trusted"
 
 
+def input_label(inputs: str | None) -> str | None:
+    """The label a run's input carries under `flows.inputs` (`untrusted` by default, `private` for
+    the owner's own requests); None when it is trusted."""
+    if inputs == TRUSTED:
+        return None
+    return PRIVATE if inputs == PRIVATE else UNTRUSTED
+
+
 def folder_label(path: str, paths: Mapping[str, str]) -> str | None:
     """The label `flows.paths` gives the project path `path` (`docs/plan.md`): its nearest labelled
     folder's; None when no folder around it is labelled (a read of it is then private)."""

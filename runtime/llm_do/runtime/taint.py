@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from llm_do.bundle.flow import EGRESS, INPUT, PRIVATE, TRUSTED, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, INPUT, PRIVATE, UNTRUSTED, input_label
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import CapabilityGrant, FlowAcceptanceNode
@@ -167,7 +167,9 @@ class FlowGuard:
 
     def __init__(self, flows: Mapping[str, Any] | None) -> None:
         flows = flows or {}
-        self.inputs_trusted = flows.get("inputs") == TRUSTED
+        label = input_label(flows.get("inputs"))
+        self.input_source = None if label is None else Source(label, INPUT, "", INPUT)
+        """The run's input as a source of every frame: untrusted, the owner's private request, or none."""
         self.acceptances: list[FlowAcceptanceNode] = list(flows.get("accept") or ())
 
     def start(self, spec: WorkerSpec, taint: Taint) -> Taint:
@@ -179,7 +181,7 @@ class FlowGuard:
     def held(self, frame: TaintedFrame) -> Taint:
         """What the frame holds, with the run's input unless it is trusted."""
         taint = frozenset(Source(*s) for s in frame.taint)  # the gate adds plain tuples (`WorkerSpec.taken_in`)
-        return taint if self.inputs_trusted else taint | {INPUT_SOURCE}
+        return taint if self.input_source is None else taint | {self.input_source}
 
     def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None) -> FlowCheck | None:
         """Whether the call of `tool` from `frame` is an egress from a frame holding both legs."""

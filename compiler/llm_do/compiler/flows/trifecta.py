@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_do.bundle.approval import ASK
-from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED, input_label
 from llm_do.bundle.views import entry_name
 
 from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, WorkerView, kind_of, plain_gate
@@ -96,7 +96,7 @@ class Flow:
         return doc
 
 
-def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted: bool,
+def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs: str | None,
               extra: Mapping[str, list[Grant]] | None = None) -> dict[str, WorkerView]:
     """The views with one grant per label of each grant (`flow:LABEL`, the capability kept as
     `source`); the entry's input as an untrusted leg; `extra`: grants the views leave out
@@ -115,9 +115,9 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
                 legs.append(found)
                 if label == EGRESS and kind_of(grant.capability) == PROVIDER:
                     legs.append(Grant(PROVIDER_LEG, grant.via, grant.via_kind, grant.gate, source=grant.capability))
-        if name == entry and not inputs_trusted:
-            legs.append(Grant(LEG + UNTRUSTED, INPUT, "input", OPEN, source=INPUT))
-        out[name] = WorkerView(calls=view.calls, grants=legs)
+        if name == entry and (label := input_label(inputs)) is not None:
+            legs.append(Grant(LEG + label, INPUT, "input", OPEN, source=INPUT))
+        out[name] = WorkerView(calls=view.calls, grants=legs, seals=frozenset({LEG + UNTRUSTED}) if view.declassifies else frozenset())
     return out
 
 
@@ -226,7 +226,7 @@ class FlowAnalysis:
                 reach = self._capabilities.reach(worker, capability)
                 if reach is not None:
                     out[capability] = reach.gate
-        if label == UNTRUSTED and any(g.source == INPUT for g in self.views[worker].grants):
+        if any(g.source == INPUT and g.capability == LEG + label for g in self.views[worker].grants):
             out[INPUT] = OPEN.approval
         return sorted(out.items())
 
@@ -238,4 +238,4 @@ def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView], capabi
     accept = acceptances_of(flows.get("accept") or ())
     if accept and capabilities is None:
         capabilities = Analysis(views)
-    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs") == "trusted"), accept, capabilities)
+    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs")), accept, capabilities)

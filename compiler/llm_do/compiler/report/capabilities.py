@@ -40,6 +40,8 @@ class CapabilityReport:
     """Worker -> its lethal trifecta, for the workers that hold one."""
     read_only_tools: frozenset[str] = frozenset()
     """`custom:NAME` of the Python tools that declare only reads (`Analysis.read_only_tools`)."""
+    declassifying: dict[str, str] = field(default_factory=dict)
+    """Worker -> its output schema's reference, for the workers whose output can carry no free text."""
     asked_only: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(worker, capability) -> the labels its path's grant has only for calls its approval asks,
     because conditional rules confine the unasked ones (`flows.rule_confinement`); absent: none."""
@@ -67,8 +69,14 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> Capabili
     flow_analysis = bundle_flows(bundle, views, analysis)
     flows = {w: f for w in order if (f := flow_analysis.flow(w)) is not None}
     reaches = {w: sorted_reaches(analysis.reaches(w), analysis) for w in order}
+    declassifying = {w: str((node.get("output") or {}).get("ref") or "") for w, node in bundle["workers"].items()
+                     if node.get("declassifies")}
     return CapabilityReport(entry, reaches, _unknown(bundle, order), {c: sorted_labels(ls) for c, ls in sorted(labels.items())},
-                            flows, analysis.read_only_tools, _asked_only(views, reaches))
+                            flows, analysis.read_only_tools, declassifying, _asked_only(views, reaches))
+
+
+def declassifies_text(ref: str) -> str:
+    return f"declassifies: its output ({ref}) can carry no free text, so its callers take in no untrusted content from it"
 
 
 def _asked_only(views: dict[str, WorkerView], reaches: dict[str, list[Reach]]) -> dict[tuple[str, str], list[str]]:
@@ -114,6 +122,8 @@ def to_text(rep: CapabilityReport) -> str:
     lines: list[str] = []
     for worker, reaches in rep.workers.items():
         lines.append(worker + (" (entry)" if worker == rep.entry else ""))
+        if worker in rep.declassifying:
+            lines.append(f"  {declassifies_text(rep.declassifying[worker])}")
         if not reaches:
             lines.append("  (no capabilities)")
         width = max((len(r.capability) for r in reaches), default=0)
@@ -136,7 +146,8 @@ def to_json(rep: CapabilityReport) -> str:
             {"name": w, "capabilities": [{**r.to_json(), "side_effect": rep.side_effect(r.capability),
                                           "labels": rep.labels.get(r.capability, []),
                                           "asked_only_labels": rep.asked_only.get((w, r.capability), [])} for r in reaches],
-             "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None}
+             "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None,
+             "declassifies": rep.declassifying.get(w)}
             for w, reaches in rep.workers.items()
         ],
     }
@@ -157,6 +168,8 @@ def to_markdown(rep: CapabilityReport) -> str:
     lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
+        if worker in rep.declassifying:
+            lines += [md_escape(declassifies_text(rep.declassifying[worker])).capitalize() + ".", ""]
         if rep.unknown.get(worker):
             lines += [f"Unknown ({NOT_EVALUATED}): " + ", ".join(md_escape(s) for s in rep.unknown[worker]) + ".", ""]
         if not reaches:

@@ -155,6 +155,9 @@ class WorkerCapabilities(_Strict):
     unknown: list[str] = Field(description=(
         "With --no-import: what it or a callee uses that could not be listed (`tools of MCP server srv`)."))
     flow: WorkerFlow | None = Field(description="The lethal trifecta it holds, if it holds one.")
+    declassifies: str | None = Field(default=None, description=(
+        "Its output schema (as `schema_out_ref` names it) when that can carry no free text: its callers take in no "
+        "untrusted content from it (spec/language.md, \"Declassifying callees\"); null otherwise."))
 
 
 class CapabilitiesDocument(_Strict):

@@ -29,6 +29,7 @@ from llm_do.bundle.approval import (
     PYTHON_TOOL_DEFAULT,
     TOOLSET_METADATA_KEY,
     Action,
+    confined,
     decide,
 )
 from llm_do.bundle.views import WorkerSpec
@@ -89,7 +90,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
         flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
-            if self.spec.egress and approval != DENY and frame.taint else None
+            if self.spec.egress and approval != DENY and frame.taint and not self._confined(name, normalized) else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
@@ -142,6 +143,12 @@ class ApprovalGate(WrapperToolset[CallContext]):
             preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
+
+    def _confined(self, name: str, args: dict[str, Any]) -> bool:
+        """The call is allowed by a rule that confines where it sends: no egress for the guard."""
+        binding = self.spec.tools.get(name)
+        return binding is not None and bool(binding.confined_by) and binding.rules is not None \
+            and confined(binding.rules, binding.confined_by, args)
 
     def _take_in(self, frame: CallFrame, name: str, tool: ToolsetTool[CallContext]) -> None:
         """The tool returned (or failed) in `frame`: the private and untrusted labels of its grants

@@ -24,6 +24,7 @@ from ...capabilities import (
 )
 from ...capability_grants import worker_grants
 from ...diagnostics import Diagnostic, Location, diagnostic
+from ...flows.declassifying import declassifies
 from ...reach_text import via_text
 from ..resolved import ResolvedProject
 from .flows import check_flows
@@ -51,7 +52,7 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     for name, worker in project.workers.items():
         gates = {t.name: Gate(t.approval, t.default_approval, tuple(r.text for r in t.rules)) if t.rules
                  else plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
-        view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
+        view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls}, declassifies=declassifies(worker))
         views[name] = view
         if worker.parsed.incomplete & UNSURE_KEYS:
             continue  # an error dropped part of what it can do or of its approvals: that error says it

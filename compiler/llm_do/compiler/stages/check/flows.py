@@ -7,13 +7,14 @@ with the server-side tools added as grants: lint, `capabilities` and `diff` see 
 
 from __future__ import annotations
 
-from llm_do.bundle.flow import INPUT, TRUSTED
+from llm_do.bundle.flow import INPUT
 
 from ...capabilities import PROVIDER, Analysis, Grant, WorkerView, kind_of, provider_grant
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
 from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...reach_text import gate_text, via_text
 from ..resolved import ResolvedProject
+from .flow_precision import PRECISION_CODES, check_flow_precision
 
 
 def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
@@ -23,13 +24,14 @@ def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabi
         for name, w in project.workers.items() if w.parsed.front.server_side_tools}
     flows = project.manifest.flows
     accept = acceptances_of(a.model_dump() for a in flows.accept)
-    return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept,
+    return FlowAnalysis(leg_views(views, project.entry, flows.inputs, extra), accept,
                         capabilities if accept else None)
 
 
 def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None,
                 silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006"} and not any(w.parsed.front.server_side_tools for w in project.workers.values()):
+    if silenced >= {"R003", "R005", "R006"} | PRECISION_CODES and \
+            not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
     analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
     out: list[Diagnostic] = []
@@ -57,7 +59,7 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
         first = analysis.flow(workers[0])
         assert first is not None
         out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
-    return out + _unmatched_acceptances(project, analysis)
+    return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
 def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
