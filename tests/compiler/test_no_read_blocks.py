@@ -233,3 +233,17 @@ def test_a_test_case_file_that_is_a_pipe_is_named(built: Path, kind: str) -> Non
     result = within(SECONDS, lambda: run_cli("test", built), unblock=built / "tests" / "cases.yaml" if kind == "fifo" else None)
     assert result.exit_code == 2 and f"tests/cases.yaml: cannot read it ({KINDS[kind]})" in result.stderr, result.stderr
     assert json.loads((built / "project.json").read_text())["version"] == 1
+
+
+def test_a_chat_thread_that_is_a_pipe_is_refused(tmp_path: Path, kind: str) -> None:
+    from llm_do.runtime.conversation_store import ThreadProblem, read_thread
+
+    thread = tmp_path / "t.json"
+    _plant(thread, kind)
+
+    def read() -> str:
+        with pytest.raises(ThreadProblem) as refused:
+            read_thread(thread, "t")
+        return str(refused.value)
+
+    assert f"cannot read the thread ({KINDS[kind]})" in within(SECONDS, read, unblock=thread if kind == "fifo" else None)
