@@ -10,7 +10,6 @@ from llm_do.bundle.flow import UNTRUSTED
 from ...capability_grants import tool_destinations
 from ...diagnostics import Diagnostic, diagnostic
 from ...flows.declassifying import free_text_reason
-from ...flows.rule_confinement import confining_rules
 from ...flows.trifecta import LEG, FlowAnalysis
 from ..resolved import ResolvedProject, ResolvedWorker
 
@@ -61,6 +60,8 @@ def _destination_notes(project: ResolvedProject, worker: ResolvedWorker, silence
                                   tool.at, hint=f"its parameters: {', '.join(sorted(known or ())) or 'none'}"))
         if "R012" in silenced or not tool.rules:
             continue
+        from ...flows.rule_confinement import confining_rules  # here: few tools both say where they send and have rules
+
         for index in confining_rules(tool.rules, params):
             rule = tool.rules[index]
             out.append(diagnostic("R012", f"`{rule.text}` confines where '{tool.name}' sends ({', '.join(params)}): "
