@@ -101,7 +101,7 @@ def _pattern_free(pattern: str) -> str | None:
     no whitespace and no string longer than `MAX_IDENTIFIER`."""
     if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
         return "not anchored"
-    from re import _parser as parser  # type: ignore[attr-defined]  # the parser `re` compiles with (3.11+)
+    from re import _parser as parser  # type: ignore[attr-defined,unused-ignore]  # the parser `re` compiles with (3.11+)
 
     try:
         parsed = parser.parse(pattern)
@@ -113,7 +113,7 @@ def _pattern_free(pattern: str) -> str | None:
 
 
 def _no_space(items: Any) -> bool:
-    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _constants as c  # type: ignore[attr-defined,unused-ignore]
 
     for op, arg in items:
         if op in (c.ANY, c.NOT_LITERAL):
@@ -134,7 +134,7 @@ def _no_space(items: Any) -> bool:
 
 
 def _class_has_no_space(items: Any) -> bool:
-    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _constants as c  # type: ignore[attr-defined,unused-ignore]
 
     for op, arg in items:
         if op is c.NEGATE:

@@ -263,6 +263,8 @@ class FlowAcceptanceNode(TypedDict):
     untrusted: list[str]
     egress: list[str]
     reason: str
+    inert: NotRequired[bool]
+    """True when the build found that it accepts nothing (R006): the run does not honour it."""
 
 
 class FlowsNode(TypedDict):

@@ -130,6 +130,12 @@ class FlowLegs(_Strict):
     egress: FlowLeg
 
 
+class FlowSources(_Strict):
+    private: list[FlowLeg]
+    untrusted: list[FlowLeg]
+    egress: list[FlowLeg]
+
+
 class AcceptedFlow(_Strict):
     worker: str
     private: list[str]
@@ -147,6 +153,9 @@ class WorkerFlow(_Strict):
     provider: FlowLeg | None = Field(default=None, description=(
         "An armed egress through a server-side tool, which no approval can gate."))
     accepted: AcceptedFlow | None = None
+    sources: FlowSources = Field(description=(
+        "Every capability that gives each leg, least gated first: what a `flows.accept` entry must name "
+        "(the egress ones reachable with nobody asked)."))
 
 
 class WorkerCapabilities(_Strict):

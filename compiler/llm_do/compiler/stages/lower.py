@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
 from llm_do.bundle.canonical import node_hash
+from llm_do.bundle.flow import INERT
 from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
 from llm_do.bundle.mcp_sources import server_files
@@ -38,6 +39,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, tool_destinations, worker_grants
 from ..flows.declassifying import declassifies
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
+from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
@@ -298,8 +300,10 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         doc["services"] = services
     flows = manifest.flows
     if flows.inputs != "untrusted" or flows.paths or flows.accept:
+        inert = project_inert_acceptances(project)
         doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
-                                        "accept": [a.model_dump() for a in flows.accept]})
+                                        "accept": [{**a.model_dump(), **({INERT: True} if i in inert else {})}
+                                                   for i, a in enumerate(flows.accept)]})
     if project.facts.model_factories:
         modules = project.facts.modules
         doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}

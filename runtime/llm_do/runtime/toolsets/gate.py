@@ -89,8 +89,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
-        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
-            if self.spec.egress and approval != DENY and frame.taint and not self._confined(name, normalized) else None
+        moves = hooks.moves(name, normalized) if self.spec.egress and approval != DENY else None
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool), moves) \
+            if self.spec.egress and approval != DENY and (frame.taint or moves) and not self._confined(name, normalized) \
+            else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
@@ -119,7 +121,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
         judged = JUDGED.set(JudgedCall(name, normalized, files))
         try:
-            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
+            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls, frame)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._take_in(frame, name, tool)  # a failure's message is read by the model too
