@@ -206,7 +206,8 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.check.python_imports",)),
     Rule("Y002", "python-import-timeout", "error", "Importing the project's Python took too long.",
          "Imports run in a time-limited subprocess (LLM_DO_IMPORT_TIMEOUT seconds, default 60). "
-         "Module-level code that does real work belongs in a function.",
+         "The diagnostic points at the line of the project the import was still running when it "
+         "was stopped. Module-level code that does real work belongs in a function.",
          raised_in=("facts.subprocess_runner",)),
     Rule("Y003", "opaque-toolset", "warning", "A Python toolset whose tools cannot be listed at build time.",
          "Toolsets built by a factory at run time, or of a kind llm-do cannot list, are recorded as "

@@ -17,6 +17,7 @@ from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
 from llm_do.bundle.reader import LockReader
+from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 
 if TYPE_CHECKING:
@@ -193,7 +194,9 @@ def _verify_python_sources(bundle: LoadedBundle) -> None:
         raise BundleRefused(f"{bundle.path}: refused: its sources cannot be read; {REBUILD}") from None
     for rel, recorded in sources.items():
         try:
-            data = (bundle.root / rel).read_bytes()
+            data = read_regular_file(bundle.root / rel)
+        except IrregularFile as exc:
+            raise BundleRefused(f"{bundle.path}: refused: {rel} is {exc}; {REBUILD}") from None
         except OSError:
             raise BundleRefused(f"{bundle.path}: stale: {rel} is missing since the build; {REBUILD}") from None
         if source_hash(data) != recorded:

@@ -18,15 +18,12 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from llm_do.bundle.errors import LlmDoError, Refused
+from llm_do.bundle.errors import Refused
+from llm_do.bundle.regular_files import IrregularFile as IrregularFile  # the tools' reads refuse alike
 
 
 class PathRefused(Refused, ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
-
-
-class IrregularFile(LlmDoError, OSError):
-    """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 
 def confine(root: Path, user_path: str) -> Path:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from llm_do.bundle.errors import InputProblem
+from llm_do.bundle.regular_files import read_regular_file
 
 from .case_paths import is_confined
 from .evals import EvaluatorSpec
@@ -140,7 +141,7 @@ def case_files(root: Path) -> list[Path]:
 def load_case_file(path: Path, root: Path) -> list[LoadedCase]:
     shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_file(path).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseProblem(f"{shown}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
     data, lines = _with_lines(text, shown)
