@@ -446,10 +446,11 @@ RULES: dict[str, Rule] = _rules(
          "path to the egress passes an `ask` (or is denied): a person answers before anything leaves. "
          "One note per tool that gives the egress, naming the first worker and how many more pass it.",
          raised_in=("stages.check.flows",)),
-    Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
+    Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that accepts no flow.",
          "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "
-         "does not exist, holds no trifecta, or whose egress is behind approval accepts nothing; an "
-         "entry that leaves an armed combination of legs unnamed does not accept the flow: the message "
+         "does not exist or holds no trifecta accepts nothing; an entry that leaves a combination of "
+         "legs unnamed (the egress reachable with nobody asked, or, when every egress is behind `ask`, "
+         "those: the run's guard asks them and `--approve-all` answers no such question) does not accept the flow: the message "
          "names the capabilities left and the hint the entry that would accept the flow. Such an entry "
          "is inert at run time too (the bundle marks it and the taint guard does not honour it). `llm-do "
          "capabilities` lists each worker's flows and every capability of each leg.",
