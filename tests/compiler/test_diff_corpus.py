@@ -4,6 +4,9 @@ project runs (issue 15), each an old and a new project and the entries `diff` mu
 Before fingerprints, each of these printed "no changes in meaning" (or, for a worker's
 description, a low setting). Every case is also rendered in every format (snapshots), and its
 fingerprints are the same whether the Python is imported or read with `ast` (`--no-import`).
+A case whose expected.json has `no_import` (issue 30's cases) is also compared as the CI recipe
+compares it, both sides read with `--no-import`: those entries and what was not compared, in
+every format.
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ import pytest
 
 from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
 from llm_do.compiler.bundle_inputs import compile_document
+from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 from llm_do.compiler.report.schemas import DiffDocument
 from tests.support.cli import run_cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+NO_IMPORT = [c for c in CASES if "no_import" in json.loads((CORPUS / c / "expected.json").read_text())]
 INPUTS = DiffInputs("old", "new", "llm-do diff old new")
+NO_IMPORT_INPUTS = DiffInputs("old", "new", "llm-do diff old new --no-import")
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +51,17 @@ def _diff(case: str, work: Path) -> BundleDiff:
     return diff_bundles(_compile(case, "old", work), _compile(case, "new", work))
 
 
+@cache
+def _diff_no_import(case: str, work: Path) -> BundleDiff:
+    old, new = _compile(case, "old", work, import_python=False), _compile(case, "new", work, import_python=False)
+    return without_import(diff_bundles(old, new), old, new)
+
+
+def _found(diff: BundleDiff) -> list[dict[str, str]]:
+    return [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
+            for c in diff.changes]
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("corpus")
@@ -60,9 +77,26 @@ def test_the_corpus_has_a_case_per_kind_of_change() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_diff_reports_the_expected_entries(case: str, work: Path) -> None:
     expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
-    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
-             for c in _diff(case, work).changes]
-    assert found == expected
+    assert _found(_diff(case, work)) == expected
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("case", NO_IMPORT)
+def test_diff_without_import_reports_the_expected_entries(case: str, work: Path) -> None:
+    expected = json.loads((CORPUS / case / "expected.json").read_text())["no_import"]
+    found = _diff_no_import(case, work)
+    assert _found(found) == expected["changes"]
+    assert [u.subject for u in found.not_compared] == expected["not_compared"]
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+@pytest.mark.parametrize("case", NO_IMPORT)
+def test_every_format_without_import(case: str, fmt: str, work: Path, snapshot) -> None:
+    rendered = RENDERERS[fmt](DiffReport(_diff_no_import(case, work), NO_IMPORT_INPUTS))
+    if fmt == "json":
+        DiffDocument.model_validate_json(rendered)
+    assert rendered == snapshot
 
 
 @pytest.mark.process
