@@ -28,13 +28,13 @@ from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
 from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
-from .code_diff import code_changes
+from .code_diff import code_changes, parameter_texts_change
 from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
 from .flow_diff import flow_changes
 from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
-from .schema_diff import field_changes
+from .schema_diff import described, field_changes
 from .source_positions import position
 from .unread import Unread
 
@@ -44,6 +44,8 @@ __all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable"
 STRICTNESS = ("allow", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
+DESCRIPTIONS_ONLY = "descriptions or titles"
+"""The detail of a schema change that changed no field's shape."""
 SCOPE_SETTINGS = ("path", "allowed_suffixes")
 """Stdlib settings that are part of a capability's scope: a change of them is a capability change
 (and `drafts` and `drafts/` are one scope)."""
@@ -221,7 +223,9 @@ def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
                                   text_of(after.get(key)), at=f"{server_at}.{key}"))
         bf, af = before.get("sources") or {}, after.get("sources") or {}
-        for rel in sorted(set(bf) | set(af)):  # the project files the server runs: its code
+        if before.get("code") and after.get("code"):
+            bf = af = {}  # its code is compared as a Python tool's (`code_diff`): a comment changes nothing
+        for rel in sorted(set(bf) | set(af)):  # the project files the server runs, from a lock made before `code`
             if bf.get(rel) != af.get(rel):
                 verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"
                 out.append(Change("medium", verb, "mcp", f"code of MCP server {name}: {rel}",
@@ -242,9 +246,13 @@ def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             if bt[tool].get("parameters") != at[tool].get("parameters"):
                 fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
                 breaking = any(f.breaking for f in fields)
-                out.append(Change("medium" if breaking else "low", "changed", "mcp",
-                                  f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
-                                  detail=[f.text() for f in fields] or ["descriptions or titles"], at=server_at))
+                texts = parameter_texts_change(f"tool {tool} of MCP server {name}", bt[tool].get("parameters"),
+                                               at[tool].get("parameters"), at=server_at)
+                out += [texts] if texts is not None else []
+                if fields or texts is None:
+                    out.append(Change("medium" if breaking else "low", "changed", "mcp",
+                                      f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
+                                      detail=[f.text() for f in fields] or ["titles"], at=server_at))
     return out
 
 
@@ -294,9 +302,13 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
         out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
                           detail=text_diff(old.get("instructions") or "", new.get("instructions") or ""),
                           at=f"worker:{name}:instructions"))
-    for key, change in (("schema_in_ref", _schema_change(name, "input", old.get("input"), new.get("input"))),
-                        ("schema_out_ref", _schema_change(name, "output", old.get("output"), new.get("output")))):
-        if change is not None:
+    for key, side, a, b in (("schema_in_ref", "input", old.get("input"), new.get("input")),
+                            ("schema_out_ref", "output", old.get("output"), new.get("output"))):
+        change = _schema_change(name, side, a, b)
+        texts = _schema_texts_change(name, side, a, b, called)
+        if texts is not None:
+            out.append(replace(texts, at=f"worker:{name}:{key}"))
+        if change is not None and not (texts is not None and change.detail == [DESCRIPTIONS_ONLY]):
             out.append(replace(change, at=f"worker:{name}:{key}"))
     out += _approval_changes(name, old, new, old_doc, new_doc)
     out += _settings_changes(name, old, new)
@@ -332,6 +344,19 @@ def _lines(text: str | None) -> list[str]:
     return [line.rstrip() for line in (text or "").rstrip().splitlines()]
 
 
+def _schema_texts_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None, called: bool) -> Change | None:
+    """The descriptions of a schema's fields, when a model reads them: an output's by the worker's
+    own model (the schema of its final answer), an input's by every caller's model (the
+    parameters of the call); an input nobody calls is read by no model."""
+    before = described(old.get("json_schema") or {}) if old else []
+    after = described(new.get("json_schema") or {}) if new else []
+    if before == after or (key == "input" and not called):
+        return None
+    reader = "the model of every caller" if key == "input" else f"the model of {name}"
+    return Change("medium", "changed", "instructions", f"field descriptions of {key} schema of {name}", worker=name,
+                  note=f"read by {reader}", detail=text_diff("\n".join(before), "\n".join(after)))
+
+
 def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None) -> Change | None:
     if old == new:
         return None
@@ -343,7 +368,7 @@ def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode 
     breaking = any(f.breaking for f in fields)
     before, after = old.get("ref") or "PromptInput", new.get("ref") or "PromptInput"
     if not fields and before == after and (old.get("module"), old.get("qualname")) == (new.get("module"), new.get("qualname")):
-        return Change("low", "changed", "schema", subject, worker=name, detail=["descriptions or titles"])
+        return Change("low", "changed", "schema", subject, worker=name, detail=[DESCRIPTIONS_ONLY])
     return Change("medium" if breaking else "low", "changed", "schema", subject, before, after, worker=name,
                   note="breaking" if breaking else None, detail=[f.text() for f in fields])
 

@@ -34,13 +34,16 @@ def _unknown_now(change: Change) -> Change:
 
 
 def _python_changes(old: dict[str, Any], new: dict[str, Any], unknown: list[Unread]) -> list[Change]:
-    """A Python file that differs: what its import does is not known."""
+    """A Python file that differs (not only in comments and layout): what its import does is not known."""
     os_, ns = old.get("sources") or {}, new.get("sources") or {}
+    ot, nt = ((side.get(UNREAD_KEY) or {}).get("python") or {} for side in (old, new))
     out: list[Change] = []
     for file in sorted(set(os_) | set(ns)):
         a, b = os_.get(file), ns.get(file)
         if (a or b or {}).get("kind") != "python" or (a and b and a.get("sha256") == b.get("sha256")):
             continue
+        if a and b and ot.get(file) is not None and ot.get(file) == nt.get(file):
+            continue  # comments and layout only: its import does the same
         hits = [u for u in unknown if u.file == file]
         if any(u.kind == "code" for u in hits):  # its tools built by code are the names workers list unseen
             hits += [u for u in unknown if u.kind == "names"]

@@ -44,7 +44,8 @@ def positions_of(resolved: ResolvedProject) -> dict[str, list[Any]]:
             out[f"call:{name}:{callee}"] = [at.file, at.line]
     out |= _project_positions(resolved)
     loaded = resolved.loaded
-    for rel in dict.fromkeys([*loaded.python_files, *loaded.directory_python, *resolved.facts.loaded_files]):
+    servers = [rel for rel, f in loaded.sources.files.items() if f.kind == "python"]  # also an MCP server's
+    for rel in dict.fromkeys([*loaded.python_files, *loaded.directory_python, *resolved.facts.loaded_files, *servers]):
         out |= _code_positions(rel, _python_text(resolved, rel))
     return out
 

@@ -21,7 +21,9 @@ project.json say about what the text did not show: `workers`, worker -> the name
 nobody listed (tools built by code, servers not started); `rules`, worker -> its approval rules for
 its approval rules as
 `[target, text]` (whitespace collapsed), for those on tools one side does not list; `allowed_tools`, server not started -> its `allowed_tools` (null: all);
-`modules`, the Python files whose exports are built by code."""
+`modules`, the Python files whose exports are built by code; `python`, each Python source -> the
+hash of its syntax tree with docstrings (null: it does not parse), so a file that differs only in
+comments and layout is no change."""
 UnreadKind = Literal["mcp", "names", "schema", "code", "module"]
 
 
@@ -77,3 +79,12 @@ def unread(doc: dict[str, Any]) -> list[Unread]:
         using = sorted({w for key, node in toolsets.items() if node.get("module") == module for w in users.get(key, ())})
         out.append(Unread("code", file, file, tuple(using)))
     return out
+
+
+def unread_gate(doc: dict[str, Any], worker: str) -> str:
+    """The gate a worker most likely applies to the tools the text does not show it (an MCP
+    server not started): `allow` when one of its rules for a tool it does not list allows, else
+    `ask`, their default (`code_diff` ranks a server's code by who may run it unasked)."""
+    listed = set(((doc.get("workers") or {}).get(worker) or {}).get("tools") or {})
+    rules = ((doc.get(UNREAD_KEY) or {}).get("rules") or {}).get(worker) or ()
+    return "allow" if any(text.startswith("allow ") and target not in listed for target, text in rules) else "ask"

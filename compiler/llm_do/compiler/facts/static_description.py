@@ -53,6 +53,23 @@ def describe(doc: str) -> str:
     return f"<summary>{text}</summary>\n{xml}" if text else xml
 
 
+def parameter_descriptions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The descriptions of the parameters its docstring gives (`Args:`, `:param x:`, numpy's
+    `Parameters`), as pydantic-ai reads them into the parameters' schema: the first one of a name."""
+    doc = ast.get_docstring(function, clean=False)
+    if doc is None:
+        return {}
+    from griffe import Docstring, DocstringSectionKind
+
+    style = _style(doc)
+    out: dict[str, str] = {}
+    for section in Docstring(doc, lineno=1, parser=style, parser_options=_options(style)).parse():
+        if section.kind in (DocstringSectionKind.parameters, DocstringSectionKind.other_parameters):
+            for parameter in section.value:
+                out.setdefault(parameter.name.lstrip("*"), parameter.description)
+    return out
+
+
 def _style(doc: str) -> Style:
     for pattern, headings, style in _STYLE_PATTERNS:
         if any(re.search(pattern.format(h), doc, re.IGNORECASE | re.MULTILINE) for h in headings):

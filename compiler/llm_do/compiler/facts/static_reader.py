@@ -15,7 +15,7 @@ from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
 from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
-from .static_description import description_of
+from .static_description import description_of, parameter_descriptions
 from .static_signature import parameters_of
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
@@ -130,8 +130,8 @@ def _mutated_exports(tree: ast.Module) -> bool:
 def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int | None = None) -> ToolFact:
     """A tool defined in the module: its parameters and description from the `def` (a tool
     imported from elsewhere has none known)."""
-    return ToolFact(name=function.name, line=line or function.lineno, parameters=parameters_of(function),
-                    description=description_of(function))
+    return ToolFact(name=function.name, line=line or function.lineno,
+                    parameters=parameters_of(function, parameter_descriptions(function)), description=description_of(function))
 
 
 CAPABILITY_SHAPE = "CAPABILITIES must be a literal dict of tool or toolset name to a list of 'KIND:SCOPE' strings"

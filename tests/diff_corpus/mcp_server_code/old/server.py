@@ -1,0 +1,17 @@
+"""A dictionary as an MCP server."""
+
+from mcp.server.mcpserver import MCPServer
+
+from lookups import remember
+
+server = MCPServer("dictionary")
+
+
+@server.tool()
+def lookup(word: str) -> str:
+    """Look up a word."""
+    remember(word)
+    return word
+
+if __name__ == "__main__":
+    server.run()
