@@ -26,7 +26,7 @@ POSITIONS_KEY = "(positions)"
 FRONT_KEYS = ("description", "model", "compatible_models", "model_settings", "recursive", "attachments",
               "server_side_tools", "schema_in_ref", "schema_out_ref", "toolsets", "tools", "approvals", "calls")
 RUNTIME_KEYS = ("approval_mode", "max_depth", "usage_limits")
-SERVER_KEYS = ("command", "args", "env", "url", "headers", "prefix", "required", "opaque", "allowed_tools")
+SERVER_KEYS = ("command", "args", "env", "url", "headers", "prefix", "required", "opaque", "allowed_tools", "labels", "tool_labels")
 
 
 def positions_of(resolved: ResolvedProject) -> dict[str, list[Any]]:

@@ -20,11 +20,13 @@ UNREAD_KEY = "not_read"
 project.json say about what the text did not show: `workers`, worker -> the names it lists that
 nobody listed (tools built by code, servers not started); `rules`, worker -> its approval rules for
 its approval rules as
-`[target, text]` (whitespace collapsed), for those on tools one side does not list; `allowed_tools`, server not started -> its `allowed_tools` (null: all);
+`[target, text]` (whitespace collapsed), for those on tools one side does not list; `allowed_tools`, server not started -> its `allowed_tools` (null: all); `labels`, server not started
+-> its `labels` and `tool_labels` as written (the flow labels of tools nobody listed);
+`unresolved`, worker -> the texts of its rules that may match a tool the text does not list (C002);
 `modules`, the Python files whose exports are built by code; `python`, each Python source -> the
 hash of its syntax tree with docstrings (null: it does not parse), so a file that differs only in
 comments and layout is no change."""
-UnreadKind = Literal["mcp", "names", "schema", "code", "module"]
+UnreadKind = Literal["mcp", "names", "schema", "code", "module", "rules"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class Unread:
     kind: UnreadKind
     """`mcp`: an MCP server's tools (not started); `names`: tools or toolsets a worker lists that
     the text does not show; `schema`: a worker's input or output class; `code`: what a Python file
-    builds by code; `module`: what a Python file does when imported (only for a file that differs)."""
+    builds by code; `module`: what a Python file does when imported (only for a file that differs);
+    `rules`: a worker's rules that may match tools the text does not list (C002)."""
     name: str
     """The server, the worker, or the file."""
     file: str
@@ -42,13 +45,14 @@ class Unread:
     workers: tuple[str, ...]
     """The workers that use it directly, by name."""
     names: tuple[str, ...] = ()
-    """For `names`: the tool and toolset names."""
+    """For `names`: the tool and toolset names; for `rules`, the rules' texts."""
 
     @property
     def subject(self) -> str:
         return {"mcp": f"tools of MCP server {self.name}", "schema": f"schemas of {self.name}",
                 "names": f"{', '.join(self.names)} listed by {self.name}", "code": f"tools built by code in {self.name}",
-                "module": f"what {self.name} does when imported"}[self.kind]
+                "module": f"what {self.name} does when imported",
+                "rules": f"{'; '.join(self.names)} of {self.name} (not resolved)"}[self.kind]
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "subject": self.subject, "file": self.file, "workers": list(self.workers)}
@@ -71,6 +75,9 @@ def unread(doc: dict[str, Any]) -> list[Unread]:
     for name, names in sorted((not_read.get("workers") or {}).items()):
         if (hidden := sorted(set(names) - servers)) and name in workers:
             out.append(Unread("names", name, workers[name].get("source") or "", (name,), tuple(hidden)))
+    for name, rules in sorted((not_read.get("unresolved") or {}).items()):
+        if name in workers:
+            out.append(Unread("rules", name, workers[name].get("source") or "", (name,), tuple(rules)))
     for name, node in sorted(workers.items()):
         files = sorted({ref.partition(":")[0] for side in ("input", "output") if (ref := (node.get(side) or {}).get("ref"))})
         out += [Unread("schema", name, file, (name,)) for file in files]

@@ -141,8 +141,8 @@ def _computed_command(call: ast.Call, at: int) -> bool:
         if not command.elts or not _literal_text(command.elts[0]):
             return True
         program = command.elts[0]
-        assert isinstance(program, ast.Constant)
-        return str(program.value).rsplit("/", 1)[-1] in INTERPRETERS and not all(_literal_text(e) for e in command.elts)
+        name = program.value if isinstance(program, ast.Constant) and isinstance(program.value, str) else ""
+        return name.rsplit("/", 1)[-1] in INTERPRETERS and not all(_literal_text(e) for e in command.elts)
     return True
 
 
@@ -165,8 +165,7 @@ def _getattr_target(call: ast.Call, aliases: Mapping[str, str]) -> str | None:
     if owner is None or owner.partition(".")[0] not in aliases and owner not in ("builtins", "__builtins__"):
         return None  # an attribute of a local object (`getattr(self, name)`): not reached by name in a module
     attribute = call.args[1]
-    if _literal_text(attribute):
-        assert isinstance(attribute, ast.Constant)
+    if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
         return qualified(f"{owner}.{attribute.value}", aliases)
     return COMPUTED
 

@@ -19,6 +19,8 @@ from .static_description import description_of, parameter_descriptions
 from .static_signature import parameters_of
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
+NOT_IMPORTED = "read without importing"
+"""The opaque reason of a toolset the text cannot list: its tools are made when the module runs."""
 
 
 def read_statically(sources: SourceMap, python_files: list[str], classes: list[ClassRequest]) -> Facts:
@@ -90,7 +92,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
                 fact.tools = [_tool(functions[n]) for n in exported if n in functions]
                 fact.tools_export = "__all__" if fact.tools else None
         if _is_toolset_call(value):
-            public_toolsets += [ToolsetFact(name=t, opaque_reason="read without importing", line=node.lineno)
+            public_toolsets += [ToolsetFact(name=t, opaque_reason=NOT_IMPORTED, line=node.lineno)
                                 for t in targets if not t.startswith("_")]
         if "TOOLS" in targets:
             fact.tools_export = "TOOLS"
@@ -104,7 +106,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
             if names is None:
                 fact.complete = False
             else:
-                fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+                fact.toolsets = [ToolsetFact(name=n, opaque_reason=NOT_IMPORTED, line=line) for n, line in names]
     if _mutated_exports(tree):
         fact.complete = False  # `TOOLS += [...]`, `TOOLS.append(...)`: built by code after all
     if "TOOLSETS" not in declared:

@@ -11,6 +11,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
+from ..facts.static_reader import NOT_IMPORTED
 from ..suggest import closest_name, did_you_mean
 from ..syntax.positions import PositionTable
 from ..syntax.project_glob import pattern_matches
@@ -129,6 +130,8 @@ def resolve_toolsets(
             worker.toolsets.append(use)
             if python.fact.tools is None:
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
+                if python.fact.opaque_reason == NOT_IMPORTED:  # made when the module runs: listed with import
+                    worker.unlisted.append(ref.name)
             else:
                 for tool_fact in python.fact.tools:
                     _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=python.key, group=ref.name,
