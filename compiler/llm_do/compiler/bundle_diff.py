@@ -29,7 +29,19 @@ from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes, parameter_texts_change
-from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
+from .diff_change import (
+    AREAS,
+    SEVERITIES,
+    Area,
+    Change,
+    Severity,
+    Verb,
+    changed_lines,
+    edit_cause,
+    shortened,
+    text_diff,
+    text_of,
+)
 from .flow_diff import flow_changes
 from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
@@ -299,9 +311,9 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
             out.append(Change(severity, "changed", area, f"{key} of {name}", text_of(old.get(key)), text_of(new.get(key)),
                               worker=name, at=f"worker:{name}:{key}"))
     if _lines(old.get("instructions")) != _lines(new.get("instructions")):
-        out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
-                          detail=text_diff(old.get("instructions") or "", new.get("instructions") or ""),
-                          at=f"worker:{name}:instructions"))
+        lines = changed_lines(old.get("instructions") or "", new.get("instructions") or "")
+        out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name, detail=shortened(lines),
+                          cause=edit_cause(lines, name), at=f"worker:{name}:instructions"))
     for key, side, a, b in (("schema_in_ref", "input", old.get("input"), new.get("input")),
                             ("schema_out_ref", "output", old.get("output"), new.get("output"))):
         change = _schema_change(name, side, a, b)
