@@ -1,8 +1,7 @@
 """A dictionary as an MCP server."""
 
-from mcp.server.mcpserver import MCPServer
-
 from lookups import remember
+from mcp.server.mcpserver import MCPServer
 
 # Started by llm-do with the project root as its working directory.
 server = MCPServer("dictionary")  # one server

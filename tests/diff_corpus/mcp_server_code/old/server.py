@@ -1,8 +1,7 @@
 """A dictionary as an MCP server."""
 
-from mcp.server.mcpserver import MCPServer
-
 from lookups import remember
+from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("dictionary")
 
