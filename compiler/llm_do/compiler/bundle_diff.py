@@ -28,7 +28,7 @@ from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
 from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
-from .code_diff import code_changes, parameter_texts_change
+from .code_diff import code_changes
 from .diff_change import (
     AREAS,
     SEVERITIES,
@@ -43,6 +43,7 @@ from .diff_change import (
     text_of,
 )
 from .flow_diff import flow_changes
+from .mcp_diff import mcp_changes
 from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
@@ -89,7 +90,7 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
                            f"{new.get('bundle_format')}; run `llm-do build` on both with one llm-do")
     changes: list[Change] = []
     changes += _project_changes(old, new)
-    changes += _mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
+    changes += mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
     ow, nw = old["workers"], new["workers"]
     changed = sorted(n for n in set(ow) & set(nw) if ow[n].get("hash") != nw[n].get("hash"))
     for name in sorted(set(nw) - set(ow)):
@@ -205,72 +206,6 @@ def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
     detail += [f"runs {r.capability} with no approval via {via_text(r)}" for r in unasked[:10]]
     return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail,
                   at="project:entry")
-
-
-def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    """MCP servers added or removed, their connection (command, args, env, url, headers as
-    written) or the project files they run changed, their locked tools added, removed or given
-    another schema."""
-    om = {k: n for k, n in old.items() if n.get("kind") == "mcp"}
-    nm = {k: n for k, n in new.items() if n.get("kind") == "mcp"}
-    out: list[Change] = []
-    for name in sorted(set(nm) - set(om)):
-        out.append(Change("medium", "added", "mcp", f"MCP server {name}", None, _connection_text(nm[name]),
-                          at=f"project:mcp_servers.{name}"))
-    for name in sorted(set(om) - set(nm)):
-        out.append(Change("low", "removed", "mcp", f"MCP server {name}", _connection_text(om[name]), None,
-                          at=f"project:mcp_servers.{name}"))
-    for name in sorted(set(om) & set(nm)):
-        before, after = om[name], nm[name]
-        if before.get("hash") == after.get("hash"):
-            continue
-        server_at = f"project:mcp_servers.{name}"
-        bs, as_ = before.get("server") or {}, after.get("server") or {}
-        for key in ("command", "args", "env", "url", "headers"):
-            if bs.get(key) != as_.get(key):
-                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", text_of(bs.get(key)), text_of(as_.get(key)),
-                                  at=f"{server_at}.{key}"))
-        for key in ("prefix", "required", "opaque"):
-            if before.get(key) != after.get(key):
-                out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
-                                  text_of(after.get(key)), at=f"{server_at}.{key}"))
-        bf, af = before.get("sources") or {}, after.get("sources") or {}
-        if before.get("code") and after.get("code"):
-            bf = af = {}  # its code is compared as a Python tool's (`code_diff`): a comment changes nothing
-        for rel in sorted(set(bf) | set(af)):  # the project files the server runs, from a lock made before `code`
-            if bf.get(rel) != af.get(rel):
-                verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"
-                out.append(Change("medium", verb, "mcp", f"code of MCP server {name}: {rel}",
-                                  bf.get(rel), af.get(rel), at=f"code:{rel}"))
-        bt, at = before.get("tools") or {}, after.get("tools") or {}
-        for tool in sorted(set(at) - set(bt)):
-            out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description"),
-                              at=server_at))
-        for tool in sorted(set(bt) - set(at)):
-            out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None,
-                              at=server_at))
-        for tool in sorted(set(bt) & set(at)):
-            if bt[tool].get("description") != at[tool].get("description"):
-                out.append(Change("medium", "changed", "instructions", f"description of tool {tool} of MCP server {name}",
-                                  note="read by the model", detail=text_diff(bt[tool].get("description") or "",
-                                                                            at[tool].get("description") or ""),
-                                  at=server_at))
-            if bt[tool].get("parameters") != at[tool].get("parameters"):
-                fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
-                breaking = any(f.breaking for f in fields)
-                texts = parameter_texts_change(f"tool {tool} of MCP server {name}", bt[tool].get("parameters"),
-                                               at[tool].get("parameters"), at=server_at)
-                out += [texts] if texts is not None else []
-                if fields or texts is None:
-                    out.append(Change("medium" if breaking else "low", "changed", "mcp",
-                                      f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
-                                      detail=[f.text() for f in fields] or ["titles"], at=server_at))
-    return out
-
-
-def _connection_text(node: dict[str, Any]) -> str:
-    server = node.get("server") or {}
-    return server.get("url") or " ".join([server.get("command") or "", *(server.get("args") or ())])
 
 
 def _limit_change(name: str, before: Any, after: Any) -> Change:
