@@ -11,7 +11,6 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
-from ..facts.static_reader import NOT_IMPORTED
 from ..suggest import closest_name, did_you_mean
 from ..syntax.positions import PositionTable
 from ..syntax.project_glob import pattern_matches
@@ -129,6 +128,8 @@ def resolve_toolsets(
                                      listed_as=ref.name if python.key != ref.name else "")
             worker.toolsets.append(use)
             if python.fact.tools is None:
+                from ..facts.static_reader import NOT_IMPORTED  # loaded already: the project has Python
+
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
                 if python.fact.opaque_reason == NOT_IMPORTED:  # made when the module runs: listed with import
                     worker.unlisted.append(ref.name)
