@@ -17,7 +17,7 @@ from llm_do.cli.options import RunOptions, durable_option
 
 def test_exit_codes_are_the_documented_ones() -> None:
     assert {c.name: int(c) for c in ExitCode} == {"OK": 0, "FAILED": 1, "USAGE": 2, "REFUSED": 3, "SUSPENDED": 4,
-                                                  "INTERNAL": 70, "INTERRUPTED": 130}
+                                                  "FLOW_DENIED": 5, "INTERNAL": 70, "INTERRUPTED": 130}
     assert CliError("x", ExitCode.REFUSED).exit_code == 3
 
 

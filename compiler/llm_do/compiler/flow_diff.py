@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from llm_do.bundle.approval import ASK
-from llm_do.bundle.flow import EGRESS, LABELS
+from llm_do.bundle.flow import ANY, EGRESS, LABELS
 
 from .capabilities import CUSTOM_PREFIX, Analysis, WorkerView
 from .diff_change import Change
 from .flows.labels import python_labels, sorted_labels
 from .flows.text import leg_text
-from .flows.trifecta import ANY, Flow, acceptances_of, bundle_flows
+from .flows.trifecta import Flow, acceptances_of, bundle_flows
 from .reach_text import gate_text, via_text
 
 

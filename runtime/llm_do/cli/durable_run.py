@@ -133,7 +133,7 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
         return ExitCode.SUSPENDED
     worker = (record or {}).get("worker")
     session.output = _output(runtime, value, worker if isinstance(worker, str) else None)
-    return ExitCode.OK
+    return session.flow_denied_status(runtime)
 
 
 def waiting_line(run_id: str, info: dict[str, object], *, detached: bool) -> str:

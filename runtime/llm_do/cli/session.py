@@ -163,6 +163,8 @@ class RunSession:
         """Set by the command: printed on stdout when the session ends well (unless stdout carries the events)."""
         self.script_check = True
         """Whether a script's unused turns are reported at the end (not for a run that only stopped to wait)."""
+        self.closing_note: str | None = None
+        """A line for stderr after the output (`flow_denied_status`)."""
 
     @property
     def config(self) -> RuntimeConfig:
@@ -187,6 +189,19 @@ class RunSession:
             self.setup.check_script_used()
         if self.output is not _NO_OUTPUT and not self.setup.events_to_stdout:
             print_output(self.output)
+        _note(self.closing_note)
+
+    def flow_denied_status(self, runtime: Runtime) -> ExitCode:
+        """`exec` and `run`: the run's work was cut short by calls the taint guard denied that
+        `--approve-all` (or `approval_mode: approve_all`) does not approve: one line at the end, exit 5."""
+        denied = runtime.flow_denied
+        if not denied:
+            return ExitCode.OK
+        calls = f"{denied} call{'s' if denied != 1 else ''}"
+        self.closing_note = (f"the run finished, but the information-flow guard denied {calls} that --approve-all does "
+                             f"not approve (exit {int(ExitCode.FLOW_DENIED)}; accept the flow in project.json's "
+                             "flows.accept, or run where someone can answer)")
+        return ExitCode.FLOW_DENIED
 
 
 _NO_OUTPUT = object()

@@ -46,6 +46,9 @@ class LoadedBundle:
         self.models: dict[str, Any] = {}
         """Models built from model names, shared by every Runtime of this bundle like the agents
         (a batch makes one Runtime per input)."""
+        self.tools: dict[tuple[str, str], Any] = {}
+        """(module, tool name) -> the pydantic-ai `Tool` of a Python tool function, made once: its
+        schema is read from the signature, and every worker call builds its toolsets again."""
 
     @property
     def entry(self) -> EntryNode:

@@ -163,6 +163,8 @@ class McpServerFact(BaseModel):
     name: str
     tools: list[McpToolFact] | None = None
     error: str | None = None
+    unreached: bool = False
+    """A remote server not reached (`llm-do test` offline) that no cassette recorded: X008."""
 
 
 class McpRequest(BaseModel):

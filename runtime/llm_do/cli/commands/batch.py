@@ -129,7 +129,7 @@ async def _recorded(session: RunSession, item: BatchInput, record: Path) -> Batc
 
     from ..recording import Recording
 
-    recording = Recording(session.bundle, record, None, suffix=f".line-{item.line}")
+    recording = Recording(session.bundle, record, None, suffix=f".line-{item.line}", script=session.setup.opts.script)
     recording.turn(item.data)
     result = await run_one(session.bundle, session.config, item, runtime=Runtime(session.bundle, recording.config(session.config)))
     if result.error is not None:

@@ -65,7 +65,7 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
         if record is not None:
             from ..recording import Recording
 
-            recording = Recording(bundle, record, worker)
+            recording = Recording(bundle, record, worker, script=opts.script)
             session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         conversation = runtime.chat(thread=thread, worker=worker)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import ExitCode
 from ..inputs import InputOptions, run_input
 from ..options import (
     RunOptions,
@@ -56,7 +55,8 @@ def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None,
     or from --worker NAME.
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
-    3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
+    3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval,
+    5 done, but the information-flow guard denied calls --approve-all does not approve, 130 interrupted.
     """
     path, prompt = split_positionals(positionals)
     bundle = verified_during(path, _import_runtime)
@@ -84,7 +84,7 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
         if record is not None:
             from ..recording import Recording
 
-            recording = Recording(bundle, record, worker)
+            recording = Recording(bundle, record, worker, script=opts.script)
             session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         if session.progress is not None:
@@ -92,7 +92,7 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
         data = run_input(runtime, prompt, inputs, worker)
         if recording is None:
             session.output = runtime.run(data, worker=worker).output
-            return ExitCode.OK
+            return session.flow_denied_status(runtime)
         recording.turn(data)
         try:
             session.output = runtime.run(data, worker=worker).output
@@ -102,4 +102,4 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
             raise
         recording.answered(session.output)
         recording.save()
-    return ExitCode.OK
+        return session.flow_denied_status(runtime)
