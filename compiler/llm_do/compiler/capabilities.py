@@ -343,24 +343,6 @@ class Analysis:
         steps.append(Step(path[-1], grant.via, grant.via_kind, grant.gate))
         return Reach(capability, tuple(path), tuple(steps))
 
-    def first_hops(self, worker: str, capability: str) -> list[Reach]:
-        """One path per first step that gives the worker a propagating capability: each of its own
-        grants of it, and each callee's least gated path; least gated first, then the shortest,
-        then by the first step's name. `diff` names the ones a change adds (a worker that gains a
-        write both itself and through a callee)."""
-        view = self.views.get(worker)
-        if view is None:
-            return []
-        found = [Reach(capability, (worker,), (Step(worker, g.via, g.via_kind, g.gate),))
-                 for g in view.grants if g.capability == capability and g.gate.level is not None]
-        for callee, gate in view.calls.items():
-            if gate.level is None or callee == worker or callee not in self._best.get(capability, {}):
-                continue
-            rest = self.reach(callee, capability)
-            if rest is not None:
-                found.append(Reach(capability, (worker, *rest.path), (Step(worker, callee, "tool", gate), *rest.steps)))
-        return sorted(found, key=lambda r: (GATES.index(r.gate), len(r.path), r.steps[0].via))
-
     def reaches(self, worker: str) -> list[Reach]:
         return [r for c in self.capabilities(worker) if (r := self.reach(worker, c)) is not None]
 
