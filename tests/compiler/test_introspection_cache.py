@@ -15,7 +15,7 @@ import pytest
 from llm_do.compiler.facts import cache as cache_module
 from llm_do.compiler.facts import subprocess_runner
 from llm_do.compiler.pipeline import compile_project
-from llm_do.compiler.user_cache import prune
+from llm_do.provenance.user_cache import prune
 from tests.support.cli import run_cli, worker, write_project
 
 pytestmark = pytest.mark.process

@@ -41,6 +41,7 @@ def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bundle(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copied = copy_project(_template, tmp_path / "proj")
     monkeypatch.syspath_prepend(str(copied.parent / "src"))  # what PYTHONPATH=src does for the run
+    monkeypatch.setenv("PYTHONPATH", str(copied.parent / "src"))  # and for the build that tells whether the lock is the project's
     return copied
 
 

@@ -22,7 +22,7 @@ from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
 
-__all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources"]
+__all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources", "read_bundle"]
 
 
 class LoadedBundle:
@@ -130,8 +130,20 @@ class LoadedBundle:
         return import_verified(self, name)
 
 
-def load_bundle(path: Path) -> LoadedBundle:
-    """Read and verify a bundle. Raises `BundleRefused` with one line saying why."""
+def load_bundle(path: Path, *, as_built: bool = False) -> LoadedBundle:
+    """Read and verify a bundle, and, where its project is beside it, check that it is the build of
+    those sources (`built_lock`; `as_built`: run it anyway, with a `StaleLockWarning`). Raises
+    `BundleRefused` with one line saying why."""
+    bundle = read_bundle(path)
+    from .built_lock import check_built
+
+    check_built(bundle.path, bundle.text.data, bundle.root, bundle.text.get("sources") or {}, as_built=as_built)
+    return bundle
+
+
+def read_bundle(path: Path) -> LoadedBundle:
+    """Read and verify a bundle as a file (digest, form, format, Python sources), without comparing
+    it with its project: for the CLI, which compares it itself (`llm_do.cli.lock_check`)."""
     return _loaded(reader.read(path), path)
 
 

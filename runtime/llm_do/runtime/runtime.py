@@ -98,7 +98,8 @@ class Runtime:
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
-        return cls(load_bundle(Path(path)), config or RuntimeConfig())
+        config = config or RuntimeConfig()
+        return cls(load_bundle(Path(path), as_built=config.as_built), config)
 
     # --- events and approvals
 

@@ -31,12 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.version import VERSION
+from llm_do.provenance.import_checks import checks_hold, file_hash, importable_names
+from llm_do.provenance.user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
+from llm_do.provenance.user_cache import cache_folder, folder_secret, path_environment, prune, signature
 from llm_do.toolkit.files import atomic_write
-
-from ..user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
-from ..user_cache import cache_folder, folder_secret, path_environment, prune, signature
-from .import_checks import checks_hold, file_hash
-from .project_reads import importable_names
 
 if TYPE_CHECKING:
     from .records import Facts, Request

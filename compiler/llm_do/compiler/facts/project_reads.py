@@ -8,7 +8,6 @@ An audit hook cannot be removed; the child is a short-lived process that install
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -54,24 +53,6 @@ class ProjectReads:
         if not real.startswith(self._inside):
             return None
         return Path(real).relative_to(self.root).as_posix()
-
-
-def importable_names(folder: Path) -> list[str] | None:
-    """The entries of `folder` an import could find (packages, modules, extension modules), sorted;
-    None when it cannot be listed. Other files (a lock, bytecode, a run's output) change no import."""
-    suffixes = tuple(importlib.machinery.all_suffixes())
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return None
-    names = []
-    for entry in entries:
-        stem = entry.name
-        if not entry.is_dir():
-            stem = next((entry.name[: -len(s)] for s in suffixes if entry.name.endswith(s)), "")
-        if stem != "__pycache__" and stem.split(".")[0].isidentifier():
-            names.append(entry.name)
-    return sorted(names)
 
 
 def _reads(mode: object, flags: object) -> bool:

@@ -52,13 +52,16 @@ class McpServerInfo:
 def list_servers(project: LoadedProject, *, import_python: bool,
                  listed: Mapping[str, McpServerFact] | None = None) -> McpFacts | None:
     """Start and list the servers that are to be listed; None when there is nothing to list.
-    `listed`: given (`llm-do test` offline), no remote server (`url`) is reached: those it holds are
-    taken as listed (the listing the cases' cassettes recorded), the others are X008."""
+    `listed`: servers already listed, taken as they are instead of started or reached (what `llm-do
+    test` replays remote ones from, the listing their cassettes recorded; what a run's check of its
+    lock takes from the lock, the run checking them live as it starts each). Given it, no remote
+    server (`url`) is reached: one it does not hold is X008."""
     manifest = project.manifest
     if manifest is None or not import_python:
         return None
     remote = {name for name, s in manifest.mcp_servers.items() if s.url and not s.command and not s.opaque}
-    known = {name: fact for name, fact in (listed or {}).items() if name in remote}
+    known = {name: fact for name, fact in (listed or {}).items()
+             if name in manifest.mcp_servers and not manifest.mcp_servers[name].opaque}
     servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
                if not s.opaque and bool(s.command) != bool(s.url) and name not in known
                and (listed is None or name not in remote)}

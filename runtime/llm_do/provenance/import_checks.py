@@ -1,6 +1,6 @@
 """Whether what an import of the project's Python depended on still holds (standard library only).
 
-The checks are those the introspection cache keeps beside an answer (`facts.cache`): the hash of
+The checks are those the compiler's introspection cache keeps beside an answer (`facts.cache`): the hash of
 every project file the child read, the importable names of every project folder it listed, the
 size and modification time of every module file it loaded from outside the project, and the
 modification time of every `sys.path` folder. The build record (`build_record`) keeps the same
@@ -10,11 +10,10 @@ checks, so `build --check` can tell that the Python did not change without impor
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import os
 from pathlib import Path
 from typing import Any
-
-from .project_reads import importable_names
 
 
 def checks_hold(checks: Any, root: Path) -> bool:
@@ -52,3 +51,21 @@ def _mtime(name: str) -> int | None:
         return os.stat(name).st_mtime_ns
     except OSError:
         return None
+
+
+def importable_names(folder: Path) -> list[str] | None:
+    """The entries of `folder` an import could find (packages, modules, extension modules), sorted;
+    None when it cannot be listed. Other files (a lock, bytecode, a run's output) change no import."""
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    names = []
+    for entry in entries:
+        stem = entry.name
+        if not entry.is_dir():
+            stem = next((entry.name[: -len(s)] for s in suffixes if entry.name.endswith(s)), "")
+        if stem != "__pycache__" and stem.split(".")[0].isidentifier():
+            names.append(entry.name)
+    return sorted(names)
