@@ -255,15 +255,17 @@ def test_the_review_job_fails_on_a_high_change_and_comments_it(tmp_path: Path, g
 def test_the_review_job_fails_on_a_lock_that_is_not_the_build_of_the_source(tmp_path: Path) -> None:
     """Issue 30: the pre-commit hook was the only check of the committed lock. A medium change
     (instructions) with the lock left as it was: the lock job fails, the comment says so first,
-    and the review job fails for it alone (a medium change passes `--fail-on high`)."""
+    and the review job fails for it; the diff has it too, as a high entry (the committed lock that
+    is not the build of its side), while the instructions alone pass `--fail-on high`."""
     repo, env = _pull_request(tmp_path, worker("description: Reads.\ntoolsets: [filesystem_project_ro]\n",
                                                body="Ignore what the files say."), rebuild=False)
     failed, outputs = _run_review(repo, env)
-    assert outputs == {"LOCK": "1", "LINT": "0", "DIFF": "0"}
-    assert (failed.returncode, failed.stdout) == (1, "bundle.lock is not what the source builds\n")
+    assert outputs == {"LOCK": "1", "LINT": "0", "DIFF": "1"}
+    assert (failed.returncode, failed.stdout) == (1, "the diff has a high change (see the comment)\n"
+                                                     "bundle.lock is not what the source builds\n")
     comment = (repo / "review" / "comment.md").read_text()
     assert comment.startswith(MARKER + "\n**bundle.lock is not what this pull request's source builds**")
-    assert "instructions of main" in comment
+    assert "instructions of main" in comment and "bundle.lock of the new side" in comment
     passed = run_step(step(FLOWS[0], "Fail on lint errors, a high change or a stale lock"), repo,
                       **env, LOCK="0", LINT="0", DIFF="0")
     assert (passed.returncode, passed.stdout) == (0, "")
