@@ -514,6 +514,15 @@ RULES: dict[str, Rule] = _rules(
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
          "A project may silence warning and info codes; errors always stay.",
          raised_in=("pipeline",)),
+    Rule("C002", "rule-not-resolved-without-import", "info",
+         "An approval rule that `--no-import` cannot resolve: it may match a tool made when a module runs.",
+         "Read without importing (`--no-import`, as the CI recipe reads a pull request), a toolset whose "
+         "tools are made by code (a `FunctionToolset` filled by `@toolset.tool` decorators) cannot be "
+         "listed, so a rule whose name or glob matches none of the tools the text shows may still match "
+         "one of its tools. It is not an error there: the rest of the project is checked and `diff "
+         "--no-import` compares the rule as written. A build that imports the Python resolves it, and "
+         "reports A002 if it matches nothing.",
+         raised_in=("approvals.apply",)),
 )
 
 

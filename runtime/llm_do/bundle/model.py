@@ -98,7 +98,7 @@ class CodePart(TypedDict):
 
 
 class CodeNode(TypedDict):
-    """The code a Python tool, a `TOOLSETS` toolset or the entry function runs, read with `ast`."""
+    """The code a Python tool, a `TOOLSETS` toolset, a local MCP server or the entry function runs, read with `ast`."""
 
     function: str | None
     """`FILE:NAME` of its def; None when the whole module counts (a toolset, a function `ast` cannot find)."""
@@ -167,7 +167,8 @@ class ToolsetNode(TypedDict):
     capabilities: NotRequired[list[str]]
     """Absent: none."""
     code: NotRequired[CodeNode]
-    """Python `TOOLSETS` only: the code of its module (its tools are built by it)."""
+    """Python `TOOLSETS`: the code of its module (its tools are built by it). MCP: the code of the
+    project files it runs (`sources`), each file whole (absent: it runs none)."""
 
 
 class WorkerToolset(TypedDict):

@@ -128,7 +128,11 @@ def resolve_toolsets(
                                      listed_as=ref.name if python.key != ref.name else "")
             worker.toolsets.append(use)
             if python.fact.tools is None:
+                from ..facts.static_reader import NOT_IMPORTED  # loaded already: the project has Python
+
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
+                if python.fact.opaque_reason == NOT_IMPORTED:  # made when the module runs: listed with import
+                    worker.unlisted.append(ref.name)
             else:
                 for tool_fact in python.fact.tools:
                     _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=python.key, group=ref.name,
