@@ -118,7 +118,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
          "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
          "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
-         "one may call. The hint names the closest of these.",
+         "one may call. The hint names the closest of these (every toolset of a family: `shell` "
+         "-> `shell_readonly` or `shell_file_ops`); for the name of a tool (`read_file`), the "
+         "toolsets that have it.",
          raised_in=("stages.resolve_toolsets",)),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
          "An entry in `tools:` names a function exported by the TOOLS of a file in python_files.",
