@@ -32,8 +32,10 @@ RULES: dict[str, Rule] = _rules(
     # --- P: syntax and structure of project.json and front matter
     Rule("P001", "yaml-syntax", "error", "The front matter is not valid YAML.",
          "The block between the two `---` lines at the top of a .worker file is parsed as YAML. The "
-         "diagnostic points at the place the YAML parser gave up; quoting a value that contains `:` "
-         "or starts with `*`, `&`, `!` or `%` is the usual fix.",
+         "diagnostic points at the mistake, where llm-do recognizes it (the `[`, `{` or quote that is "
+         "never closed, a tab, a key or list item indented out of line, a line without `key: value`), "
+         "and otherwise at the place the YAML parser gave up; quoting a value that contains `: ` "
+         "or starts with `*`, `&`, `!`, `@` or `%` is the usual fix.",
          raised_in=("syntax.yaml_positions",)),
     Rule("P002", "json-syntax", "error", "project.json is not valid JSON.",
          "project.json must be one JSON object. Trailing commas and comments are not JSON.",
