@@ -71,8 +71,14 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
     workers = len(result.resolved.workers) if result.resolved else 0
     verb = "is up to date" if unchanged else "written"
-    click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
+    _done(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", quiet)
     return ExitCode.OK
+
+
+def _done(line: str, quiet: bool) -> None:
+    """A line saying the build went well: not with `-q`, which prints only errors."""
+    if not quiet:
+        click.echo(line, err=True)
 
 
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
@@ -104,7 +110,7 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     workers = body["workers"]
     counted = "" if check else f" ({workers} worker{'s' if workers != 1 else ''})"
     if recalled.rebuilt is None:
-        click.echo(f"{_shown(lock)} is up to date{counted}", err=True)
+        _done(f"{_shown(lock)} is up to date{counted}", quiet)
         return True
     from llm_do.compiler.stages.emit import write_atomic
 
@@ -114,7 +120,7 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     except OSError as exc:
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
     keep_rebuilt(records, packs, root, lock, recalled)
-    click.echo(f"{_shown(lock)} written{counted}", err=True)
+    _done(f"{_shown(lock)} written{counted}", quiet)
     return True
 
 
@@ -144,7 +150,7 @@ def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet
         raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
     print_diagnostics([as_report(str(project), status.result)], quiet=quiet)
     if status.current:
-        click.echo(f"{_shown(lock)} is up to date", err=True)
+        _done(f"{_shown(lock)} is up to date", quiet)
         return ExitCode.OK
     click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
     for line in status.differences:
