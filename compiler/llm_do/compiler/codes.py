@@ -113,10 +113,10 @@ RULES: dict[str, Rule] = _rules(
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "
          "The diagnostic points at the second definition and relates the first.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
          "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
          "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
          "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "

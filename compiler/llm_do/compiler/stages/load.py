@@ -19,7 +19,7 @@ from ..syntax.json_reading import JsonProblem, read_json
 from ..syntax.limits import MAX_PATTERN_CHARS
 from ..syntax.manifest import Entry, ProjectManifest
 from ..syntax.positions import LazyPositions, Pos, Positions, PositionTable
-from ..syntax.project_glob import glob_project, has_magic
+from ..syntax.project_glob import glob_project, has_magic, pattern_matches
 from ..syntax.sources import (
     NotRegularSource,
     NotText,
@@ -63,6 +63,13 @@ class LoadedProject:
     that belongs to that worker alone."""
     manifest_incomplete: frozenset[str] = frozenset()
     """Manifest keys whose value an error already reported dropped in whole or part (cascade.py)."""
+
+    def collects(self, worker_file: str) -> bool:
+        """Whether a worker file at this path (relative, `/`-separated) would be part of the
+        project: a `worker_files` pattern covers it (any `.worker` file below the root of a
+        project without project.json)."""
+        patterns = ["**/*.worker"] if self.implicit else (self.manifest.worker_files if self.manifest else [])
+        return any(pattern_matches(p, worker_file) for p in patterns)
 
     def at(self, *path: str | int, key: bool = True) -> Location:
         """A location in the manifest (the top of main.worker for an implicit project)."""

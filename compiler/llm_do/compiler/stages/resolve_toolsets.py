@@ -13,7 +13,6 @@ from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
 from ..syntax.positions import PositionTable
-from ..syntax.project_glob import pattern_matches
 from ..syntax.sources import OutsideRoot, lexically_confined
 from ..syntax.validation import validate
 from .parse import ParsedWorker
@@ -211,8 +210,7 @@ def _check_created_workers_collected(project: ResolvedProject, toolset: str, fol
     next build would leave the created workers out, silently."""
     folder = lexically_confined(folder)
     sample = f"{folder}/new_worker.worker" if folder != "." else "new_worker.worker"
-    patterns = ["**/*.worker"] if project.loaded.implicit else project.manifest.worker_files
-    if any(pattern_matches(p, sample) for p in patterns):
+    if project.loaded.collects(sample):
         return
     diagnostics.append(diagnostic(
         "F007", f"{toolset} writes workers to '{folder}', which no worker_files entry covers: the next build leaves "
