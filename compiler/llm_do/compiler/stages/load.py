@@ -145,6 +145,10 @@ def _directory_python(project: LoadedProject) -> dict[str, str]:
     return out
 
 
+EDITOR_SCHEMA_KEY = "$schema"
+"""A top-level key of project.json that llm-do ignores: the JSON Schema an editor validates it with."""
+
+
 def _read_manifest(
     sources: SourceMap, manifest_file: str, diagnostics: list[Diagnostic]
 ) -> tuple[ProjectManifest | None, Positions, frozenset[str]]:
@@ -176,6 +180,12 @@ def _read_manifest(
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
+    editor_schema = data.pop(EDITOR_SCHEMA_KEY, None)  # for editors only (`llm-do init` writes it)
+    if editor_schema is not None and not isinstance(editor_schema, str):
+        pos = positions.value((EDITOR_SCHEMA_KEY,))
+        diagnostics.append(diagnostic("P006", f"{EDITOR_SCHEMA_KEY}: the URL of the JSON Schema editors validate "
+                                      f"{MANIFEST_NAME} with must be a string", Location(file=manifest_file, line=pos.line,
+                                                                                         column=pos.column)))
     data, positions, found = upgrade_manifest(data, manifest_file, positions)
     diagnostics.extend(found)
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)

@@ -11,6 +11,7 @@ from llm_do.compiler.stages.emit import write_atomic
 from llm_do.compiler.stages.worker_names import NameClash, name_clash
 
 from ..errors import ExitCode, usage_problem
+from ..schema_files import schema_id
 from . import init_worker
 
 MAIN_WORKER = """\
@@ -55,6 +56,7 @@ cases:
 
 def _manifest(name: str) -> dict:
     return {
+        "$schema": schema_id("project"),
         "version": 1,
         "name": name,
         "worker_files": ["**/*.worker"],
@@ -110,10 +112,13 @@ def _project_files(directory: Path, main_worker: str, script: dict, approvals: s
 
 def _write(directory: Path, files: dict[str, str], *, replace: bool = False) -> None:
     """Write the files that do not exist yet (an existing main.worker or script.json is kept), or
-    with `replace` every one."""
+    with `replace` every one; a worker file names its JSON Schema for editors (the YAML language
+    server's comment, first in its front matter)."""
     try:
         for rel, text in files.items():
             path = directory / rel
+            if rel.endswith(".worker") and text.startswith("---\n"):
+                text = f"---\n# yaml-language-server: $schema={schema_id('worker')}\n{text[4:]}"
             if replace or not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(path, text.encode())

@@ -1,6 +1,6 @@
 """The case format: `tests/*.yaml` of a project, each a list of cases under `cases:`. Parsed with
 positions, so every mistake is reported at its file and line (`CaseProblem`, exit 2); the JSON
-Schema in spec/schemas/case.schema.json is generated from these models."""
+Schema in runtime/llm_do/cli/schemas/case.schema.json is generated from these models."""
 
 from __future__ import annotations
 
