@@ -120,7 +120,10 @@ def test_every_docstring_reads_as_pydantic_ai_parses_it(project: Path) -> None:
         for node in ast.walk(ast.parse((project / rel).read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(node) is not None:
                 function = SimpleNamespace(__doc__=ast.get_docstring(node, clean=False))
-                assert description_of(node) == doc_descriptions(function, docstring_format="auto")[0], f"{rel}:{node.name}"
+                options = {"docstring_format": "auto"}
+                if "has_return_annotation" in inspect.signature(doc_descriptions).parameters:  # pydantic-ai >= 2.7x
+                    options["has_return_annotation"] = node.returns is not None
+                assert description_of(node) == doc_descriptions(function, **options)[0], f"{rel}:{node.name}"
 
 
 def _doc_of(source: str) -> str | None:

@@ -1,68 +1,59 @@
 """A Python tool's description read from its docstring with `ast` (`--no-import`): the text the
 model reads, so `diff --no-import` compares it as instructions as `diff` does.
 
-It is what pydantic-ai makes of the docstring when it imports the tool (`_griffe.doc_descriptions`
-in pydantic-ai 2.x, `docstring_format='auto'`): the style inferred by the same patterns, the
-docstring parsed by griffe (which pydantic-ai depends on) with the same options, the text section
-kept, and a returns section added as XML. tests/compiler/test_static_description.py holds them
-equal for every tool in examples/ and tests/anchor/projects/. griffe loads only for a docstring.
+It is what pydantic-ai makes of the docstring when it imports the tool: pydantic-ai's own parser
+(`pydantic_ai/_griffe.py`, `doc_descriptions` with `docstring_format='auto'`) is run on the
+docstring, so the text follows the installed pydantic-ai wherever its rules move (2.7x added
+admonitions and the return annotation's say over a returns section). The module is loaded from its
+file, not imported as part of `pydantic_ai`: it needs only the standard library and griffe, while
+the package costs a second to import, which the compiler never pays.
+tests/compiler/test_static_description.py holds the result equal to what an import gives for every
+tool in examples/ and tests/anchor/projects/.
 """
 
 from __future__ import annotations
 
 import ast
-import re
-from typing import Any, Literal
-
-Style = Literal["google", "numpy", "sphinx"]
-
-_STYLE_PATTERNS: tuple[tuple[str, tuple[str, ...], Style], ...] = (
-    (r"\n[ \t]*:{0}([ \t]+\w+)*:([ \t]+.+)?\n",
-     ("param", "parameter", "arg", "argument", "key", "keyword", "type", "var", "ivar", "cvar", "vartype", "returns",
-      "return", "rtype", "raises", "raise", "except", "exception"), "sphinx"),
-    (r"\n[ \t]*{0}:([ \t]+.+)?\n[ \t]+.+",
-     ("args", "arguments", "params", "parameters", "keyword args", "keyword arguments", "other args", "other arguments",
-      "other params", "other parameters", "raises", "exceptions", "returns", "yields", "receives", "examples",
-      "attributes", "functions", "methods", "classes", "modules", "warns", "warnings"), "google"),
-    (r"\n[ \t]*{0}\n[ \t]*---+\n",
-     ("deprecated", "parameters", "other parameters", "returns", "yields", "receives", "raises", "warns", "attributes",
-      "functions", "methods", "classes", "modules"), "numpy"),
-)
-"""pydantic-ai's `_docstring_style_patterns`: the first style one of whose headings appears."""
+import importlib.util
+import inspect
+from collections.abc import Callable
+from functools import cache
+from types import ModuleType, SimpleNamespace
 
 
 def description_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The description pydantic-ai gives the tool: None without a docstring."""
     doc = ast.get_docstring(function, clean=False)
-    return None if doc is None else describe(doc)
+    return None if doc is None else describe(doc, has_return_annotation=function.returns is not None)
 
 
-def describe(doc: str) -> str:
-    """A docstring (as `__doc__` holds it) as pydantic-ai describes the tool."""
-    from griffe import Docstring, DocstringSectionKind
-
-    style = _style(doc)
-    sections = Docstring(doc, lineno=1, parser=style, parser_options=_options(style)).parse()
-    text = next((s.value for s in sections if s.kind == DocstringSectionKind.text), "")
-    returns = next((s for s in sections if s.kind == DocstringSectionKind.returns), None)
-    if returns is None:
-        return text
-    first = returns.value[0]
-    type_tag = f"<type>{first.annotation}</type>\n" if first.annotation else ""
-    xml = f"<returns>\n{type_tag}<description>{first.description}</description>\n</returns>"
-    return f"<summary>{text}</summary>\n{xml}" if text else xml
+def describe(doc: str, *, has_return_annotation: bool = False) -> str:
+    """A docstring (as `__doc__` holds it) as pydantic-ai describes the tool; `has_return_annotation`:
+    whether the function's signature says what it returns (`get_type_hints` then has a `return`)."""
+    parse, takes_annotation = _doc_descriptions()
+    options: dict[str, object] = {"docstring_format": "auto"}
+    if takes_annotation:
+        options["has_return_annotation"] = has_return_annotation
+    return parse(SimpleNamespace(__doc__=doc), **options)[0] or ""
 
 
-def _style(doc: str) -> Style:
-    for pattern, headings, style in _STYLE_PATTERNS:
-        if any(re.search(pattern.format(h), doc, re.IGNORECASE | re.MULTILINE) for h in headings):
-            return style
-    return "google"
+@cache
+def _doc_descriptions() -> tuple[Callable[..., tuple[str | None, dict[str, str]]], bool]:
+    """pydantic-ai's `doc_descriptions`, and whether it takes `has_return_annotation` (from 2.7x)."""
+    parse = _pydantic_ai_griffe().doc_descriptions
+    return parse, "has_return_annotation" in inspect.signature(parse).parameters
 
 
-def _options(style: Style) -> Any:
-    from griffe import GoogleOptions, NumpyOptions, SphinxOptions
-
-    if style == "google":
-        return GoogleOptions(returns_named_value=False, returns_multiple_items=False, warnings=False)
-    return NumpyOptions(warnings=False) if style == "numpy" else SphinxOptions(warnings=False)
+def _pydantic_ai_griffe() -> ModuleType:
+    """pydantic-ai's docstring parser, loaded from its file under a name of ours (`find_spec` of a
+    top-level package locates it without importing it)."""
+    package = importlib.util.find_spec("pydantic_ai")
+    if package is None or not package.submodule_search_locations:
+        raise ModuleNotFoundError("pydantic_ai is not installed")
+    path = f"{next(iter(package.submodule_search_locations))}/_griffe.py"
+    spec = importlib.util.spec_from_file_location("llm_do.compiler.facts._pydantic_ai_griffe", path)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

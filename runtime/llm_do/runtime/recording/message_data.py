@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-VARYING = frozenset({"timestamp", "run_id", "conversation_id"})
+VARYING = frozenset({"timestamp", "request_timestamp", "duration", "run_id", "conversation_id"})
 """Keys whose values differ between two identical runs: never recorded, never compared."""
 
 
