@@ -120,3 +120,16 @@ def test_yaml_hint_and_trailing_comma_functions() -> None:
     text = json.dumps([1])[:-1] + ", ]"
     assert json_trailing_comma(text, text.index("]")) == text.index(",")
     assert json_trailing_comma('{"a": 1}', 7) is None
+
+
+@pytest.mark.parametrize(("text", "closes"), [
+    ('["a", "b]", {"c": "]"}]', 22),  # JSON: brackets in strings are text
+    ("[a, 'it''s ]', b] # ]", 16),  # YAML: '' inside single quotes
+    ("[a, # a comment ]\n  b]", 21),  # YAML: a comment is not the list's
+    ("[a, b\nmodel: x\n", None),
+    ('{"k": "\\"]"}', 11),  # an escaped quote does not end the string
+])
+def test_closing_bracket(text: str, closes: int | None) -> None:
+    from llm_do.compiler.syntax.brackets import closing_bracket
+
+    assert closing_bracket(text, 0) == closes

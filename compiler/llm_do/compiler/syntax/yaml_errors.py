@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from .brackets import closing_bracket
 from .hints import yaml_hint
 
 
@@ -99,7 +100,7 @@ def _unclosed_collection(source: _Source, error: _Error) -> YamlSyntaxError | No
     if opener not in _CLOSERS:
         return None
     kind, closer = _COLLECTION[opener], _CLOSERS[opener]
-    if _closes(source.text, opened.index):
+    if closing_bracket(source.text, opened.index) is not None:
         if error.at is None:
             return None
         return YamlSyntaxError(f"expected ',' or '{closer}' here, in the {kind} opened with '{opener}' on line "
@@ -241,37 +242,6 @@ def _after_quote(source: _Source, error: _Error) -> YamlSyntaxError | None:
 
 
 # --- helpers
-
-
-def _closes(text: str, start: int) -> bool:
-    """Whether the bracket at `start` is closed later in the text (quoted text skipped)."""
-    depth = 0
-    quote = ""
-    i = start
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\" and quote == '"':
-                i += 1
-            elif c == quote:
-                if quote == "'" and text[i + 1 : i + 2] == "'":
-                    i += 1
-                else:
-                    quote = ""
-        elif c in "'\"" and (i == 0 or text[i - 1] in " \t[{,\n"):
-            quote = c
-        elif c in "[{":
-            depth += 1
-        elif c in "]}":
-            depth -= 1
-            if depth == 0:
-                return True
-        elif c == "#" and text[i - 1 : i] in (" ", "\t", "\n"):
-            newline = text.find("\n", i)
-            i = len(text) if newline < 0 else newline
-            continue
-        i += 1
-    return False
 
 
 def _quoted_value(line: str, column: int) -> str | None:

@@ -67,7 +67,11 @@ def listing_worker_file(manifest: str, start: int, worker_file: str) -> str:
     offset `start`; the rest of the text, the items' layout included, stays as it was."""
     import json
 
-    end = _closing_bracket(manifest, start)
+    from llm_do.compiler.syntax.brackets import closing_bracket
+
+    end = closing_bracket(manifest, start)
+    if end is None:
+        raise ValueError("the worker_files list does not close")
     body = manifest[start + 1 : end]
     quoted = json.dumps(worker_file, ensure_ascii=False)
     if not body.strip():
@@ -75,25 +79,3 @@ def listing_worker_file(manifest: str, start: int, worker_file: str) -> str:
     lead = body[: len(body) - len(body.lstrip())]
     after_last = start + 1 + len(body.rstrip())
     return manifest[:after_last] + "," + (lead if "\n" in lead else " ") + quoted + manifest[after_last:]
-
-
-def _closing_bracket(text: str, start: int) -> int:
-    """The offset of the `]` that closes the JSON list opening at `start` (strings skipped)."""
-    depth, i, in_string = 0, start, False
-    while i < len(text):
-        c = text[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-        elif c in "]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ValueError("the JSON list does not close")
