@@ -168,10 +168,18 @@ def test_a_thread_id_that_is_no_plain_name_is_refused(build, thread: str) -> Non
 
 
 def test_an_unreadable_thread_file_is_a_clear_problem(build) -> None:
+    """Signed as llm-do signs threads (so the checksum is not what fails), but no messages."""
+    from llm_do.runtime.conversation_store import CHECKSUM, _checksum
+    from llm_do.toolkit.user_state import state_key
+
     bundle = build(PROJECT)
     path = bundle.parent / ".llm-do" / "threads" / "bad.json"
     path.parent.mkdir(parents=True)
-    path.write_text('{"thread_format": 1, "worker": "main", "messages": [{"nonsense": 1}]}')
+    doc = {"thread_format": 1, "id": "bad", "worker": "main", "messages": [{"nonsense": 1}]}
+    path.write_text(json.dumps({**doc, CHECKSUM: _checksum(state_key(create=True), doc)}))
+    with pytest.raises(ThreadProblem, match="not a usable thread"):
+        Runtime.load(bundle).chat(thread="bad")
+    path.write_text("{not json")
     with pytest.raises(ThreadProblem, match="not a usable thread"):
         Runtime.load(bundle).chat(thread="bad")
 

@@ -32,7 +32,7 @@ from llm_do.runtime.taint import (
     from_json,
 )
 from tests.support.approvals import turns
-from tests.support.cli import worker
+from tests.support.projects import PUBLISHING_PROJECT
 
 READ = Source("private", "fs.read:project/**", "main", "read_file")
 PAGE = Source("untrusted", "mcp:web:fetch", "browser", "fetch")
@@ -122,12 +122,7 @@ def test_a_threads_taint_survives_json_and_malformed_ones_are_refused() -> None:
 
 # --- runs -----------------------------------------------------------------------------------------
 
-PROJECT = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
-                     "flows": {"paths": {"public": "published"}}},
-    "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Talk."),
-    "secret.txt": "the launch code is 0000\n",
-}
+PROJECT = PUBLISHING_PROJECT
 READ_CALL = [ToolCallPart("read_file", {"path": "secret.txt"})]
 
 

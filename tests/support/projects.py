@@ -18,6 +18,16 @@ from tests.support.cli import run_cli, worker, write_project
 
 Files = dict[str, "str | dict[str, Any]"]
 
+PUBLISHING_PROJECT: Files = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "flows": {"paths": {"public": "published"}}},
+    "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Talk."),
+    "secret.txt": "the launch code is 0000\n",
+}
+"""A project whose worker reads private files and publishes: `public/` is published, so `write_file`
+of it is an egress, and `read_file` of `secret.txt` a private read (with the run's untrusted input,
+the frame is armed: the next publish is asked)."""
+
 
 def build_project(root: Path, files: Files) -> Path:
     """Write `files` below `root`, run `llm-do build` on it; return the path of its bundle.lock."""

@@ -385,6 +385,15 @@ RULES: dict[str, Rule] = _rules(
          "glob, with the glob that matches what it names as the hint. The approval question, "
          "`capabilities` and `diff` name the root beside the path and the rules.",
          raised_in=("approvals.check",)),
+    Rule("A012", "positional-argv-rule", "warning", "A rule tests one position of a shell command line against an operand.",
+         "Rules see shell's `argv` normalized: the command, its operands in order (paths resolved, the "
+         "destination last), then its flags. `argv[1]` is the first operand whatever flags are given, "
+         "but a command that takes several operands puts a path at any later position: "
+         "`deny shell(argv[1] == 'secret.txt')` misses `cat notes.txt secret.txt`. Test every position with "
+         "`argv[*]` (any element): `deny shell(argv[*] == 'secret.txt')`. Positions a command fixes in every "
+         "spelling (mv takes one source: `argv[1]` is what moves and `argv[2]` where to; git's "
+         "subcommand is `argv[1]`) are not reported when the rule pins the command with `argv[0] == ...`.",
+         raised_in=("approvals.check",)),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "

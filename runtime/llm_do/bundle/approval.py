@@ -63,6 +63,10 @@ class _Missing:
 
 MISSING: Final = _Missing()
 
+ANY_ELEMENT: Final = "*"
+"""A step of a condition's path standing for every element of a list (`argv[*]`): the comparison
+holds when it holds of any element. A rule's key is a name, so `*` is never one."""
+
 
 def lookup(args: Any, path: Sequence[str | int]) -> Any:
     """The value at `path` (keys and list indices) in the arguments, or MISSING."""
@@ -122,7 +126,9 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
 
     A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
     when one side is false, `or` true when one side is true, whatever the other (Kleene logic).
-    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root.
+    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root. A comparison
+    over `argv[*]` holds when it holds of any element (true if one is, else unsettled if one is,
+    else false: none of an empty list).
     """
     op = condition["op"]
     if op == "not":
@@ -137,8 +143,26 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
                 return settles
             unsettled = unsettled or value is None
         return None if unsettled else not settles
-    actual = lookup(args, condition["param"])
+    param = condition["param"]
+    if ANY_ELEMENT in param:
+        outcomes = [None if v is MISSING else compare(op, v, condition["value"]) for v in _each(args, param)]
+        return True if True in outcomes else (None if None in outcomes else False)
+    actual = lookup(args, param)
     return None if actual is MISSING else compare(op, actual, condition["value"])
+
+
+def _each(value: Any, path: Sequence[str | int]) -> list[Any]:
+    """The values at `path`, each `*` step taking every element of a list (MISSING where a path
+    does not go on); an empty list gives none."""
+    for i, step in enumerate(path):
+        if step == ANY_ELEMENT:
+            if not isinstance(value, (list, tuple)):
+                return [MISSING]
+            return [v for item in value for v in _each(item, path[i + 1:])]
+        value = lookup(value, (step,))
+        if value is MISSING:
+            return [MISSING]
+    return [value]
 
 
 def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:

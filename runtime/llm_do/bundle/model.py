@@ -199,7 +199,8 @@ class ConditionTest(TypedDict):
 
     op: Literal["glob", "==", "!=", "<", "<=", ">", ">=", "in"]
     param: list[str | int]
-    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`."""
+    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`, and `"*"`
+    for any element of a list (`["argv", "*"]` for `argv[*]`)."""
     value: Any
 
 

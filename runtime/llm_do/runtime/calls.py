@@ -119,7 +119,7 @@ class WorkerCaller:
             check_worker_services(name, spec.services, runtime.config.services or {})
         try:
             worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
-            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)
+            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model, lock=self.bundle.path)
         except (WorkerInputProblem, AttachmentProblem) as exc:
             if parent is not None:
                 raise CallRefused(str(exc)) from None

@@ -30,8 +30,10 @@ def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spe
     cls = getattr(importlib.import_module(module), cls_name)
     settings = descriptor.settings_model.model_validate(use.settings)
     base = runtime.bundle.root if descriptor.root == "project" else Path(runtime.config.cwd or Path.cwd()).resolve()
+    from llm_do.toolkit.protected import protected_paths
+
     try:
-        return cls(descriptor, settings, base)
+        return cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
     except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
         raise ToolsetProblem(f"{name}: {exc}") from None
 
