@@ -48,6 +48,7 @@ def _introspection_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 # first, so the many quick modules fill the end of the run instead of a lone worker finishing one of
 # these. Only the order depends on this list.
 SLOW_FIRST = ("postgres", "tests/compiler/test_diff_corpus.py", "tests/runtime/mcp/test_mcp_runs.py",
+              "tests/compiler/test_cache_walk.py", "tests/compiler/test_no_read_blocks.py",
               "tests/compiler/test_introspection_cache.py", "tests/anchor/test_anchor_projects.py",
               "tests/runtime/mcp/test_mcp_build.py", "tests/runtime/test_terminal_prompt.py",
               "tests/runtime/test_durable_batch.py", "tests/runtime/test_stopping.py", "tests/runtime/test_serve.py",

@@ -66,7 +66,8 @@ def test_run_takes_worker_as_exec_does(schema_bundle: Path, script) -> None:
 
 
 def test_build_and_run_quiet_print_no_warnings(schema_bundle: Path, script) -> None:
-    """The edit-run loop: -q keeps the same warnings (here G003, boss is unreachable) off every call."""
+    """The edit-run loop: -q keeps the same warnings and infos (here G003, boss is unreachable; R014,
+    judge's free-text reason reaches boss) off every call, counted by kind."""
     boss = script({"workers": {"judge": [{"output": {"score": 1, "reason": "r"}}]}})
     loud = run_cli("run", schema_bundle.parent, "--input-json", '{"text": "t"}', "--script", boss)
     quiet = run_cli("run", schema_bundle.parent, "-q", "--input-json", '{"text": "t"}', "--script", boss)

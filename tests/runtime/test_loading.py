@@ -124,11 +124,13 @@ def test_the_runtime_never_reads_worker_files_or_the_manifest(build, script) -> 
     assert result.stdout.strip() == "still here"
 
 
-def test_an_edited_worker_file_does_not_stop_exec(build) -> None:
-    """.worker files are compiled into the bundle; exec runs what was built (build --check notices)."""
+def test_an_edited_worker_file_stops_exec_unless_as_built(build) -> None:
+    """.worker files are compiled into the bundle, which is no longer their build: refused (exit 3,
+    tests/runtime/test_lock_sources.py), or run as built with --as-built."""
     bundle = build(SIMPLE)
     (bundle.parent / "main.worker").write_text("---\nmodel: nonsense\n---\nbroken {{\n", encoding="utf-8")
-    result = run_cli("exec", bundle, "hi", "--model", "test")
+    assert_refused(run_cli("exec", bundle, "hi", "--model", "test"), "main.worker", "--as-built")
+    result = run_cli("exec", bundle, "hi", "--model", "test", "--as-built")
     assert result.exit_code == 0, result.stderr
 
 

@@ -118,3 +118,17 @@ def test_the_derived_argv_is_declared_with_the_toolsets_commands() -> None:
     assert tool.derived["argv"]["prefixItems"][0]["enum"] == ["ls", "mv"]
     assert STDLIB_TOOLSETS["filesystem_project"].tool("read_file").derived == {}
     assert STDLIB_TOOLSETS["filesystem_project"].tool("write_file").path_params == ("path",)
+
+
+@pytest.mark.parametrize(("command", "moved"), [
+    ("mv -fv ./a -- -b d/", (["a", "-b"], "d")),
+    ("mv --update=older a b output/link", (["a", "b"], "src")),  # through the link: where the files land
+    ("mv -t output/link a", (["a"], "src")),
+    ("ls -la output", None),
+])
+def test_a_move_says_what_it_moves_and_where(root: Path, command: str, moved: tuple[list[str], str] | None) -> None:
+    """What the taint guard judges a move on (red team M1): sources and destination, absolute."""
+    toolset = shell(root)
+    found = toolset.moves("shell", toolset.normalize_args("shell", {"command": command}))
+    real = os.path.realpath(root)
+    assert found == (None if moved is None else ([os.path.join(real, s) for s in moved[0]], os.path.join(real, moved[1])))

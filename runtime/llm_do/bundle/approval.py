@@ -165,18 +165,32 @@ def _each(value: Any, path: Sequence[str | int]) -> list[Any]:
     return [value]
 
 
-def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
-    """The approval of one call: a matching `deny` wins wherever it stands; else the last matching
-    rule's action; else the tool's default. A rule matches when it has no condition (`when` null)
-    or its condition holds (an unsettled condition does not)."""
-    decision: Approval | None = None
-    for rule in rules:
+def deciding_rule(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> int | None:
+    """The index of the rule that decides one call: a matching `deny` wherever it stands, else the
+    last matching rule; None when no rule matches. A rule matches when it has no condition (`when`
+    null) or its condition holds (an unsettled condition does not)."""
+    found: int | None = None
+    for index, rule in enumerate(rules):
         when = rule.get("when")
         if when is None or holds(when, args) is True:
             if rule["action"] == DENY:
-                return DENY
-            decision = rule["action"]
-    return default if decision is None else decision
+                return index
+            found = index
+    return found
+
+
+def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
+    """The approval of one call: the deciding rule's action (`deciding_rule`), else the tool's default."""
+    index = deciding_rule(rules, args)
+    return default if index is None else rules[index]["action"]
+
+
+def confined(rules: Sequence[Mapping[str, Any]], confined_by: Sequence[int], args: Mapping[str, Any]) -> bool:
+    """Whether one call is allowed by a rule whose condition holds its destinations to values the
+    rule names (`WorkerTool.confined_by`, found by the build): then it is no egress for the flow
+    guard (spec/runtime.md, "Information flow")."""
+    index = deciding_rule(rules, args)
+    return index is not None and index in confined_by and rules[index]["action"] == ALLOW
 
 
 @lru_cache(maxsize=256)

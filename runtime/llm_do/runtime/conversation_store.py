@@ -25,6 +25,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from llm_do.bundle.regular_files import read_regular_file
+
 from .errors import InputProblem
 
 THREAD_FORMAT = 1
@@ -62,11 +64,11 @@ def read_thread(path: Path, thread_id: str) -> Thread | None:
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)  # a named pipe there would wait forever
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ThreadProblem(f"{path}: cannot read the thread ({exc.strerror})") from None
+        raise ThreadProblem(f"{path}: cannot read the thread ({exc.strerror or exc})") from None
     try:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("thread_format") != THREAD_FORMAT:

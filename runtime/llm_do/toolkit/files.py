@@ -18,15 +18,12 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from llm_do.bundle.errors import LlmDoError, Refused
+from llm_do.bundle.errors import Refused
+from llm_do.bundle.regular_files import IrregularFile as IrregularFile  # the tools' reads refuse alike
 
 
 class PathRefused(Refused, ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
-
-
-class IrregularFile(LlmDoError, OSError):
-    """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 
 def confine(root: Path, user_path: str) -> Path:
@@ -104,19 +101,21 @@ def check_suffix(name: str, allowed: Sequence[str] | None, shown: str) -> None:
         raise PathRefused(f"{shown!r} does not have an allowed suffix (allowed: {listed})")
 
 
-def read_regular_file(path: Path, limit: int, *, dir_fd: int | None = None) -> bytes:
-    """At most `limit` bytes of the regular file at `path` (relative to `dir_fd` when given), or
-    `IrregularFile`.
+def read_regular_file(path: Path, limit: int | None, *, dir_fd: int | None = None, follow_links: bool = False) -> bytes:
+    """At most `limit` bytes (None: all) of the regular file at `path` (relative to `dir_fd` when
+    given), or `IrregularFile`.
 
-    The file is opened without blocking and without following a final link, then checked on the
-    open descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped
-    in cannot redirect it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    The file is opened without blocking and (unless `follow_links`: llm-do reading its own inputs,
+    which may be links inside a project) without following a final link, then checked on the open
+    descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped in
+    cannot redirect it."""
+    nofollow = 0 if follow_links else getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | nofollow | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IrregularFile(f"{path} is not a regular file")
-        return f.read(limit)
+        return f.read() if limit is None else f.read(limit)
 
 
 def atomic_write(path: Path, data: bytes, *, remove_stale: bool = False, mode: int | None = None) -> None:

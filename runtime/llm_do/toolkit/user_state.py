@@ -1,6 +1,6 @@
 """The user's own folders llm-do keeps state in, and the keys that sign what it keeps there.
 
-- `cache_home()`: `$XDG_CACHE_HOME/llm-do` (the compiler's caches, `compiler.user_cache`);
+- `cache_home()`: `$XDG_CACHE_HOME/llm-do` (the build records and the compiler's caches, `provenance.user_cache`);
 - `config_home()`: `$XDG_CONFIG_HOME/llm-do`, where `state_key()` lives: the key of the keyed
   checksums that let llm-do tell its own state (chat threads) from a file edited outside it.
 

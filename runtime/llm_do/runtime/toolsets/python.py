@@ -69,10 +69,21 @@ def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key:
         if isinstance(value, Tool):
             tools.append(value)
         elif callable(value):
-            tools.append(Tool(value, name=name))
+            tools.append(_tool(runtime, node["module"], value, name))
         else:
             raise ToolsetProblem(f"'{node['module']}' exports the tool '{name}' as a {type(value).__name__}, not a function or Tool")
     return FunctionToolset(tools, id=key)
+
+
+def _tool(runtime: RunHost, module: str, function: Any, name: str) -> Any:
+    """The function's `Tool`, made once per loaded bundle (`LoadedBundle.tools`)."""
+    from pydantic_ai import Tool
+
+    made = runtime.bundle.tools
+    tool = made.get((module, name))
+    if tool is None or tool.function is not function:
+        tool = made[(module, name)] = Tool(function, name=name)
+    return tool
 
 
 def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> AbstractToolset[Any]:

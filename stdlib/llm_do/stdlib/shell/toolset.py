@@ -19,6 +19,7 @@ from typing import Any
 from pydantic_ai.exceptions import ToolFailed
 
 from llm_do.bundle.approval import Action
+from llm_do.toolkit.files import PathRefused, confine
 from llm_do.toolkit.hooks import Decisive
 from llm_do.toolkit.protected import STATE_FOLDER
 
@@ -31,6 +32,9 @@ ENV_SET = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_
 ENV_REMOVED = ("POSIXLY_CORRECT", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXTERNAL_DIFF")
 """POSIXLY_CORRECT stops GNU tools reading flags after operands, which the policy assumes they do;
 the git variables would point git away from the root or at a diff program."""
+
+MOVES = frozenset({"mv"})
+"""Commands that carry their sources' data to where they land (the last of their `touches`)."""
 
 KILL_GRACE = 2.0
 """Seconds to wait for the output pipes to close once the process group has been killed."""
@@ -87,6 +91,26 @@ class ShellToolset(StdlibToolset):
             except CommandRefused:
                 pass
         return normalized
+
+    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+        """`mv`'s source and where it lands (the last of `Command.touches`), absolute below the
+        toolset's root: what the taint guard judges the move on. The source with links resolved
+        (the data it names); where it lands with its folder's links resolved but not its own name,
+        which the rename replaces (a link there is not followed)."""
+        if name != "shell" or "argv" not in normalized:
+            return None  # another tool, or a line the toolset refuses
+        try:
+            command = parse_command(self.descriptor.name, str(normalized.get("command", "")), self.root)
+            if command.argv[0] not in MOVES:
+                return None
+            *sources, (landing, _) = command.touches
+            moved = [str(confine(self.root, path)) for path, _ in sources]
+            folder, entry = os.path.split(os.path.normpath(landing))
+            target = str(confine(self.root, os.path.join(folder or ".", entry))) if entry in ("", ".", "..") \
+                else os.path.join(confine(self.root, folder or "."), entry)
+        except (CommandRefused, PathRefused):  # the tree changed since it was normalized: the tool refuses it in its turn
+            return None
+        return moved, target
 
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """The command line as the rules judge it (normalized, written flags first), whole, with
