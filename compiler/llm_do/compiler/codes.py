@@ -32,8 +32,10 @@ RULES: dict[str, Rule] = _rules(
     # --- P: syntax and structure of project.json and front matter
     Rule("P001", "yaml-syntax", "error", "The front matter is not valid YAML.",
          "The block between the two `---` lines at the top of a .worker file is parsed as YAML. The "
-         "diagnostic points at the place the YAML parser gave up; quoting a value that contains `:` "
-         "or starts with `*`, `&`, `!` or `%` is the usual fix.",
+         "diagnostic points at the mistake, where llm-do recognizes it (the `[`, `{` or quote that is "
+         "never closed, a tab, a key or list item indented out of line, a line without `key: value`), "
+         "and otherwise at the place the YAML parser gave up; quoting a value that contains `: ` "
+         "or starts with `*`, `&`, `!`, `@` or `%` is the usual fix.",
          raised_in=("syntax.yaml_positions",)),
     Rule("P002", "json-syntax", "error", "project.json is not valid JSON.",
          "project.json must be one JSON object. Trailing commas and comments are not JSON.",
@@ -120,14 +122,16 @@ RULES: dict[str, Rule] = _rules(
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "
          "The diagnostic points at the second definition and relates the first.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
          "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
          "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
          "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
-         "one may call. The hint names the closest of these.",
+         "one may call. The hint names the closest of these (every toolset of a family: `shell` "
+         "-> `shell_readonly` or `shell_file_ops`); for the name of a tool (`read_file`), the "
+         "toolsets that have it.",
          raised_in=("stages.resolve_toolsets",)),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
          "An entry in `tools:` names a function exported by the TOOLS of a file in python_files.",

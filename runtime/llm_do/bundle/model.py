@@ -1,7 +1,7 @@
 """The bundle's shape: what `llm-do build` writes and `llm-do exec` runs, declared once.
 
 A TypedDict per node. `compiler/stages/lower.py` builds its dicts as these types, the views
-(`views`) and the analyses read them, and spec/schemas/bundle.schema.json is generated from them
+(`views`) and the analyses read them, and runtime/llm_do/cli/schemas/bundle.schema.json is generated from them
 (`schema`, the one module of the package that imports pydantic). spec/bundle.md describes them.
 
 Keys marked `NotRequired` may be left out, and an absent key reads as its empty value: null for a

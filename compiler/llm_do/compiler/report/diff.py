@@ -2,7 +2,7 @@
 JSON for tools.
 
 Renderers (`report.Renderer`) over one `DiffReport`: the `BundleDiff` and the inputs it compares
-(spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json). Every format lists one entry per
+(spec/diff.md; the JSON Schema is runtime/llm_do/cli/schemas/diff.schema.json). Every format lists one entry per
 cause (`diff_entries`), risky first; the summary counts entries.
 """
 
