@@ -17,10 +17,17 @@ pytest.importorskip("agentdojo", reason="the `agentdojo` extra (pip install -e '
 pytestmark = pytest.mark.process
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "agentdojo"
+# The bench's scripts import their siblings by name; sys.path is put back at once: every xdist
+# worker collects this module, and a build's record names the sys.path it was made with (a changed
+# one is another compiler environment, so an `llm-do` process could not find the records the tests'
+# in-process builds keep).
+_path = list(sys.path)
 sys.path.insert(0, str(BENCH))
-
-import generate  # noqa: E402
-import run as bench  # noqa: E402
+try:
+    import generate  # noqa: E402
+    import run as bench  # noqa: E402
+finally:
+    sys.path[:] = _path
 
 CASES: dict[str, list[tuple[str, str | None, bool, bool, int]]] = {
     # (user task, injection task, utility, attack succeeded, questions the guard asked)
