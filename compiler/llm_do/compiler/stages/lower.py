@@ -19,6 +19,7 @@ from llm_do.bundle.mcp_sources import server_files
 from llm_do.bundle.model import (
     Bundle,
     CodeNode,
+    CostNode,
     DefaultsNode,
     EntryFunctionNode,
     EntryNode,
@@ -291,6 +292,11 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
     if flows.inputs != "untrusted" or flows.paths or flows.accept:
         doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
                                         "accept": [a.model_dump() for a in flows.accept]})
+    cost = manifest.cost.model_dump(exclude_defaults=True)
+    if cost:
+        if "prices" in cost:
+            cost["prices"] = {model: {k: v for k, v in price.items() if v is not None} for model, price in sorted(cost["prices"].items())}
+        doc["cost"] = cast(CostNode, cost)
     if project.facts.model_factories:
         modules = project.facts.modules
         doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}
