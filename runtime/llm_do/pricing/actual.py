@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from .rates import MILLION, ZERO
-from .sheets import OFFLINE_MODELS, declared_price
+from .sheets import declared_price, offline
 
 
 def response_cost(response: Any, model: str, declared: Mapping[str, Any] | None = None) -> Decimal | None:
@@ -23,7 +23,7 @@ def response_cost(response: Any, model: str, declared: Mapping[str, Any] | None 
     sheet = declared_price(model, declared or {})
     if sheet is not None:
         return (usage.input_tokens * sheet.input.base + usage.output_tokens * sheet.output.base) / MILLION + sheet.per_request
-    if model in OFFLINE_MODELS:
+    if offline(model):
         return ZERO
     return _genai_cost(response, model)
 

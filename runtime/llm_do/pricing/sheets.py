@@ -12,6 +12,12 @@ from typing import Any
 from .rates import PriceSheet, Rate, declared_sheet, offline_sheet
 
 OFFLINE_MODELS = frozenset({"test"})
+OFFLINE_PREFIXES = ("script:",)
+"""Models that reach no provider: pydantic-ai's `test`, and a run's scripted turns (`--script`)."""
+
+
+def offline(model: str) -> bool:
+    return model in OFFLINE_MODELS or model.startswith(OFFLINE_PREFIXES)
 
 
 def declared_price(model: str, declared: Mapping[str, Any]) -> PriceSheet | None:
@@ -39,6 +45,6 @@ def price_sheet(model: str, declared: Mapping[str, Any] | None = None) -> PriceS
         if found.context_window is None and (known := genai_sheet(model)) is not None and known.context_window is not None:
             return replace(found, context_window=known.context_window)
         return found
-    if model in OFFLINE_MODELS:
+    if offline(model):
         return offline_sheet(model)
     return genai_sheet(model)

@@ -52,8 +52,8 @@ class CostInputs:
     """A run's `--model`: every worker runs on it."""
 
     def settings(self, worker: str) -> Mapping[str, Any] | None:
-        own = self.workers[worker].model_settings
-        return own if own is not None else self.default_settings
+        """Its model settings as a run uses them: its own, else (also when empty) the default's."""
+        return self.workers[worker].model_settings or self.default_settings
 
 
 def of_bundle(doc: Mapping[str, Any], override: str | None = None) -> CostInputs:

@@ -3,23 +3,14 @@ cent (a bound shown is never below the bound), gaps named with their worker and 
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, Decimal
 from typing import Any
+
+from llm_do.pricing.money import usd, usd_json
 
 from .bound import CostBound, Gap
 from .models import CHOSEN
 
-CENT = Decimal("0.01")
-
-
-def usd(amount: Decimal) -> str:
-    """`$1,234.57`: rounded up to the cent."""
-    return f"${amount.quantize(CENT, rounding=ROUND_CEILING):,}"
-
-
-def usd_json(amount: Decimal | None) -> str | None:
-    """`1234.57` (a string: JSON numbers lose cents), rounded up; None stays None."""
-    return None if amount is None else str(amount.quantize(CENT, rounding=ROUND_CEILING))
+__all__ = ["bound_detail", "bound_json", "bound_summary", "gap_text", "price_data_line", "usd", "usd_json"]
 
 
 def model_text(model: str) -> str:
