@@ -200,7 +200,11 @@ class RunSession:
         if budget is not None:  # the run summary: what the budget says now, success or not
             from llm_do.runtime.budget import spent_line
 
-            _note(spent_line(budget.limit, budget.spent()))
+            try:
+                spent = budget.spent()
+            except Exception:  # a shared budget's database out of reach: the failure that ends the command says why
+                return
+            _note(spent_line(budget.limit, spent))
 
     def finish(self) -> None:
         if self.script_check:

@@ -104,22 +104,32 @@ class RunMeter:
         self.unpriced = 0
         """Responses this run could not price."""
         self._worst: dict[tuple[str, str], Any] = {}
+        self._usage: Any = None
+        """The usage the counts are of: a chat turn gives the runtime a fresh one (its limits
+        count that turn only, `session`), and the counts start again with it."""
+
+    def _count_for_this_run(self) -> None:
+        usage = getattr(self.runtime, "usage", None)
+        if usage is not self._usage:
+            self._usage, self.sent, self.cost, self.unpriced = usage, 0, Decimal(0), 0
 
     @property
     def _budget(self) -> Any:
         return self.runtime.config.budget
 
     def _prices(self, label: str) -> bool:
-        """Whether to price a request of `label`: for a budget, or for a listener (not an offline model)."""
+        """Whether to price a request of `label`: for a budget, or for a listener when the model
+        has a price (an offline model, or a host's model no price names, tells a listener nothing)."""
         if self._budget is not None:
             return True
         if not self.runtime.listening:
             return False
-        from llm_do.pricing.sheets import offline
+        from llm_do.pricing.sheets import offline, price_sheet
 
-        return not offline(label)
+        return not offline(label) and price_sheet(label, self._declared()) is not None
 
     async def begin(self, call: MeteredCall) -> Hold | None:
+        self._count_for_this_run()
         limit = self.request_limit
         if limit is not None and self.sent >= limit:
             from pydantic_ai.exceptions import UsageLimitExceeded

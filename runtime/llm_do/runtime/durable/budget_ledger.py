@@ -23,6 +23,7 @@ rerun of the batch spends from the same row (with the limit it is given).
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections.abc import Callable
 from decimal import ROUND_CEILING, Decimal
@@ -99,18 +100,33 @@ class SharedBudget:
         self.on_note = on_note
         self._dead = dead
         """Which of these executors' processes are gone (`batch_queue.dead_local_executors`)."""
-        _create_tables(engine)
-        with engine.begin() as conn:
-            found = conn.execute(sa.update(BUDGETS).where(BUDGETS.c.batch == batch).values(lim=nano(limit))).rowcount
-            if not found:
-                try:
-                    with conn.begin_nested():
-                        conn.execute(sa.insert(BUDGETS).values(batch=batch, lim=nano(limit), spent=0, held=0, under_way=0, alone=0))
-                except sa.exc.IntegrityError:  # another process made it first: take its row, with this limit
-                    conn.execute(sa.update(BUDGETS).where(BUDGETS.c.batch == batch).values(lim=nano(limit)))
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    def _ensure(self) -> None:
+        """The tables and the batch's row, made on first use (after DBOS launched, which makes a
+        Postgres database that is not there yet), with this process's limit; holds of dead
+        processes released."""
+        if self._ready:
+            return
+        with self._ready_lock:
+            if self._ready:
+                return
+            _create_tables(self.engine)
+            limit = nano(self.limit)
+            with self.engine.begin() as conn:
+                found = conn.execute(sa.update(BUDGETS).where(BUDGETS.c.batch == self.batch).values(lim=limit)).rowcount
+                if not found:
+                    try:
+                        with conn.begin_nested():
+                            conn.execute(sa.insert(BUDGETS).values(batch=self.batch, lim=limit, spent=0, held=0, under_way=0, alone=0))
+                    except sa.exc.IntegrityError:  # another process made it first: take its row, with this limit
+                        conn.execute(sa.update(BUDGETS).where(BUDGETS.c.batch == self.batch).values(lim=limit))
+            self._ready = True
         self.release_dead()
 
     def _row(self) -> Any:
+        self._ensure()
         with self.engine.connect() as conn:
             return conn.execute(sa.select(BUDGETS).where(BUDGETS.c.batch == self.batch)).one()
 
@@ -130,6 +146,7 @@ class SharedBudget:
         alone = 1 if worst is None else 0
         c = BUDGETS.c
         room = (c.under_way == 0) if alone else (c.spent + c.held < c.lim)
+        self._ensure()
         while True:
             hold_id = str(uuid.uuid4())
             with self.engine.begin() as conn:
