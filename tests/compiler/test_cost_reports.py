@@ -119,3 +119,13 @@ def test_diff_says_when_a_declared_price_goes_down(tmp_path: Path) -> None:
     changes = {c["subject"]: c for c in _diff(old, new)}
     assert changes["cost.prices of ollama:cheap"]["severity"] == "medium"
     assert changes["cost bound of a run of main"]["severity"] == "low"
+
+
+def test_the_pr_comment_shows_a_bound_that_rose_with_both_sides(tmp_path: Path) -> None:
+    old = _project(tmp_path / "old", {"main": worker("")}, runtime={"usage_limits": {"request_limit": 10}})
+    new = _project(tmp_path / "new", {"main": worker("")}, runtime={"usage_limits": {"request_limit": 100}})
+    result = run_cli("diff", old, new, "--format", "markdown")
+    assert result.exit_code == 1, result.stderr
+    [row] = [line for line in result.stdout.splitlines() if line.startswith("| **high** | widened | cost bound of a run of main")]
+    assert row.endswith("(more than 2x) | `at most $0.03` | `at most $0.30` |")
+    assert "after: request_limit 100; dearest request: 'main' on 'ollama:cheap', $0.01" in result.stdout

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from .rates import MILLION, ZERO, PriceSheet
@@ -46,7 +47,7 @@ class WorstRequest:
     missing: tuple[str, ...] = field(default_factory=tuple)
     """Why it has no worst case (empty: it has one)."""
 
-    @property
+    @cached_property
     def cost(self) -> Decimal | None:
         """USD at the worst; None when unbounded."""
         if self.missing or self.input_tokens is None or self.output_tokens is None:

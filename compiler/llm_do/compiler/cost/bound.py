@@ -90,7 +90,7 @@ class _Summary:
         self.input_rate = max(self.input_rate, other.input_rate)
         self.output_rate = max(self.output_rate, other.output_rate)
         self.fixed = max(self.fixed, other.fixed)
-        if other.dominant is not None and (self.dominant is None or _rank(other.dominant) > _rank(self.dominant)):
+        if other.dominant is not None and (self.dominant is None or _dearer(other.dominant, self.dominant)):
             self.dominant = other.dominant
         if other.gaps:
             every = sorted({*self.gaps, *other.gaps}, key=_gap_key)
@@ -247,13 +247,12 @@ def _of_request(costly: Costly) -> _Summary:
                     worst.output_rate, worst.parts * worst.fixed, costly, models={costly.model})
 
 
-def _rank(costly: Costly) -> tuple[Decimal, str, str]:
-    """The dearest request first; ties to the first worker and model by name (so `max` is stable)."""
-    return costly.cost, _inverted(costly.worker), _inverted(costly.model)
-
-
-def _inverted(text: str) -> str:
-    return "".join(chr(0x10FFFF - ord(c)) for c in text)
+def _dearer(a: Costly, b: Costly) -> bool:
+    """`a` is the dearer request; of two that cost the same, the first by worker and model name
+    (so which one dominates does not depend on the order they are met in)."""
+    if a.cost != b.cost:
+        return a.cost > b.cost
+    return (a.worker, a.model) < (b.worker, b.model)
 
 
 def _gap_key(gap: Gap) -> tuple[str, str, str, str]:
