@@ -7,7 +7,7 @@ mutant that no test fails on *survives* and is printed with its line. The score 
 
 Not a test and not run in CI. From the repository root, with the project's environment active:
 
-    python bench/mutation.py                                   # the six default modules
+    python bench/mutation.py                                   # every module in DEFAULT_TARGETS
     python bench/mutation.py --module runtime/llm_do/bundle/approval.py \\
         --tests tests/runtime/test_approvals.py               # any module, its tests
     python bench/mutation.py --only commands --scope code     # the code, not the flag tables
@@ -59,8 +59,21 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         "tests/runtime/test_scripts.py",
     ),
     "runtime/llm_do/bundle/approval.py": ("tests/runtime/test_approval_policy.py",),
+    "runtime/llm_do/runtime/taint.py": (
+        "tests/runtime/test_taint.py", "tests/runtime/test_taint_runs.py",
+    ),
     "runtime/llm_do/runtime/verified_imports.py": (
         "tests/runtime/test_verified_imports_hook.py", "tests/runtime/test_verified_imports.py",
+    ),
+    "runtime/llm_do/runtime/recording/redaction.py": (
+        "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",
+    ),
+    "runtime/llm_do/runtime/recording/secret_forms.py": (
+        "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",
+    ),
+    "runtime/llm_do/runtime/recording/paged_reads.py": ("tests/recording/test_cassette_secrets.py",),
+    "runtime/llm_do/runtime/recording/sensitive_reads.py": (
+        "tests/recording/test_sensitive_reads.py", "tests/recording/test_cassette_secrets.py",
     ),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
@@ -329,7 +342,7 @@ def _prepare(work: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", default=[], help="a module path (repeatable; default: the six)")
+    parser.add_argument("--module", action="append", default=[], help="a module path (repeatable; default: DEFAULT_TARGETS)")
     parser.add_argument("--tests", action="append", default=[], help="test files for --module (repeatable)")
     parser.add_argument("--only", help="only the default modules whose path contains this")
     parser.add_argument("--operators", help="comma-separated: compare,boolop,drop-element,drop-argument,drop-not,"

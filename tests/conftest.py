@@ -31,11 +31,13 @@ def _no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _introspection_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """llm-do's introspection cache in a folder the session's xdist workers share, never the
-    developer's own; `real_introspection()` turns it off."""
+    developer's own; `real_introspection()` turns it off. The key that signs chat threads
+    (`XDG_CONFIG_HOME`) is the session's too."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(shared / "cache"))
+        patch.setenv("XDG_CONFIG_HOME", str(shared / "config"))
         patch.delenv(NO_CACHE_VARIABLE, raising=False)
         yield
 
@@ -46,6 +48,7 @@ def _introspection_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 # first, so the many quick modules fill the end of the run instead of a lone worker finishing one of
 # these. Only the order depends on this list.
 SLOW_FIRST = ("postgres", "tests/compiler/test_diff_corpus.py", "tests/runtime/mcp/test_mcp_runs.py",
+              "tests/compiler/test_cache_walk.py", "tests/compiler/test_no_read_blocks.py",
               "tests/compiler/test_introspection_cache.py", "tests/anchor/test_anchor_projects.py",
               "tests/runtime/mcp/test_mcp_build.py", "tests/runtime/test_terminal_prompt.py",
               "tests/runtime/test_durable_batch.py", "tests/runtime/test_stopping.py", "tests/runtime/test_serve.py",

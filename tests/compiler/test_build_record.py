@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.canonical import node_hash, seal
-from llm_do.compiler import build_record, lock_check
-from llm_do.compiler.build_record import build_records, recall
-from llm_do.compiler.user_cache import SignedEntries
+from llm_do.compiler import lock_check
+from llm_do.provenance import build_record
+from llm_do.provenance.build_record import build_records, recall
+from llm_do.provenance.user_cache import SignedEntries
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.projects import compile_calls
 
@@ -160,7 +161,7 @@ def test_a_file_whose_stamp_holds_is_not_read_again(built: Path, tmp_path: Path,
     _recorded_with_stamps(built, tmp_path, monkeypatch)
     read: list[str] = []
     real = build_record.read_regular_file
-    monkeypatch.setattr(build_record, "read_regular_file", lambda path, **kw: read.append(path) or real(path, **kw))
+    monkeypatch.setattr(build_record, "read_regular_file", lambda path, *a, **kw: read.append(str(path)) or real(path, *a, **kw))
     assert _recalled(built)
     assert read == [str(built / LOCK)]
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from llm_do.compiler import build_record, pipeline
-from llm_do.compiler.build_record import build_records, recall
+from llm_do.compiler import pipeline
 from llm_do.compiler.pipeline import compile_project
+from llm_do.provenance import build_record
+from llm_do.provenance.build_record import build_records, recall
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.projects import lock_rebuild_attempts
 

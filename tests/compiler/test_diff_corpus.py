@@ -19,9 +19,13 @@ import pytest
 
 from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
 from llm_do.compiler.bundle_inputs import compile_document
+from llm_do.compiler.committed_lock import with_committed_locks
+from llm_do.compiler.diff_unread import without_import
+from llm_do.compiler.pipeline import compile_project
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 from llm_do.compiler.report.schemas import DiffDocument
 from tests.support.cli import run_cli
+from tests.support.projects import resealed
 
 CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
@@ -37,12 +41,37 @@ def _compile(case: str, side: str, work: Path, *, import_python: bool = True) ->
     root = work / f"{case}-{side}-{import_python}"
     if not root.exists():
         shutil.copytree(CORPUS / case / side, root)
-    return compile_document(root, f"{case}/{side}", import_python=import_python)
+        _commit_lock(case, side, root)
+    return compile_document(root, f"{case}/{side}", import_python=import_python, committed=True)
+
+
+def _commit_lock(case: str, side: str, root: Path) -> None:
+    """The `bundle.lock` a case commits on a side (issue 30, G1), made now so it is this llm-do's:
+    the build of the project `SIDE.lock/`, or the side's own build with `SIDE.lock.json` merged in
+    and resealed (`{}`: the build itself)."""
+    source, patch = CORPUS / case / f"{side}.lock", CORPUS / case / f"{side}.lock.json"
+    if source.is_dir():
+        scratch = shutil.copytree(source, root.with_name(root.name + "-lock-source"))
+        built = compile_project(scratch).bundle
+        assert built is not None
+        (root / "bundle.lock").write_bytes(built)
+    elif patch.is_file():
+        built = compile_project(root).bundle
+        assert built is not None
+        (root / "bundle.lock").write_bytes(resealed(built, json.loads(patch.read_text())))
+
+
+def _compared(old: dict[str, Any], new: dict[str, Any], *, import_python: bool = True) -> BundleDiff:
+    """What `llm-do diff` reports of two compiled sides."""
+    result = diff_bundles(old, new)
+    if not import_python:
+        result = without_import(result, old, new)
+    return with_committed_locks(result, old, new)
 
 
 @cache
 def _diff(case: str, work: Path) -> BundleDiff:
-    return diff_bundles(_compile(case, "old", work), _compile(case, "new", work))
+    return _compared(_compile(case, "old", work), _compile(case, "new", work))
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +147,21 @@ def test_a_python_call_nothing_declares_is_an_error_never_no_change(tmp_path: Pa
     result = run_cli("diff", CORPUS / "python_call" / "old", new)
     assert result.exit_code == 2
     assert "tools.py:12:18: G005 error: tool 'save_note' of worker 'main' calls worker 'writer'" in result.stdout + result.stderr
+
+
+LOCK_CASES = [case for case in CASES if "lock" in json.loads((CORPUS / case / "expected.json").read_text())]
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("case", LOCK_CASES)
+def test_a_committed_lock_is_compared_without_import_too(case: str, work: Path, snapshot) -> None:
+    """The review workflow diffs with `--no-import`: a lock that is not the build of its sources is
+    the same high entry there, and a lock that is (its schemas and Python tools unread) adds none."""
+    expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
+    old, new = (_compile(case, side, work, import_python=False) for side in ("old", "new"))
+    result = _compared(old, new, import_python=False)
+    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
+             for c in result.changes]
+    assert found == expected
+    for fmt in sorted(RENDERERS):
+        assert RENDERERS[fmt](DiffReport(result, DiffInputs("old", "new", "llm-do diff old new --no-import"))) == snapshot(name=fmt)

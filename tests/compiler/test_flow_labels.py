@@ -58,3 +58,75 @@ def test_python_effects_label_an_undeclared_tool() -> None:
     assert python_labels([WRITE]) == {E}
     assert python_labels([ENVIRONMENT]) == NONE  # its own credentials: no leg
     assert python_labels([]) == NONE
+    assert python_labels([], reads=True) == {P}
+    assert python_labels([WRITE], unknown_calls=True) == {U, E}
+
+
+# --- what undeclared code's calls count as, beyond the effects table (red team M3) ----------------
+
+TOOLS = '''
+import json
+import logging.handlers
+import webbrowser
+from pathlib import Path
+
+import boto3
+import pydantic
+import yaml
+from pydantic_ai import Agent, ModelRetry
+from slack_sdk import WebClient as Slack
+
+from lib.store import save
+
+
+def notify(text):
+    Slack(token="x").chat_postMessage(channel="#team", text=text)
+    boto3.client("sns").publish(Message=text)
+
+
+def quiet(text):
+    data = json.loads(text)
+    model = pydantic.TypeAdapter(dict).validate_python(data)
+    if not model:
+        raise ModelRetry("empty")
+    return yaml.safe_dump(model) + save(text)
+
+
+def reads(path):
+    return open(path).read() + Path(path).read_text()
+
+
+def writes(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def asks_a_model(text):
+    return Agent("openai:gpt-4o").run_sync(text).output
+
+
+def logs_out(text):
+    logging.handlers.HTTPHandler("example.com", "/log")
+    webbrowser.open("https://example.com/?q=" + text)
+'''
+
+
+@pytest.mark.parametrize(("tool", "reads", "unknown", "effects"), [
+    ("notify", False, ["slack_sdk.WebClient", "boto3.client"], []),
+    ("quiet", False, [], []),  # the standard library, no-I/O packages, pydantic-ai's exceptions, the project's own code
+    ("reads", True, [], []),
+    ("writes", False, [], ["fs.write"]),
+    ("asks_a_model", False, ["pydantic_ai.Agent"], []),  # a model request carries what it is given
+    ("logs_out", False, [], ["net"]),  # the standard library's senders are in the effects table
+])
+def test_undeclared_code_counts_reads_and_unknown_third_party_calls(tool: str, reads: bool, unknown: list[str],
+                                                                    effects: list[str]) -> None:
+    from llm_do.compiler.code.fingerprint import CodeIndex, trace_tool
+
+    files = {"tools.py": TOOLS, "lib/__init__.py": "", "lib/store.py": "def save(text):\n    return text\n"}
+    traced = trace_tool(CodeIndex(files.get), "tools.py", tool)
+    assert traced is not None
+    assert (traced.reads, [c.name for c in traced.unknown], traced.effects) == (reads, unknown, effects)
+    if tool == "notify":  # where the lint points (R007): the first such call
+        assert traced.unknown[0][1:] == ("tools.py", TOOLS.splitlines().index('    Slack(token="x").chat_postMessage('
+                                                                             'channel="#team", text=text)') + 1, 5)

@@ -139,3 +139,203 @@ def test_a_rule_that_confines_writes_away_from_the_published_folder_disarms_the_
     bundle = compile_document(root, "p", import_python=False)
     (write,) = [g for g in bundle["workers"]["main"]["capabilities"] if g["capability"] == "fs.write:project/**"]
     assert write.get("conditional_labels") == ([] if disarmed else None)
+
+
+# --- newcomer G4, G5, red team L6: what the flow rules say, and what the bundle records -----------
+
+TRIFECTA_PY = '''
+import urllib.request
+
+
+def fetch_page(url: str) -> str:
+    """Fetch a page."""
+    with urllib.request.urlopen(url) as r:
+        return r.read().decode()
+
+
+def post_message(text: str) -> str:
+    """Post to the team webhook."""
+    urllib.request.urlopen("http://127.0.0.1:9/hook", data=text.encode())
+    return "posted"
+
+
+TOOLS = [fetch_page, post_message]
+'''
+
+
+def _trifecta(tmp_path: Path, fetch: str, accept: list[dict] | None = None) -> Path:
+    """main reads the project and calls fetcher (fetch_page: untrusted, egress) and sender
+    (post_message, allowed: untrusted, egress); `fetch`: fetcher's approval of fetch_page."""
+    manifest: dict = {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"], "entry": {"worker": "main"}}
+    if accept is not None:
+        manifest["flows"] = {"accept": accept}
+    write_project(tmp_path, {
+        "project.json": manifest, "tools.py": TRIFECTA_PY,
+        "main.worker": worker("toolsets: [filesystem_project_ro, fetcher, sender]", "Read, fetch, post."),
+        "fetcher.worker": worker(f"description: fetches\ntools: [fetch_page]\napprovals: [{fetch} fetch_page]", "Fetch."),
+        "sender.worker": worker("description: posts\ntools: [post_message]\napprovals: [allow post_message]", "Post."),
+    })
+    return tmp_path
+
+
+def _lint(root: Path) -> list[dict]:
+    return run_cli("lint", root, "--format", "json", "--no-import").json()["diagnostics"]
+
+
+def test_every_armed_egress_tool_has_its_r003_at_once(tmp_path: Path) -> None:
+    """Newcomer G5: two armed egress tools, two R003s, each at its tool; asking one leaves the other."""
+    root = _trifecta(tmp_path, "allow")
+    found = [d for d in _lint(root) if d["code"] == "R003"]
+    assert sorted((d["file"], d["message"].rsplit("egress: ", 1)[1]) for d in found) == [
+        ("fetcher.worker", "custom:fetch_page via main -> fetcher -> fetch_page"),
+        ("sender.worker", "custom:post_message via main -> sender -> post_message")]
+    _edit(root, "fetcher.worker", "allow fetch_page", "ask fetch_page")
+    assert [d["file"] for d in _lint(root) if d["code"] == "R003"] == ["sender.worker"]
+
+
+SHOWN = {"worker": "main", "private": ["fs.read:project/**"], "untrusted": ["input"], "egress": ["custom:post_message"],
+         "reason": "the team chat is internal"}
+
+
+def test_r006_names_the_legs_left_and_the_acceptance_that_would_match(tmp_path: Path) -> None:
+    """Newcomer G4: the asked fetch_page is an untrusted leg too, and so is post_message; R006 names
+    them and prints the entry that accepts the flow, which then does."""
+    root = _trifecta(tmp_path, "ask", [SHOWN])
+    (r006,) = [d for d in _lint(root) if d["code"] == "R006"]
+    assert r006["message"] == ("the flow acceptance for 'main' matches nothing: its legs are not all named: no entry names "
+                               "untrusted custom:post_message, untrusted custom:fetch_page")
+    would = json.loads(r006["hint"].split(" as in ", 1)[1].rsplit(" (with your reason)", 1)[0])
+    assert would == {"worker": "main", "private": ["fs.read:project/**"],
+                     "untrusted": ["custom:fetch_page", "custom:post_message", "input"], "egress": ["custom:post_message"],
+                     "reason": "..."}
+    manifest = json.loads((root / "project.json").read_text())
+    manifest["flows"]["accept"] = [{**would, "reason": "the team chat is internal"}]
+    (root / "project.json").write_text(json.dumps(manifest))
+    assert not [d for d in _lint(root) if d["code"] in ("R003", "R006")]
+
+
+def test_r006_names_a_combination_no_one_entry_names(tmp_path: Path) -> None:
+    split = [{**SHOWN, "untrusted": ["input", "custom:fetch_page"]},
+             {**SHOWN, "private": ["fs.read:project/**"], "untrusted": ["custom:post_message"], "egress": ["nothing:else"]}]
+    root = _trifecta(tmp_path, "ask", split)
+    messages = {d["message"] for d in _lint(root) if d["code"] == "R006"}
+    assert messages == {"the flow acceptance for 'main' matches nothing: its legs are not all named: no one entry names the "
+                        "combination private fs.read:project/**, untrusted custom:post_message, egress custom:post_message"}
+
+
+def test_capabilities_lists_every_capability_of_each_leg(tmp_path: Path) -> None:
+    root = _trifecta(tmp_path, "ask")
+    text = run_cli("capabilities", root, "--no-import").stdout
+    trifecta = text.split("trifecta (ARMED: egress with no approval on the way)\n", 1)[1].split("\nfetcher", 1)[0]
+    assert trifecta.splitlines() == [
+        "    private: fs.read:project/** via list_files [no approval]",
+        "    untrusted: the run's input",
+        "    untrusted: custom:post_message via sender -> post_message [no approval]",
+        "    untrusted: custom:fetch_page via fetcher -> fetch_page [ask at fetcher.fetch_page]",
+        "    egress: custom:post_message via sender -> post_message [no approval]",
+        "    egress: custom:fetch_page via fetcher -> fetch_page [ask at fetcher.fetch_page]"]
+
+
+def test_the_bundle_marks_the_acceptances_r006_calls_inert(tmp_path: Path) -> None:
+    """Red team L6: the run honours only the entries the build counts as accepting, so the lock
+    says which those are; an entry that accepts keeps its shape."""
+    root = _trifecta(tmp_path / "inert", "ask", [SHOWN, {**SHOWN, "worker": "nobody"}])
+    accept = compile_document(root, "inert", import_python=False)["flows"]["accept"]
+    assert [a.get("inert") for a in accept] == [True, True]
+    accepting = {**SHOWN, "untrusted": ["*"]}
+    root = _trifecta(tmp_path / "accepting", "ask", [accepting])
+    assert compile_document(root, "accepting", import_python=False)["flows"]["accept"] == [accepting]
+
+
+# --- labels follow resolved paths; a flows.paths key names a folder (red team M2, L4) -------------
+
+def _linked(tmp_path: Path, toolset_path: str, paths: dict[str, str]) -> Path:
+    (tmp_path / "site").mkdir(parents=True)
+    (tmp_path / "pub").symlink_to("site")
+    write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}, "flows": {"paths": paths}},
+        "main.worker": worker(f"toolsets:\n  - shell_readonly\n  - filesystem_project:\n      path: {toolset_path}\n"
+                              "approvals: [allow write_file]", "Main."),
+    })
+    return tmp_path
+
+
+@pytest.mark.parametrize(("toolset_path", "paths"), [("pub", {"site": "published"}), ("site", {"pub": "published"})],
+                         ids=["toolset-path-is-a-link", "flows-path-is-a-link"])
+def test_a_link_to_a_published_folder_is_the_published_folder(tmp_path: Path, toolset_path: str, paths: dict) -> None:
+    root = _linked(tmp_path, toolset_path, paths)
+    doc = compile_document(root, "linked", import_python=False)
+    (write,) = [g for g in doc["workers"]["main"]["capabilities"] if g.get("tool") == "write_file"]
+    assert write == {"capability": f"fs.write:project/{toolset_path}/**", "tool": "write_file", "labels": ["egress"]}
+    assert [d["code"] for d in _lint(root) if d["code"].startswith(("R003", "F010"))] == ["R003"]
+
+
+@pytest.mark.parametrize(("key", "message", "hint"), [
+    ("Site", "flows.paths 'Site' names no folder of the project: the folder is spelt 'site' (on a case-insensitive "
+             "filesystem it is the same folder, but labels match names exactly), so nothing is labelled published",
+     "write 'site'"),
+    ("stie", "flows.paths 'stie' names no folder of the project, so nothing is labelled published", "did you mean 'site'?"),
+    ("sit*", "flows.paths 'sit*' is a glob, which labels do not expand, so nothing is labelled published",
+     "name each folder (relative to the project root, `/`-separated)"),
+    ("site/index.html", "flows.paths 'site/index.html' names a file, not a folder, so nothing is labelled published",
+     "name the folder that holds it"),
+])
+def test_a_flows_path_that_names_no_folder_is_f010_at_its_key(tmp_path: Path, key: str, message: str, hint: str) -> None:
+    root = _linked(tmp_path, "site", {key: "published", "pub/": "published", "site/drafts": "private",
+                                      "output": "published"})  # two folders a run may make: not reported
+    (root / "site" / "index.html").write_text("<p>hello</p>")
+    (found,) = [d for d in _lint(root) if d["code"] == "F010"]
+    line = next(i for i, text in enumerate((root / "project.json").read_text().splitlines(), 1) if f'"{key}"' in text)
+    assert (found["file"], found["line"], found["severity"], found["message"], found["hint"]) == (
+        "project.json", line, "warning", message, hint)
+
+
+# --- an undeclared tool's unknown calls are possible egress, and lint says which (red team M3) ------
+
+SDK_TOOLS = '''
+from slack_sdk import WebClient
+
+
+def notify(text: str) -> str:
+    """Post a message to the team channel."""
+    WebClient(token="x").chat_postMessage(channel="#team", text=text)
+    return "posted"
+
+
+def load(path: str) -> str:
+    """Read a file."""
+    with open(path) as f:
+        return f.read()
+
+
+TOOLS = [notify, load]
+'''
+
+
+@pytest.mark.parametrize("declared", [None, {"notify": ["net:slack.com"], "load": []}], ids=["undeclared", "declared"])
+def test_an_undeclared_tool_that_calls_a_client_library_is_egress_and_lint_names_the_call(tmp_path: Path,
+                                                                                         declared: dict | None) -> None:
+    tools = SDK_TOOLS if declared is None else f"CAPABILITIES = {declared!r}\n" + SDK_TOOLS
+    write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"], "entry": {"worker": "main"},
+                         "suppress": ["R001", "Y007"]},
+        "tools.py": tools,
+        "main.worker": worker("tools: [notify, load]\napprovals: [allow notify, allow load]", "Notify."),
+    })
+    doc = compile_document(tmp_path, "sdk", import_python=False)
+    labels = {g["capability"]: g.get("labels") for g in doc["workers"]["main"]["capabilities"]}
+    diagnostics = _lint(tmp_path)
+    if declared is None:
+        assert (labels["custom:notify"], labels["custom:load"]) == (["untrusted", "egress"], ["private"])
+        (r007,) = [d for d in diagnostics if d["code"] == "R007"]
+        written = (tmp_path / "tools.py").read_text().splitlines()
+        line = written.index('    WebClient(token="x").chat_postMessage(channel="#team", text=text)') + 1
+        assert (r007["file"], r007["line"], r007["column"], r007["severity"]) == ("tools.py", line, 5, "info")
+        assert r007["message"] == ("tool 'notify' has no CAPABILITIES entry and calls third-party code the effect scan "
+                                   "does not know (slack_sdk.WebClient): its information-flow labels count it as possible "
+                                   "egress (untrusted, egress)")
+        assert [d["code"] for d in diagnostics if d["code"].startswith("R00")] == ["R003", "R007"]
+    else:  # the declaration replaces the scan: the same flow, and nothing to say about the calls
+        assert (labels["custom:notify"], labels["custom:load"]) == (None, None)
+        assert labels["net:slack.com"] == ["untrusted", "egress"]
+        assert [d["code"] for d in diagnostics if d["code"].startswith("R00")] == []

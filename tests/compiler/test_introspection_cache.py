@@ -15,7 +15,7 @@ import pytest
 from llm_do.compiler.facts import cache as cache_module
 from llm_do.compiler.facts import subprocess_runner
 from llm_do.compiler.pipeline import compile_project
-from llm_do.compiler.user_cache import prune
+from llm_do.provenance.user_cache import prune
 from tests.support.cli import run_cli, worker, write_project
 
 pytestmark = pytest.mark.process
@@ -36,6 +36,15 @@ TOOLS = '''
         return shout_text(text)
 
     TOOLS = [shout] + ([extra.whisper] if extra else [])
+'''
+
+
+WHERE = '''
+    def where(text: str) -> str:
+        return text
+
+    where.__doc__ = f"Defined in {__file__}."
+    TOOLS = [where]
 '''
 
 
@@ -89,16 +98,27 @@ def test_a_copied_project_takes_the_answer_and_names_its_own_root(tmp_path: Path
     (tmp_path / "a").mkdir()
     write_project(tmp_path / "a" / "p", {"project.json": {"version": 1, "worker_files": ["*.worker"],
                                                            "python_files": ["tools.py"], "entry": {"worker": "main"}},
-                                          "main.worker": worker("model: test\ntools: [shout]\n", "x"),
-                                          "tools.py": "raise RuntimeError(__file__)\n"})
-    first = compile_project(tmp_path / "a" / "p")
+                                          "main.worker": worker("model: test\ntools: [where]\n", "x"),
+                                          "tools.py": WHERE})
+    first = build(tmp_path / "a" / "p")
     copy = tmp_path / "b" / "p"
     copy.parent.mkdir()
     os.rename(tmp_path / "a" / "p", copy)
-    second = compile_project(copy)
+    second = build(copy)
     assert len(children) == 1
-    assert [str(tmp_path / "a" / "p") in d.message for d in first.diagnostics] == [True]
-    assert [str(copy) in d.message for d in second.diagnostics] == [True]
+    assert str(tmp_path / "a" / "p") in first.decode() and str(tmp_path / "a") not in second.decode()
+    assert str(copy / "tools.py") in second.decode()
+
+
+def test_an_answer_in_which_an_import_raised_is_not_kept(tmp_path: Path, children) -> None:
+    root = write_project(tmp_path / "p", {"project.json": {"version": 1, "worker_files": ["*.worker"],
+                                                           "python_files": ["tools.py"], "entry": {"worker": "main"}},
+                                          "main.worker": worker("model: test\n", "x"),
+                                          "tools.py": "raise RuntimeError(__file__)\n"})
+    first, second = compile_project(root), compile_project(root)
+    assert len(children) == 2
+    assert [d.message for d in first.diagnostics] == [d.message for d in second.diagnostics]
+    assert [str(root) in d.message for d in first.diagnostics] == [True]
 
 
 def test_a_change_to_what_the_import_read_starts_the_child(tmp_path: Path, children) -> None:

@@ -146,15 +146,35 @@ def test_the_time_limit_kills_the_forked_child(tmp_path: Path, fresh_server: Non
         open({str(tmp_path / "pid")!r}, "w").write(str(os.getpid()))
         time.sleep(60)
     """})
-    facts = introspect(request(root, ["slow.py"]), root, timeout=3)
+    facts = introspect(request(root, ["slow.py"]), root, timeout=5)
     assert facts.failure_code == "Y002" and facts.failure is not None
-    assert facts.failure.message == "importing the project's Python took longer than 3 s"
+    assert facts.failure.message == "importing the project's Python took longer than 5 s: it was still running slow.py, line 3"
+    assert (facts.failure.file, facts.failure.line) == ("slow.py", 3)
     pid = int((tmp_path / "pid").read_text())
     deadline = time.monotonic() + 10
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid)
     assert fork_client.server_pid() is not None  # the server serves on
+
+
+def test_a_changed_sys_path_folder_gets_a_new_server(tmp_path: Path, fresh_server: None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package installed or removed, or a `.pth` file added, changes a `sys.path` folder: the
+    server's path and modules may no longer be a fresh child's, so another server serves."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    root = write_project(tmp_path / "p", {"plain.py": "X = 1\n"})
+    introspect(request(root, ["plain.py"]), root)
+    first = fork_client.server_pid()
+    introspect(request(root, ["plain.py"]), root)
+    assert fork_client.server_pid() == first is not None
+    (site / "installed.pth").write_text(str(tmp_path) + "\n")
+    os.utime(site, ns=(time.time_ns(), time.time_ns() + 1_000_000_000))  # a coarse clock must not hide it
+    introspect(request(root, ["plain.py"]), root)
+    assert fork_client.server_pid() not in (None, first)
+    assert first is not None and not alive(first)
 
 
 def test_a_child_that_dies_is_y005_with_the_last_line_it_printed(tmp_path: Path, fresh_server: None) -> None:

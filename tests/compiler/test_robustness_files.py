@@ -88,10 +88,27 @@ def test_a_fifo_in_an_implicit_project_is_reported_at_its_top(tmp_path: Path) ->
 
 
 @needs_fifo
-def test_a_fifo_manifest_is_no_project(tmp_path: Path) -> None:
+def test_a_fifo_manifest_is_reported_at_its_path_not_taken_for_no_manifest(tmp_path: Path) -> None:
+    """A pipe named project.json is the project's manifest, refused (before, the directory was taken
+    for a project without one, and the path given for no file at all)."""
     os.mkfifo(tmp_path / "project.json")
-    result = within(20, lambda: run_cli("build", tmp_path / "project.json"), unblock=tmp_path / "project.json")
-    assert result.exit_code == 2 and "Traceback" not in result.stderr, result.stderr
+    (tmp_path / "main.worker").write_text(worker())
+    for given in (tmp_path / "project.json", tmp_path):
+        result = within(20, lambda: run_cli("build", given), unblock=tmp_path / "project.json")  # noqa: B023 - called at once
+        assert result.exit_code == 1 and "Traceback" not in result.stderr, result.stderr
+        assert "project.json:1:1: F006 error: project.json is a named pipe (FIFO), not a regular file" in result.stderr
+    assert not (tmp_path / "bundle.lock").exists()
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "../elsewhere.json"])
+def test_a_manifest_linked_out_of_the_root_is_refused_at_its_path(tmp_path: Path, target: str) -> None:
+    root = write_project(tmp_path / "p", {"main.worker": worker()})
+    (tmp_path / "elsewhere.json").write_text('{"version": 1, "worker_files": ["*.worker"]}')
+    (root / "project.json").symlink_to(target)
+    result = within(20, lambda: run_cli("build", root))
+    assert result.exit_code == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "project.json:1:1: F002 error: 'project.json' leads outside the project root (through a symlink)" in result.stderr
+    assert not (root / "bundle.lock").exists()
 
 
 @needs_fifo

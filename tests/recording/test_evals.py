@@ -42,7 +42,8 @@ def test_a_live_case_repeats_is_scored_and_reported_by_digest(tmp_path: Path) ->
     lines = result.stdout.splitlines()
     assert lines[0] == "PASS says-success (tests/cases.yaml:2)"
     # TestModel, as a judge, answers the schema's plainest values: not passed, score 0, reason 'a'
-    assert lines[1:4] == ["FAIL judged (tests/cases.yaml:9)", "  0 of 1 runs passed (pass_rate 1)",
+    assert lines[1:4] == ["FAIL judged (tests/cases.yaml:9)",
+                          "  0 of 1 run passed; 1 must (pass_rate 1: the share of runs that must pass)",
                           "  judge: The answer greets the user by name.: a"]
     reports = list((root / "tests" / "evals").glob("*.json"))
     assert len(reports) == 1 and f"wrote tests/evals/{reports[0].name}" in result.stderr

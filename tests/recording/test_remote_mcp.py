@@ -192,3 +192,21 @@ def test_an_opaque_prefixed_server_replays_its_listing_answers_and_failures() ->
     replayed = ReplayedServer(RemoteServer.model_validate_json(record.model_dump_json()), CallSites())
     assert asyncio.run(through(replayed)) == (seen, answered)
     assert replayed.unused() == []
+
+
+def test_recording_again_offline_reaches_no_remote_server(recorded: Path, listener: tuple[str, list[bytes]]) -> None:
+    """`llm-do test --record` plays the cassette's script again, offline: the run that would start the
+    remote server fails instead (a listener at its address hears nothing), and the cassette is kept."""
+    url, heard = listener
+    manifest = recorded / "project.json"
+    data = json.loads(manifest.read_text())
+    data["mcp_servers"]["echo"]["url"] = url
+    manifest.write_text(json.dumps(data))
+    (recorded / "main.worker").write_text("---\ntoolsets: [echo]\n---\nUse the tools, please.\n")
+    cassette = recorded / "tests" / "cassettes" / "main.json"
+    before = cassette.read_bytes()
+    result = run_cli("test", recorded, "--record", env={"ECHO_TOKEN": TOKEN})
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "the run failed: remote MCP server 'echo' is not reached without --live" in result.stdout
+    assert "not recorded: the run did not pass the case, so tests/cassettes/main.json is kept as it was" in result.stdout
+    assert cassette.read_bytes() == before and heard == []

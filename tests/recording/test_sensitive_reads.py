@@ -5,6 +5,7 @@ cassette, and the cassette's `alerts` lists them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.cli import run_cli, worker, write_project
@@ -71,3 +72,48 @@ def test_a_path_takes_the_label_of_its_nearest_labelled_folder() -> None:
     assert folder_label("inputs", paths) == "untrusted"
     assert folder_label("notes.md", paths) is None
     assert folder_label("notes.md", {".": "published"}) == "published"
+
+
+CALL_BY_CALL = {
+    **FILES,
+    "cwd.worker": worker("description: Reads the cwd.\ntoolsets: [filesystem_cwd_ro]", "Read."),
+    "docs.worker": worker("description: Reads docs.\ntoolsets:\n  - filesystem_project_ro: {path: docs}", "Read."),
+    "archive.worker": worker("description: Reads the archive, never its secrets.\ntoolsets:\n"
+                             "  - filesystem_project_ro: {path: archive}\napprovals:\n"
+                             "  - deny read_file(path ~ 'secret/**')", "Read."),
+}
+
+
+def test_which_reads_are_private_or_denied_call_by_call(build: Callable[..., Path]) -> None:
+    """`sensitive_reads` on its own: only a read tool's own grants count, a grant's folder places the
+    path, a root outside the project takes the grant's labels, a denial is judged on the normalized
+    path and only by rules of the same toolset rooted at the same folder."""
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.recording.sensitive_reads import sensitive_reads
+
+    bundle = load_bundle(build(CALL_BY_CALL))
+    assert sensitive_reads(bundle, "main", "write_file", {"path": "docs/plan.md", "content": "x"}) == []
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "docs/plan.md"}) == [("docs/plan.md", "private")]
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "site/index.md"}) == []
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "./keys/../keys/api.txt"}) == [("keys/api.txt", "denied")]
+    assert sensitive_reads(bundle, "main", "read_file", {"path": "docs\\plan.md"}) == [("docs/plan.md", "private")]
+    assert sensitive_reads(bundle, "main", "list_files", {}) == [(".", "private")]
+    assert sensitive_reads(bundle, "cwd", "read_file", {"path": "site/index.md"}) == [("cwd/site/index.md", "private")]
+    assert sensitive_reads(bundle, "docs", "read_file", {"path": "plan.md"}) == [("docs/plan.md", "private")]
+    assert sensitive_reads(bundle, "docs", "read_file", {"path": "secret/a.txt"}) == [("docs/secret/a.txt", "private")]
+    assert sensitive_reads(bundle, "archive", "read_file", {"path": "notes.txt"}) == [("archive/notes.txt", "private")]
+    assert sensitive_reads(bundle, "nobody", "read_file", {"path": "docs/plan.md"}) == []
+
+
+def test_a_file_attached_to_a_worker_call_is_judged_as_the_attaching_workers_read(build: Callable[..., Path]) -> None:
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.recording.sensitive_reads import attached_read
+
+    bundle = load_bundle(build(CALL_BY_CALL))
+    assert attached_read(bundle, "main", "./docs/plan.md") == ("docs/plan.md", "private")
+    assert attached_read(bundle, "main", "docs\\plan.md") == ("docs/plan.md", "private")  # as Windows writes it
+    assert attached_read(bundle, "main", "keys/api.txt") == ("keys/api.txt", "denied")
+    assert attached_read(bundle, "main", "site/index.md") is None
+    assert attached_read(bundle, "docs", "docs/plan.md") == ("docs/plan.md", "private")  # below its grant's folder
+    assert attached_read(bundle, "docs", "keys/api.txt") is None  # no grant of it holds the file
+    assert attached_read(bundle, "main", "../outside.txt") is None and attached_read(bundle, "nobody", "x") is None

@@ -140,3 +140,17 @@ def _forget() -> Callable[[], None]:
             sys.modules.pop(name, None)
 
     return forget
+
+
+def test_a_stale_case_lists_every_change_it_saw(recorded: Path, tmp_path: Path, _forget: Callable[[], None]) -> None:
+    """Newcomer G7: the code of a tool and the instructions of its worker both changed; both are said,
+    not the first found."""
+    root = tmp_path / "proj"
+    shutil.copytree(recorded, root)
+    for edit in ("code of shout", "instructions of a", "toolset of a"):
+        file, old, new = EDITS[edit]
+        (root / file).write_text((root / file).read_text().replace(old, new))
+    _forget()
+    assert statuses(root)["case-a"] == ("stale", [
+        "code of tool shout changed (used by a)", "instructions of a changed", "tool list_files of a added",
+        "tool read_file of a added"])

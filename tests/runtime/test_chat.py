@@ -168,10 +168,18 @@ def test_a_thread_id_that_is_no_plain_name_is_refused(build, thread: str) -> Non
 
 
 def test_an_unreadable_thread_file_is_a_clear_problem(build) -> None:
+    """Signed as llm-do signs threads (so the checksum is not what fails), but no messages."""
+    from llm_do.runtime.conversation_store import CHECKSUM, _checksum
+    from llm_do.toolkit.user_state import state_key
+
     bundle = build(PROJECT)
     path = bundle.parent / ".llm-do" / "threads" / "bad.json"
     path.parent.mkdir(parents=True)
-    path.write_text('{"thread_format": 1, "worker": "main", "messages": [{"nonsense": 1}]}')
+    doc = {"thread_format": 1, "id": "bad", "worker": "main", "messages": [{"nonsense": 1}]}
+    path.write_text(json.dumps({**doc, CHECKSUM: _checksum(state_key(create=True), doc)}))
+    with pytest.raises(ThreadProblem, match="not a usable thread"):
+        Runtime.load(bundle).chat(thread="bad")
+    path.write_text("{not json")
     with pytest.raises(ThreadProblem, match="not a usable thread"):
         Runtime.load(bundle).chat(thread="bad")
 
@@ -286,16 +294,20 @@ def test_chat_with_no_bundle_is_a_usage_error(tmp_path: Path) -> None:
     assert "no such bundle" in one_line_error(result)
 
 
-def test_a_worker_file_edited_since_the_build_is_noted_once_the_chat_ends(build, script) -> None:
+def test_a_worker_file_edited_since_the_build_refuses_the_chat_unless_as_built(build, script) -> None:
     bundle = build(PROJECT)
     edited = bundle.parent / "main.worker"
     edited.write_text(edited.read_text() + "Edited.\n")
     stamp = bundle.stat().st_mtime + 10
     os.utime(edited, (stamp, stamp))
-    result = run_cli("chat", bundle, "--script", script(two_turns()), input="a\nb\n")
+    refused = run_cli("chat", bundle, "--script", script(two_turns()), input="a\nb\n")
+    assert refused.exit_code == 3
+    assert refused.stdout == ""
+    assert "changed: main.worker" in one_line_error(refused)
+    result = run_cli("chat", bundle, "--script", script(two_turns()), "--as-built", input="a\nb\n")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == ["first reply", "second reply"]
-    assert "main.worker" in one_line_error(result)
+    assert "main.worker" in one_line_error(result) and "it runs as built (--as-built)" in result.stderr
 
 
 FUNCTION_ENTRY = {

@@ -17,7 +17,7 @@ from llm_do.cli.options import RunOptions, durable_option
 
 def test_exit_codes_are_the_documented_ones() -> None:
     assert {c.name: int(c) for c in ExitCode} == {"OK": 0, "FAILED": 1, "USAGE": 2, "REFUSED": 3, "SUSPENDED": 4,
-                                                  "INTERNAL": 70, "INTERRUPTED": 130}
+                                                  "FLOW_DENIED": 5, "INTERNAL": 70, "INTERRUPTED": 130}
     assert CliError("x", ExitCode.REFUSED).exit_code == 3
 
 
@@ -39,12 +39,19 @@ def test_option_rules_are_checked_before_the_command_reads_anything(command: str
 
 
 @pytest.mark.parametrize("command", ["chat", "serve"])
-def test_a_bundle_argument_is_verified_as_it_is_parsed(command: str, tmp_path: Path) -> None:
-    """BUNDLE is a parameter type: a refused bundle ends the command (exit 3) before its options are read."""
+def test_a_bundle_argument_is_loaded_once_the_options_hold(command: str, tmp_path: Path) -> None:
+    """BUNDLE is a parameter type for its path (a missing one is exit 2 as it is parsed); the lock
+    is loaded with its lock options (`--as-built`, `--verify`) after the options are checked, since
+    loading may compile its project: options that do not go together are exit 2 first, and a
+    refused bundle is exit 3."""
     bundle = tmp_path / "bundle.lock"
     bundle.write_text("not a bundle")
     result = CliRunner().invoke(cli, [command, str(bundle), "--model", "test", "--script", "s.json"])
+    assert result.exit_code == ExitCode.USAGE, result.output
+    result = CliRunner().invoke(cli, [command, str(bundle), "--model", "test"])
     assert result.exit_code == ExitCode.REFUSED, result.output
+    result = CliRunner().invoke(cli, [command, str(tmp_path / "absent.lock"), "--model", "test"])
+    assert result.exit_code == ExitCode.USAGE, result.output
 
 
 @click.command()

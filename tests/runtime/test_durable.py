@@ -181,20 +181,41 @@ def test_a_waiting_run_is_revised_and_says_no_failure(durable_project: Path, tmp
     assert '{"text": "staging news"}' in pending.stdout
 
 
-@pytest.mark.process
-def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: Path) -> None:
+def detached_then_edited(durable_project: Path, tmp_path: Path) -> tuple[Path, str, Path, Path]:
+    """A durable run waiting on an approval, then its helper.worker edited: (root, run id, script, marks log)."""
     root = durable_project.parent
     log = tmp_path / "marks.log"
     script = write(tmp_path / "s.json", APPROVAL_SCRIPT)
     first = durable("exec", durable_project, "--durable", "--detach-approvals", "--script", script, root=root, log=log)
     assert first.exit_code == 4, first.stderr
-    rid = run_id(first.stderr)
     (root / "helper.worker").write_text(worker("tools: [mark]\napprovals:\n  - allow mark", "Help more."))
+    return root, run_id(first.stderr), script, log
+
+
+@pytest.mark.process
+def test_resume_refuses_a_bundle_that_changed(durable_project: Path, tmp_path: Path) -> None:
+    root, rid, script, _ = detached_then_edited(durable_project, tmp_path)
     assert run_cli("build", root).exit_code == 0
     refused = run_cli("resume", rid, "--script", script, cwd_to=root)
     assert refused.exit_code == 3
     assert "a run resumes only on the bundle it started with" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.process
+def test_resume_refuses_a_lock_that_is_no_longer_the_build_of_its_sources(durable_project: Path, tmp_path: Path) -> None:
+    """The digest is the run's, but a worker file was edited since: the lock is not the build of the
+    sources beside it (issue 31), so resume refuses it unless --as-built."""
+    root, rid, script, log = detached_then_edited(durable_project, tmp_path)
+    refused = run_cli("resume", rid, "--script", script, cwd_to=root)
+    assert refused.exit_code == 3, refused.stderr
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"llm-do: run '{rid}': {durable_project}: refused: it is stale, not the build of the sources beside it "
+                           "(changed: helper.worker")
+    assert line.endswith("run `llm-do build` to update it, or --as-built to run it as it is")
+    resumed = run_cli("resume", rid, "--script", script, "--as-built", cwd_to=root, env={"MARK_LOG": str(log)})
+    assert resumed.exit_code == 4, resumed.stderr  # it goes on, and waits for its approval again
+    assert "it runs as built (--as-built)" in resumed.stderr
 
 
 @pytest.mark.process

@@ -318,16 +318,23 @@ def test_a_result_that_cannot_be_serialized_names_the_tool(build, script, tmp_pa
 # --- a stale lock ------------------------------------------------------------------------------------
 
 
-def test_a_lock_whose_worker_files_changed_runs_as_built_and_says_so_once(build, script) -> None:
+def test_a_lock_whose_worker_files_changed_is_refused_or_run_as_built_with_one_note(build, script) -> None:
+    """Not the build of the sources beside it (tests/runtime/test_lock_sources.py): refused, naming
+    every file that changed; `--as-built` runs it as built and says so once, before the run."""
     bundle = build(SIMPLE)
     (bundle.parent / "main.worker").write_text(worker("toolsets: [filesystem_project]", "Work harder."), encoding="utf-8")
     (bundle.parent / "project.json").write_text('{"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}}\n')
     s = script({"workers": {"main": [{"text": "as built"}]}})
-    result = run_cli("exec", bundle, "go", "--script", s)
+    refused = run_cli("exec", bundle, "go", "--script", s)
+    assert refused.exit_code == 3
+    [line] = refused.stderr.splitlines()
+    assert "changed: main.worker" in line and "changed: project.json" in line and "--as-built" in line, line
+    result = run_cli("exec", bundle, "go", "--script", s, "--as-built")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == "as built"
     [line] = result.stderr.splitlines()
-    assert "stale" in line and "main.worker" in line and "project.json" in line and "llm-do build" in line, line
+    assert "not the build of the sources beside it" in line and "main.worker" in line and "project.json" in line, line
+    assert "llm-do build" in line
 
 
 def test_a_lock_shipped_without_its_sources_runs_quietly(build, script) -> None:
@@ -339,8 +346,9 @@ def test_a_lock_shipped_without_its_sources_runs_quietly(build, script) -> None:
     assert result.stderr == ""
 
 
-def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
-    """The cheap path: a source whose modification time is older than the lock is not read."""
+def test_an_edit_whose_modification_time_is_set_back_is_still_seen(build, script) -> None:
+    """The record's stamp of a file holds its change time too, which no tool sets back: an edit dated
+    before the lock is seen (the stale note once read only files modified since the lock)."""
     import os
 
     bundle = build(SIMPLE)
@@ -349,13 +357,13 @@ def test_only_sources_modified_since_the_lock_are_hashed(build, script) -> None:
     old = bundle.stat().st_mtime - 3600
     os.utime(source, (old, old))
     result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
-    assert result.exit_code == 0
-    assert result.stderr == ""
+    assert result.exit_code == 3
+    assert "changed: main.worker" in result.stderr
 
 
-def test_a_source_in_a_folder_edited_in_place_is_noted(build, script) -> None:
-    """An edit in place changes no directory (its folder's times are set back here too): the note
-    comes from the file's own modification time, found relative to the project root."""
+def test_a_source_in_a_folder_edited_in_place_is_seen(build, script) -> None:
+    """An edit in place changes no directory (its folder's times are set back here too): the file's
+    own stamp shows it."""
     import os
 
     files = {**SIMPLE, "project.json": {**SIMPLE["project.json"], "worker_files": ["*.worker", "team/*.worker"]},
@@ -369,9 +377,9 @@ def test_a_source_in_a_folder_edited_in_place_is_noted(build, script) -> None:
         f.write("Help more.\n")
     os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
     result = run_cli("exec", bundle, "go", "--script", script(text("fine")))
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 3, result.stderr
     [line] = result.stderr.splitlines()
-    assert "stale (team/helper.worker changed since the build)" in line, line
+    assert "it is stale, not the build of the sources beside it (changed: team/helper.worker" in line, line
 
 
 def test_a_failure_whose_causes_loop_back_is_reported_not_walked_forever() -> None:

@@ -66,12 +66,13 @@ def test_run_takes_worker_as_exec_does(schema_bundle: Path, script) -> None:
 
 
 def test_build_and_run_quiet_print_no_warnings(schema_bundle: Path, script) -> None:
-    """The edit-run loop: -q keeps the same warnings (here G003, boss is unreachable) off every call."""
+    """The edit-run loop: -q keeps the same warnings and infos (here G003, boss is unreachable; R014,
+    judge's free-text reason reaches boss) off every call, counted by kind."""
     boss = script({"workers": {"judge": [{"output": {"score": 1, "reason": "r"}}]}})
     loud = run_cli("run", schema_bundle.parent, "--input-json", '{"text": "t"}', "--script", boss)
     quiet = run_cli("run", schema_bundle.parent, "-q", "--input-json", '{"text": "t"}', "--script", boss)
     assert "G003" in loud.stderr
     assert quiet.exit_code == 0 and quiet.stdout == loud.stdout
-    assert quiet.stderr.splitlines() == ["1 warning not shown (-q); `llm-do lint` shows them"]
+    assert quiet.stderr.splitlines() == ["1 warning, 1 info not shown (-q); `llm-do lint` shows them"]
     built = run_cli("build", schema_bundle.parent, "--quiet")
-    assert built.exit_code == 0 and "G003" not in built.stderr and "1 warning not shown" in built.stderr
+    assert built.exit_code == 0 and "G003" not in built.stderr and "1 warning, 1 info not shown" in built.stderr

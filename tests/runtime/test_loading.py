@@ -124,11 +124,13 @@ def test_the_runtime_never_reads_worker_files_or_the_manifest(build, script) -> 
     assert result.stdout.strip() == "still here"
 
 
-def test_an_edited_worker_file_does_not_stop_exec(build) -> None:
-    """.worker files are compiled into the bundle; exec runs what was built (build --check notices)."""
+def test_an_edited_worker_file_stops_exec_unless_as_built(build) -> None:
+    """.worker files are compiled into the bundle, which is no longer their build: refused (exit 3,
+    tests/runtime/test_lock_sources.py), or run as built with --as-built."""
     bundle = build(SIMPLE)
     (bundle.parent / "main.worker").write_text("---\nmodel: nonsense\n---\nbroken {{\n", encoding="utf-8")
-    result = run_cli("exec", bundle, "hi", "--model", "test")
+    assert_refused(run_cli("exec", bundle, "hi", "--model", "test"), "main.worker", "--as-built")
+    result = run_cli("exec", bundle, "hi", "--model", "test", "--as-built")
     assert result.exit_code == 0, result.stderr
 
 
@@ -183,3 +185,34 @@ def test_exec_imports_nothing_of_the_compiler(build, tmp_path: Path) -> None:
     assert heavy == [], f"exec imported {heavy}"
     # The project default is an OpenAI model, but both runs replaced it: no provider was imported.
     assert providers == [], f"exec imported {providers}"
+
+
+@pytest.mark.process
+def test_a_write_checks_the_protected_paths_without_yaml(build, tmp_path: Path) -> None:
+    """Every write is checked against what no tool may touch (`toolkit.protected`), including the
+    files the project's test cases name; the case files are read as text, and parsed (YAML) only
+    when the written file's name occurs in one of them."""
+    bundle = build(
+        {
+            "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"}},
+            "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Work."),
+            "tests/cases.yaml": "cases:\n  - name: a\n    cassette: cassettes/a.json\n",
+        }
+    )
+    lock = bundle.read_bytes()
+    s = tmp_path / "s.json"
+    s.write_text(json.dumps({"workers": {"main": [
+        {"tool_calls": [{"tool": "write_file", "args": {"path": "notes/out.md", "content": "x"}},
+                        {"tool": "write_file", "args": {"path": "bundle.lock", "content": "forged"}}]},
+        {"text": "done"}]}}))
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, "exec", str(bundle), "hi", "--script", str(s)], capture_output=True,
+        text=True, stdin=subprocess.DEVNULL, timeout=120,
+    )
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, proc.stdout + proc.stderr
+    codes, heavy, _ = eval(line[0][len("RESULT "):])
+    assert codes == [0], proc.stderr
+    assert (bundle.parent / "notes" / "out.md").read_text() == "x"
+    assert bundle.read_bytes() == lock
+    assert heavy == [], f"exec imported {heavy}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.bundle.views import SchemaSpec, ToolBinding, WorkerSpec
 from llm_do.runtime import Runtime, RuntimeConfig
-from llm_do.runtime.approvals import ApprovalRequest, Approver, approve_all
+from llm_do.runtime.approvals import ApprovalDecision, ApprovalRequest, Approver, approve_all
 from llm_do.runtime.call_scope import CallFrame
 from llm_do.runtime.taint import (
     EMPTY,
@@ -33,6 +34,7 @@ from llm_do.runtime.taint import (
 )
 from tests.support.approvals import turns
 from tests.support.cli import worker
+from tests.support.projects import PUBLISHING_PROJECT
 
 READ = Source("private", "fs.read:project/**", "main", "read_file")
 PAGE = Source("untrusted", "mcp:web:fetch", "browser", "fetch")
@@ -74,6 +76,10 @@ def test_check_says_where_each_leg_came_from() -> None:
     assert found is not None and found.accepted is None
     assert found.reason() == ("this frame holds private data (from read_file of main) and untrusted content (from fetch "
                               "of browser), and the call can send data out (egress)")
+    let = check(frozenset({READ, PAGE}), ["egress"], ["main"], [_accept("main", ["*"], ["*"], ["*"])], moves=".env into site")
+    assert let is not None and let.accepted == "ours"
+    assert let.reason() == (f"{found.reason()}: it moves .env into site, where others can read it; "
+                            "project.json accepts this flow: ours")
     assert check(frozenset({READ, PAGE}), [], ["main"], []) is None  # no egress
     assert check(frozenset({READ}), ["egress"], ["main"], []) is None  # one leg
 
@@ -122,12 +128,7 @@ def test_a_threads_taint_survives_json_and_malformed_ones_are_refused() -> None:
 
 # --- runs -----------------------------------------------------------------------------------------
 
-PROJECT = {
-    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
-                     "flows": {"paths": {"public": "published"}}},
-    "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Talk."),
-    "secret.txt": "the launch code is 0000\n",
-}
+PROJECT = PUBLISHING_PROJECT
 READ_CALL = [ToolCallPart("read_file", {"path": "secret.txt"})]
 
 
@@ -168,3 +169,206 @@ def test_a_thread_on_disk_keeps_its_taint(build) -> None:
     assert ["private", "fs.read:project/**", "main", "read_file"] in stored["taint"]
     _runtime(bundle, _write("a.txt"), [TextPart("tried")]).chat(thread="t1").send("publish it")
     assert not (bundle.parent / "public" / "a.txt").exists()
+
+
+# --- every call inside a run has a parent (red team L5) ----------------------------------------------
+
+RELAY_TOOLS = '''
+from pydantic_ai import RunContext
+
+
+async def ask_reader(ctx: RunContext, q: str) -> str:
+    """Ask the reader through the host API, without naming a parent."""
+    return await ctx.deps.runtime.call_worker_async("reader", q)
+
+
+def ask_reader_sync(ctx: RunContext, q: str) -> str:
+    """The same from a sync tool, on its own thread, through a handle of the runtime."""
+    return ctx.deps.runtime.worker("reader")(q)
+
+
+TOOLS = [ask_reader, ask_reader_sync]
+'''
+
+
+@pytest.mark.parametrize("tool", ["ask_reader", "ask_reader_sync"])
+def test_a_worker_a_tool_calls_without_a_parent_is_the_tools_callee(build, tool: str) -> None:
+    """What reader takes in reaches main's frame, so main's write into public/ is asked (and
+    denied: approve_all does not approve it), as through `ctx.deps.call_worker`."""
+    bundle = build({**PROJECT, "project.json": {**PROJECT["project.json"], "python_files": ["tools.py"]},
+                    "tools.py": RELAY_TOOLS,
+                    "main.worker": worker(f"toolsets: [filesystem_project, reader]\ntools: [{tool}]\ncalls: [reader]\n"
+                                          f"approvals: [allow write_file, allow {tool}]", "Talk."),
+                    "reader.worker": worker("description: reads\ntoolsets: [filesystem_project_ro]", "Read.")})
+    depths: list[int] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns([ToolCallPart(tool, {"q": "read secret.txt"})], READ_CALL, [TextPart("the launch code is 0000")],
+                    _write("a.txt"), [TextPart("done")]),
+        approval_mode="approve_all", on_message=lambda name, depth, _: depths.append(depth) if name == "reader" else None))
+    runtime.run("go")
+    assert depths == [2]  # one level below main, not a new top-level call
+    assert not (bundle.parent / "public" / "a.txt").exists()
+
+
+# --- what the mutants of the taint gate showed untested (mutation round 4, survivors 1 and 11) --------
+
+def test_a_call_the_rules_deny_stays_denied_in_an_armed_frame(build) -> None:
+    """The guard turns an egress into a question, never a denial into one: after the private read,
+    the denied write is refused without asking anyone (an approver saying yes to all would have
+    written it)."""
+    bundle = build({**PROJECT, "main.worker": worker(
+        "toolsets: [filesystem_project]\napprovals:\n  - allow write_file\n  - deny write_file(path ~ 'public/leak.txt')",
+        "Talk.")})
+    asked: list[ApprovalRequest] = []
+
+    def yes(request: ApprovalRequest) -> Any:
+        asked.append(request)
+        return ApprovalDecision(True)
+
+    Runtime.load(bundle, RuntimeConfig(model=turns(READ_CALL, _write("leak.txt"), [TextPart("done")]),
+                                       approval_callback=yes)).run("go")
+    assert asked == []
+    assert not (bundle.parent / "public" / "leak.txt").exists()
+
+
+def test_a_run_of_a_worker_with_server_side_web_tools_starts_it_holding_untrusted_content(build) -> None:
+    """`flows.inputs: trusted`, so only `searcher`'s web_search is untrusted: main reads the secret
+    and calls searcher (asked: R005, so the build passes), whose write into public/ must then be
+    asked, and approve_all does not approve it."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                         "flows": {"inputs": "trusted", "paths": {"public": "published"}}},
+        "main.worker": worker("toolsets: [filesystem_project_ro, searcher]\napprovals: [ask searcher]", "Talk."),
+        "searcher.worker": worker("description: searches\ntoolsets:\n  - filesystem_project: {path: public}\n"
+                                  "server_side_tools:\n  - tool_type: web_search\napprovals: [allow write_file]", "Search."),
+        "secret.txt": "the launch code is 0000\n",
+        "public/index.html": "",
+    })
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns(READ_CALL, [ToolCallPart("searcher", {"input": "search, then publish"})],
+                    [ToolCallPart("write_file", {"path": "leak.txt", "content": "the launch code is 0000"})],
+                    [TextPart("could not publish")], [TextPart("done")]),
+        approval_mode="approve_all"))
+    runtime.run("go")
+    assert not (bundle.parent / "public" / "leak.txt").exists()
+    assert runtime.flow_denied == 1
+
+
+# --- one matcher for the build and the run (red team L6) ------------------------------------------
+
+def test_an_acceptance_the_build_found_inert_lets_nothing_through() -> None:
+    taint = frozenset({READ, INPUT_SOURCE})
+    entry = _accept("main", ["*"], ["input"], ["egress"])
+    assert accepted([entry], ["main"], taint, ["egress"]) == entry
+    assert accepted([{**entry, "inert": True}], ["main"], taint, ["egress"]) is None
+
+
+POST_TOOLS = '''
+from pathlib import Path
+
+CAPABILITIES = {"post": ["net:example.com"]}
+
+
+def post(text: str) -> str:
+    """Send text out."""
+    with open(Path(__file__).with_name("outbox.txt"), "a") as f:
+        f.write(text + "\\n")
+    return "sent"
+
+
+TOOLS = [post]
+'''
+
+
+def test_an_acceptance_r006_calls_inert_does_not_let_the_egress_through(build) -> None:
+    """reader's `post` (net:) is an untrusted leg the entry does not name, so the build finds the
+    entry inert (R006); the run, whose frame holds only the read and the input when post is
+    called, used to honour it all the same."""
+    bundle = build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
+                         "entry": {"worker": "main"},
+                         "flows": {"accept": [{"worker": "reader", "private": ["*"], "untrusted": ["input"],
+                                               "egress": ["net:example.com"], "reason": "test"}]}},
+        "tools.py": POST_TOOLS, "secret.txt": "the launch code is 0000\n",
+        "main.worker": worker("toolsets: [reader]", "Delegate."),
+        "reader.worker": worker("description: reads\ntoolsets: [filesystem_project_ro]\ntools: [post]\n"
+                                "approvals: [allow post]", "Read."),
+    })
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns([ToolCallPart("reader", {"input": "read it"})], READ_CALL,
+                    [ToolCallPart("post", {"text": "the launch code is 0000"})], [TextPart("ok")], [TextPart("done")]),
+        approval_mode="approve_all"))
+    runtime.run("go")
+    assert not (bundle.parent / "outbox.txt").exists()
+    assert runtime.flow_denied == 1
+
+
+# --- a call that moves files is judged on what it moves (red team M1) -----------------------------
+
+MOVER = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "flows": {"paths": {"site": "published", "inbox": "untrusted"}}},
+    "main.worker": worker("toolsets: [shell_file_ops]\napprovals: [allow shell]", "Tidy up."),
+    ".env": "OPENAI_API_KEY=sk-live-SECRET\n",
+    "notes/a.txt": "a note\n",
+    "inbox/page.html": "a page\n",
+    "site/index.html": "hello\n",
+}
+
+
+@pytest.mark.parametrize(("command", "moved"), [
+    ("mv .env site/env.txt", True),  # a private file, never read, into the published folder
+    ("mv -t site notes", True),  # a folder of private files, the destination as a flag
+    ("mv notes/a.txt notes/b.txt", False),  # private, but it stays unpublished
+    ("mv inbox/page.html site/", False),  # into the published folder, but nothing private
+    ("mv site/index.html site/home.html", False),
+])
+def test_a_move_into_a_published_folder_is_judged_on_what_it_moves(build, command: str, moved: bool) -> None:
+    """The frame holds only the run's (untrusted) input; a move of a private file into site/ is
+    private data leaving, so it is asked (and approve_all does not approve it); other moves run."""
+    bundle = build(MOVER)
+    events: list[Any] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(model=turns([ToolCallPart("shell", {"command": command})], [TextPart("done")]),
+                                                 approval_mode="approve_all", on_event=events.append))
+    before = sorted(p.relative_to(bundle.parent).as_posix() for p in bundle.parent.rglob("*") if p.is_file())
+    runtime.run("tidy up")
+    after = sorted(p.relative_to(bundle.parent).as_posix() for p in bundle.parent.rglob("*") if p.is_file())
+    assert (after == before) is moved  # a guarded move did not happen
+    guarded = [e for e in events if type(e).__name__ == "FlowGuarded"]
+    assert runtime.flow_denied == (1 if moved else 0) and len(guarded) == (1 if moved else 0)
+    if moved:
+        assert guarded[0].reason.startswith("this frame holds private data (from shell of main) and untrusted content "
+                                            "(from the run's input), and the call can send data out (fs.write:project/**): "
+                                            "it moves ")
+        assert guarded[0].reason.endswith(", where others can read it")
+
+
+def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves_them(tmp_path: Path) -> None:
+    """`flows.paths` keys resolved through links at run time, as the build resolves them (red team
+    M2); a destination outside the project, or a guard without a project, judges nothing."""
+    for folder in ("site", "inbox", "notes/keys", "secrets"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "pub").symlink_to("site")
+    root = os.path.realpath(tmp_path)
+    spec = _spec(grants=({"capability": "fs.read:project/**", "tool": "post", "labels": ["private"]},))
+
+    def moved(sources: list[str], target: str, paths: dict[str, str]) -> str | None:
+        found = FlowGuard({"paths": paths}, tmp_path).moved_private(
+            spec, "post", None, ([os.path.join(root, s) for s in sources], os.path.normpath(os.path.join(root, target))))
+        return None if found is None else found[1]
+
+    linked = {"pub": "published", "inbox": "untrusted", "secrets": "private"}
+    assert moved(["secrets/key"], "site/key", linked) == "secrets/key into site/key"  # site is published through pub
+    assert moved(["notes/a.txt"], "site", linked) == "notes/a.txt into site"  # unlabelled: private
+    whole = {".": "published", "notes/keys": "private"}
+    assert moved(["secrets/key"], ".", {**whole, "secrets": "private"}) == "secrets/key into ."  # the root is published
+    assert moved(["notes"], "site", whole) == "notes into site"  # published, but it holds a private folder
+    assert moved(["notes/a.txt"], "site", whole) is None  # published (the root is)
+    guard = FlowGuard({"paths": linked}, tmp_path)
+    assert moved(["inbox/page", "site/a"], "site/b", linked) is None  # nothing private moves
+    assert moved(["secrets/key"], "secrets/old", linked) is None  # it stays private
+    assert guard.moved_private(spec, "post", None, (["/elsewhere/key"], "/elsewhere/site")) is None
+    found = guard.moved_private(spec, "post", None, ([os.path.join(root, "secrets/key")], os.path.join(root, "site")))
+    assert found is not None and found[0] == Source("private", "fs.read:project/**", "main", "post")
+    nowhere = FlowGuard({"paths": {"site": "published"}})  # no project: no move is judged, wherever it is
+    assert nowhere.moved_private(spec, "post", None, ([os.path.abspath("a")], os.path.abspath("site"))) is None

@@ -277,13 +277,13 @@ def test_a_source_entry_laid_out_otherwise_is_still_verified(bundle: Path) -> No
     import json
 
     from llm_do.bundle.canonical import seal
-    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.bundle import read_bundle
 
     doc = json.loads(bundle.read_text(encoding="utf-8"))
     for entry in doc["sources"].values():
         entry["note"] = "x"  # sorts between kind and sha256
-    bundle.write_bytes(seal(doc))
-    assert set(load_bundle(bundle).python_sources) == {"tools.py"}
+    bundle.write_bytes(seal(doc))  # as a file (`read_bundle`): not the build of its sources, which `load_bundle` also refuses
+    assert set(read_bundle(bundle).python_sources) == {"tools.py"}
     (bundle.parent / "tools.py").write_text(REWRITTEN)
     with pytest.raises(BundleRefused, match="stale: tools.py changed"):
-        load_bundle(bundle)
+        read_bundle(bundle)

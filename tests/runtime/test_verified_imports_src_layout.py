@@ -18,11 +18,13 @@ pytestmark = pytest.mark.process
 
 PROJECT: dict[str, Any] = {
     "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"], "entry": {"worker": "main"}},
-    "tools.py": 'import helper\n\n\ndef report() -> str:\n    """What helper says."""\n    return helper.V\n\n\n'
+    "tools.py": 'import helper\nimport pkg.sub\n\n\ndef report() -> str:\n    """What helper says."""\n    return helper.V\n\n\n'
                 'def late() -> str:\n    """Imports a module of src/ only when called."""\n    import other\n\n    return other.V\n\n\n'
                 'TOOLS = [report, late]\n',
     "src/helper.py": 'V = "helper v1"\n',
     "src/other.py": 'V = "never verified"\n',
+    "src/pkg/__init__.py": "",
+    "src/pkg/sub.py": 'V = "pkg.sub v1"\n',
     "main.worker": worker("tools: [report, late]\napprovals:\n  - allow report\n  - allow late"),
 }
 
@@ -41,6 +43,7 @@ def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bundle(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copied = copy_project(_template, tmp_path / "proj")
     monkeypatch.syspath_prepend(str(copied.parent / "src"))  # what PYTHONPATH=src does for the run
+    monkeypatch.setenv("PYTHONPATH", str(copied.parent / "src"))  # and for the build that tells whether the lock is the project's
     return copied
 
 
@@ -64,6 +67,19 @@ def test_an_edited_module_reached_through_the_path_runs_its_verified_bytes(bundl
     helper.write_text(EDITED)
     assert loaded.import_module("tools").report() == "helper v1"
     assert not (helper.parent / "CANARY").exists()
+
+
+def test_an_edited_submodule_of_a_package_reached_through_the_path_runs_its_verified_bytes(bundle: Path) -> None:
+    """`import pkg.sub` finds `src/pkg/sub.py` through the path: the submodule of a verified
+    package reached by its short name is the verified source too, never the file as edited
+    (mutation survivor 12 of issue 36)."""
+    from llm_do.runtime import load_bundle
+
+    loaded = load_bundle(bundle)
+    sub = bundle.parent / "src" / "pkg" / "sub.py"
+    sub.write_text(EDITED)
+    assert loaded.import_module("tools").pkg.sub.V == "pkg.sub v1"
+    assert not (sub.parent / "CANARY").exists()
 
 
 def test_an_unverified_module_of_the_src_folder_is_refused(bundle: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ToolReturnPart
 from pydantic_ai.models.function import FunctionModel
 
 from llm_do.compiler.pipeline import compile_project
-from llm_do.runtime import DefinitionProblem, Runtime, RuntimeConfig, create_worker
+from llm_do.runtime import DefinitionProblem, Runtime, RuntimeConfig, StaleLockWarning, create_worker
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 
@@ -124,7 +124,8 @@ def test_an_existing_file_is_never_replaced_and_a_second_create_of_a_name_is_ref
     (bundle.parent / "workers" / "generated").mkdir(parents=True)
     (bundle.parent / "workers" / "generated" / "kept.worker").write_text("mine\n")  # since the build
     s = script({"workers": {"main": [create("kept"), create("poet"), create("poet"), {"text": "ok"}]}})
-    result, events = run(bundle, s, tmp_path, "--approve-all")
+    # the file makes the lock stale (it is a worker file of the project now): run it as built
+    result, events = run(bundle, s, tmp_path, "--approve-all", "--as-built")
     assert result.exit_code == 0, result.stderr
     outcomes = [(e["outcome"], e["result"]) for e in of_kind(events, "tool_returned", tool="worker_create")]
     assert outcomes[0][0] == "failed" and "workers/generated/kept.worker already exists" in outcomes[0][1]
@@ -317,9 +318,10 @@ def test_a_create_that_would_fail_is_refused_before_anyone_is_asked(build, name:
     (bundle.parent / "workers" / "generated" / "kept.worker").write_text("mine\n")  # since the build
     asked: list[Any] = []
     turns = [[ToolCallPart("worker_create", {"name": name, "instructions": "x", "description": "d"})], [TextPart("ok")]]
-    config = RuntimeConfig(approval_callback=lambda request: asked.append(request),
+    config = RuntimeConfig(approval_callback=lambda request: asked.append(request), as_built=True,  # kept.worker is new
                            model=FunctionModel(lambda messages, info: ModelResponse(parts=turns.pop(0))))
-    result = Runtime.load(bundle, config).run("go")
+    with pytest.warns(StaleLockWarning):
+        result = Runtime.load(bundle, config).run("go")
     assert asked == []
     [refused] = [p.model_response_str() for m in result.messages for p in getattr(m, "parts", [])
                  if getattr(p, "tool_name", None) == "worker_create" and not isinstance(p, ToolCallPart)]

@@ -84,22 +84,25 @@ def test_every_spelling_of_one_move_normalizes_alike(root: Path, command: str) -
     assert shell(root).normalize_args("shell", {"command": command})["argv"] == ["mv", "keep.txt", "d"]
 
 
-@pytest.mark.parametrize(("command", "argv"), [
-    ("mv -fv ./a -- -b d/", ["mv", "-f", "-v", "--", "a", "-b", "d"]),
-    ("mv -t output/link a", ["mv", "a", "src"]),
-    ("ls -la output/./link", ["ls", "-l", "-a", "src"]),
-    ("ls --sort=size .", ["ls", "--sort", "size", "."]),
+@pytest.mark.parametrize(("command", "argv", "shown"), [
+    ("mv -fv -- ./-b d/", ["mv", "-b", "d", "-f", "-v"], "mv -f -v -- -b d"),
+    ("mv -t output/link a", ["mv", "a", "src"], "mv a src"),
+    ("ls -la output/./link", ["ls", "src", "-l", "-a"], "ls -l -a src"),
+    ("ls --sort=size .", ["ls", ".", "--sort", "size"], "ls --sort size ."),
 ])
-def test_flags_are_one_per_word_and_operands_resolved(root: Path, command: str, argv: list[str]) -> None:
+def test_operands_first_then_flags_one_per_word(root: Path, command: str, argv: list[str], shown: str) -> None:
+    """Rules see the operands first (`argv[1]` is the first operand whatever the flags); the
+    approver is shown the same call as a command line, flags first."""
     assert shell(root).normalize_args("shell", {"command": command})["argv"] == argv
+    assert shell(root).shown_args("shell", {"command": command})["command"].text == shown
 
 
 @pytest.mark.parametrize(("command", "argv"), [
-    ("grep -n ./x output/../src", ["grep", "-n", "./x", "src"]),  # the pattern is not a path
-    ("grep -f ./output/p.txt x", ["grep", "-f", "output/p.txt", "x"]),
-    ("head -5 ./src/keep.txt", ["head", "-5", "src/keep.txt"]),
+    ("grep -n ./x output/../src", ["grep", "./x", "src", "-n"]),  # the pattern is not a path
+    ("grep -f ./output/p.txt x", ["grep", "x", "-f", "output/p.txt"]),
+    ("head -5 ./src/keep.txt", ["head", "src/keep.txt", "-5"]),
     ("find ./output/.. -name '*.py' -newer ./src", ["find", ".", "-name", "*.py", "-newer", "src"]),
-    ("git --no-pager log -n 3 -- ./src", ["git", "log", "-n", "3", "./src"]),  # pathspecs as given
+    ("git --no-pager log -n 3 -- ./src", ["git", "log", "./src", "-n", "3"]),  # pathspecs as given
 ])
 def test_readonly_commands_normalize_by_their_tables(root: Path, command: str, argv: list[str]) -> None:
     assert shell(root, "shell_readonly").normalize_args("shell", {"command": command})["argv"] == argv
@@ -115,3 +118,17 @@ def test_the_derived_argv_is_declared_with_the_toolsets_commands() -> None:
     assert tool.derived["argv"]["prefixItems"][0]["enum"] == ["ls", "mv"]
     assert STDLIB_TOOLSETS["filesystem_project"].tool("read_file").derived == {}
     assert STDLIB_TOOLSETS["filesystem_project"].tool("write_file").path_params == ("path",)
+
+
+@pytest.mark.parametrize(("command", "moved"), [
+    ("mv -fv ./a -- -b d/", (["a", "-b"], "d")),
+    ("mv --update=older a b output/link", (["a", "b"], "src")),  # through the link: where the files land
+    ("mv -t output/link a", (["a"], "src")),
+    ("ls -la output", None),
+])
+def test_a_move_says_what_it_moves_and_where(root: Path, command: str, moved: tuple[list[str], str] | None) -> None:
+    """What the taint guard judges a move on (red team M1): sources and destination, absolute."""
+    toolset = shell(root)
+    found = toolset.moves("shell", toolset.normalize_args("shell", {"command": command}))
+    real = os.path.realpath(root)
+    assert found == (None if moved is None else ([os.path.join(real, s) for s in moved[0]], os.path.join(real, moved[1])))

@@ -57,7 +57,8 @@ heavy = sorted(
         or m in ("llm_do.runtime.session", "llm_do.runtime.conversation_store", "llm_do.cli.commands.chat")
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",
-                               "uvicorn", "starlette", "fastmcp")
+                               "uvicorn", "starlette", "fastmcp", "cryptography")
+        or m == "llm_do.provenance.signing"
         or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp", "llm_do.runtime.toolsets.mcp_transport")
         or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
                          "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",

@@ -18,6 +18,16 @@ from tests.support.cli import run_cli, worker, write_project
 
 Files = dict[str, "str | dict[str, Any]"]
 
+PUBLISHING_PROJECT: Files = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "main"},
+                     "flows": {"paths": {"public": "published"}}},
+    "main.worker": worker("toolsets: [filesystem_project]\napprovals: [allow write_file]", "Talk."),
+    "secret.txt": "the launch code is 0000\n",
+}
+"""A project whose worker reads private files and publishes: `public/` is published, so `write_file`
+of it is an egress, and `read_file` of `secret.txt` a private read (with the run's untrusted input,
+the frame is armed: the next publish is asked)."""
+
 
 def build_project(root: Path, files: Files) -> Path:
     """Write `files` below `root`, run `llm-do build` on it; return the path of its bundle.lock."""
@@ -27,9 +37,36 @@ def build_project(root: Path, files: Files) -> Path:
     return root / "bundle.lock"
 
 
+def resealed(lock: bytes, patch: dict[str, Any]) -> bytes:
+    """A lock changed as a hand (or a model with write access) would: `patch` merged into it
+    (`{"workers": {"main": {"tools": {"shell": {"approval": "allow"}}}}}`), every node hash and the
+    digest recomputed, the sources and their hashes left as they are."""
+    import json
+
+    from llm_do.bundle.canonical import node_hash, seal
+
+    def merged(into: Any, change: Any) -> Any:
+        if not isinstance(into, dict) or not isinstance(change, dict):
+            return change
+        return {**into, **{k: merged(into.get(k), v) for k, v in change.items()}}
+
+    doc = merged(json.loads(lock), patch)
+    for section in ("workers", "toolsets"):
+        for node in doc[section].values():
+            node["hash"] = node_hash({k: v for k, v in node.items() if k != "hash"})
+    doc.pop("digest")
+    return seal(doc)
+
+
 def copy_project(bundle: Path, dest: Path) -> Path:
-    """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock."""
+    """Copy the built project holding `bundle` to `dest`; return the copy's bundle.lock. The copy's
+    lock is checked (`build --check`), as after any checkout, so its build record answers the runs
+    that ask whether it is the build of its sources (a run through the Python API would otherwise
+    compile in a child process to find out). A project that builds only in the environment its
+    test sets up later (`PYTHONPATH=src`, an MCP server's variables) fails this check here: its
+    runs compile it instead."""
     shutil.copytree(bundle.parent, dest)
+    run_cli("build", "--check", "-q", dest)
     return dest / bundle.name
 
 
@@ -311,7 +348,7 @@ def clean_build(root: Path, monkeypatch: Any) -> tuple[bytes | None, list[dict[s
 def assert_built_as_clean(root: Path, monkeypatch: Any, lock: str = "bundle.lock") -> None:
     """The lock is a clean build's bytes, and its record (what the next build or lint says) holds
     a clean build's diagnostics."""
-    from llm_do.compiler.build_record import build_records, recall
+    from llm_do.provenance.build_record import build_records, recall
 
     bundle, diagnostics = clean_build(root, monkeypatch)
     assert (root / lock).read_bytes() == bundle

@@ -1,6 +1,8 @@
 """Where `capabilities` and `diff` get a bundle document from: a bundle.lock, a project directory
-(compiled in memory; a bundle.lock in it is ignored), or `git:REV[:PATH]`, the project as committed
-at REV, exported to a temporary directory with `git archive` (the working tree is never touched).
+(compiled in memory; `diff` also compares a bundle.lock in it with that build: `committed_lock`),
+or `git:REV[:PATH]`, the project as committed at REV, exported to a temporary directory with `git
+archive` (the working tree is never touched), or the lock file PATH (`git:main:bundle.lock`) as
+committed at REV.
 
 Every failure is a `BundleInputProblem` with one line saying what and where; a project with errors is
 a `ProjectHasErrors` carrying the compile result, so the caller can print its diagnostics.
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from .stages.resolved import ResolvedProject
 
 GIT_PREFIX = "git:"
+LOCK_SUFFIX = ".lock"
 
 
 class BundleInputProblem(InputProblem):
@@ -51,6 +54,11 @@ def read_lock(path: Path, *, any_format: bool = False) -> dict[str, Any]:
         data = path.read_bytes()
     except OSError as exc:
         raise BundleInputProblem(f"{path}: cannot read: {exc.strerror}") from None
+    return lock_document(data, path, any_format=any_format)
+
+
+def lock_document(data: bytes, path: Path, *, any_format: bool = False) -> dict[str, Any]:
+    """`read_lock` of bytes read already (`path` names them in messages)."""
     try:
         (reader.verify_sealed if any_format else reader.verify)(data, path)
     except BundleRefused as exc:
@@ -59,9 +67,11 @@ def read_lock(path: Path, *, any_format: bool = False) -> dict[str, Any]:
 
 
 def compile_document(project: Path, label: str, *, import_python: bool, cache: bool = True,
-                     files_as: str | None = None) -> dict[str, Any]:
+                     files_as: str | None = None, committed: bool = False) -> dict[str, Any]:
     """The bundle document of the project at `project`; with `files_as`, its files are named that
-    way (`git:REV:PATH/`) in messages instead of by a place on disk."""
+    way (`git:REV:PATH/`) in messages instead of by a place on disk; with `committed` (`diff`), what
+    its `bundle.lock`, if it has one that is not the build of its sources, holds instead
+    (`committed_lock`)."""
     from .pipeline import compile_project
     from .stages.load import ProjectNotFound
 
@@ -85,6 +95,12 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
         from .unread import UNREAD_KEY
 
         doc[UNREAD_KEY] = _not_read(result.resolved)
+    if committed:
+        from .committed_lock import COMMITTED_LOCK_KEY, committed_lock
+
+        found = committed_lock(result.loaded.root, result.bundle, doc, import_python=import_python)
+        if found is not None:
+            doc[COMMITTED_LOCK_KEY] = found
     return doc
 
 
@@ -100,18 +116,24 @@ def _not_read(resolved: ResolvedProject) -> dict[str, Any]:
     }
 
 
-def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False) -> dict[str, Any]:
-    """The bundle document SPEC names: `git:REV[:PATH]`, a `.lock` file, or a project. A `git:`
-    side never takes introspection from the cache."""
+def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False,
+                  committed: bool = False) -> dict[str, Any]:
+    """The bundle document SPEC names: `git:REV[:PATH]` (PATH a project, or a `.lock` file as
+    committed at REV), a `.lock` file, or a project. A `git:` side never takes introspection from
+    the cache. `committed`: see `compile_document`."""
     if spec.startswith(GIT_PREFIX):
+        committed_lock = git_file(spec, LOCK_SUFFIX)
+        if committed_lock is not None:
+            return lock_document(committed_lock, Path(spec), any_format=any_format)
         with git_export(spec) as (project, files_as):
-            return compile_document(project, spec, import_python=import_python, cache=False, files_as=files_as)
+            return compile_document(project, spec, import_python=import_python, cache=False, files_as=files_as,
+                                    committed=committed)
     path = Path(spec)
-    if path.is_file() and path.suffix == ".lock":
+    if path.is_file() and path.suffix == LOCK_SUFFIX:
         return read_lock(path, any_format=any_format)
     if not path.exists():
         raise BundleInputProblem(f"{spec}: no such file or directory")
-    return compile_document(path, spec, import_python=import_python, cache=cache)
+    return compile_document(path, spec, import_python=import_python, cache=cache, committed=committed)
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -126,12 +148,9 @@ def _first_line(data: bytes) -> str:
     return text.splitlines()[0] if text else "failed"
 
 
-@contextmanager
-def git_export(spec: str) -> Iterator[tuple[Path, str]]:
-    """`git:REV[:PATH]` exported to a temporary directory, and how to name its files (`git:REV:PATH/`);
-    PATH is relative to the repository root and defaults to the current directory's place in it.
-    A link in the tree that points out of it (absolute, or climbing out) is refused, as the working
-    tree's loader refuses it (F002), rather than followed."""
+def _git_place(spec: str) -> tuple[Path, str, str, str]:
+    """`git:REV[:PATH]` resolved: the repository's root, REV, its commit and PATH (relative to the
+    root; by default the current directory's place in it)."""
     rev, _, sub = spec[len(GIT_PREFIX):].partition(":")
     if not rev:
         raise BundleInputProblem(f"{spec}: no revision; write git:REV or git:REV:PATH")
@@ -147,7 +166,27 @@ def git_export(spec: str) -> Iterator[tuple[Path, str]]:
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root)
     if commit.returncode != 0:
         raise BundleInputProblem(f"{spec}: '{rev}' is not a commit of the repository at {root}")
-    sha = commit.stdout.decode().strip()
+    return root, rev, commit.stdout.decode().strip(), sub
+
+
+def git_file(spec: str, suffix: str) -> bytes | None:
+    """The bytes of the file `git:REV:PATH` names, when PATH ends with `suffix` (a `.lock`); None
+    for any other PATH (a project). A PATH that is no file at REV is an input problem."""
+    if not spec[len(GIT_PREFIX):].partition(":")[2].endswith(suffix):
+        return None
+    root, rev, sha, sub = _git_place(spec)
+    if _git(["cat-file", "-t", f"{sha}:{sub}"], cwd=root).stdout.strip() != b"blob":
+        raise BundleInputProblem(f"{spec}: '{sub}' is not a file at {rev}")
+    return _git(["cat-file", "blob", f"{sha}:{sub}"], cwd=root).stdout
+
+
+@contextmanager
+def git_export(spec: str) -> Iterator[tuple[Path, str]]:
+    """`git:REV[:PATH]` exported to a temporary directory, and how to name its files (`git:REV:PATH/`);
+    PATH is relative to the repository root and defaults to the current directory's place in it.
+    A link in the tree that points out of it (absolute, or climbing out) is refused, as the working
+    tree's loader refuses it (F002), rather than followed."""
+    root, rev, sha, sub = _git_place(spec)
     args = ["archive", "--format=tar", sha] + ([] if sub == "." else ["--", sub])
     archive = _git(args, cwd=root)
     if archive.returncode != 0:

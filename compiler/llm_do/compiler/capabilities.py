@@ -150,6 +150,11 @@ class WorkerView:
 
     calls: dict[str, Gate] = field(default_factory=dict)
     grants: list[Grant] = field(default_factory=list)
+    declassifies: bool = False
+    """Its output can carry no free text (`llm_do.bundle.declassify`): its callers take in no
+    untrusted content from it (`flows.trifecta.leg_views` seals its untrusted leg)."""
+    seals: frozenset[str] = frozenset()
+    """Capabilities it holds that do not reach the workers calling it."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,11 @@ class Analysis:
                     owners[worker] = [grant]
                 else:
                     granted.append(grant)
+        self._sealed: dict[str, set[str]] = {}
+        """capability -> the workers that do not pass it to their callers."""
+        for worker, view in views.items():
+            for capability in view.seals:
+                self._sealed.setdefault(capability, set()).add(worker)
         self._callers: dict[str, list[tuple[str, int]]] = {}
         for caller, view in views.items():
             for callee, gate in view.calls.items():
@@ -242,10 +252,13 @@ class Analysis:
             nxt: dict[str, str | None] = dict.fromkeys(sources)
             self._owner[(capability, level)] = {w: own[w] for w in sources}
             callers = self._callers
+            sealed = self._sealed.get(capability, ())
             frontier = sources
             while frontier:
                 found: list[str] = []
                 for callee in frontier:  # sorted: the first callee found is the smallest name
+                    if callee in sealed:
+                        continue
                     for caller, edge in callers.get(callee, ()):
                         if edge <= level and caller not in nxt:
                             nxt[caller] = callee
@@ -363,7 +376,7 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
                 default = ((toolsets.get(binding.toolset or "") or {}).get("tools") or {}).get(tool, {}).get(
                     "approval", PYTHON_TOOL_DEFAULT)
             gates[tool] = _gate(binding, default, rules_see_paths_in(toolsets, node, binding.toolset) if binding.rules else None)
-        view = WorkerView()
+        view = WorkerView(declassifies=node.get("declassifies", False))
         for callee in callees.get(name, ()):
             view.calls[callee] = gates.get(callee, OPEN)
         opaque = {u.toolset: Gate(u.opaque_approval, PYTHON_TOOL_DEFAULT)

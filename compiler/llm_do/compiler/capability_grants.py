@@ -86,9 +86,11 @@ def _worker_grants(project: ResolvedProject, worker: ResolvedWorker) -> list[dic
             add((c, name, "", ""), {"capability": c, "tool": name}, capability_labels(project, c))
         else:
             own = f"{CUSTOM}:{name}"
-            for c in python_tool_capabilities(name, _declared(project, worker.name, tool.toolset, name)):
+            declared = _declared(project, worker.name, tool.toolset, name)
+            for c in python_tool_capabilities(name, declared):
                 labels = python_tool_labels(project, worker, tool) if c == own else capability_labels(project, c)
-                add((c, name, "", ""), {"capability": c, "tool": name}, labels)
+                narrowed = _destination_labels(tool, labels, declared) if tool.rules and labels else None
+                add((c, name, "", ""), {"capability": c, "tool": name}, labels, narrowed)
     for use in worker.toolsets:
         if use.kind == "mcp" and use.opaque_approval is not None:
             add((OPAQUE, "", use.name, ""), {"capability": OPAQUE, "toolset": use.name}, opaque_mcp_labels(project, use.name))
@@ -110,6 +112,23 @@ def _conditional_labels(project: ResolvedProject, tool: ResolvedTool, capability
     from .flows.rule_confinement import conditional_labels
 
     return conditional_labels(capability, labels, tool.rules, tool.approval, label_policy(project))
+
+
+def _destination_labels(tool: ResolvedTool, labels: frozenset[str], declared: list[str]) -> frozenset[str] | None:
+    """`flows.rule_confinement.destination_labels` for a Python tool that says where it sends."""
+    from .flows.rule_confinement import destination_labels, destinations
+
+    params = destinations(declared)
+    return destination_labels(labels, tool.rules, tool.approval, params) if params else None
+
+
+def tool_destinations(project: ResolvedProject, worker: ResolvedWorker, tool: ResolvedTool) -> tuple[str, ...]:
+    """The parameters a Python tool's declaration says it sends to (`to:PARAM`)."""
+    if tool.kind not in ("python_tool", "python_toolset"):
+        return ()
+    from .flows.rule_confinement import destinations
+
+    return destinations(_declared(project, worker.name, tool.toolset, tool.name))
 
 
 def _stdlib_grants(name: str, settings: dict[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -107,6 +107,15 @@ RULES: dict[str, Rule] = _rules(
          "(default `workers/generated`); the next build takes it in only when a worker_files "
          "pattern matches it there, so without one the created worker is silently left out.",
          raised_in=("stages.resolve_toolsets",)),
+    Rule("F010", "flows-path-matches-nothing", "warning", "A `flows.paths` key that names no folder of the project.",
+         "`flows.paths` labels project folders by name, relative to the root, after following links inside "
+         "the project: a key that names no folder (a glob, a file, a typo, another case: `Site` beside "
+         "`site/`) labels nothing, so the folder meant keeps the default labels (a write into it is no egress, "
+         "a read of it is private). On a case-insensitive filesystem `Site` is the folder `site`, but labels "
+         "match names exactly, so the build is the same everywhere: the hint gives the spelling of the folder, "
+         "or the close name. A key that names a folder not made yet, close to no other, is not reported: it "
+         "labels the folder once a run makes it.",
+         raised_in=("stages.check.flow_paths",)),
     # --- N: names and references
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "
@@ -197,7 +206,8 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.check.python_imports",)),
     Rule("Y002", "python-import-timeout", "error", "Importing the project's Python took too long.",
          "Imports run in a time-limited subprocess (LLM_DO_IMPORT_TIMEOUT seconds, default 60). "
-         "Module-level code that does real work belongs in a function.",
+         "The diagnostic points at the line of the project the import was still running when it "
+         "was stopped. Module-level code that does real work belongs in a function.",
          raised_in=("facts.subprocess_runner",)),
     Rule("Y003", "opaque-toolset", "warning", "A Python toolset whose tools cannot be listed at build time.",
          "Toolsets built by a factory at run time, or of a kind llm-do cannot list, are recorded as "
@@ -258,6 +268,13 @@ RULES: dict[str, Rule] = _rules(
          "is read from the environment when the server starts and never written into the bundle. "
          "Keys whose name says credential (key, token, secret, password, auth, cookie, credential) "
          "are checked.",
+         raised_in=("stages.mcp_servers",)),
+    Rule("X008", "mcp-remote-unrecorded", "error", "`llm-do test` offline, and no cassette recorded a remote MCP server.",
+         "Without --live, `llm-do test` opens no connection: it builds the project with the tools "
+         "its cases' cassettes recorded of each remote (`url`) server, and replays their answers. "
+         "A remote server that no cassette recorded cannot be listed without reaching it. Record a "
+         "case's cassette from a run that uses the server (`llm-do run . --record DIR`), "
+         "or run `llm-do test --live`.",
          raised_in=("stages.mcp_servers",)),
     # --- T: templates
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
@@ -381,6 +398,15 @@ RULES: dict[str, Rule] = _rules(
          "glob, with the glob that matches what it names as the hint. The approval question, "
          "`capabilities` and `diff` name the root beside the path and the rules.",
          raised_in=("approvals.check",)),
+    Rule("A012", "positional-argv-rule", "warning", "A rule tests one position of a shell command line against an operand.",
+         "Rules see shell's `argv` normalized: the command, its operands in order (paths resolved, the "
+         "destination last), then its flags. `argv[1]` is the first operand whatever flags are given, "
+         "but a command that takes several operands puts a path at any later position: "
+         "`deny shell(argv[1] == 'secret.txt')` misses `cat notes.txt secret.txt`. Test every position with "
+         "`argv[*]` (any element): `deny shell(argv[*] == 'secret.txt')`. Positions a command fixes in every "
+         "spelling (mv takes one source: `argv[1]` is what moves and `argv[2]` where to; git's "
+         "subcommand is `argv[1]`) are not reported when the rule pins the command with `argv[0] == ...`.",
+         raised_in=("approvals.check",)),
     # --- R: review of capabilities
     Rule("R001", "unapproved-side-effect", "warning", "A side effect the entry can reach with no approval on the way.",
          "A capability that changes something outside the run (fs.write, proc.exec, custom:NAME for "
@@ -402,8 +428,8 @@ RULES: dict[str, Rule] = _rules(
          "in a folder others fill, the run's input) can steer the model into sending private data (a "
          "read of the project, a secret) where others can read it (an MCP server, the network, a "
          "published folder). The worker holds all three legs through its tools and the workers it "
-         "calls, and the egress leg is reachable with no `ask` on the way. The diagnostic is at the "
-         "tool that gives the egress and names the three least gated paths. Ask for the egress (`ask "
+         "calls, and the egress leg is reachable with no `ask` on the way. There is one diagnostic at "
+         "each tool that gives an armed egress (all at once), naming the three least gated paths. Ask for the egress (`ask "
          "TOOL`, or `ask WORKER` on a call on the way), drop a leg, or accept the flow in project.json "
          "(`flows.accept`: the worker, the legs and a reason), which reviewers see in `diff`.",
          raised_in=("stages.check.flows",)),
@@ -423,9 +449,49 @@ RULES: dict[str, Rule] = _rules(
     Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
          "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "
          "does not exist, holds no trifecta, or whose egress is behind approval accepts nothing; an "
-         "entry that leaves an armed combination of legs unnamed does not accept the flow. `llm-do "
-         "capabilities` lists each worker's flows and their legs.",
+         "entry that leaves an armed combination of legs unnamed does not accept the flow: the message "
+         "names the capabilities left and the hint the entry that would accept the flow. Such an entry "
+         "is inert at run time too (the bundle marks it and the taint guard does not honour it). `llm-do "
+         "capabilities` lists each worker's flows and every capability of each leg.",
          raised_in=("stages.check.flows",)),
+    Rule("R007", "undeclared-third-party-calls", "info",
+         "A Python tool without a CAPABILITIES entry that calls third-party code the effect scan does not know.",
+         "A Python tool that declares nothing is labelled by what its code does, read with `ast`: the effects "
+         "table knows the standard library's and the common HTTP clients' calls, not every client library. "
+         "A call into an installed module outside the standard library and the project (`slack_sdk.WebClient`, "
+         "`boto3.client`, `openai.OpenAI`), other than a few that parse, validate or compute with no I/O of their "
+         "own (pydantic, yaml, dateutil, ...), may send what it is given anywhere, so the tool's flow labels count "
+         "it as a connection: untrusted and egress. The diagnostic is at the first such call and names them all. "
+         "Declare what the tool does in its module's `CAPABILITIES` (`{\"notify\": [\"net:slack.com\"]}`, or `[]`), "
+         "its complete declaration, which the labels then follow instead of the scan.",
+         raised_in=("stages.check.python_flows",)),
+    Rule("R011", "declassifying-callee", "info", "A worker whose output can carry no free text: its callers take in no untrusted content from it.",
+         "The worker reads content a third party wrote, but its output schema holds only numbers, "
+         "booleans, enumerated values, dates and times, e-mail addresses and strings held to an "
+         "anchored pattern without spaces (at most 256 characters): it can tell its caller facts, not "
+         "words. So the frames of the workers that call it do not become untrusted through it (the "
+         "\"dual LLM\" pattern), and a later egress there is not asked because of what it read. The "
+         "runtime checks each output against the schema before dropping the label. The note is at "
+         "the worker's `schema_out_ref`, naming what it reads and who calls it.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R012", "confined-egress", "info", "An approval rule that holds an egress to destinations it names: the calls it allows are no egress.",
+         "The tool says where it sends (`to:PARAM` in its module's `CAPABILITIES`) and the rule's "
+         "condition holds that parameter to values it names (`==`, `in [...]`, `~ 'GLOB'`, and an "
+         "`and` with one of them, an `or` of them): a call the rule allows goes only where the "
+         "project says, so the flow guard does not count it as egress even from a frame that holds "
+         "private data and untrusted content. Calls it does not allow are egress as before.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R013", "unknown-destination", "warning", "`to:PARAM` names no parameter of the tool.",
+         "A Python tool's `CAPABILITIES` entry says where the tool sends with `to:PARAM`, but the "
+         "tool has no parameter PARAM, so no approval rule can confine its egress by it. It is a "
+         "typo or a stale declaration.",
+         raised_in=("stages.check.flow_precision",)),
+    Rule("R014", "free-text-callee", "info", "A worker with an output schema that hands untrusted content to its callers.",
+         "The worker reads content a third party wrote and declares an output schema, but a part of "
+         "that schema can carry free text (a string without an enum, a date or e-mail format, or a "
+         "pattern without spaces): what it read can reach its callers' frames, which become "
+         "untrusted. The note says which part; narrow it to declassify (R011).",
+         raised_in=("stages.check.flow_precision",)),
     # --- L: the .agent era
     Rule("L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",
          "The hint says what to write instead. `llm-do migrate` rewrites a project to .worker files.",

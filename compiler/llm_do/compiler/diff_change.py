@@ -61,6 +61,16 @@ class Change:
                 "file": self.file, "line": self.line}
 
 
+def change_line(severity: str, verb: str, subject: str, before: str | None, after: str | None, note: str | None) -> str:
+    """One change as the text report writes it: `SEVERITY VERB SUBJECT: BEFORE -> AFTER (NOTE)`."""
+    text = f"{severity:<6} {verb:<8} {subject}"
+    if before is not None or after is not None:
+        text += f": {before if before is not None else '(none)'} -> {after if after is not None else '(none)'}"
+    if note:
+        text += f" ({note})"
+    return text
+
+
 def text_of(value: Any) -> str | None:
     return None if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .build_record import changed_files, compiler_material, keep_record
-from .tree_listing import Listing
-from .user_cache import SignedEntries, cache_folder
+from llm_do.provenance.build_record import changed_files, compiler_material, keep_record
+from llm_do.provenance.tree_listing import Listing
+from llm_do.provenance.user_cache import SignedEntries, cache_folder
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic

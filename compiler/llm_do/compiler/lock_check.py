@@ -4,23 +4,32 @@ The digest is a checksum, not a signature: anyone can edit a lock and recompute 
 builds the bundle in memory and compares bytes; when they differ it compares the two documents
 to say what differs (a source, a worker or toolset node and which of its fields, a header field),
 so a pull request that edits bundle.lock by hand fails in CI with a message naming the node.
+
+A run asks the same question of the lock it is about to run, where the project is beside it
+(`compare_with_build`, when no build record answers: `llm_do.provenance.lock_sources`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
+from llm_do.bundle.errors import REBUILD
+from llm_do.provenance.build_record import build_records, record, tree_before_build
+from llm_do.provenance.lock_sources import VERSION_FIELDS, Comparison
 
-from .build_record import build_records, record, tree_before_build
 from .collection_pause import collection_paused
 from .incremental.packs import user_packs
 from .pipeline import CompileResult, compile_project
-from .stages.load import find_project
+from .stages.load import ProjectNotFound, find_project
 from .syntax.sources import Unreadable, read_regular_file
+
+if TYPE_CHECKING:
+    from .facts.records import McpServerFact
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""
@@ -56,25 +65,87 @@ def check_lock(project_path: Path, lock: Path | None = None, *, cache: bool = Tr
     except Unreadable as exc:
         status.differences.append(f"{lock.name} is {exc}")
         return status
-    if result.bundle is None:
-        status.differences.append("the project has errors, so `llm-do build` would write no lock")
-        status.differences.extend(_sources_on_disk(result.loaded.root, data))
-        return status
-    if data != result.bundle:
-        with collection_paused():  # two documents of every node, parsed: nothing to collect
-            found = lock_differences(data, result.bundle)
-        status.differences.extend(found or [f"{lock.name} differs from what `llm-do build` writes"])
+    status.differences.extend(_build_differences(result, data, lock.name))
     return status
 
 
-def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True) -> CompileResult:
+def compare_with_build(project_path: Path, lock: Path, data: bytes, *, cache: bool = True) -> Comparison:
+    """The lock bytes `data` (as a run read them from `lock`) against what a build of the project at
+    `project_path` writes now: what a run asks when no build record answers
+    (`llm_do.provenance.lock_sources`). A lock that differs only in the llm-do or the
+    distributions that built it (`VERSION_FIELDS`) is their build, with a note."""
+    try:
+        result = compile_recorded(project_path, lock, cache=cache, listed=_servers_as_locked(data))
+    except ProjectNotFound as exc:
+        return Comparison((f"the project cannot be built: {exc}",))
+    except OSError as exc:
+        return Comparison((f"the project cannot be read: {exc.filename or project_path}: {exc.strerror}",))
+    differences = _build_differences(result, data, lock.name)
+    if differences and result.bundle is not None:
+        fields = _only_version_fields(data, result.bundle)
+        if fields:
+            return Comparison(note=f"note: {lock} differs from a build now only in {' and '.join(fields)} (built by "
+                                   f"another llm-do or other distributions); {REBUILD} to update it")
+    return Comparison(tuple(differences))
+
+
+def _servers_as_locked(data: bytes) -> dict[str, McpServerFact]:
+    """The tools of the lock's MCP servers as it lists them, for a build that starts none: the run
+    checks each server's live tools against the lock as it starts it (`llm_do.runtime.toolsets.mcp`),
+    and a server not required starts only when used."""
+    from .facts.records import McpServerFact, McpToolFact
+
+    try:
+        toolsets = json.loads(data).get("toolsets") or {}
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return {}
+    out = {}
+    for node in toolsets.values() if isinstance(toolsets, dict) else ():
+        if not isinstance(node, dict) or node.get("kind") != "mcp" or node.get("opaque") or not isinstance(node.get("tools"), dict):
+            continue
+        skip = len(node["prefix"]) + 1 if node.get("prefix") else 0
+        out[str(node.get("name"))] = McpServerFact(name=str(node.get("name")), tools=[
+            McpToolFact(name=exposed[skip:], description=tool.get("description"), input_schema=tool.get("parameters") or {})
+            for exposed, tool in node["tools"].items() if isinstance(tool, dict)])
+    return out
+
+
+def _build_differences(result: CompileResult, data: bytes, name: str) -> list[str]:
+    """What differs between the lock bytes `data` and the build `result`, one line each."""
+    if result.bundle is None:
+        return ["the project has errors, so `llm-do build` would write no lock", *_sources_on_disk(result.loaded.root, data)]
+    if data == result.bundle:
+        return []
+    with collection_paused():  # two documents of every node, parsed: nothing to collect
+        found = lock_differences(data, result.bundle)
+    return found or [f"{name} differs from what `llm-do build` writes"]
+
+
+def _only_version_fields(old: bytes, new: bytes) -> list[str]:
+    """The `VERSION_FIELDS` two sealed locks differ in, when they differ in nothing else; else []."""
+    try:
+        verify_digest(old)
+        before, after = json.loads(old), json.loads(new)
+    except (DigestProblem, ValueError, UnicodeDecodeError):
+        return []
+    if not isinstance(before, dict):
+        return []
+    rest = {DIGEST_KEY, *VERSION_FIELDS}
+    if {k: v for k, v in before.items() if k not in rest} != {k: v for k, v in after.items() if k not in rest}:
+        return []
+    return [key for key in VERSION_FIELDS if before.get(key) != after.get(key)]
+
+
+def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
+                     listed: Mapping[str, McpServerFact] | None = None) -> CompileResult:
     """`compile_project` for the lock at `lock`, with a build record (`build_record`) of what the
     bytes depended on, so the next `build --check` or `build` of the unchanged project compiles
-    nothing. Raises `ProjectNotFound` when the path names no project."""
+    nothing (`listed`: MCP servers taken as listed, `compile_project`). Raises `ProjectNotFound` when
+    the path names no project."""
     records = build_records() if cache else None
     listing = tree_before_build(find_project(project_path)[0], lock) if records is not None else None
     with collection_paused():
-        result = compile_project(project_path, lock_dir=lock.parent, cache=cache)
+        result = compile_project(project_path, lock_dir=lock.parent, cache=cache, listed=listed)
     inputs = result.recorded_inputs()
     if records is None or listing is None or result.bundle is None or inputs is None:
         return result
@@ -198,3 +269,17 @@ def _package_differences(before: dict[str, Any], after: dict[str, Any]) -> list[
         if before.get(name) != after.get(name):
             out.append(f"package {name} is {after.get(name) or 'not used'} (the lock has {before.get(name) or 'none'})")
     return out
+
+
+def main() -> None:
+    """`python -m llm_do.compiler.lock_check PROJECT LOCK`, the lock's bytes on stdin: the comparison
+    (`compare_with_build`) as one JSON line on stdout. How the Python API, which never imports the
+    compiler, asks when no build record answers (`llm_do.runtime.built_lock`)."""
+    import sys
+
+    root, lock = (Path(arg) for arg in sys.argv[1:3])
+    print(json.dumps(compare_with_build(root, lock, sys.stdin.buffer.read()).as_json()))
+
+
+if __name__ == "__main__":
+    main()

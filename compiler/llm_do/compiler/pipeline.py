@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .build_record import recorded_manifest
+from llm_do.provenance.build_record import recorded_manifest
+
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
@@ -40,7 +41,7 @@ class CompileResult:
     resolved: ResolvedProject | None = None
     bundle: bytes | None = None
     import_checks: list[dict[str, Any]] | None = None
-    """The checks of the introspection answers the build used (`facts.import_checks`); None when
+    """The checks of the introspection answers the build used (`llm_do.provenance.import_checks`); None when
     an answer was used that nothing can tell is still true (no cache, or it could not be kept)."""
     front_matter_reused: int = 0
     """How many workers' front matter was taken as the last build read it (`incremental.front_matter_cache`)."""

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import decide, glob_matches
+from llm_do.bundle.approval import ANY_ELEMENT, decide, glob_matches
 from llm_do.bundle.model import WorkerTool
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
@@ -144,9 +144,13 @@ def _candidates(rules: Sequence[Mapping[str, Any]]) -> dict[Path, list[tuple[Any
 
 
 def _arguments(values: Mapping[Path, Any]) -> dict[str, Any]:
-    """The call's arguments with each tested parameter set (`argv[0]` builds a list)."""
+    """The call's arguments with each tested parameter set (`argv[0]` builds a list; each `argv[*]`,
+    any element, sets a position of its own past the listed ones)."""
     args: dict[str, Any] = {}
+    past = max((s for p in values for s in p if isinstance(s, int) and not isinstance(s, bool)), default=-1) + 1
+    spread = {p: past + k for k, p in enumerate(p for p in values if ANY_ELEMENT in p)}
     for path, value in values.items():
+        path = tuple(spread[path] if step == ANY_ELEMENT else step for step in path)
         here: Any = args
         for step, following in zip(path, path[1:]):
             blank: Any = [] if isinstance(following, int) else {}

@@ -63,6 +63,10 @@ class _Missing:
 
 MISSING: Final = _Missing()
 
+ANY_ELEMENT: Final = "*"
+"""A step of a condition's path standing for every element of a list (`argv[*]`): the comparison
+holds when it holds of any element. A rule's key is a name, so `*` is never one."""
+
 
 def lookup(args: Any, path: Sequence[str | int]) -> Any:
     """The value at `path` (keys and list indices) in the arguments, or MISSING."""
@@ -122,7 +126,9 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
 
     A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
     when one side is false, `or` true when one side is true, whatever the other (Kleene logic).
-    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root.
+    So `not path ~ 'secret/**'` does not hold for a path that leads out of the root. A comparison
+    over `argv[*]` holds when it holds of any element (true if one is, else unsettled if one is,
+    else false: none of an empty list).
     """
     op = condition["op"]
     if op == "not":
@@ -137,22 +143,54 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
                 return settles
             unsettled = unsettled or value is None
         return None if unsettled else not settles
-    actual = lookup(args, condition["param"])
+    param = condition["param"]
+    if ANY_ELEMENT in param:
+        outcomes = [None if v is MISSING else compare(op, v, condition["value"]) for v in _each(args, param)]
+        return True if True in outcomes else (None if None in outcomes else False)
+    actual = lookup(args, param)
     return None if actual is MISSING else compare(op, actual, condition["value"])
 
 
-def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
-    """The approval of one call: a matching `deny` wins wherever it stands; else the last matching
-    rule's action; else the tool's default. A rule matches when it has no condition (`when` null)
-    or its condition holds (an unsettled condition does not)."""
-    decision: Approval | None = None
-    for rule in rules:
+def _each(value: Any, path: Sequence[str | int]) -> list[Any]:
+    """The values at `path`, each `*` step taking every element of a list (MISSING where a path
+    does not go on); an empty list gives none."""
+    for i, step in enumerate(path):
+        if step == ANY_ELEMENT:
+            if not isinstance(value, (list, tuple)):
+                return [MISSING]
+            return [v for item in value for v in _each(item, path[i + 1:])]
+        value = lookup(value, (step,))
+        if value is MISSING:
+            return [MISSING]
+    return [value]
+
+
+def deciding_rule(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> int | None:
+    """The index of the rule that decides one call: a matching `deny` wherever it stands, else the
+    last matching rule; None when no rule matches. A rule matches when it has no condition (`when`
+    null) or its condition holds (an unsettled condition does not)."""
+    found: int | None = None
+    for index, rule in enumerate(rules):
         when = rule.get("when")
         if when is None or holds(when, args) is True:
             if rule["action"] == DENY:
-                return DENY
-            decision = rule["action"]
-    return default if decision is None else decision
+                return index
+            found = index
+    return found
+
+
+def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
+    """The approval of one call: the deciding rule's action (`deciding_rule`), else the tool's default."""
+    index = deciding_rule(rules, args)
+    return default if index is None else rules[index]["action"]
+
+
+def confined(rules: Sequence[Mapping[str, Any]], confined_by: Sequence[int], args: Mapping[str, Any]) -> bool:
+    """Whether one call is allowed by a rule whose condition holds its destinations to values the
+    rule names (`WorkerTool.confined_by`, found by the build): then it is no egress for the flow
+    guard (spec/runtime.md, "Information flow")."""
+    index = deciding_rule(rules, args)
+    return index is not None and index in confined_by and rules[index]["action"] == ALLOW
 
 
 @lru_cache(maxsize=256)

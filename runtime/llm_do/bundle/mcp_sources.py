@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .canonical import source_hash
+from .regular_files import read_regular_file
 
 
 def server_files(root: Path, server: Mapping[str, Any]) -> list[str]:
@@ -52,7 +53,7 @@ def changed_server_files(root: Path, recorded: Mapping[str, str]) -> list[str]:
     changed = []
     for rel, sha in sorted(recorded.items()):
         try:
-            data = (root / rel).read_bytes()
+            data = read_regular_file(root / rel)
         except OSError:
             changed.append(rel)
             continue
@@ -83,7 +84,7 @@ def _imported(top: str, rel: str) -> list[str]:
     """The project modules a Python file imports, looked up beside it and at the root (where a
     server started as `python server.py` or `python -m` finds them)."""
     try:
-        tree = ast.parse(Path(top, rel).read_bytes())
+        tree = ast.parse(read_regular_file(Path(top, rel)))
     except (OSError, SyntaxError, ValueError, RecursionError):
         return []
     here = os.path.dirname(rel)

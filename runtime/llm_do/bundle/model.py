@@ -199,7 +199,8 @@ class ConditionTest(TypedDict):
 
     op: Literal["glob", "==", "!=", "<", "<=", ">", ">=", "in"]
     param: list[str | int]
-    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`."""
+    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`, and `"*"`
+    for any element of a list (`["argv", "*"]` for `argv[*]`)."""
     value: Any
 
 
@@ -228,6 +229,10 @@ class WorkerTool(TypedDict):
     worker that targets the tool, in source order, decides each call (`approval.decide`)."""
     default: NotRequired[Approval | None]
     """With `rules`: the tool's own default, for a call no rule matches."""
+    confined_by: NotRequired[list[int]]
+    """With `rules`, for a tool whose grants say where it sends (`to:PARAM`): the `allow` rules
+    (indexes into `rules`) whose conditions hold every such parameter to values they name; a call
+    one of them decides is no egress for the flow guard. Absent: none."""
 
 
 class CapabilityGrant(TypedDict):
@@ -258,12 +263,14 @@ class FlowAcceptanceNode(TypedDict):
     untrusted: list[str]
     egress: list[str]
     reason: str
+    inert: NotRequired[bool]
+    """True when the build found that it accepts nothing (R006): the run does not honour it."""
 
 
 class FlowsNode(TypedDict):
     """project.json's `flows`: what the run's input is, the labelled folders, the accepted flows."""
 
-    inputs: Literal["untrusted", "trusted"]
+    inputs: Literal["untrusted", "trusted", "private"]
     paths: dict[str, PathLabel]
     accept: list[FlowAcceptanceNode]
 
@@ -321,6 +328,9 @@ class WorkerNode(TypedDict):
     capabilities: NotRequired[list[CapabilityGrant]]
     """The worker's own capabilities (absent: none); what it reaches through the workers it calls
     is computed from `calls`, never stored (the bundle stays linear in the number of workers)."""
+    declassifies: NotRequired[bool]
+    """True when its output schema can carry no free text (`llm_do.bundle.declassify`): its callers
+    take in no untrusted content from it, once the runtime has checked the output. Absent: false."""
 
 
 Bundle = TypedDict("Bundle", {

@@ -24,6 +24,7 @@ from typing import Any
 from .canonical import DigestProblem, verify_digest
 from .errors import REBUILD, BundleRefused, LlmDoError
 from .format import BUNDLE_FORMAT
+from .regular_files import IrregularFile, read_regular_file
 
 
 class LockFormatProblem(LlmDoError, ValueError):
@@ -198,9 +199,11 @@ def verify(data: bytes, path: Path | str) -> LockReader:
 def read(path: Path) -> LockReader:
     """`verify` of the lock at `path`; a lock that cannot be read is refused too."""
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path)
     except FileNotFoundError:
         raise BundleRefused(f"{path}: no such bundle; {REBUILD} to create it") from None
+    except IrregularFile as exc:
+        raise BundleRefused(f"{path}: cannot read it: it is {exc}") from None
     except OSError as exc:
         raise BundleRefused(f"{path}: cannot read it ({exc.strerror})") from None
     return verify(data, path)

@@ -54,6 +54,8 @@ class ToolBinding(NamedTuple):
     rules: list[RuleNode] | None = None
     """The rules that decide each call by its arguments (see `model.WorkerTool`), or None."""
     default: Approval | None = None
+    confined_by: tuple[int, ...] = ()
+    """The rules (indexes into `rules`) that confine where the tool sends (`model.WorkerTool`)."""
 
 
 class WorkerSpec(NamedTuple):
@@ -83,6 +85,10 @@ class WorkerSpec(NamedTuple):
     egress: bool = False
     """Whether a grant of its own is labelled `egress`: only then does its gate consult the taint
     guard (`llm_do.runtime.taint`), so a run of workers that send nothing out never imports it."""
+
+    declassifies: bool = False
+    """Its output can carry no free text (`declassify`): once an output is checked against its
+    schema, its caller takes in no untrusted content from the call."""
 
     def tool_grants(self, tool: str, toolset: str | None) -> list[CapabilityGrant]:
         """The grants of its tool `tool`; a tool of an opaque toolset (listed only at run time, so
@@ -120,6 +126,7 @@ class WorkerSpec(NamedTuple):
             grants=tuple(node.get("capabilities") or ()),
             labelled=any("labels" in g for g in node.get("capabilities") or ()),
             egress=any("egress" in (g.get("labels") or ()) for g in node.get("capabilities") or ()),
+            declassifies=node.get("declassifies", False),
         )
 
 
@@ -131,7 +138,8 @@ def used_toolsets(node: WorkerNode) -> tuple[UsedToolset, ...]:
 
 def tool_bindings(node: WorkerNode) -> dict[str, ToolBinding]:
     """A worker node's `tools`: tool name -> where it comes from and its approval."""
-    return {name: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"))
+    return {name: ToolBinding(t.get("toolset"), t.get("worker"), t["approval"], t.get("rules"), t.get("default"),
+                              tuple(t.get("confined_by") or ()))
             for name, t in (node.get("tools") or {}).items()}
 
 

@@ -16,8 +16,8 @@ import click
 
 from .errors import CliError, ExitCode
 from .inputs import InputOptions, run_input
+from .lock_options import LockOptions, load_lock
 from .options import RunOptions
-from .params import verified
 from .session import RunSession, run_session
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         raise no_such_worker("--worker", worker, bundle.worker_names())
     name = worker or bundle.entry["worker"]
     url = db_url(durable, bundle.path.resolve().parent)
-    with run_session(bundle, opts, stale="end", children="leave") as session:
+    with run_session(bundle, opts, children="leave") as session:
         runtime = _runtime(session, detach_approvals)
         data = run_input(runtime, prompt, inputs, worker)
         run_id = str(uuid.uuid4())
@@ -70,7 +70,7 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         return drive(runtime, session, url, run_id, record)
 
 
-def resume_run(run_id: str, opts: RunOptions, *, db: str | None, detach_approvals: bool) -> int:
+def resume_run(run_id: str, opts: RunOptions, lock: LockOptions, *, db: str | None, detach_approvals: bool) -> int:
     """`resume RUN_ID`: continue a run whose process died, on the bundle it started with."""
     require_dbos()
     url = db_url(db)
@@ -78,7 +78,7 @@ def resume_run(run_id: str, opts: RunOptions, *, db: str | None, detach_approval
     if run.state in ("done", "failed", "cancelled"):
         why = f": {run.error}" if run.error else ""
         raise CliError(f"run '{run_id}' is {run.state}{why}; only a pending or waiting run can be resumed", ExitCode.USAGE)
-    bundle = verified(Path(run.bundle), label=f"run '{run_id}': ")
+    bundle = load_lock(Path(run.bundle), lock, label=f"run '{run_id}': ")
     digest = bundle_digest(bundle)
     if digest != run.digest:
         raise CliError(f"run '{run_id}' started on bundle {run.digest[:19]}, but {run.bundle} is now {digest[:19]}: "
@@ -133,7 +133,7 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
         return ExitCode.SUSPENDED
     worker = (record or {}).get("worker")
     session.output = _output(runtime, value, worker if isinstance(worker, str) else None)
-    return ExitCode.OK
+    return session.flow_denied_status(runtime)
 
 
 def waiting_line(run_id: str, info: dict[str, object], *, detached: bool) -> str:

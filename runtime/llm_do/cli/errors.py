@@ -25,6 +25,8 @@ class ExitCode(IntEnum):
     """The bundle is refused: tampered with, of another format, or its Python changed since the build."""
     SUSPENDED = 4
     """A durable run waits for an approval (`--detach-approvals`)."""
+    FLOW_DENIED = 5
+    """The run finished, but `--approve-all` met calls the information-flow guard denied."""
     INTERNAL = 70
     """A bug in llm-do itself (EX_SOFTWARE)."""
     INTERRUPTED = 130

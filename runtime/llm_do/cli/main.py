@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("llm_do.cli.commands.explain:explain", "Explain a diagnostic code."),
     "init": ("llm_do.cli.commands.init:init", "Start a new project."),
     "migrate": ("llm_do.cli.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
+    "keygen": ("llm_do.cli.commands.keygen:keygen", "Make an ed25519 key pair to sign locks with."),
     "exec": ("llm_do.cli.commands.exec:exec_", "Run a bundle."),
     "run": ("llm_do.cli.commands.run:run", "Build a project in memory and run it."),
     "chat": ("llm_do.cli.commands.chat:chat", "Talk with a bundle's entry worker, turn by turn."),

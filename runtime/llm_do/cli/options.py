@@ -142,7 +142,9 @@ def _with_run_options(command: Command[R], timeout_help: str) -> Command[R]:
         click.option("--model", help="Run every worker on this model (`test` is pydantic-ai's TestModel)."),
         click.option("--script", type=click.Path(path_type=Path), help="Scripted model turns (JSON or YAML) for an offline run."),
         click.option("--strict-script", is_flag=True, help="With --script: turns the run leaves unused fail it."),
-        click.option("--approve-all", is_flag=True, help="Approve every call that needs approval."),
+        click.option("--approve-all", is_flag=True,
+                     help="Approve every call that needs approval, except an egress the information-flow guard asks "
+                          "about (a frame holding private data and untrusted content): that is denied, with a line on stderr."),
         click.option("--reject-all", is_flag=True, help="Reject every call that needs approval."),
         click.option("--events", "events_to", metavar="PATH", help="Write the event stream as JSON lines to PATH (`-`: stdout)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help=timeout_help),

@@ -1,9 +1,9 @@
-"""Click parameter types: "a bundle" is a path (or its directory) on the command line and a
-verified `LoadedBundle` in the command; a bundle that cannot be run ends the command with exit 3."""
+"""Click parameter types: "a bundle" is a path (or its directory) on the command line, the file's
+path in the command (which loads it: `lock_options.load_lock`); a bundle that cannot be run ends
+the command with exit 3."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,42 +32,6 @@ def bundle_path(given: Path) -> Path:
     return given
 
 
-def verified(path: Path, *, label: str = "") -> LoadedBundle:
-    """The bundle at `path`, verified (digest, form, format, Python sources); refused: exit 3, the
-    reason after `label`."""
-    from llm_do.runtime.bundle import BundleRefused, load_bundle
-
-    try:
-        return load_bundle(path)
-    except BundleRefused as exc:
-        raise CliError(f"{label}{exc}", ExitCode.REFUSED) from None
-
-
-def verified_during(path: Path, work: Callable[[], object]) -> LoadedBundle:
-    """`verified(path)` on another thread while `work` (an import the command makes anyway) runs on
-    this one. Reading and hashing release the GIL, so on a second core a lock of megabytes costs the
-    start-up next to nothing; nothing of the bundle is used before it is verified, and whatever
-    `verified` raises (a refusal: exit 3) is raised here."""
-    import threading
-
-    outcome: list[LoadedBundle | BaseException] = []
-
-    def load() -> None:
-        try:
-            outcome.append(verified(path))
-        except BaseException as exc:  # handed to this thread, raised there
-            outcome.append(exc)
-
-    thread = threading.Thread(target=load, name="llm-do load bundle", daemon=True)
-    thread.start()
-    work()
-    thread.join()
-    [result] = outcome
-    if isinstance(result, BaseException):
-        raise result
-    return result
-
-
 def verified_bytes(data: bytes, path: Path) -> LoadedBundle:
     """A bundle built in memory (`llm-do run`), verified as one read from `path` would be."""
     from llm_do.runtime.bundle import BundleRefused, bundle_from_bytes
@@ -79,15 +43,15 @@ def verified_bytes(data: bytes, path: Path) -> LoadedBundle:
 
 
 class BundleParam(click.ParamType):
-    """A bundle file or a directory holding bundle.lock, loaded and verified: missing is a usage
-    error (exit 2), refused is exit 3."""
+    """A bundle file or a directory holding bundle.lock: missing is a usage error (exit 2). The
+    command loads it with its lock options (`lock_options.load_lock`)."""
 
     name = "bundle"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> LoadedBundle:
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         if not isinstance(value, (str, Path)):
             return value  # type: ignore[return-value]  # converted already (click converts defaults again)
-        return verified(bundle_path(Path(value)))
+        return bundle_path(Path(value))
 
 
 BUNDLE = BundleParam()

@@ -23,12 +23,17 @@ if TYPE_CHECKING:
 class Recording:
     """One cassette being recorded, and where it goes."""
 
-    def __init__(self, bundle: LoadedBundle, directory: Path, worker: str | None, suffix: str = "") -> None:
+    def __init__(self, bundle: LoadedBundle, directory: Path, worker: str | None, suffix: str = "",
+                 script: Path | None = None) -> None:
+        """`script`: the run plays it (`--script`); the cassette names it when it is in the project,
+        so that `llm-do test --record` can record the cassette again by playing it."""
         from llm_do.runtime.recording.recorder import Recorder
 
         self.worker = worker or _entry_label(bundle)
         self.path = directory / f"{self.worker}{suffix}.json"
-        self.recorder: Recorder = Recorder(bundle, self.worker)
+        played = _relative(str(script.resolve()), bundle.root) if script is not None else None
+        self.recorder: Recorder = Recorder(bundle, self.worker, played if isinstance(played, str) and
+                                           not Path(played).is_absolute() else None)
         self.redactor = redactor_for(bundle)
         self.root = bundle.root
 
@@ -78,8 +83,13 @@ def warn_sensitive_reads(path: Path, recorder: Recorder) -> None:
     `alerts` too)."""
     for read in sorted(recorder.alerts.values(), key=lambda r: r.path):
         why = "labelled private" if read.why == "private" else "denied by an approval rule of the project"
-        click.echo(f"llm-do: warning: the run read {read.path} ({why}, by {read.tool} of {read.worker}); what it "
-                   f"returned is in the cassette {path}", err=True)
+        if read.attached:
+            click.echo(f"llm-do: warning: the run attached {read.path} ({why}) to {read.worker}'s call of {read.tool}; "
+                       f"the cassette {path} keeps its digest, not its bytes, but what the model answered may tell of it",
+                       err=True)
+        else:
+            click.echo(f"llm-do: warning: the run read {read.path} ({why}, by {read.tool} of {read.worker}); what it "
+                       f"returned is in the cassette {path}", err=True)
 
 
 def _relative(item: object, root: Path) -> object:

@@ -7,8 +7,9 @@
 The session makes the run's configuration from the run options (`prepare_run`: scripts, event
 sinks, the `-v` trace, OpenTelemetry), drives the live display, stops what a failed run's tools
 left running, closes what the runs opened, reports a script's unused turns, maps a failure to one
-line and an exit code (`run_failure`), prints the output unless stdout carries the events, and says
-when the bundle's worker files changed since the build. One setup may serve many runs (chat turns,
+line and an exit code (`run_failure`), and prints the output unless stdout carries the events.
+(Whether the lock is the build of its sources is decided before, when it is loaded:
+`lock_options`.) One setup may serve many runs (chat turns,
 a batch's inputs, a server's calls): the script player is shared, so a script's turns for a worker
 are consumed in order across all of them."""
 
@@ -178,6 +179,8 @@ class RunSession:
         """Set by the command: printed on stdout when the session ends well (unless stdout carries the events)."""
         self.script_check = True
         """Whether a script's unused turns are reported at the end (not for a run that only stopped to wait)."""
+        self.closing_note: str | None = None
+        """A line for stderr after the output (`flow_denied_status`)."""
 
     @property
     def config(self) -> RuntimeConfig:
@@ -211,6 +214,19 @@ class RunSession:
             self.setup.check_script_used()
         if self.output is not _NO_OUTPUT and not self.setup.events_to_stdout:
             print_output(self.output)
+        _note(self.closing_note)
+
+    def flow_denied_status(self, runtime: Runtime) -> ExitCode:
+        """`exec` and `run`: the run's work was cut short by calls the taint guard denied that
+        `--approve-all` (or `approval_mode: approve_all`) does not approve: one line at the end, exit 5."""
+        denied = runtime.flow_denied
+        if not denied:
+            return ExitCode.OK
+        calls = f"{denied} call{'s' if denied != 1 else ''}"
+        self.closing_note = (f"the run finished, but the information-flow guard denied {calls} that --approve-all does "
+                             f"not approve (exit {int(ExitCode.FLOW_DENIED)}; accept the flow in project.json's "
+                             "flows.accept, or run where someone can answer)")
+        return ExitCode.FLOW_DENIED
 
 
 _NO_OUTPUT = object()
@@ -219,48 +235,29 @@ _NO_OUTPUT = object()
 @contextmanager
 def run_session(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | None = None,
                 progress: Progress | None = None, sinks: Sequence[Sink] = (), stream: bool = False,
-                stale: Literal["start", "end"] | None = None, children: Children = "on_failure") -> Iterator[RunSession]:
-    """Run the command's job in a session (see the module): `stale` says when the note about worker
-    files changed since the build is given (at the start, or at the end unless interrupted)."""
+                children: Children = "on_failure") -> Iterator[RunSession]:
+    """Run the command's job in a session (see the module)."""
     from llm_do.toolkit.processes import children as children_of
     from llm_do.toolkit.processes import kill_new_descendants
 
-    pending = _stale_check(bundle) if stale == "end" else None
+    live: list[Sink] = [progress] if progress is not None else []
+    setup = prepare_run(bundle, opts, interactive=interactive, sinks=[*live, *sinks], stream=stream or bool(live))
+    session = RunSession(bundle, setup, progress)
+    before = children_of(os.getpid()) if children != "leave" else set()
     try:
-        live: list[Sink] = [progress] if progress is not None else []
-        setup = prepare_run(bundle, opts, interactive=interactive, sinks=[*live, *sinks], stream=stream or bool(live))
-        session = RunSession(bundle, setup, progress)
-        if stale == "start":
-            _note(_stale_check(bundle)())
-        before = children_of(os.getpid()) if children != "leave" else set()
         try:
-            try:
-                yield session
-            except BaseException:
-                if children == "on_failure":
-                    kill_new_descendants(before)
-                raise
-            finally:
-                if children == "always":
-                    kill_new_descendants(before)
-                session.close()
-        except Exception as exc:
-            raise run_failure(exc, opts.verbose) from None
-        session.finish()
-    except KeyboardInterrupt:
-        raise  # quietly
-    except BaseException:
-        if pending is not None:
-            _note(pending())
-        raise
-    if pending is not None:
-        _note(pending())
-
-
-def _stale_check(bundle: LoadedBundle) -> Callable[[], str | None]:
-    from llm_do.runtime.stale_sources import stale_check
-
-    return stale_check(bundle)
+            yield session
+        except BaseException:
+            if children == "on_failure":
+                kill_new_descendants(before)
+            raise
+        finally:
+            if children == "always":
+                kill_new_descendants(before)
+            session.close()
+    except Exception as exc:
+        raise run_failure(exc, opts.verbose) from None
+    session.finish()
 
 
 def _note(text: str | None) -> None:

@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "DefinitionProblem": "created_workers",
     "load_bundle": "bundle",
     "BundleRefused": "bundle",
+    "StaleLockWarning": "built_lock",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
         strict_mode_callback,
     )
     from .args import AgentArgs, Attachment, PromptContent, PromptInput, WorkerArgs
+    from .built_lock import StaleLockWarning
     from .bundle import BundleRefused, load_bundle
     from .call_scope import CallContext, CallFrame, WorkerHandle
     from .config import RuntimeConfig

@@ -176,12 +176,15 @@ class Approver:
 
     `interactive`: stdin is a terminal (the CLI's test), so a person can answer. In `prompt` mode
     with no callback and no one to answer the call is denied, and the person running it is told on
-    stderr, whatever stderr is, as well as the model in the tool result."""
+    stderr, whatever stderr is, as well as the model in the tool result. So is a call the taint
+    guard asks under `approve_all`, which approves everything else (newcomer G3)."""
 
     mode: ApprovalMode
     callback: ApprovalCallback | None = None
     """Either form (`request_callback`)."""
     interactive: bool = False
+    flow_denied: int = 0
+    """Calls the taint guard asked that `approve_all` denied: the CLI says so at the end of the run."""
     _session: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -198,6 +201,9 @@ class Approver:
         """The decision and who made it: mode, session, callback or terminal."""
         if self.mode == "approve_all":
             if request.flow is not None:
+                self.flow_denied += 1
+                _say_denied(request, f"{request.flow}; --approve-all does not approve it (accept the flow in "
+                                     "project.json's flows.accept, or run where someone can answer)")
                 return ApprovalDecision(False, note=f"--approve-all does not approve it: {request.flow}; {FLOW_ASKED}"), "mode"
             return ApprovalDecision(True), "mode"
         if self.mode == "reject_all":
@@ -223,19 +229,20 @@ class Approver:
                 decision = ApprovalDecision(False, note="the user denied this call")
             by = "terminal"
         elif request.flow is not None:
-            sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): "
-                             f"{request.flow}; no terminal to ask (--approve-all does not approve it; accept the flow "
-                             "in project.json's flows.accept)\n")
-            sys.stderr.flush()
+            _say_denied(request, f"{request.flow}; no terminal to ask (--approve-all does not approve it; accept the flow "
+                                 "in project.json's flows.accept)")
             return ApprovalDecision(False, note=f"there is no terminal to ask: {request.flow}; {FLOW_ASKED}"), "no-terminal"
         else:
-            sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): "
-                             "approval needed and no "
-                             "terminal to ask; pass --approve-all to allow it\n")
-            sys.stderr.flush()
+            _say_denied(request, "approval needed and no terminal to ask; pass --approve-all to allow it")
             return ApprovalDecision(
                 False, note="this call needs approval and there is no terminal to ask; the run was started without "
                 "--approve-all"), "no-terminal"
         if decision.approved and decision.remember == "session":
             self.remember(request)
         return decision, by
+
+
+def _say_denied(request: ApprovalRequest, why: str) -> None:
+    """One line on stderr for a call denied with nobody asked, whatever stderr is."""
+    sys.stderr.write(f"llm-do: {RUN_LABEL.get()}denied {request.tool} ({request.worker}@{request.depth}): {why}\n")
+    sys.stderr.flush()

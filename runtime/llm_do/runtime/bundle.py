@@ -17,12 +17,13 @@ from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
 from llm_do.bundle.reader import LockReader
+from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
 
-__all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources"]
+__all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources", "read_bundle"]
 
 
 class LoadedBundle:
@@ -46,6 +47,9 @@ class LoadedBundle:
         self.models: dict[str, Any] = {}
         """Models built from model names, shared by every Runtime of this bundle like the agents
         (a batch makes one Runtime per input)."""
+        self.tools: dict[tuple[str, str], Any] = {}
+        """(module, tool name) -> the pydantic-ai `Tool` of a Python tool function, made once: its
+        schema is read from the signature, and every worker call builds its toolsets again."""
 
     @property
     def entry(self) -> EntryNode:
@@ -127,8 +131,20 @@ class LoadedBundle:
         return import_verified(self, name)
 
 
-def load_bundle(path: Path) -> LoadedBundle:
-    """Read and verify a bundle. Raises `BundleRefused` with one line saying why."""
+def load_bundle(path: Path, *, as_built: bool = False) -> LoadedBundle:
+    """Read and verify a bundle, and, where its project is beside it, check that it is the build of
+    those sources (`built_lock`; `as_built`: run it anyway, with a `StaleLockWarning`). Raises
+    `BundleRefused` with one line saying why."""
+    bundle = read_bundle(path)
+    from .built_lock import check_built
+
+    check_built(bundle.path, bundle.text.data, bundle.root, bundle.text.get("sources") or {}, as_built=as_built)
+    return bundle
+
+
+def read_bundle(path: Path) -> LoadedBundle:
+    """Read and verify a bundle as a file (digest, form, format, Python sources), without comparing
+    it with its project: for the CLI, which compares it itself (`llm_do.cli.lock_check`)."""
     return _loaded(reader.read(path), path)
 
 
@@ -178,7 +194,9 @@ def _verify_python_sources(bundle: LoadedBundle) -> None:
         raise BundleRefused(f"{bundle.path}: refused: its sources cannot be read; {REBUILD}") from None
     for rel, recorded in sources.items():
         try:
-            data = (bundle.root / rel).read_bytes()
+            data = read_regular_file(bundle.root / rel)
+        except IrregularFile as exc:
+            raise BundleRefused(f"{bundle.path}: refused: {rel} is {exc}; {REBUILD}") from None
         except OSError:
             raise BundleRefused(f"{bundle.path}: stale: {rel} is missing since the build; {REBUILD}") from None
         if source_hash(data) != recorded:

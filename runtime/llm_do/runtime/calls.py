@@ -121,7 +121,7 @@ class WorkerCaller:
             check_worker_services(name, spec.services, runtime.config.services or {})
         try:
             worker_args = normalize_input(name, self.input_class(spec), args, kwargs)
-            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model)
+            prompt = build_prompt(worker_args, spec.attachments, self.bundle.root, confined=from_model, lock=self.bundle.path)
         except (WorkerInputProblem, AttachmentProblem) as exc:
             if parent is not None:
                 raise CallRefused(str(exc)) from None
@@ -131,12 +131,14 @@ class WorkerCaller:
         frame.taint = parent.taint if parent is not None else runtime.thread_taint or frame.taint
         if spec.server_side_tools:
             frame.taint = runtime.flow_guard.start(spec, frame.taint)
+        output: Any = None
         try:
-            return await self._call(spec, frame, prompt, message_history), frame
+            output = await self._call(spec, frame, prompt, message_history)
+            return output, frame
         finally:
             if parent is not None:
                 if frame.taint is not parent.taint:
-                    parent.taint = parent.taint | frame.taint
+                    parent.taint = parent.taint | returned_taint(spec, frame.taint, output)
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
 
@@ -291,6 +293,23 @@ class WorkerCaller:
                     emit(OutputDelta(frame.worker, frame.depth, text))
 
         return handle
+
+
+def returned_taint(spec: WorkerSpec, taint: frozenset[Any], output: Any) -> frozenset[Any]:
+    """What a caller takes in from a callee that held `taint` and returned `output` (None: it failed,
+    and its failure's message is read). A worker whose output can carry no free text (`declassifies`)
+    hands up no untrusted content, once this output is checked against its schema (red team: a
+    Python class may validate less than its JSON Schema says); its private data still goes up."""
+    if not spec.declassifies or output is None or spec.output is None:
+        return taint
+    from pydantic_core import to_jsonable_python
+
+    from llm_do.bundle.declassify import conforms
+    from llm_do.bundle.flow import UNTRUSTED
+
+    if not conforms(to_jsonable_python(output), spec.output.json_schema):
+        return taint
+    return frozenset(s for s in taint if s[0] != UNTRUSTED)
 
 
 def _model_api_error() -> type[BaseException]:

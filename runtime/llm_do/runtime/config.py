@@ -63,6 +63,10 @@ class RuntimeConfig:
     """The directory `filesystem_cwd*` toolsets are rooted at (default: the process's)."""
     services: Mapping[str, Any] | None = None
     """Host objects for Python tools and entry code: `ctx.deps.services["name"]` (see `services`)."""
+    as_built: bool = False
+    """Run a lock that is not the build of the sources beside it (`Runtime.load`, `run_worker`),
+    with a `StaleLockWarning`, as `llm-do exec --as-built` does; by default it is refused
+    (`BundleRefused`), like every lock whose project is present and not what it builds."""
     reference_store: ReferenceStore | None = None
     """Where `ctx.deps.references` keeps payloads (default: in memory, for the run's `Runtime`)."""
     budget: Budget | None = None

@@ -26,9 +26,10 @@ __all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDe
 
 def target(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path, str]:
     """Where the definition is written: `folder/NAME.worker` below the project `root`, and that
-    path relative to the root (`DefinitionProblem` when the folder leads out of the root or into
-    `.git`)."""
+    path relative to the root (`DefinitionProblem` when the folder leads out of the root, into
+    `.git`, or to a place no tool may write: `toolkit.protected`)."""
     from llm_do.toolkit.files import PathRefused, confine, touches_git_dir
+    from llm_do.toolkit.protected import WRITE, protected_paths
 
     try:
         path = confine(root, folder) / f"{definition.name}.worker"
@@ -37,7 +38,11 @@ def target(root: Path, folder: str, definition: WorkerDefinition) -> tuple[Path,
     if touches_git_dir(root, path):
         raise DefinitionProblem(f"the folder for created workers: {folder!r} is in the project's .git directory, where no "
                                 "worker file may be written")
-    return path, path.relative_to(os.path.realpath(root)).as_posix()
+    source = path.relative_to(os.path.realpath(root)).as_posix()
+    why = protected_paths(root).refusal(root, path, WRITE, shown=source)
+    if why is not None:
+        raise DefinitionProblem(f"the folder for created workers: {why}")
+    return path, source
 
 
 def check_free(root: Path, folder: str, definition: WorkerDefinition) -> None:

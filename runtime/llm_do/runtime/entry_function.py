@@ -95,7 +95,7 @@ async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[
     loop = asyncio.get_running_loop()
     context = EntryContext(runtime, CallFrame(label, 0), label, frozenset(node["calls"]), loop)
     given = [context if name == params.context else value for name in params.order]
-    caller = PythonCaller(f"the entry function '{label}'", context.allowed, "entry.calls in project.json")
+    caller = PythonCaller(f"the entry function '{label}'", context.allowed, "entry.calls in project.json", frame=context.frame)
     with python_running(caller):  # also what it calls through ctx.runtime, CallContext or a handle
         if params.is_async:
             return await func(*given)

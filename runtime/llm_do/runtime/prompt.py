@@ -1,8 +1,9 @@
 """Turning a worker's input into the prompt: text parts and attachments as binary content.
 
 The attachment policy (count, total size, suffixes) is checked before the model is called.
-Attachments a model asks for are confined to the project root, and must be the files the caller's
-gate judged (`toolkit.hooks.JUDGED`); those a user passes are not. Only
+Attachments a model asks for are confined to the project root, never in a place no tool may read
+(`.llm-do/`: `toolkit.protected`), and must be the files the caller's gate judged
+(`toolkit.hooks.JUDGED`); those a user passes are not. Only
 regular files are read, each once, and never more than the total allows (20 MB by default).
 """
 
@@ -24,15 +25,25 @@ class AttachmentProblem(InputProblem, ValueError):
     """An attachment the call cannot take (outside the project, missing, too large)."""
 
 
-def _resolve(path: str, root: Path, confined: bool) -> Path:
+def _resolve(path: str, root: Path, confined: bool, lock: Path | None) -> Path:
     candidate = Path(path).expanduser()
     resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if confined and resolved != root and root not in resolved.parents:
         raise AttachmentProblem(f"attachment '{path}' is outside the project")
+    if confined:
+        from llm_do.toolkit.protected import READ, protected_paths
+
+        why = protected_paths(root, lock).refusal(root, path, READ)
+        if why is not None:
+            raise AttachmentProblem(f"attachment {why}")
     return resolved
 
 
-def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *, confined: bool) -> str | list[Any]:
+def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *, confined: bool,
+                 lock: Path | None = None) -> str | list[Any]:
+    """The prompt of a call's input. `confined` (the input comes from a model or a client): its
+    attachments must be files of the project that no rule keeps from tools (`toolkit.protected`;
+    `lock`: the run's)."""
     parts = args.prompt_messages()
     attachments = [p for p in parts if isinstance(p, Attachment)]
     if not attachments:
@@ -51,7 +62,7 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
     total = 0
     judged = judged_attachments() if confined else None
     for attachment in attachments:
-        path = _resolve(attachment.path, root, confined)
+        path = _resolve(attachment.path, root, confined, lock)
         if judged is not None and judged.get(attachment.path) != str(path):
             raise AttachmentProblem(f"attachment '{attachment.path}' changed after it was judged (another call moved a file "
                                     "or link); the call was not made")

@@ -8,6 +8,10 @@ function's run, so the rule holds whichever API the call goes through (`ctx.deps
 A host's call (`run_worker`, `Runtime.run`, `Runtime.call_worker_async` outside any tool) has no
 caller and is not restricted; a model's call (`from_model`) is checked by the bundle's edges.
 A worker of an `.agent` file (that era had no `calls:`) is warned about, not refused.
+
+The caller also names the frame the Python runs in: a call made without a `parent` (the host API
+`ctx.deps.runtime.call_worker_async`, a handle from `runtime.worker`) is that frame's callee, so
+every call inside a run has a parent, and its taint, depth and limits are the run's (red team L5).
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import CallRefused
+
+if TYPE_CHECKING:
+    from .call_scope import CallFrame
 
 
 class PythonCaller(NamedTuple):
@@ -31,6 +38,9 @@ class PythonCaller(NamedTuple):
     """Where a call is declared: "`calls:` in the front matter of main.worker"."""
     legacy: bool = False
     """An `.agent`-era worker: an undeclared call is warned about once, and runs."""
+    frame: CallFrame | None = None
+    """The frame the Python runs in (the tool's worker's, the entry function's): the parent of
+    the workers it calls, whichever API the call goes through."""
 
 
 _CALLER: ContextVar[PythonCaller | None] = ContextVar("llm_do_python_caller", default=None)
@@ -63,7 +73,13 @@ def check_python_call(name: str) -> None:
         sys.stderr.flush()
 
 
-def worker_caller(name: str, source: str, allowed: tuple[str, ...]) -> PythonCaller:
-    """The caller for the tools of worker `name`, defined in `source`."""
+def running_frame() -> CallFrame | None:
+    """The frame of the Python running now (None outside any tool and entry function)."""
+    caller = _CALLER.get()
+    return None if caller is None else caller.frame
+
+
+def worker_caller(name: str, source: str, allowed: tuple[str, ...], frame: CallFrame | None = None) -> PythonCaller:
+    """The caller for the tools of worker `name`, defined in `source`, running in `frame`."""
     return PythonCaller(f"worker '{name}'", frozenset(allowed), f"`calls:` in the front matter of {source}",
-                        source.endswith(".agent"))
+                        source.endswith(".agent"), frame)

@@ -25,7 +25,7 @@ from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
 from .metering import DEFAULT_REQUEST_LIMIT, RunMeter
-from .python_calls import check_python_call
+from .python_calls import check_python_call, running_frame
 
 if TYPE_CHECKING:
     from pydantic_ai.usage import UsageLimits
@@ -101,7 +101,8 @@ class Runtime:
 
     @classmethod
     def load(cls, path: str | Path, config: RuntimeConfig | None = None) -> Runtime:
-        return cls(load_bundle(Path(path)), config or RuntimeConfig())
+        config = config or RuntimeConfig()
+        return cls(load_bundle(Path(path), as_built=config.as_built), config)
 
     # --- events and approvals
 
@@ -126,6 +127,11 @@ class Runtime:
 
             self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
         return self._approver
+
+    @property
+    def flow_denied(self) -> int:
+        """Calls the taint guard asked that the `approve_all` mode denied in this runtime's runs."""
+        return 0 if self._approver is None else self._approver.flow_denied
 
     async def request_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """The answer to a call the gate asks about, and who gave it; a durable run may wait for it
@@ -161,7 +167,7 @@ class Runtime:
         if self._flow_guard is None:
             from .taint import FlowGuard
 
-            self._flow_guard = FlowGuard(self.bundle.text.get("flows"))
+            self._flow_guard = FlowGuard(self.bundle.text.get("flows"), self.bundle.root)
         return self._flow_guard
 
     # --- what tools and entry code reach through ctx.deps
@@ -235,9 +241,12 @@ class Runtime:
         self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
     ) -> Any:
         """Run worker `name` one level below `parent` (at depth 1 without one); return its output.
-        A call from Python that a tool or the entry function runs must be declared (`python_calls`)."""
+        A call from Python that a tool or the entry function runs must be declared (`python_calls`),
+        and without a `parent` it is a callee of the frame that Python runs in."""
         if not from_model:
             check_python_call(name)
+            if parent is None:
+                parent = running_frame()
         output, _ = await self.calls.call(name, args, kwargs, parent, from_model)
         return output
 

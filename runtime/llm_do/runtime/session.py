@@ -14,6 +14,7 @@ conversation (since it was made or reset) for `/usage`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .conversation_store import Thread, ThreadProblem, changed_bundle_note, read_thread, thread_path, write_thread
@@ -96,17 +97,23 @@ class Conversation:
 
     async def send_async(self, *args: Any, **kwargs: Any) -> Any:
         """One turn: the message (a string, or the worker's input fields) with the history so far;
-        returns the worker's output. A turn that fails or is cancelled leaves the history as it was."""
+        returns the worker's output. A turn that fails or is cancelled leaves the history as it was,
+        but not the taint: what it took in stays (taint only grows), and is saved to the thread."""
         from pydantic_ai.usage import RunUsage
 
         turn_usage = RunUsage()
         self.runtime.usage = turn_usage  # the turn's limits count this turn only
-        self.runtime.thread_taint = self.taint
+        self.runtime.thread_taint = before = self.taint
+        done = False
         try:
             result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
+            done = True
         finally:
             self._usage.incr(turn_usage)
             self.taint, self.runtime.thread_taint = self.runtime.thread_taint or self.taint, None
+            if not done and self.taint != before:
+                with contextlib.suppress(ThreadProblem):  # the turn's own failure is the one to report
+                    self._save()
         self.messages = list(result.messages)
         self.turns += 1
         self._save()

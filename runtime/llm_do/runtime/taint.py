@@ -19,16 +19,16 @@ in, so a run that cannot arm a flow never loads it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from llm_do.bundle.flow import EGRESS, INPUT, PRIVATE, TRUSTED, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, PUBLISHED, UNTRUSTED, covers, folder_label, input_label
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import CapabilityGrant, FlowAcceptanceNode
     from llm_do.bundle.views import WorkerSpec
 
-ANY = "*"
 PROVIDER_UNTRUSTED = ("web_search", "web_fetch")
 """Server-side tools whose results the model reads inside its own response: a frame of a worker
 that has one holds untrusted content from its start (no gate sees them return)."""
@@ -84,19 +84,15 @@ def accepted(entries: Sequence[FlowAcceptanceNode], workers: Sequence[str], tain
              egress: Sequence[str]) -> FlowAcceptanceNode | None:
     """The acceptance that lets the call through: one entry for one of `workers` (the frame's
     worker, then its callers) under which every combination of a private and an untrusted source
-    the frame holds with each egress capability is named (`*`: any), as the build matches them."""
+    the frame holds with each egress capability is named (`*`: any), by the build's matcher
+    (`flow.covers`). Entries the build found inert (R006) are not honoured (red team L6)."""
     private = sorted({s.capability for s in taint if s.label == PRIVATE})
     untrusted = sorted({s.capability for s in taint if s.label == UNTRUSTED})
     for worker in workers:
-        mine = [a for a in entries if a["worker"] == worker]
-        if mine and all(any(_covers(a, p, u, e) for a in mine) for p in private for u in untrusted for e in egress):
+        mine = [a for a in entries if a["worker"] == worker and not a.get(INERT)]
+        if mine and all(any(covers(a, p, u, e) for a in mine) for p in private for u in untrusted for e in egress):
             return mine[0]
     return None
-
-
-def _covers(entry: FlowAcceptanceNode, private: str, untrusted: str, egress: str) -> bool:
-    return all(ANY in names or name in names
-               for name, names in ((private, entry["private"]), (untrusted, entry["untrusted"]), (egress, entry["egress"])))
 
 
 class FlowCheck(NamedTuple):
@@ -108,11 +104,15 @@ class FlowCheck(NamedTuple):
     untrusted: tuple[Source, ...]
     accepted: str | None
     """The reason of the `flows.accept` entry that covers the flow; None: the call is asked."""
+    moves: str | None = None
+    """What the call itself carries out (`src, ... into DEST`, project paths), when it moves private files."""
 
     def reason(self) -> str:
         """One line for the model, the approver and the event stream."""
         holds = (f"this frame holds private data (from {_listed(self.private)}) and untrusted content "
                  f"(from {_listed(self.untrusted)}), and the call can send data out ({', '.join(self.egress)})")
+        if self.moves is not None:
+            holds += f": it moves {self.moves}, where others can read it"
         if self.accepted is not None:
             return f"{holds}; project.json accepts this flow: {self.accepted}"
         return holds
@@ -127,16 +127,17 @@ def _listed(sources: Iterable[Source]) -> str:
 
 
 def check(taint: Taint, egress: Sequence[str], workers: Sequence[str],
-          entries: Sequence[FlowAcceptanceNode]) -> FlowCheck | None:
+          entries: Sequence[FlowAcceptanceNode], moves: str | None = None) -> FlowCheck | None:
     """The check of a call with egress capabilities `egress` from a frame holding `taint` (of
     `workers`: the frame's worker, then its callers); None when the call is no egress or the frame
-    does not hold both legs."""
+    does not hold both legs. `moves`: what the call carries out, when `taint` has its private files."""
     if not egress or not armed(taint):
         return None
     entry = accepted(entries, workers, taint, egress) if entries else None
     ordered = sorted(taint)
     return FlowCheck(tuple(egress), tuple(s for s in ordered if s.label == PRIVATE),
-                     tuple(s for s in ordered if s.label == UNTRUSTED), entry["reason"] if entry is not None else None)
+                     tuple(s for s in ordered if s.label == UNTRUSTED), entry["reason"] if entry is not None else None,
+                     moves)
 
 
 def callers(frame: TaintedFrame) -> list[str]:
@@ -165,10 +166,17 @@ def from_json(data: Any) -> Taint:
 class FlowGuard:
     """A bundle's flow policy, as the calls and the gate of every run of it consult it."""
 
-    def __init__(self, flows: Mapping[str, Any] | None) -> None:
+    def __init__(self, flows: Mapping[str, Any] | None, root: str | os.PathLike[str] | None = None) -> None:
+        """`root`: the project's directory, where the folders of `flows.paths` are (for calls that
+        move files; without one, no call is judged on what it moves)."""
         flows = flows or {}
-        self.inputs_trusted = flows.get("inputs") == TRUSTED
+        label = input_label(flows.get("inputs"))
+        self.input_source = None if label is None else Source(label, INPUT, "", INPUT)
+        """The run's input as a source of every frame: untrusted, the owner's private request, or none."""
         self.acceptances: list[FlowAcceptanceNode] = list(flows.get("accept") or ())
+        self._root = None if root is None else os.path.realpath(root)
+        self._written_paths: Mapping[str, str] = flows.get("paths") or {}
+        self._paths: dict[str, str] | None = None
 
     def start(self, spec: WorkerSpec, taint: Taint) -> Taint:
         """A new frame's taint (`taint`: its caller's, or what a chat thread's earlier turns took
@@ -179,11 +187,58 @@ class FlowGuard:
     def held(self, frame: TaintedFrame) -> Taint:
         """What the frame holds, with the run's input unless it is trusted."""
         taint = frozenset(Source(*s) for s in frame.taint)  # the gate adds plain tuples (`WorkerSpec.taken_in`)
-        return taint if self.inputs_trusted else taint | {INPUT_SOURCE}
+        return taint if self.input_source is None else taint | {self.input_source}
 
-    def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None) -> FlowCheck | None:
-        """Whether the call of `tool` from `frame` is an egress from a frame holding both legs."""
+    def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None,
+              moves: tuple[list[str], str] | None = None) -> FlowCheck | None:
+        """Whether the call of `tool` from `frame` is an egress from a frame holding both legs.
+        `moves`: the files the call moves and where to (absolute, links resolved; `hooks.moves`):
+        moving a private file into a published folder is private data leaving, so the call is
+        judged as if the frame held it (red team M1)."""
         held = self.held(frame)
+        moved = self.moved_private(spec, tool, toolset, moves) if moves is not None else None
+        if moved is not None:
+            held = held | {moved[0]}
         if not armed(held):
             return None
-        return check(held, egress_of(spec.tool_grants(tool, toolset)), callers(frame), self.acceptances)
+        return check(held, egress_of(spec.tool_grants(tool, toolset)), callers(frame), self.acceptances,
+                     moved[1] if moved is not None else None)
+
+    def moved_private(self, spec: WorkerSpec, tool: str, toolset: str | None,
+                      moves: tuple[list[str], str]) -> tuple[Source, str] | None:
+        """The private source a call that moves files into a published folder carries out (the
+        tool's private read grant, as the build labels it), and what it moves in words; None when
+        its destination is not published or it moves nothing private."""
+        sources, target = moves
+        destination = self._project_path(target)
+        if destination is None or self._label(destination) != PUBLISHED:
+            return None
+        private = [shown for s in sources if (shown := self._project_path(s)) is not None and self._private(shown)]
+        if not private:
+            return None
+        capability = next((g["capability"] for g in spec.tool_grants(tool, toolset) if PRIVATE in (g.get("labels") or ())),
+                          "fs.read:project/**")
+        return Source(PRIVATE, capability, spec.name, tool), f"{', '.join(private)} into {destination}"
+
+    def _project_path(self, path: str) -> str | None:
+        """`path` (absolute, resolved) relative to the project's root; None outside it."""
+        if self._root is None:
+            return None
+        inside = os.path.relpath(path, self._root).replace(os.sep, "/")
+        return None if inside == ".." or inside.startswith("../") else inside
+
+    def _label(self, path: str) -> str | None:
+        if self._paths is None:  # the folders as the filesystem resolves them, as the build labels them
+            self._paths = {}
+            for folder, label in sorted(self._written_paths.items()):
+                resolved = self._project_path(os.path.realpath(os.path.join(self._root or "", folder)))
+                self._paths[resolved if resolved is not None else folder] = label
+        return folder_label(path, self._paths)
+
+    def _private(self, path: str) -> bool:
+        """A file or folder holds private data unless its folder is published or untrusted and no
+        folder inside it is labelled private (as a read of it is labelled)."""
+        if self._label(path) in (None, PRIVATE):
+            return True
+        inside = path + "/"
+        return any(folder.startswith(inside) and label == PRIVATE for folder, label in (self._paths or {}).items())

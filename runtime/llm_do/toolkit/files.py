@@ -18,15 +18,12 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from llm_do.bundle.errors import LlmDoError, Refused
+from llm_do.bundle.errors import Refused
+from llm_do.bundle.regular_files import IrregularFile as IrregularFile  # the tools' reads refuse alike
 
 
 class PathRefused(Refused, ValueError):
     """A path the toolset will not touch; the message is shown to the model as is."""
-
-
-class IrregularFile(LlmDoError, OSError):
-    """The path is a FIFO, a device, a socket or a directory: nothing a tool reads."""
 
 
 def confine(root: Path, user_path: str) -> Path:
@@ -104,34 +101,38 @@ def check_suffix(name: str, allowed: Sequence[str] | None, shown: str) -> None:
         raise PathRefused(f"{shown!r} does not have an allowed suffix (allowed: {listed})")
 
 
-def read_regular_file(path: Path, limit: int, *, dir_fd: int | None = None) -> bytes:
-    """At most `limit` bytes of the regular file at `path` (relative to `dir_fd` when given), or
-    `IrregularFile`.
+def read_regular_file(path: Path, limit: int | None, *, dir_fd: int | None = None, follow_links: bool = False) -> bytes:
+    """At most `limit` bytes (None: all) of the regular file at `path` (relative to `dir_fd` when
+    given), or `IrregularFile`.
 
-    The file is opened without blocking and without following a final link, then checked on the
-    open descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped
-    in cannot redirect it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    The file is opened without blocking and (unless `follow_links`: llm-do reading its own inputs,
+    which may be links inside a project) without following a final link, then checked on the open
+    descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped in
+    cannot redirect it."""
+    nofollow = 0 if follow_links else getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | nofollow | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IrregularFile(f"{path} is not a regular file")
-        return f.read(limit)
+        return f.read() if limit is None else f.read(limit)
 
 
-def atomic_write(path: Path, data: bytes, *, remove_stale: bool = False) -> None:
+def atomic_write(path: Path, data: bytes, *, remove_stale: bool = False, mode: int | None = None) -> None:
     """Write `data` to `path` through a temporary file in the same directory, flushed to disk and
     renamed over `path`: readers see the old content or the new, never a torn file, and a failure
     leaves the old one in place. An existing file keeps its mode; a new one gets the usual one
-    (0666 less the umask).
+    (0666 less the umask). With `mode` (0o600 for what holds tool results), the file has that
+    mode whatever it had, from before it is in place.
 
     The temporary file's name carries the writer's process id (`.NAME.PID.RANDOM.tmp`): a write
     killed half-way leaves it behind, and with `remove_stale` the next write to the same path
     removes it once that process is gone (`remove_stale_temporaries`)."""
     if remove_stale:
         remove_stale_temporaries(path)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    tmp = _write_temporary(path, data)
+    if mode is None and path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
+    tmp = _write_temporary(path, data, mode)
     try:
         if mode is not None:
             os.chmod(tmp, mode)
@@ -141,12 +142,13 @@ def atomic_write(path: Path, data: bytes, *, remove_stale: bool = False) -> None
         raise
 
 
-def write_new(path: Path, data: bytes) -> None:
+def write_new(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` atomically, never replacing a file: `FileExistsError` when one is
-    there. The temporary file (written as `atomic_write` writes it) is linked into place, so a
-    reader sees no file or the whole of it; the parent directories are made."""
+    there. The temporary file (written as `atomic_write` writes it, with `mode` when given) is
+    linked into place, so a reader sees no file or the whole of it; the parent directories are
+    made."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temporary(path, data)
+    tmp = _write_temporary(path, data, mode)
     try:
         try:
             os.link(tmp, path)
@@ -160,11 +162,11 @@ def write_new(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _write_temporary(path: Path, data: bytes) -> Path:
+def _write_temporary(path: Path, data: bytes, mode: int | None = None) -> Path:
     """`data` in a new file `.NAME.PID.RANDOM.tmp` beside `path` (created exclusively, so with the
-    mode 0666 less the umask), on disk when this returns."""
+    mode 0666 less the umask, or `mode` less the umask), on disk when this returns."""
     tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -174,6 +176,19 @@ def _write_temporary(path: Path, data: bytes) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return tmp
+
+
+def private_folder(path: Path) -> Path:
+    """`path` as a folder only this user can enter (0700): made so (its missing parents the usual
+    way), or narrowed to it when it is there already (a folder an older llm-do made 0755). For
+    llm-do's own folders: `.llm-do/` and what is in it, the config folder."""
+    try:
+        path.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    if stat.S_IMODE(path.stat().st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
 
 
 def remove_stale_temporaries(path: Path) -> list[str]:

@@ -66,6 +66,12 @@ class ToolsetHooks(Protocol):
         otherwise (the default). How the gate judges an attachment as the worker's own read."""
         return None
 
+    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+        """The files a call moves (copies, links) and where to, as absolute paths with links
+        resolved, from its normalized arguments: the taint guard judges such a call on what it
+        moves, not only on what the model read. By default, none."""
+        return None
+
     def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
         """Why the call would fail whatever the answer (a `worker_create` of a taken name), found
         before anyone is asked: the tool then fails unasked with this message. `host` is the run

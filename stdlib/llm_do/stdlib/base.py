@@ -23,6 +23,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from llm_do.bundle.approval import ASK, AUTO, Action
 from llm_do.toolkit.files import PathRefused, confine, relative
 from llm_do.toolkit.hooks import Decisive, ToolsetHooks, changes_since_judged
+from llm_do.toolkit.protected import READ, WRITE, Access, ProtectedPaths, protected_paths
 from llm_do.toolkit.tool_args import ModelArgsValidator
 from llm_do.toolkit.tool_threads import run_blocking
 
@@ -39,7 +40,8 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
     offers editing (`worker_create`).
     """
 
-    def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path) -> None:
+    def __init__(self, descriptor: ToolsetDescriptor, settings: BaseModel, base: Path,
+                 protected: ProtectedPaths | None = None) -> None:
         self.descriptor = descriptor
         self.settings = settings
         self.base = base
@@ -47,6 +49,9 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
         self.root = confine(base, getattr(settings, "path", "."))
         """`base / settings.path`, resolved: every path of the toolset is relative to it and confined to it.
         Raises PathRefused when the setting leads out of `base`."""
+        self.protected = protected if protected is not None else protected_paths(base)
+        """What no call may read or change (`toolkit.protected`): the run's (its project and lock), or,
+        for a toolset made outside a run, `base` taken as the project."""
 
     @property
     def id(self) -> str | None:
@@ -86,6 +91,29 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
         if changes:
             raise ToolFailed(f"'{name}' did not run: its target changed after it was approved ({'; '.join(changes)}), "
                              "because another call moved a file or link; check and call it again")
+
+    def check_protected(self, path: str, access: Access) -> None:
+        """`ToolFailed` naming the path and why when `access` to it (as the model wrote it,
+        relative to the root) touches what no tool may (`toolkit.protected`)."""
+        why = self.protected.refusal(self.root, path, access)
+        if why is not None:
+            raise ToolFailed(why)
+
+    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+        """A path parameter naming a protected place: the call fails unasked, saying why (nobody
+        is asked about a call that cannot run)."""
+        descriptor = self.descriptor.tool(name)
+        access: Access = WRITE if descriptor is not None and "fs.write" in descriptor.capabilities else READ
+        for param in (descriptor.path_params if descriptor else ()):
+            value = args.get(param)
+            if isinstance(value, str) and value:
+                try:
+                    why = self.protected.refusal(self.root, value, access)
+                except (ValueError, OSError):
+                    continue  # a path the tool refuses for its form says so itself
+                if why is not None:
+                    return why
+        return None
 
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""

@@ -42,7 +42,7 @@ def test_exfiltration_through_an_mcp_tool_never_reaches_the_server(bundle: Path,
                          ("echo", {"text": "the launch code is 0000"}))
     events_path = tmp_path / "events.jsonl"
     result = run_cli("exec", bundle, "go", "--script", script, "--events", events_path, *flags)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == (5 if flags else 0), result.stderr  # 5: --approve-all met a flow denial
     assert server_env["calls"].read_text().split() == ["echo"]  # the first echo only: nothing private yet
     events = read_events(events_path)
     first, second = of_kind(events, "tool_returned", tool="echo")

@@ -1,5 +1,5 @@
 """Checking a rule's condition against the tools it targets: which of them it applies to (those
-having every parameter it tests), and what is wrong with it (A003-A005, A007, A008, A011).
+having every parameter it tests), and what is wrong with it (A003-A005, A007, A008, A011, A012).
 
 Pure: tools come in as `ToolParams`, findings go out with columns inside the rule's text.
 """
@@ -57,7 +57,53 @@ def check_condition(rule: ApprovalRule, candidates: dict[str, ToolParams]) -> tu
                 hint="check the path inside the tool, or use a stdlib filesystem toolset, whose paths rules see resolved"))
             break
     out += _root_findings(tests, [candidates[name] for name in applicable])
+    out += _positional_findings(rule.condition, tests, [candidates[name] for name in applicable])
     return applicable, out
+
+
+def _positional_findings(condition: Condition, tests: list[Compare], params: list[ToolParams]) -> list[Finding]:
+    """A012: a test of one `argv` position against an operand (not a flag) where that position
+    holds different things in different calls: `argv[1] == 'secret.txt'` misses `cat a secret.txt`.
+    Positions a command fixes (mv's source and destination: `x-fixed-positions`) pass when the
+    condition pins the command (`argv[0] == 'mv'`)."""
+    fixed: dict[str, set[int]] = {}
+    for p in params:
+        for command, positions in ((p.derived.get("argv") or {}).get("x-fixed-positions") or {}).items():
+            fixed.setdefault(command, set()).update(positions)
+    if not fixed and not any("argv" in p.derived for p in params):
+        return []
+    pinned = _pinned_commands(condition)
+    out: list[Finding] = []
+    for test in tests:
+        path = test.param.path
+        if path[0] != "argv" or len(path) != 2 or not isinstance(path[1], int) or path[1] < 1:
+            continue
+        values = test.value if test.op == "in" else (test.value,)
+        if test.op not in ("==", "glob", "in") or not any(isinstance(v, str) and not v.startswith("-") for v in values):
+            continue
+        if pinned and all(path[1] in fixed.get(command, ()) for command in pinned):
+            continue
+        commands = ", ".join(f"{c} (argv[{', '.join(str(i) for i in sorted(fixed[c]))}])" for c in sorted(fixed))
+        out.append(Finding(
+            code="A012", column=test.param.column,
+            message=f"'{test.param.text}' tests one position of the command line, which holds another operand, or a "
+                    "flag, when a call gives more operands than you expect (`cat a b` has two)",
+            hint="test every position with `argv[*]` (any element)"
+                 + (f"; or pin the command with argv[0] == ..., whose positions are fixed for {commands}" if commands else "")))
+    return out
+
+
+def _pinned_commands(condition: Condition) -> set[str] | None:
+    """The commands `argv[0]` must be for the condition to hold (a test of it, alone or in a
+    top-level `and`), or None."""
+    parts = condition.args if isinstance(condition, Junction) and condition.op == "and" else (condition,)
+    for part in parts:
+        if isinstance(part, Compare) and part.param.path == ("argv", 0):
+            if part.op == "==" and isinstance(part.value, str):
+                return {part.value}
+            if part.op == "in" and all(isinstance(v, str) for v in part.value):
+                return set(part.value)
+    return None
 
 
 def _root_findings(tests: list[Compare], params: list[ToolParams]) -> list[Finding]:

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from llm_do.bundle.approval import ANY_ELEMENT
 from llm_do.bundle.errors import LlmDoError
 
 from ..syntax.limits import MAX_CONDITION_NESTING
@@ -29,8 +30,9 @@ comparison: param GLOB_OP STRING       -> glob
           | param COMPARE_OP value     -> compare
           | param _IN list             -> member
 
-param: NAME (INDEX | FIELD)*
+param: NAME (INDEX | ANY | FIELD)*
 INDEX: "[" /[0-9]+/ "]"
+ANY: "[*]"
 FIELD: "." /[A-Za-z_][A-Za-z0-9_]*/
 
 list: "[" [value ("," value)*] "]"
@@ -59,7 +61,7 @@ _EXPECTED = {
     "ACTION": "allow, ask or deny", "TARGET": "a tool, toolset or worker name, or a glob", "NAME": "a parameter",
     "STRING": "a quoted string", "NUMBER": "a number", "GLOB_OP": "`~`", "COMPARE_OP": "a comparison (`==`, `<`, ...)",
     "_IN": "`in`", "_AND": "`and`", "_OR": "`or`", "_NOT": "`not`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`",
-    "RSQB": "`]`", "COMMA": "`,`", "TRUE": "`true`", "FALSE": "`false`", "NULL": "`null`", "INDEX": "`[N]`",
+    "RSQB": "`]`", "COMMA": "`,`", "TRUE": "`true`", "FALSE": "`false`", "NULL": "`null`", "INDEX": "`[N]`", "ANY": "`[*]`",
     "FIELD": "`.KEY`",
 }
 """How lark's terminal names read in a message."""
@@ -164,7 +166,10 @@ def _param(tree: Any) -> Param:
     name, *steps = tree.children
     path: list[str | int] = [str(name)]
     for step in steps:
-        path.append(int(str(step)[1:-1]) if step.type == "INDEX" else str(step)[1:])
+        if step.type == "ANY":
+            path.append(ANY_ELEMENT)
+        else:
+            path.append(int(str(step)[1:-1]) if step.type == "INDEX" else str(step)[1:])
     return Param(path=tuple(path), column=name.column - 1)
 
 

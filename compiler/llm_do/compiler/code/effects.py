@@ -29,7 +29,9 @@ CALLS: Mapping[str, str] = {
     **dict.fromkeys(("os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp",
                      "pty.spawn", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"), PROCESS),
     **dict.fromkeys(("asyncio.open_connection", "asyncio.start_server", "urllib.request.urlopen",
-                     "urllib.request.urlretrieve", "urllib.request.build_opener"), NETWORK),
+                     "urllib.request.urlretrieve", "urllib.request.build_opener", "logging.handlers.HTTPHandler",
+                     "logging.handlers.SMTPHandler", "logging.handlers.SocketHandler",
+                     "logging.handlers.DatagramHandler", "logging.handlers.SysLogHandler"), NETWORK),
     **dict.fromkeys(("os.getenv", "os.getenvb", "os.putenv", "os.unsetenv", "dotenv.load_dotenv",
                      "dotenv.dotenv_values"), ENVIRONMENT),
 }
@@ -40,7 +42,8 @@ MODULES: Mapping[str, str] = {
     "socket": NETWORK, "ssl": NETWORK, "requests": NETWORK, "httpx": NETWORK, "aiohttp": NETWORK,
     "urllib3": NETWORK, "http.client": NETWORK, "smtplib": NETWORK, "ftplib": NETWORK, "imaplib": NETWORK,
     "poplib": NETWORK, "telnetlib": NETWORK, "websockets": NETWORK, "websocket": NETWORK, "paramiko": NETWORK,
-    "grpc": NETWORK, "xmlrpc.client": NETWORK,
+    "grpc": NETWORK, "xmlrpc.client": NETWORK, "xmlrpc.server": NETWORK, "http.server": NETWORK,
+    "socketserver": NETWORK, "multiprocessing.connection": NETWORK, "webbrowser": NETWORK,
 }
 """Modules any call into which has the effect (`subprocess.run`, `httpx.AsyncClient`)."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from llm_do.bundle.model import CodeNode, CodePart
 
 from .effects import EFFECTS
+from .flow_calls import UnknownCall
 from .module_code import ModuleCode, Piece, digest, dump, make_piece, read_module
 
 MAX_HOPS = 8
@@ -130,6 +131,38 @@ def _node(function: str | None, signature: str | None, parts: dict[str, Piece]) 
                     effects=[e for e in EFFECTS if e in found])
 
 
+@dataclass(frozen=True)
+class TracedCode:
+    """The code a tool, toolset or entry function runs, as parts: its fingerprint (`node`), and
+    what its parts' calls do besides (`flow_calls`, for the flow labels)."""
+
+    function: str | None
+    signature: str | None
+    parts: dict[str, Piece]
+
+    def node(self) -> CodeNode:
+        return _node(self.function, self.signature, self.parts)
+
+    @property
+    def effects(self) -> list[str]:
+        """The effects of its parts, in the effects table's order."""
+        found = {e for p in self.parts.values() for e in p.effects}
+        return [e for e in EFFECTS if e in found]
+
+    @property
+    def reads(self) -> bool:
+        return any(p.reads for p in self.parts.values())
+
+    @property
+    def unknown(self) -> tuple[UnknownCall, ...]:
+        """Calls into third-party code the effects table does not know, each name once, in part order."""
+        seen: dict[str, UnknownCall] = {}
+        for key in sorted(self.parts):
+            for call in self.parts[key].unknown:
+                seen.setdefault(call.name, call)
+        return tuple(seen.values())
+
+
 def _add_module(index: CodeIndex, file: str, parts: dict[str, Piece]) -> None:
     """A project module another part imports: counted whole, with what it imports in turn."""
     stack = [file]
@@ -163,16 +196,16 @@ def _reach(index: CodeIndex, start: list[tuple[ModuleCode, Piece]], parts: dict[
             _add_module(index, file, parts)
 
 
-def _module_node(index: CodeIndex, file: str) -> CodeNode:
+def _module_traced(index: CodeIndex, file: str) -> TracedCode:
     parts: dict[str, Piece] = {}
     _add_module(index, file, parts)
-    return _node(None, None, parts)
+    return TracedCode(None, None, parts)
 
 
-def function_code(index: CodeIndex, code: ModuleCode, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                  *also: ModuleCode) -> CodeNode:
-    """The fingerprint of one function; `also`: modules whose import-time code runs too (the one
-    that lists the tool)."""
+def trace_function(index: CodeIndex, code: ModuleCode, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                   *also: ModuleCode) -> TracedCode:
+    """The code of one function; `also`: modules whose import-time code runs too (the one that
+    lists the tool)."""
     key = f"{code.file}:{node.name}"
     body = type(node).__name__ + "".join(dump(d) for d in node.decorator_list) + "".join(dump(s) for s in node.body)
     own = make_piece(code, key, node, text=body)
@@ -180,21 +213,33 @@ def function_code(index: CodeIndex, code: ModuleCode, node: ast.FunctionDef | as
     start = [(code, own)] + [(m, m.always) for m in (code, *also) if m.always is not None]
     parts: dict[str, Piece] = {}
     _reach(index, start, parts)
-    return _node(key, signature, parts)
+    return TracedCode(key, signature, parts)
 
 
-def tool_code(index: CodeIndex, file: str, tool: str) -> CodeNode | None:
-    """The fingerprint of tool `tool` of the module in `file` (its `TOOLS` item, else the def of
-    that name); the whole module's when `ast` cannot find the function. None: no such file."""
+def function_code(index: CodeIndex, code: ModuleCode, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                  *also: ModuleCode) -> CodeNode:
+    """The fingerprint of one function (`trace_function`)."""
+    return trace_function(index, code, node, *also).node()
+
+
+def trace_tool(index: CodeIndex, file: str, tool: str) -> TracedCode | None:
+    """The code of tool `tool` of the module in `file` (its `TOOLS` item, else the def of that
+    name); the whole module's when `ast` cannot find the function. None: no such file."""
     code = index.module(file)
     if code is None:
-        return _module_node(index, file) if index.text(file) is not None else None
+        return _module_traced(index, file) if index.text(file) is not None else None
     listed = _listed(code, tool)
     found = _resolve(index, code, listed if listed is not None else ast.Name(tool, ast.Load()))
     if found is None:
-        return _module_node(index, file)
+        return _module_traced(index, file)
     home, node = found
-    return function_code(index, home, node, *([code] if home is not code else []))
+    return trace_function(index, home, node, *([code] if home is not code else []))
+
+
+def tool_code(index: CodeIndex, file: str, tool: str) -> CodeNode | None:
+    """The fingerprint of tool `tool` of the module in `file` (`trace_tool`)."""
+    traced = trace_tool(index, file, tool)
+    return None if traced is None else traced.node()
 
 
 def entry_code(index: CodeIndex, file: str, qualname: str) -> CodeNode | None:
@@ -202,31 +247,37 @@ def entry_code(index: CodeIndex, file: str, qualname: str) -> CodeNode | None:
     code = index.module(file)
     node = _functions(code).get(qualname) if code is not None else None
     if code is None or node is None:
-        return _module_node(index, file) if index.text(file) is not None else None
+        return _module_traced(index, file).node() if index.text(file) is not None else None
     return function_code(index, code, node)
 
 
 def module_code(index: CodeIndex, file: str) -> CodeNode | None:
     """The fingerprint of a whole module (a `TOOLSETS` toolset `ast` cannot trace)."""
-    return _module_node(index, file) if index.text(file) is not None else None
+    return _module_traced(index, file).node() if index.text(file) is not None else None
 
 
-def toolset_code(index: CodeIndex, file: str, key: str) -> CodeNode | None:
-    """The fingerprint of `TOOLSETS[key]`: what its value reaches (a factory with the tools it
-    defines, `FunctionToolset([f, g])` with f and g), and every function or class whose decorators
-    name something reached (`@kit.tool`), so editing one toolset's tools does not flag another.
-    The whole module's when `TOOLSETS` is not a literal dict naming `key`."""
+def trace_toolset(index: CodeIndex, file: str, key: str) -> TracedCode | None:
+    """The code of `TOOLSETS[key]`: what its value reaches (a factory with the tools it defines,
+    `FunctionToolset([f, g])` with f and g), and every function or class whose decorators name
+    something reached (`@kit.tool`), so editing one toolset's tools does not flag another. The
+    whole module's when `TOOLSETS` is not a literal dict naming `key`."""
     code = index.module(file)
     value = _toolsets_value(code, key) if code is not None else None
     if code is None or value is None:
-        return module_code(index, file)
+        return _module_traced(index, file) if index.text(file) is not None else None
     start = [(code, make_piece(code, f"{file}:TOOLSETS[{key!r}]", value))]
     start += [(code, code.always)] if code.always is not None else []
     parts: dict[str, Piece] = {}
     _reach(index, start, parts)
     while decorated := _decorated_by(code, parts):
         _reach(index, [(code, piece) for piece in decorated], parts)
-    return _node(None, None, parts)
+    return TracedCode(None, None, parts)
+
+
+def toolset_code(index: CodeIndex, file: str, key: str) -> CodeNode | None:
+    """The fingerprint of `TOOLSETS[key]` (`trace_toolset`)."""
+    traced = trace_toolset(index, file, key)
+    return None if traced is None else traced.node()
 
 
 def _toolsets_value(code: ModuleCode, key: str) -> ast.expr | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .effects import effects_of
+from .flow_calls import UnknownCall, flow_calls
 
 ALWAYS = "<module>"
 """The key suffix of a module's statements that bind nothing (they run on import)."""
@@ -60,6 +61,10 @@ class Piece:
     modules: tuple[str, ...]
     """Project module files it imports itself (an `import` inside a function)."""
     effects: tuple[str, ...]
+    reads: bool = False
+    """Whether its calls read a file (`flow_calls`: not part of the fingerprint, only of the labels)."""
+    unknown: tuple[UnknownCall, ...] = ()
+    """Its calls into third-party code the effects table does not know (`flow_calls`)."""
 
 
 @dataclass
@@ -96,8 +101,9 @@ class ModuleCode:
         """The module as a whole, for another module that imports it."""
         found = self._made.get(self.file)
         if found is None:
+            reads, unknown = flow_calls(self.tree, self.aliases, self.module_files, self.file)
             found = self._made[self.file] = Piece(self.file, digest(dump(self.tree)), frozenset(), self.imports_anywhere,
-                                                  tuple(effects_of(self.tree, self.aliases)))
+                                                  tuple(effects_of(self.tree, self.aliases)), reads, unknown)
         return found
 
     def _piece(self, key: str, node: ast.AST) -> Piece:
@@ -206,5 +212,6 @@ def make_piece(code: ModuleCode, key: str, node: ast.AST, text: str | None = Non
         elif isinstance(child, ast.Import | ast.ImportFrom):
             own_imports += [f for _t, files in import_targets(child, code.file, code.module_files).values() for f in files]
     meaning = sorted((n, code.aliases[n]) for n in names if n in code.aliases)
+    reads, unknown = flow_calls(node, code.aliases, code.module_files, code.file)
     return Piece(key, digest((text if text is not None else dump(node)) + repr(meaning)), frozenset(names),
-                 tuple(dict.fromkeys(own_imports)), tuple(effects_of(node, code.aliases)))
+                 tuple(dict.fromkeys(own_imports)), tuple(effects_of(node, code.aliases)), reads, unknown)

@@ -3,15 +3,28 @@ child process.
 
 An entry is found by a key of what decides how the child starts (the request with its root left
 out, the interpreter, llm-do's version, the environment variables that shape `sys.path`) and is used
-only while its checks still hold:
+only while its checks still hold (`import_checks`):
 - the hash of every project file the child read (seen by an audit hook: sources, and data that
   module-level code opens), of the Python files the request names and of the modules it loaded;
-- the importable names in every project folder the child listed (a new module that an import
-  would now find);
+- what an import finds in every project folder the child listed: each name an import could take,
+  and whether it is a folder (with which `__init__` file: a package, else a namespace package), a
+  regular file, something the import system passes by (a named pipe), or a link and to where. A
+  module that is missing, or a folder, a pipe or a dangling link where a module was, is seen there:
+  so a failed or optional import (`try: import x`) is answered again once what it looked for appears;
 - the size and modification time of every module file the child loaded from outside the project
   (a changed or upgraded distribution, or llm-do itself, changes them), and the modification time
-  of every folder outside the project on the child's `sys.path` (a package installed or removed).
-Environment variables read by module-level code are not tracked.
+  of every folder outside the project on the child's `sys.path` (a package installed or removed);
+- the size and modification time of every file and folder outside the project that the
+  project's code opened or listed (a configuration file read at import, created or edited since),
+  and a hash of the value of every environment variable it read (of the set of names, when it
+  listed them): the project's code, that is a project module running or a function it called,
+  not an installed package while it is imported, which a forked child has imported already.
+The key leaves the project's place out and the checks are relative to its root, so a copy of a
+project at another path takes its answers, and names its own root in them.
+
+An answer in which importing the project's Python raised is not kept: such a failure can stand on
+what no check sees (a server that was down, the time), and a project is edited until it imports,
+so it costs an import per build only while it is broken.
 
 The cache lives in the user's cache directory, never in the project tree: a pull request can commit
 any file. Entries are JSON read into the `Facts` record (nothing read back runs code), written
@@ -31,17 +44,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.version import VERSION
+from llm_do.provenance.import_checks import checks_hold, file_hash, import_listing, variable_hashes
+from llm_do.provenance.user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
+from llm_do.provenance.user_cache import cache_folder, folder_secret, path_environment, prune, signature
 from llm_do.toolkit.files import atomic_write
-
-from ..user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
-from ..user_cache import cache_folder, folder_secret, path_environment, prune, signature
-from .import_checks import checks_hold, file_hash
-from .project_reads import importable_names
 
 if TYPE_CHECKING:
     from .records import Facts, Request
 
-FORMAT = 1
+FORMAT = 2
 MAX_BYTES = 64 * 1024 * 1024
 VARIANTS = 8
 """Answers kept per key: one per content of the project's Python seen lately."""
@@ -99,7 +110,7 @@ class IntrospectionCache:
         of the same files (another branch, another copy); a cache that cannot be written is no error."""
         from .subprocess_runner import MOMENTARY_FAILURES
 
-        if facts.failure_code in MOMENTARY_FAILURES or facts.environment is None:
+        if facts.failure_code in MOMENTARY_FAILURES or facts.environment is None or facts.import_failed:
             self.untracked = True
             return
         material = _key_material(request)
@@ -144,13 +155,16 @@ def _key_material(request: Request) -> dict[str, Any]:
 
 
 def _checks(request: Request, root: Path, facts: Facts) -> dict[str, Any]:
+    from .fork_client import CHILD_ENVIRONMENT
+
     environment = facts.environment
     assert environment is not None
     read = {*request.python_files, *facts.loaded_files, *environment.project_files}
     project = {rel: file_hash(root / rel) for rel in sorted(read)}
-    listings = {rel: importable_names(root / rel) for rel in environment.project_folders}
+    listings = {rel: import_listing(root / rel) for rel in environment.project_folders}
+    variables = variable_hashes((n for n in environment.variables if n not in CHILD_ENVIRONMENT), os.environ)
     return {"project": project, "listings": listings, "modules": environment.module_files,
-            "folders": environment.path_folders}
+            "folders": environment.path_folders, "outside": environment.outside_files, "environment": variables}
 
 
 def _places(root: Path) -> list[tuple[str, str]]:

@@ -10,15 +10,20 @@ something imports it, so that what this module reports as loaded is what a fresh
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
+import importlib.machinery
 import inspect
 import json
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
+from llm_do.bundle.regular_files import what_instead
+from llm_do.provenance.import_checks import file_stamp
 from llm_do.runtime.args import WorkerArgs
 from llm_do.toolkit import user_code
 
@@ -42,15 +47,31 @@ from .records import (
 def _rel(root: Path, filename: str | None) -> str | None:
     if not filename or not os.path.isabs(filename):  # `<frozen importlib._bootstrap>` and the like
         return None
-    try:
-        return Path(os.path.realpath(filename)).relative_to(root).as_posix()
-    except ValueError:
-        return None
+    real = _real(filename)
+    inside = str(root) + os.sep
+    return Path(real[len(inside):]).as_posix() if real.startswith(inside) else None
+
+
+_REAL_FOLDERS: dict[str, str] = {}
+
+
+def _real(filename: str) -> str:
+    """`os.path.realpath(filename)`, the folders resolved once for the whole answer: a module file
+    of each of a thousand loaded modules costs one `lstat`, not one per part of its path."""
+    folder, name = os.path.split(filename)
+    real_folder = _REAL_FOLDERS.get(folder)
+    if real_folder is None:
+        real_folder = _REAL_FOLDERS[folder] = os.path.realpath(folder)
+    return os.path.realpath(filename) if os.path.islink(filename) else os.path.join(real_folder, name)
 
 
 def _error(root: Path, exc: BaseException) -> PyError:
     """The error and the innermost line of a project file it came from; never a traceback."""
     message = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ImportError) and exc.name:
+        passed_by = _passed_by(root, exc.name)
+        if passed_by:
+            message += f" ({passed_by})"
     if isinstance(exc, SyntaxError) and exc.filename:
         return PyError(message=f"SyntaxError: {exc.msg}", file=_rel(root, exc.filename), line=exc.lineno, column=exc.offset)
     file = line = None
@@ -59,6 +80,33 @@ def _error(root: Path, exc: BaseException) -> PyError:
         if rel is not None and "site-packages" not in frame.filename:
             file, line = rel, frame.lineno
     return PyError(message=message, file=file, line=line)
+
+
+def _passed_by(root: Path, name: str) -> str | None:
+    """What stands in the project where the import system looked for module `name` and passed by:
+    a file with a module's name, or a package's `__init__`, that is no regular file (a folder, a
+    named pipe, a device; the package is then a namespace package without it)."""
+    parent, _, tail = name.rpartition(".")
+    folders = (getattr(sys.modules.get(parent), "__path__", None) or []) if parent else sys.path
+    inside = str(root) + os.sep
+    for folder in list(folders):
+        for suffix in importlib.machinery.all_suffixes():
+            for candidate in (os.path.join(folder or ".", tail + suffix), os.path.join(folder or ".", tail, "__init__" + suffix)):
+                found = _not_regular(os.path.abspath(candidate), inside)
+                if found:
+                    return found
+    return None
+
+
+def _not_regular(candidate: str, inside: str) -> str | None:
+    """`candidate` (a path in the project) and what it is, when it exists and is no regular file."""
+    if not candidate.startswith(inside):
+        return None
+    try:
+        problem = what_instead(os.stat(candidate))
+    except OSError:
+        return None
+    return f"{Path(candidate[len(inside):]).as_posix()} is {problem}" if problem else None
 
 
 def _line(obj: Any) -> int | None:
@@ -249,6 +297,8 @@ def _packages(modules: list[str]) -> dict[str, str]:
     from importlib import metadata
 
     out: dict[str, str] = {}
+    if not modules:
+        return out  # reading every distribution's records costs more than the rest of an answer
     owners = metadata.packages_distributions()
     editable: list[tuple[str, str, str]] | None = None
     for module in modules:
@@ -350,12 +400,14 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
     if reads is None:
         return None
     inside = str(root) + os.sep
-    environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders))
+    environment = ImportEnvironment(project_files=sorted(reads.files), project_folders=sorted(reads.folders),
+                                    variables=sorted(reads.variables),
+                                    outside_files={path: file_stamp(path) for path in sorted(reads.outside)})
     for module in list(sys.modules.values()):
         filename = getattr(module, "__file__", None)
         if not isinstance(filename, str) or not os.path.isabs(filename):
             continue
-        real = os.path.realpath(filename)
+        real = _real(filename)
         if real.startswith(inside):
             continue
         try:
@@ -375,6 +427,8 @@ def _environment(root: Path, reads: ProjectReads | None) -> ImportEnvironment | 
 
 
 def main() -> None:
+    if hasattr(signal, "SIGUSR1"):  # past the time limit, the parent asks where the child is (`subprocess_runner`)
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=False)
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever user code prints goes to stderr, never into the answer
     sys.stdout = sys.stderr

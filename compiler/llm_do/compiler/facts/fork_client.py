@@ -4,7 +4,8 @@ introspection that needs a child, ask it for one child per request, stop it at e
 One server per llm-do process, started lazily (a build answered from the cache starts nothing) and
 stopped by `atexit`; it also ends by itself when this process dies (end of file on its control
 socket). It is started again when an environment variable its preloading depends on changed (the
-`PYTHON*` and locale variables, and those the preloaded imports read), and abandoned for the rest
+`PYTHON*` and locale variables, and those the preloaded imports read) or a `sys.path` folder
+changed (a package installed or removed, a `.pth` file added), and abandoned for the rest
 of the process if it cannot start. Where it is not available (no `fork`, no descriptor passing:
 Windows), when `LLM_DO_NO_FORK_SERVER` is set, or when a request needs a fresh process (a project
 module shadowing a preloaded one, a preloaded module's file changed: the server is then replaced),
@@ -32,6 +33,10 @@ NO_FORK_SERVER_VARIABLE = "LLM_DO_NO_FORK_SERVER"
 CHILD_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1"}
 """What the introspection child's environment adds to the parent's, forked or fresh."""
 KILL_GRACE = 5.0
+TRACEBACK_GRACE = 1.0
+"""How long a child past its time limit has to write where it is, before it is killed."""
+TRACEBACK_MARK = b"(most recent call first):"
+"""What begins the traceback `faulthandler` writes (the child registers it for SIGUSR1)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def _running_server(start_limit: float) -> _ForkServer | None:
     """The server to ask, counted as in use (`done` when the request ended)."""
     global _server, _broken
     with _lock:
-        if _server is not None and (not _server.alive() or _server.environment_changed()):
+        if _server is not None and (not _server.alive() or _server.environment_changed() or _server.path_changed()):
             _server.retire()
             _server = None
         if _server is None and not _broken:
@@ -135,6 +140,17 @@ atexit.register(stop)
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def _path_folders() -> list[tuple[str, int | None]]:
+    """Each folder of this process's `sys.path` but the first (the script's) with its modification time."""
+    out: list[tuple[str, int | None]] = []
+    for entry in sys.path[1:]:
+        try:
+            out.append((entry, os.stat(entry).st_mtime_ns))
+        except OSError:
+            out.append((entry, None))
+    return out
+
+
 def _server_environment() -> dict[str, str]:
     """This process's environment without PYTHONPATH: the server's `sys.path` is then the part
     every child's ends with (a child's PYTHONPATH is added when it starts)."""
@@ -142,10 +158,13 @@ def _server_environment() -> dict[str, str]:
 
 
 class _ForkServer:
-    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, environment: dict[str, str]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket, environment: dict[str, str],
+                 folders: list[tuple[str, int | None]]) -> None:
         self.proc = proc
         self.control = control
         self.environment = environment
+        self.folders = folders
+        """The `sys.path` folders and their modification times when the server started."""
         """The server's environment: what its imports saw."""
         self.heard: set[str] = set()
         """The variables the preloading read."""
@@ -159,6 +178,7 @@ class _ForkServer:
         """Start a server and wait until it has preloaded (`limit` seconds at most); None if it could not."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         environment = _server_environment()
+        folders = _path_folders()
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-P", "-c", START.format(fd=theirs.fileno())],
@@ -178,7 +198,7 @@ class _ForkServer:
             proc.kill()
             proc.wait()
             return None
-        return cls(proc, ours, environment)
+        return cls(proc, ours, environment, folders)
 
     def environment_changed(self) -> bool:
         """Whether a variable the server's preloading may depend on (`PYTHON*`, the locale, those
@@ -186,6 +206,12 @@ class _ForkServer:
         names = {n for n in [*os.environ, *self.environment] if n.startswith(("PYTHON", "LC_")) or n == "LANG"}
         names = (names | self.heard) - {"PYTHONPATH", *CHILD_ENVIRONMENT}
         return any(os.environ.get(n) != self.environment.get(n) for n in names)
+
+    def path_changed(self) -> bool:
+        """Whether a `sys.path` folder changed since the server started (a package installed or
+        removed, a `.pth` file added): a fresh child's `sys.path` and modules may differ from the
+        server's now, so a new server must serve."""
+        return _path_folders() != self.folders
 
     def retire(self) -> None:
         """No new request goes to this server; stop it once those in flight ended (under `_lock`)."""
@@ -244,19 +270,31 @@ class _ForkServer:
             ended = _read_line(status, deadline) if out is not None else None
             timed_out = ended is None and time.monotonic() >= deadline  # else the server is gone
             if timed_out:
-                self._kill(pid)
+                self._send(b"T", pid)
+                _await_traceback(stderr.fileno(), time.monotonic() + TRACEBACK_GRACE)
+                self._send(b"K", pid)
                 ended = _read_line(status, time.monotonic() + KILL_GRACE)
             returncode = int(ended.split()[1]) if ended and ended.startswith("exit ") else None
             stderr.seek(0)
             return ChildRun(stdout=(out or b"").decode("utf-8", "replace"), stderr=stderr.read().decode("utf-8", "replace"),
                             returncode=returncode, timed_out=timed_out)
 
-    def _kill(self, pid: int) -> None:
+    def _send(self, kind: bytes, pid: int) -> None:
+        """Ask the server to signal child `pid`: `K` kills it, `T` makes it write where it is."""
         try:
             with self.sending:
-                self.control.sendall(frame(b"K", str(pid).encode()))
+                self.control.sendall(frame(kind, str(pid).encode()))
         except OSError:
             pass
+
+
+def _await_traceback(fd: int, deadline: float) -> None:
+    """Wait until the child's stderr (the file at `fd`, which the child writes too: read in place,
+    its offset left alone) holds the traceback a `T` message asks for, or `deadline` passes."""
+    while time.monotonic() < deadline:
+        if TRACEBACK_MARK in os.pread(fd, os.fstat(fd).st_size, 0):
+            return
+        time.sleep(0.02)
 
 
 def _read_line(sock: socket.socket, deadline: float) -> str | None:

@@ -13,7 +13,9 @@ then:
   llm_do.compiler.facts.child` does. The server writes `pid N HEARD` on the status socket (HEARD:
   the environment variables the preloading read, if this request made it preload), and `exit N`
   (a returncode as `subprocess` gives it) once it has reaped the child.
-- a `K` message kills child N if it has not been reaped (so never a reused pid).
+- a `K` message kills child N if it has not been reaped (so never a reused pid); a `T` message
+  sends it SIGUSR1, on which it writes where it is to its stderr (`faulthandler`), the last word
+  of a child past its time limit.
 - end of file on the control socket (the llm-do process closed it, or died) kills the children
   still running and ends the server: it never outlives the process that started it.
 
@@ -51,12 +53,14 @@ STALE = 76
 fresh process answers, and a new server serves the next request."""
 CHILD = "llm_do.compiler.facts.child"
 HEADER = struct.Struct("!I")
+SIGNALS = {kind: getattr(signal, name) for kind, name in ((b"K", "SIGKILL"), (b"T", "SIGUSR1")) if hasattr(signal, name)}
+"""The control messages that signal a child, by kind."""
 DESCRIPTORS = 4
 
 
 def frame(kind: bytes, body: bytes) -> bytes:
     """A control message: `F` (fork; its body the child's cwd and environment as JSON, sent with
-    the descriptors) or `K` (kill; its body the pid)."""
+    the descriptors), `K` (kill; its body the pid) or `T` (where are you; its body the pid)."""
     return kind + HEADER.pack(len(body)) + body
 
 
@@ -117,7 +121,7 @@ class _Server:
 
     def run(self) -> None:
         """Serve messages until the control socket ends. A message is a kind (`F`: fork, with the
-        descriptors; `K`: kill) and a length-prefixed body, read to its exact size, so that no
+        descriptors; `K`: kill; `T`: say where) and a length-prefixed body, read to its exact size, so that no
         read ever takes a byte (or a descriptor) of the next message."""
         while True:
             head, fds = self._read(1 + HEADER.size, with_descriptors=True)
@@ -130,8 +134,8 @@ class _Server:
                 return
             if head[:1] == b"F" and len(fds) == DESCRIPTORS:
                 self._fork(json.loads(body), fds)
-            elif head[:1] == b"K" and int(body) in self.live:
-                os.kill(int(body), signal.SIGKILL)
+            elif head[:1] in SIGNALS and int(body) in self.live:
+                os.kill(int(body), SIGNALS[head[:1]])
             else:
                 for fd in fds:
                     os.close(fd)

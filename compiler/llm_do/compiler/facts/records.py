@@ -102,6 +102,11 @@ class ImportEnvironment(BaseModel):
     """Project files the child opened for reading (bytecode as its source), relative to the root."""
     project_folders: list[str] = Field(default_factory=list)
     """Project folders the child listed, relative to the root."""
+    variables: list[str] = Field(default_factory=list)
+    """Environment variables the project's code read (`*`: it listed their names)."""
+    outside_files: dict[str, list[int] | None] = Field(default_factory=dict)
+    """File or folder outside the project that the project's code opened or listed -> [modification
+    time in ns, size] (None: missing)."""
 
 
 class Facts(BaseModel):
@@ -122,6 +127,12 @@ class Facts(BaseModel):
     failure_code: str | None = None
     environment: ImportEnvironment | None = None
     """Set by the child; the cache keeps an answer only with it."""
+
+    @property
+    def import_failed(self) -> bool:
+        """Whether importing the project's Python raised (the cache keeps no such answer)."""
+        return (any(m.error is not None for m in self.modules.values()) or any(c.error is not None for c in self.classes.values())
+                or (self.entry_function is not None and self.entry_function.error is not None))
 
 
 class ClassRequest(BaseModel):
@@ -163,6 +174,8 @@ class McpServerFact(BaseModel):
     name: str
     tools: list[McpToolFact] | None = None
     error: str | None = None
+    unreached: bool = False
+    """A remote server not reached (`llm-do test` offline) that no cassette recorded: X008."""
 
 
 class McpRequest(BaseModel):

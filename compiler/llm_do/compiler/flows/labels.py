@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from llm_do.bundle.flow import EGRESS, LABELS, PRIVATE, PUBLISHED, UNTRUSTED, folder_label
@@ -50,18 +50,25 @@ class LabelPolicy:
     """(server, the server's tool name) -> the tool's declared labels."""
     memo: dict[tuple[str, bool], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     """Labels found so far: thousands of workers share a handful of capabilities."""
+    resolve: Callable[[str], str] = field(default=lambda folder: folder, compare=False, repr=False)
+    """A project folder -> the folder it is once links inside the project are followed
+    (`folders.folder_resolver`): labels follow resolved paths. As written, without a tree."""
 
 
 def normalized_folder(path: str) -> str:
     return posixpath.normpath(path.replace("\\", "/").strip("/")) or "."
 
 
-def policy_of(paths: Mapping[str, str], servers: Mapping[str, tuple[Iterable[str] | None, Mapping[str, Iterable[str]]]]) -> LabelPolicy:
-    """The policy from project.json's `flows.paths` and each server's (`labels`, `tool_labels`)."""
+def policy_of(paths: Mapping[str, str], servers: Mapping[str, tuple[Iterable[str] | None, Mapping[str, Iterable[str]]]],
+              resolve: Callable[[str], str] | None = None) -> LabelPolicy:
+    """The policy from project.json's `flows.paths` and each server's (`labels`, `tool_labels`);
+    `resolve`: how links turn a project folder into another (`LabelPolicy.resolve`)."""
+    resolve = resolve or LabelPolicy.resolve
     return LabelPolicy(
-        paths={normalized_folder(p): label for p, label in paths.items()},
+        paths={resolve(normalized_folder(p)): label for p, label in sorted(paths.items())},
         mcp_labels={s: None if labels is None else frozenset(labels) for s, (labels, _) in servers.items()},
         mcp_tool_labels={(s, t): frozenset(ls) for s, (_, tools) in servers.items() for t, ls in tools.items()},
+        resolve=resolve,
     )
 
 
@@ -84,7 +91,7 @@ def _path_labels(scope: str, policy: LabelPolicy) -> tuple[str | None, set[str]]
     found = _scope_folder(scope)
     if found is None or found[0] != "project":
         return None, set()
-    folder = found[1]
+    folder = policy.resolve(found[1])
     own = folder_label(folder, policy.paths)
     inner = {label for p, label in policy.paths.items() if p != folder and _inside(p, folder)}
     return own, inner
@@ -150,12 +157,18 @@ def provider_labels(kind: str) -> frozenset[str]:
     return PROVIDER_LABELS.get(kind, NONE)
 
 
-def python_labels(effects: Iterable[str]) -> frozenset[str]:
-    """An undeclared Python tool's labels, from its code's effects."""
-    out: set[str] = set()
+UNKNOWN_CALL_LABELS = frozenset({UNTRUSTED, EGRESS})
+"""A call into third-party code the effects table does not know may connect, as a connection does."""
+
+
+def python_labels(effects: Iterable[str], *, reads: bool = False, unknown_calls: bool = False) -> frozenset[str]:
+    """An undeclared Python tool's labels, from its code's effects; `reads`: it reads files (a
+    private leg); `unknown_calls`: it calls third-party code the effects table does not know
+    (`code.flow_calls`), which counts as a connection."""
+    out: set[str] = {PRIVATE} if reads else set()
     for effect in effects:
         out |= EFFECT_LABELS.get(effect, NONE)
-    return frozenset(out)
+    return frozenset(out | UNKNOWN_CALL_LABELS if unknown_calls else out)
 
 
 def sorted_labels(labels: Iterable[str]) -> list[str]:

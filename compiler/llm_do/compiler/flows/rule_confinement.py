@@ -1,6 +1,8 @@
 """Labels narrowed by approval rules: a stdlib file tool whose calls are asked (or denied) except
 where a conditional `allow` lets them through has, unasked, only the labels of the folders those
-conditions confine the path to (spec/language.md, "Labels").
+conditions confine the path to (spec/language.md, "Labels"); a tool that says where it sends
+(`to:PARAM`) is no egress in the calls a conditional `allow` lets through when that rule holds the
+parameter to values it names (known destinations).
 
 `ask write_file` + `allow write_file(path ~ 'drafts/**')` writes unasked only below drafts/, so
 its unasked writes are no egress even when the toolset's root holds a published folder; a write
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from llm_do.bundle.approval import ALLOW, ASK, DENY
+from llm_do.bundle.flow import EGRESS
 
 from ..approvals.nodes import ApprovalRule, Compare, Condition, Junction
 from .labels import LabelPolicy, labels_of, normalized_folder
@@ -23,6 +26,9 @@ from .labels import LabelPolicy, labels_of, normalized_folder
 PATH_PARAM = ("path",)
 WILDCARDS = ("*", "?")
 NARROWED_KINDS = ("fs.read", "fs.write")
+DESTINATION_KIND = "to"
+"""`to:PARAM` in a Python tool's `CAPABILITIES`: PARAM says where the tool sends."""
+PINNING_OPS = ("==", "in", "glob")
 
 
 def allowed_folders(rules: Sequence[ApprovalRule], approval: str) -> list[str] | None:
@@ -95,3 +101,39 @@ def conditional_labels(capability: str, labels: frozenset[str], rules: Sequence[
         return None
     narrowed = narrowed_labels(capability, folders, policy) & labels
     return narrowed if narrowed != labels else None
+
+
+def destinations(declared: Iterable[str]) -> tuple[str, ...]:
+    """The parameters a tool's declaration says it sends to (`to:recipient`)."""
+    return tuple(sorted({c.partition(":")[2] for c in declared if c.partition(":")[0] == DESTINATION_KIND}))
+
+
+def pins(condition: Condition, param: str) -> bool:
+    """Whether every call the condition holds for has `param` among values the condition names:
+    `param == V`, `param in [...]`, `param ~ 'GLOB'`, an `and` with one of them, an `or` of them."""
+    if isinstance(condition, Compare):
+        return condition.param.path == (param,) and condition.op in PINNING_OPS
+    if isinstance(condition, Junction):
+        parts = [pins(arg, param) for arg in condition.args]
+        return any(parts) if condition.op == "and" else all(parts)
+    return False
+
+
+def confining_rules(rules: Sequence[ApprovalRule], params: Sequence[str]) -> list[int]:
+    """The `allow` rules (their indexes in `rules`) whose conditions pin every destination parameter."""
+    if not params:
+        return []
+    return [i for i, r in enumerate(rules)
+            if r.action == ALLOW and r.condition is not None and all(pins(r.condition, p) for p in params)]
+
+
+def destination_labels(labels: frozenset[str], rules: Sequence[ApprovalRule], approval: str,
+                       params: Sequence[str]) -> frozenset[str] | None:
+    """The labels of the calls a tool's conditional rules let through unasked when each of them
+    confines the tool's destinations (no `egress`); None when they narrow nothing."""
+    if EGRESS not in labels or approval not in (ASK, DENY):
+        return None
+    allowing = [i for i, r in enumerate(rules) if r.action == ALLOW and r.condition is not None]
+    if not allowing or set(allowing) - set(confining_rules(rules, params)):
+        return None
+    return labels - {EGRESS}

@@ -5,7 +5,13 @@ armed (reachable with nobody asked).
 Each label is one more capability for `capabilities.Analysis` (`flow:private`, `flow:untrusted`,
 `flow:egress`, and `flow:provider` for the egress of server-side tools, which no gate can ask):
 four searches over the same calls, so the cost stays linear in workers and edges. The run's
-input is an `untrusted` leg of the entry unless project.json says it is trusted.
+input is a leg of the entry as `flows.inputs` labels it (untrusted unless project.json says it
+is trusted or private). A declassifying worker seals its untrusted leg: its callers do not get it.
+
+Every capability of a leg (`FlowAnalysis.legs`: what an acceptance must name, what `capabilities`
+lists) is one more search per labelled capability (`flow:LABEL:CAPABILITY`), made only when an
+acceptance is matched or the legs are listed. The armed egress tools of a reported flow
+(`armed_egress`) come from one forward search from that worker.
 """
 
 from __future__ import annotations
@@ -15,15 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_do.bundle.approval import ASK
-from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED
+from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED, covers, input_label
 from llm_do.bundle.views import entry_name
 
-from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, WorkerView, kind_of, plain_gate
+from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, Step, WorkerView, kind_of, plain_gate
 
 LEG = "flow:"
 ASK_RANK = GATES.index(ASK)
 PROVIDER_LEG = "flow:provider"
-ANY = "*"
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,11 @@ class Acceptance:
     reason: str
 
     def covers(self, private: str, untrusted: str, egress: str) -> bool:
-        return all(ANY in names or name in names
-                   for name, names in ((private, self.private), (untrusted, self.untrusted), (egress, self.egress)))
+        """`flow.covers`: the one matcher the build and the run's taint guard share."""
+        return covers(self, private, untrusted, egress)
+
+    def __getitem__(self, leg: str) -> tuple[str, ...]:
+        return {PRIVATE: self.private, UNTRUSTED: self.untrusted, EGRESS: self.egress}[leg]
 
     def to_json(self) -> dict[str, Any]:
         return {"worker": self.worker, "private": list(self.private), "untrusted": list(self.untrusted),
@@ -96,7 +104,7 @@ class Flow:
         return doc
 
 
-def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted: bool,
+def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs: str | None,
               extra: Mapping[str, list[Grant]] | None = None) -> dict[str, WorkerView]:
     """The views with one grant per label of each grant (`flow:LABEL`, the capability kept as
     `source`); the entry's input as an untrusted leg; `extra`: grants the views leave out
@@ -115,9 +123,9 @@ def leg_views(views: Mapping[str, WorkerView], entry: str | None, inputs_trusted
                 legs.append(found)
                 if label == EGRESS and kind_of(grant.capability) == PROVIDER:
                     legs.append(Grant(PROVIDER_LEG, grant.via, grant.via_kind, grant.gate, source=grant.capability))
-        if name == entry and not inputs_trusted:
-            legs.append(Grant(LEG + UNTRUSTED, INPUT, "input", OPEN, source=INPUT))
-        out[name] = WorkerView(calls=view.calls, grants=legs)
+        if name == entry and (label := input_label(inputs)) is not None:
+            legs.append(Grant(LEG + label, INPUT, "input", OPEN, source=INPUT))
+        out[name] = WorkerView(calls=view.calls, grants=legs, seals=frozenset({LEG + UNTRUSTED}) if view.declassifies else frozenset())
     return out
 
 
@@ -132,19 +140,17 @@ def _leg_gate(grant: Grant, label: str) -> Gate:
 class FlowAnalysis:
     """Every worker's trifecta, if it has one."""
 
-    def __init__(self, views: dict[str, WorkerView], acceptances: Iterable[Acceptance] = (),
-                 capabilities: Analysis | None = None) -> None:
-        """`views`: from `leg_views`. `capabilities`: the analysis of the plain views, needed only
-        to match acceptances against every capability of each leg."""
+    def __init__(self, views: dict[str, WorkerView], acceptances: Iterable[Acceptance] = ()) -> None:
+        """`views`: from `leg_views`."""
         self.views = views
         self.analysis = Analysis(views)
         self._accept: dict[str, list[Acceptance]] = {}
         for a in acceptances:
             self._accept.setdefault(a.worker, []).append(a)
-        self._capabilities = capabilities
         self._flows: dict[str, Flow | None] = {}
         self._holders = {label: self.analysis.holders(LEG + label) for label in LABELS}
-        self._labelled: dict[str, set[str]] = {}
+        self._detail: Analysis | None = None
+        self._legs: dict[str, dict[str, list[Leg]]] = {}
 
     def flow(self, worker: str) -> Flow | None:
         """The worker's trifecta, or None."""
@@ -163,10 +169,8 @@ class FlowAnalysis:
         provider = Leg(EGRESS, provider_reach, self._source(provider_reach)) \
             if provider_reach is not None and provider_reach.gate != ASK else None
         flow = Flow(worker, (private, untrusted, egress), armed, provider, forms_here=self.forms_here(worker))
-        if armed and worker in self._accept:
-            accepted = self._accepted(worker, flow)
-            if accepted is not None:
-                return Flow(worker, flow.legs, armed, provider, accepted, flow.forms_here)
+        if armed and worker in self._accept and not self.unnamed(worker):
+            return Flow(worker, flow.legs, armed, provider, self._accept[worker][0], flow.forms_here)
         return flow
 
     def forms_here(self, worker: str) -> bool:
@@ -200,42 +204,113 @@ class FlowAnalysis:
         return next(g.source for g in owner.grants
                     if g.capability == reach.capability and g.via == final.via and g.via_kind == final.via_kind)
 
-    def _accepted(self, worker: str, flow: Flow) -> Acceptance | None:
-        """The acceptance that covers every armed combination of the worker's legs, if one does
-        (several entries may cover parts: then the first one is named)."""
-        sets = {label: self._sources(worker, label) for label in LABELS}
-        armed_egress = [c for c, gate in sets[EGRESS] if gate != ASK]
-        entries = self._accept[worker]
-        for p, _ in sets[PRIVATE]:
-            for u, _ in sets[UNTRUSTED]:
-                for e in armed_egress:
-                    if not any(a.covers(p, u, e) for a in entries):
-                        return None
-        return entries[0]
+    # --- every capability of a leg
 
-    def _sources(self, worker: str, label: str) -> list[tuple[str, str]]:
-        """Every capability giving the worker the leg, with its least gate."""
-        out: dict[str, str] = {}
-        if self._capabilities is None:
-            raise ValueError("acceptances need the capability analysis")
-        labelled = self._labelled.get(label)
-        if labelled is None:
-            labelled = self._labelled[label] = {g.source for v in self.views.values() for g in v.grants if g.capability == LEG + label}
-        for capability in self._capabilities.capabilities(worker):
-            if capability in labelled:
-                reach = self._capabilities.reach(worker, capability)
+    def legs(self, worker: str) -> dict[str, list[Leg]]:
+        """Every capability that gives the worker each leg (the run's input as `input`), each by
+        its least gated path, least gated first: what an acceptance must name."""
+        found = self._legs.get(worker)
+        if found is None:
+            detail = self._detailed()
+            found = {label: [] for label in LABELS}
+            for capability in detail.capabilities(worker):
+                label, _, source = capability[len(LEG):].partition(":")
+                reach = detail.reach(worker, capability) if label in found else None
                 if reach is not None:
-                    out[capability] = reach.gate
-        if label == UNTRUSTED and any(g.source == INPUT for g in self.views[worker].grants):
-            out[INPUT] = OPEN.approval
-        return sorted(out.items())
+                    found[label].append(Leg(label, reach, source))
+            for legs in found.values():
+                legs.sort(key=lambda leg: (GATES.index(leg.reach.gate), len(leg.reach.path), leg.capability))
+            self._legs[worker] = found
+        return found
+
+    def _detailed(self) -> Analysis:
+        """One search per labelled capability (`flow:LABEL:CAPABILITY`), each leg grant's gate kept."""
+        if self._detail is None:
+            detailed = {name: [Grant(f"{g.capability}:{g.source}", g.via, g.via_kind, g.gate, source=g.source)
+                               for g in view.grants if g.capability != PROVIDER_LEG] for name, view in self.views.items()}
+            by_leg: dict[str, set[str]] = {}  # a sealed leg (a declassifying worker's) seals each of its capabilities
+            for name, view in self.views.items():
+                for grant, detail in zip((g for g in view.grants if g.capability != PROVIDER_LEG), detailed[name]):
+                    by_leg.setdefault(grant.capability, set()).add(detail.capability)
+            self._detail = Analysis({name: WorkerView(view.calls, detailed[name], seals=frozenset(
+                c for leg in view.seals for c in by_leg.get(leg, ()))) for name, view in self.views.items()})
+        return self._detail
+
+    def acceptances(self, worker: str) -> list[Acceptance]:
+        """The worker's `flows.accept` entries."""
+        return self._accept.get(worker, [])
+
+    def armed_legs(self, worker: str) -> dict[str, list[str]]:
+        """The capabilities of each leg an acceptance of the worker's flow must name: every private
+        and untrusted one, and the egress ones reachable with nobody asked."""
+        legs = self.legs(worker)
+        return {label: [leg.capability for leg in legs[label] if label != EGRESS or leg.reach.gate != ASK]
+                for label in LABELS}
+
+    def unnamed(self, worker: str) -> list[tuple[str, str, str]]:
+        """The combinations of an armed flow's legs that no acceptance of the worker names, in order."""
+        entries = self.acceptances(worker)
+        legs = self.armed_legs(worker)
+        return [(p, u, e) for p in legs[PRIVATE] for u in legs[UNTRUSTED] for e in legs[EGRESS]
+                if not any(a.covers(p, u, e) for a in entries)]
+
+    def acceptance_for(self, worker: str) -> dict[str, Any]:
+        """The `flows.accept` entry that would accept the worker's flow as it is now (its reason to write)."""
+        legs = self.armed_legs(worker)
+        return {"worker": worker, **{label: sorted(legs[label]) for label in LABELS}, "reason": "..."}
+
+    def accepts(self, entry: Acceptance) -> bool:
+        """Whether the entry takes part in accepting its worker's flow: R006 otherwise, and the run
+        does not honour it (`flow.INERT`)."""
+        flow = self.flow(entry.worker) if entry.worker in self.views else None
+        return flow is not None and flow.accepted is not None
+
+    # --- the armed egress tools of a flow
+
+    def armed_egress(self, worker: str) -> list[Leg]:
+        """Every tool (or opaque toolset) that gives the worker an egress with nobody asked on the
+        way, each once, by its least gated path: one R003 each, so fixing one shows no new one."""
+        paths = self._paths_from(worker)
+        best: dict[tuple[str, str, str], Leg] = {}
+        for owner, (path, steps, level) in paths.items():
+            for grant in self.views[owner].grants:
+                if grant.capability != LEG + EGRESS or grant.gate.level is None:
+                    continue
+                rank = max(level, grant.gate.rank)
+                if rank >= ASK_RANK:
+                    continue
+                key = (owner, grant.via_kind, grant.via)
+                reach = Reach(grant.capability, path, (*steps, Step(owner, grant.via, grant.via_kind, grant.gate)))
+                known = best.get(key)
+                if known is None or (GATES.index(known.reach.gate), known.capability) > (rank, grant.source):
+                    best[key] = Leg(EGRESS, reach, grant.source)
+        return sorted(best.values(), key=lambda leg: (GATES.index(leg.reach.gate), leg.reach.path, leg.reach.steps[-1].via))
+
+    def _paths_from(self, worker: str) -> dict[str, tuple[tuple[str, ...], tuple[Step, ...], int]]:
+        """Each worker the worker reaches through calls none of which is asked or denied: its least
+        gated path (the workers, the call steps) and that path's level (an index in GATES)."""
+        found: dict[str, tuple[tuple[str, ...], tuple[Step, ...], int]] = {worker: ((worker,), (), 0)}
+        for level in range(ASK_RANK):
+            frontier = sorted(found)
+            while frontier:
+                reached: list[str] = []
+                for caller in frontier:
+                    path, steps, _ = found[caller]
+                    for callee, gate in sorted(self.views[caller].calls.items()):
+                        if callee in found or callee not in self.views or gate.level is None or gate.rank > level:
+                            continue
+                        found[callee] = ((*path, callee), (*steps, Step(caller, callee, "tool", gate)),
+                                         max(level, gate.rank))
+                        reached.append(callee)
+                frontier = sorted(reached)
+        return found
 
 
 def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
     """The flow analysis of a bundle document (`views`: `views_of_bundle`, whose grants carry the
-    labels the build wrote and the server-side tools)."""
+    labels the build wrote and the server-side tools). `capabilities`, the analysis of `views`,
+    is not needed: each leg's capabilities have their own searches (`FlowAnalysis.legs`)."""
+    del capabilities
     flows = bundle.get("flows") or {}
-    accept = acceptances_of(flows.get("accept") or ())
-    if accept and capabilities is None:
-        capabilities = Analysis(views)
-    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs") == "trusted"), accept, capabilities)
+    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs")),
+                        acceptances_of(flows.get("accept") or ()))

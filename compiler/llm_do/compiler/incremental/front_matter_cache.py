@@ -16,7 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..build_record import path_stamp
+from llm_do.provenance.build_record import path_stamp
+
 from ..syntax.positions import Pos, PositionTable
 from ..syntax.yaml_document import YamlDocument, YamlProblem
 from .packs import SignedPacks, code_material

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, document_json, node_hash, sha256_hex, tagged
+from llm_do.provenance.build_record import changed_files, recorded, rerecord
+from llm_do.provenance.user_cache import SignedEntries
 
-from ..build_record import changed_files, recorded, rerecord
 from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceKind, SourceMap, Unreadable, normalized
 from ..syntax.worker_forms import worker_directory
-from ..user_cache import SignedEntries
 from .packs import SignedPacks, code_material
 
 if TYPE_CHECKING:

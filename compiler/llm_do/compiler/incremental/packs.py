@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.version import VERSION
+from llm_do.provenance.build_record import code_stamp
+from llm_do.provenance.user_cache import cache_folder, folder_secret, prune
 from llm_do.toolkit.files import atomic_write
-
-from ..build_record import code_stamp
-from ..user_cache import cache_folder, folder_secret, prune
 
 FOLDER = "incremental"
 MAX_BYTES = 256 * 1024 * 1024

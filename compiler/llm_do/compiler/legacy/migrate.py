@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from llm_do.bundle.regular_files import IrregularFile, read_regular_file
+
 from ..syntax.front_matter import split_front_matter
 from .upgrade import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 
@@ -71,7 +73,10 @@ def plan_migration(root: Path, manifest_text: str | None, agent_files: list[str]
     plan = Migration()
     entry_from_file: str | None = None
     for rel in agent_files:
-        text = (root / rel).read_text(encoding="utf-8-sig")
+        try:
+            text = read_regular_file(root / rel).decode("utf-8-sig")
+        except IrregularFile as exc:
+            raise IrregularFile(f"{rel} is {exc}") from None
         new_text, is_entry = migrate_front_matter(text, recursive=names.get(rel) in cyclic)
         if is_entry:
             entry_from_file = names.get(rel)

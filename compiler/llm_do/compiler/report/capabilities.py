@@ -18,7 +18,7 @@ from ..capabilities import ALLOW, Analysis, Reach, WorkerView, is_side_effect, s
 from ..cost.bound import CostAnalysis, CostBound
 from ..cost.inputs import of_bundle
 from ..flows.labels import sorted_labels
-from ..flows.trifecta import Flow, bundle_flows
+from ..flows.trifecta import Flow, Leg, bundle_flows
 from ..reach_text import gate_text, via_text
 from ..unread import NOT_EVALUATED, UNREAD_KEY, unread
 from . import Renderers
@@ -41,8 +41,12 @@ class CapabilityReport:
     """Capability -> its information-flow labels (absent: none)."""
     flows: dict[str, Flow] = field(default_factory=dict)
     """Worker -> its lethal trifecta, for the workers that hold one."""
+    flow_legs: dict[str, dict[str, list[Leg]]] = field(default_factory=dict)
+    """Worker -> every capability of each leg of its trifecta, least gated first (`FlowAnalysis.legs`)."""
     read_only_tools: frozenset[str] = frozenset()
     """`custom:NAME` of the Python tools that declare only reads (`Analysis.read_only_tools`)."""
+    declassifying: dict[str, str] = field(default_factory=dict)
+    """Worker -> its output schema's reference, for the workers whose output can carry no free text."""
     asked_only: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(worker, capability) -> the labels its path's grant has only for calls its approval asks,
     because conditional rules confine the unasked ones (`flows.rule_confinement`); absent: none."""
@@ -72,11 +76,18 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None, model: str 
         for grant in view.grants:
             if grant.labels:
                 labels.setdefault(grant.capability, set()).update(grant.labels)
-    flow_analysis = bundle_flows(bundle, views, analysis)
+    flow_analysis = bundle_flows(bundle, views)
     flows = {w: f for w in order if (f := flow_analysis.flow(w)) is not None}
     reaches = {w: sorted_reaches(analysis.reaches(w), analysis) for w in order}
+    declassifying = {w: str((node.get("output") or {}).get("ref") or "") for w, node in bundle["workers"].items()
+                     if node.get("declassifies")}
     return CapabilityReport(entry, reaches, _unknown(bundle, order), {c: sorted_labels(ls) for c, ls in sorted(labels.items())},
-                            flows, analysis.read_only_tools, _asked_only(views, reaches), _costs(bundle, order, model), model)
+                            flows, {w: flow_analysis.legs(w) for w in flows}, analysis.read_only_tools,
+                            declassifying, _asked_only(views, reaches), _costs(bundle, order, model), model)
+
+
+def declassifies_text(ref: str) -> str:
+    return f"declassifies: its output ({ref}) can carry no free text, so its callers take in no untrusted content from it"
 
 
 def _costs(bundle: dict[str, Any], order: list[str], model: str | None) -> dict[str, CostBound]:
@@ -144,6 +155,8 @@ def to_text(rep: CapabilityReport) -> str:
     lines: list[str] = []
     for worker, reaches in rep.workers.items():
         lines.append(worker + (" (entry)" if worker == rep.entry else ""))
+        if worker in rep.declassifying:
+            lines.append(f"  {declassifies_text(rep.declassifying[worker])}")
         if not reaches:
             lines.append("  (no capabilities)")
         width = max((len(r.capability) for r in reaches), default=0)
@@ -154,7 +167,7 @@ def to_text(rep: CapabilityReport) -> str:
             lines.append(f" {mark}{r.capability.ljust(width)}  via {via_text(r)}  [{gate_text(r)}]{flow_labels}")
         lines += [f" ?{subject}  ({NOT_EVALUATED})" for subject in rep.unknown.get(worker, ())]
         if worker in rep.flows:
-            lines += flow_lines(rep.flows[worker])
+            lines += flow_lines(rep.flows[worker], rep.flow_legs.get(worker))
     if rep.costs:
         lines += _cost_lines(rep)
     return "\n".join(lines)
@@ -168,14 +181,19 @@ def to_json(rep: CapabilityReport) -> str:
             {"name": w, "capabilities": [{**r.to_json(), "side_effect": rep.side_effect(r.capability),
                                           "labels": rep.labels.get(r.capability, []),
                                           "asked_only_labels": rep.asked_only.get((w, r.capability), [])} for r in reaches],
-             "unknown": rep.unknown.get(w, []), "flow": rep.flows[w].to_json() if w in rep.flows else None,
-             "cost": bound_json(rep.costs[w]) if w in rep.costs else None}
+             "unknown": rep.unknown.get(w, []), "flow": _flow_json(rep, w) if w in rep.flows else None,
+             "declassifies": rep.declassifying.get(w), "cost": bound_json(rep.costs[w]) if w in rep.costs else None}
             for w, reaches in rep.workers.items()
         ],
         "cost_prices": price_data_line(),
         "cost_model": rep.model,
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _flow_json(rep: CapabilityReport, worker: str) -> dict[str, Any]:
+    legs = rep.flow_legs.get(worker) or {}
+    return {**rep.flows[worker].to_json(), "sources": {label: [leg.to_json() for leg in found] for label, found in legs.items()}}
 
 
 def md_escape(text: str) -> str:
@@ -192,6 +210,8 @@ def to_markdown(rep: CapabilityReport) -> str:
     lines.append(f"Entry `{rep.entry}`: {unguarded} side effect{'s' if unguarded != 1 else ''} without approval.")
     for worker, reaches in rep.workers.items():
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
+        if worker in rep.declassifying:
+            lines += [md_escape(declassifies_text(rep.declassifying[worker])).capitalize() + ".", ""]
         if rep.unknown.get(worker):
             lines += [f"Unknown ({NOT_EVALUATED}): " + ", ".join(md_escape(s) for s in rep.unknown[worker]) + ".", ""]
         if not reaches:
@@ -202,7 +222,7 @@ def to_markdown(rep: CapabilityReport) -> str:
             labels = rep.label_text(worker, r.capability)
             lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} | {labels} |")
         if worker in rep.flows:
-            lines += ["", *flow_markdown(rep.flows[worker])]
+            lines += ["", *flow_markdown(rep.flows[worker], rep.flow_legs.get(worker))]
     if rep.costs:
         lines += ["", "## Cost", "", md_escape(_cost_heading(rep)), "", "| Worker | Bound | On |", "|---|---|---|"]
         for worker, bound in rep.costs.items():

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 
 from ..bundle_diff import SEVERITIES, BundleDiff
+from ..diff_change import change_line
 from ..diff_entries import CauseEntry, counts, entries
 from . import Renderers, diff_markdown
 
@@ -58,12 +59,7 @@ def _subject(entry: CauseEntry) -> str:
 
 def _line(entry: CauseEntry) -> str:
     c = entry.change
-    text = f"{entry.severity:<6} {c.verb:<8} {_subject(entry)}"
-    if c.before is not None or c.after is not None:
-        text += f": {c.before if c.before is not None else '(none)'} -> {c.after if c.after is not None else '(none)'}"
-    if c.note:
-        text += f" ({c.note})"
-    return text
+    return change_line(entry.severity, c.verb, _subject(entry), c.before, c.after, c.note)
 
 
 def _reached_lines(entry: CauseEntry) -> list[str]:

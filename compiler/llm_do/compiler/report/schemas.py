@@ -130,6 +130,12 @@ class FlowLegs(_Strict):
     egress: FlowLeg
 
 
+class FlowSources(_Strict):
+    private: list[FlowLeg]
+    untrusted: list[FlowLeg]
+    egress: list[FlowLeg]
+
+
 class AcceptedFlow(_Strict):
     worker: str
     private: list[str]
@@ -147,6 +153,9 @@ class WorkerFlow(_Strict):
     provider: FlowLeg | None = Field(default=None, description=(
         "An armed egress through a server-side tool, which no approval can gate."))
     accepted: AcceptedFlow | None = None
+    sources: FlowSources = Field(description=(
+        "Every capability that gives each leg, least gated first: what a `flows.accept` entry must name "
+        "(the egress ones reachable with nobody asked)."))
 
 
 class CostGap(_Strict):
@@ -180,6 +189,9 @@ class WorkerCapabilities(_Strict):
     unknown: list[str] = Field(description=(
         "With --no-import: what it or a callee uses that could not be listed (`tools of MCP server srv`)."))
     flow: WorkerFlow | None = Field(description="The lethal trifecta it holds, if it holds one.")
+    declassifies: str | None = Field(default=None, description=(
+        "Its output schema (as `schema_out_ref` names it) when that can carry no free text: its callers take in no "
+        "untrusted content from it (spec/language.md, \"Declassifying callees\"); null otherwise."))
     cost: CostBoundDocument = Field(description=(
         "What a run can cost at most: from the entry (the entry's), or with this worker as the first one."))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llm_do.bundle.errors import InputProblem
+from llm_do.bundle.regular_files import what_instead
 
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
@@ -31,7 +32,6 @@ from ..syntax.sources import (
     lexically_confined,
     normalized,
     read_regular_file,
-    what_instead,
 )
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
@@ -73,16 +73,17 @@ class LoadedProject:
 
 
 def find_project(path: Path) -> tuple[Path, Path | None]:
-    """The project root and its manifest (None for a directory with only main.worker)."""
-    if path.is_file():
+    """The project root and its manifest (None for a directory with only main.worker). A manifest
+    that is no regular file (a named pipe) is still the manifest: reading it says what it is."""
+    if path.exists() and not path.is_dir():
         if path.suffix != ".json":
             raise ProjectNotFound(f"{path}: a project is a directory or its project.json")
-        return path.parent.resolve(), path.resolve()
+        return path.parent.resolve(), path.parent.resolve() / path.name  # a link is the project's: read through it, confined
     if not path.is_dir():
         raise ProjectNotFound(f"{path}: no such file or directory")
     manifest = path / MANIFEST_NAME
-    if manifest.is_file():
-        return path.resolve(), manifest.resolve()
+    if manifest.exists() and not manifest.is_dir():
+        return path.resolve(), path.resolve() / MANIFEST_NAME
     if (path / IMPLICIT_ENTRY).is_file() or _holds_a_marked_worker(path):
         return path.resolve(), None  # its entry: main.worker, or the worker marked `entry: true` (entry_mark)
     raise ProjectNotFound(f"{path}: no {MANIFEST_NAME}, no {IMPLICIT_ENTRY} and no worker marked `entry: true` here; "
@@ -145,9 +146,10 @@ def _read_manifest(
     empty = PositionTable()
     try:
         text = sources.read(manifest_file, "manifest").text
-    except (NotText, Unreadable) as exc:
-        code = exc.code if isinstance(exc, Unreadable) else "P009"
-        diagnostics.append(diagnostic(code, f"{MANIFEST_NAME} is {exc}", Location(file=manifest_file, line=1, column=1)))
+    except (NotText, Unreadable, OutsideRoot) as exc:
+        code = exc.code if isinstance(exc, Unreadable) else "F002" if isinstance(exc, OutsideRoot) else "P009"
+        said = str(exc) if isinstance(exc, OutsideRoot) else f"{MANIFEST_NAME} is {exc}"
+        diagnostics.append(diagnostic(code, said, Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
     read = read_json(text)
     if isinstance(read, JsonProblem):

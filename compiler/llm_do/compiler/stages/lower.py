@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, Approval
 from llm_do.bundle.canonical import node_hash
+from llm_do.bundle.flow import INERT
 from llm_do.bundle.format import BUNDLE_FORMAT, GENERATED_KEY, GENERATED_NOTICE
 from llm_do.bundle.mcp_config import config_hash, connection
 from llm_do.bundle.mcp_sources import server_files
@@ -36,8 +37,10 @@ from llm_do.bundle.names import SERVICE_KIND
 from llm_do.bundle.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, worker_grants
+from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, tool_destinations, worker_grants
+from ..flows.declassifying import declassifies
 from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
+from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
@@ -170,9 +173,10 @@ def _python_tool_nodes(project: ResolvedProject, module_tools: dict[str, dict[st
     return nodes
 
 
-def _worker_tool(tool: ResolvedTool) -> WorkerTool:
+def _worker_tool(tool: ResolvedTool, destinations: tuple[str, ...] = ()) -> WorkerTool:
     """A worker's `tools[NAME]`: where the tool comes from and its approval; with `rules` and the
-    tool's `default` when a conditional rule targets it (see `model.WorkerTool`)."""
+    tool's `default` when a conditional rule targets it, and the rules that confine where it sends
+    (`destinations`: its `to:` parameters) (see `model.WorkerTool`)."""
     approval = cast(Approval, tool.approval)
     entry = WorkerTool(worker=tool.worker, approval=approval) if tool.kind == "worker" \
         else WorkerTool(toolset=tool.toolset, approval=approval)
@@ -181,6 +185,11 @@ def _worker_tool(tool: ResolvedTool) -> WorkerTool:
 
         entry["rules"] = [rule_entry(r) for r in tool.rules]
         entry["default"] = cast(Approval, tool.default_approval)
+        if destinations:
+            from ..flows.rule_confinement import confining_rules
+
+            if confined_by := confining_rules(tool.rules, destinations):
+                entry["confined_by"] = confined_by
     return entry
 
 
@@ -211,12 +220,14 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
         output=_schema_node(worker.output_ref.text, worker.output_class) if worker.output_class and worker.output_ref
         else None,
         toolsets=toolsets,
-        tools={name: _worker_tool(t) for name, t in sorted(worker.tools.items())},
+        tools={name: _worker_tool(t, tool_destinations(project, worker, t) if t.rules else ())
+               for name, t in sorted(worker.tools.items())},
         calls=list(worker.calls),
         recursive=front.recursive,
         attachments=front.attachments.model_dump() if front.attachments else None,  # type: ignore[typeddict-item]
         server_side_tools=[t.model_dump() for t in front.server_side_tools],
         capabilities=worker_grants(project, worker),  # type: ignore[typeddict-item]
+        **({"declassifies": True} if declassifies(worker) else {}),  # type: ignore[typeddict-item]
     ))
 
 
@@ -290,8 +301,10 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         doc["services"] = services
     flows = manifest.flows
     if flows.inputs != "untrusted" or flows.paths or flows.accept:
+        inert = project_inert_acceptances(project)
         doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
-                                        "accept": [a.model_dump() for a in flows.accept]})
+                                        "accept": [{**a.model_dump(), **({INERT: True} if i in inert else {})}
+                                                   for i, a in enumerate(flows.accept)]})
     cost = manifest.cost.model_dump(exclude_defaults=True)
     if cost:
         if "prices" in cost:

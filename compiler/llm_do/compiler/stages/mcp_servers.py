@@ -52,23 +52,29 @@ class McpServerInfo:
 def list_servers(project: LoadedProject, *, import_python: bool,
                  listed: Mapping[str, McpServerFact] | None = None) -> McpFacts | None:
     """Start and list the servers that are to be listed; None when there is nothing to list.
-    `listed`: remote servers (`url`) already listed, taken as they are instead of reached (what
-    `llm-do test` replays them from: the listing their cassettes recorded)."""
+    `listed`: servers already listed, taken as they are instead of started or reached (what `llm-do
+    test` replays remote ones from, the listing their cassettes recorded; what a run's check of its
+    lock takes from the lock, the run checking them live as it starts each). Given it, no remote
+    server (`url`) is reached: one it does not hold is X008."""
     manifest = project.manifest
     if manifest is None or not import_python:
         return None
+    remote = {name for name, s in manifest.mcp_servers.items() if s.url and not s.command and not s.opaque}
     known = {name: fact for name, fact in (listed or {}).items()
-             if name in manifest.mcp_servers and manifest.mcp_servers[name].url and not manifest.mcp_servers[name].opaque}
+             if name in manifest.mcp_servers and not manifest.mcp_servers[name].opaque}
     servers = {name: connection(s.model_dump()) for name, s in manifest.mcp_servers.items()
-               if not s.opaque and bool(s.command) != bool(s.url) and name not in known}
-    if not servers and not known:
+               if not s.opaque and bool(s.command) != bool(s.url) and name not in known
+               and (listed is None or name not in remote)}
+    unreached = sorted(remote - known.keys()) if listed is not None else []
+    if not servers and not known and not unreached:
         return None
-    from ..facts.records import McpFacts, McpRequest  # a project without servers loads neither
+    from ..facts.records import McpFacts, McpRequest, McpServerFact  # a project without servers loads neither
     from ..facts.subprocess_runner import list_mcp_servers
 
     facts = list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()),
                              project.root) if servers else McpFacts()
     facts.servers.update(known)
+    facts.servers.update({name: McpServerFact(name=name, unreached=True) for name in unreached})
     return facts
 
 
@@ -117,6 +123,12 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
         if facts is None:
             continue
         fact = facts.servers.get(name)
+        if fact is not None and fact.unreached:
+            diagnostics.append(diagnostic(
+                "X008", f"MCP server '{name}' is remote, and `llm-do test` reaches no server without --live: no "
+                        "cassette of the project's cases recorded its tools", at,
+                hint="record a case's cassette from a run that uses it (`--record DIR`), or run `llm-do test --live`"))
+            continue
         if fact is None or fact.tools is None:
             why = facts.failure or (fact.error if fact is not None else "it was not listed")
             why = redacted(why or "it was not listed", configs, os.environ)  # no secret from a ${VAR} in any report

@@ -156,6 +156,9 @@ class ResolvedProject:
     """The project's Python as `ast` reads it, made on first use (`project_code_index`)."""
     label_policy: LabelPolicy | None = field(default=None, repr=False, compare=False)
     """What project.json says of paths and MCP servers, made on first use (`flows.grant_labels`)."""
+    inert_acceptances: frozenset[int] | None = field(default=None, repr=False, compare=False)
+    """The `flows.accept` entries that accept nothing (R006), by index, found on first use
+    (`stages.check.flows.inert_acceptances`)."""
 
     def python_tool(self, worker: str, name: str) -> PythonTool | None:
         """The Python tool `name` as `worker` sees it: its own first, then the project's."""

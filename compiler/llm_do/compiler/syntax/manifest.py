@@ -96,8 +96,10 @@ class FlowAcceptance(StrictModel):
 class Flows(StrictModel):
     """Information flow: what the project's paths and inputs are, and the flows it accepts."""
 
-    inputs: Literal["untrusted", "trusted"] = Field(
-        default="untrusted", description="What a run is given from outside (input, attachments): untrusted unless said otherwise.")
+    inputs: Literal["untrusted", "trusted", "private"] = Field(
+        default="untrusted", description=(
+            "What a run is given from outside (input, attachments): untrusted unless said otherwise; `private`: the "
+            "owner's own request, trusted but not to be published, so every frame of a run holds private data."))
     paths: dict[str, PathLabel] = Field(
         default_factory=empty_dict, description="Project folders by label: `private`, `published` (others read it) or `untrusted` (others fill it).")
     accept: list[FlowAcceptance] = Field(default_factory=empty_list, description="Flows the project means to have.")

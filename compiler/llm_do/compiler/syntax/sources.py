@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from llm_do.bundle import regular_files
 from llm_do.bundle.canonical import normalize_source, sha256_hex, tagged
 from llm_do.bundle.errors import LlmDoError
 
@@ -53,46 +53,22 @@ class TooLarge(Unreadable):
     code = "P011"
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-
-
-def what_instead(st: os.stat_result) -> str | None:
-    """None for a regular file; else what it is instead ("a named pipe (FIFO), not a regular file")."""
-    if stat.S_ISREG(st.st_mode):
-        return None
-    kind = next((name for test, name in _KINDS if test(st.st_mode)), "something else")
-    return f"{kind}, not a regular file"
-
-
-def _check_regular(st: os.stat_result, limit: int | None) -> None:
-    problem = what_instead(st)
-    if problem:
-        raise NotRegularSource(problem)
-    if limit is not None and st.st_size > limit:
-        raise TooLarge(_too_large(st.st_size, limit))
-
-
 def _too_large(size: int, limit: int) -> str:
     return f"larger than the {limit // (1024 * 1024)} MiB a project file may have ({size} bytes)"
 
 
 def read_regular_file(path: str, limit: int | None = MAX_FILE_BYTES) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them (None: no limit).
+    """The bytes of the regular file at `path`, at most `limit` of them (None: no limit), read
+    without waiting (`llm_do.bundle.regular_files`).
 
     Raises NotRegularSource for a FIFO, device, socket or directory, TooLarge past the limit, and
-    OSError (a symlink loop, a missing file). The file is checked before it is opened and again
-    on the open descriptor, which is opened non-blocking: a FIFO that appears in between cannot
-    make the build wait for a writer.
-    """
-    _check_regular(os.stat(path), limit)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as f:
-        _check_regular(os.fstat(fd), limit)
-        data = f.read() if limit is None else f.read(limit + 1)
-    if limit is not None and len(data) > limit:
-        raise TooLarge(_too_large(len(data), limit))
-    return data
+    OSError (a symlink loop, a missing file)."""
+    try:
+        return regular_files.read_regular_file(path, limit)
+    except regular_files.IrregularFile as exc:
+        raise NotRegularSource(str(exc)) from None
+    except regular_files.FileTooLarge as exc:
+        raise TooLarge(_too_large(exc.size, exc.limit)) from None
 
 
 def decode(data: bytes) -> str:

@@ -43,12 +43,14 @@ def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True
     if quiet:
         from dataclasses import replace
 
-        hidden = sum(1 for r in reports for d in r.diagnostics if not d.is_error)
+        from llm_do.compiler.report.diagnostics import counted, counts
+
+        hidden = counted({**counts(reports), "error": 0})
         reports = [replace(r, diagnostics=[d for d in r.diagnostics if d.is_error]) for r in reports]
         if hidden and not any(r.diagnostics for r in reports):
             import click
 
-            click.echo(f"{hidden} warning{'s' if hidden != 1 else ''} not shown (-q); `llm-do lint` shows them", err=True)
+            click.echo(f"{hidden} not shown (-q); `llm-do lint` shows them", err=True)
     if any(r.diagnostics for r in reports):
         from llm_do.compiler.report.diagnostics.text import print_text  # rich only to style a terminal
 

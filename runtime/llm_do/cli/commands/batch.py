@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import CliError, ExitCode
+from ..lock_options import LockOptions, load_lock, lock_options
 from ..options import RunOptions, checked, durable_option, excludes, record_option, run_options_per
 from ..params import BUNDLE
 from ..session import RunSession, run_session
@@ -22,11 +23,10 @@ from ..session import RunSession, run_session
 if TYPE_CHECKING:
     from llm_do.runtime.batch import BatchInput, BatchResult
     from llm_do.runtime.batch_results import ResultsFile
-    from llm_do.runtime.bundle import LoadedBundle
 
 
 @click.command(name="batch")
-@click.argument("bundle", type=BUNDLE)
+@click.argument("bundle_file", metavar="BUNDLE", type=BUNDLE)
 @click.argument("inputs", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "results", required=True, type=click.Path(path_type=Path),
               help="RESULTS.jsonl: one line per input, appended as each is done; a rerun skips the inputs it holds.")
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 @run_options_per("input")
 @checked(excludes("record", "durable", "--record and --durable do not go together: a durable run replays its own record"))
 @record_option
-def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
-          opts: RunOptions, record: Path | None) -> int:
+@lock_options
+def batch(bundle_file: Path, inputs: Path, results: Path, concurrency: int, retry_failed: bool, durable: str | None,
+          opts: RunOptions, record: Path | None, lock: LockOptions) -> int:
     """Run BUNDLE's entry once per line of INPUTS (a JSON object of its arguments, or a JSON string
     for `input`), writing one result per line to RESULTS: {"line", "output", "error", "usage"}.
 
@@ -56,6 +57,7 @@ def batch(bundle: LoadedBundle, inputs: Path, results: Path, concurrency: int, r
 
     from ..results_lock import hold_results, release_results
 
+    bundle = load_lock(bundle_file, lock)
     try:
         raw = inputs.read_bytes()
         items = parse_inputs(raw.decode("utf-8-sig"), str(inputs))
@@ -129,7 +131,7 @@ async def _recorded(session: RunSession, item: BatchInput, record: Path) -> Batc
 
     from ..recording import Recording
 
-    recording = Recording(session.bundle, record, None, suffix=f".line-{item.line}")
+    recording = Recording(session.bundle, record, None, suffix=f".line-{item.line}", script=session.setup.opts.script)
     recording.turn(item.data)
     result = await run_one(session.bundle, session.config, item, runtime=Runtime(session.bundle, recording.config(session.config)))
     if result.error is not None:

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from llm_do.compiler.build_record import build_records, manifest_root
+from llm_do.provenance.build_record import build_records, manifest_root
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
 from ._compile import as_report, print_diagnostics
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from llm_do.compiler.pipeline import CompileResult
 
 LOCK_NAME = "bundle.lock"
@@ -42,15 +44,22 @@ def lock_path(project: Path, output: Path | None) -> Path:
 @click.argument("project", default=".", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Where to write the lock (default: next to project.json).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 and say what differs when the lock is not what build would write.")
+@click.option("--sign", "sign_with", type=click.Path(path_type=Path, dir_okay=False), metavar="KEYFILE",
+              help="Sign the lock with this ed25519 private key (BUNDLE.sig beside it; `exec --verify` checks it).")
 @no_cache_option
 @quiet_option
-def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet: bool) -> int:
+def build(project: Path, output: Path | None, check: bool, sign_with: Path | None, no_cache: bool, quiet: bool) -> int:
     """Compile PROJECT (a directory or its project.json) into bundle.lock.
 
     With errors nothing is written and the old lock stays.
     """
+    if check and sign_with is not None:
+        raise usage_problem("--sign writes a signature, --check writes nothing; give one")
     lock = lock_path(project, output)
+    key = _signing_key(sign_with)
     if not no_cache and _recalled(project, lock, check=check, quiet=quiet):
+        if not check:
+            _signed(lock, key)
         return ExitCode.OK
     if check:
         return _check(project, lock, output, cache=not no_cache, quiet=quiet)
@@ -72,11 +81,43 @@ def build(project: Path, output: Path | None, check: bool, no_cache: bool, quiet
     workers = len(result.resolved.workers) if result.resolved else 0
     verb = "is up to date" if unchanged else "written"
     click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
+    _signed(lock, key)
     return ExitCode.OK
 
 
+def _signing_key(key_file: Path | None) -> Ed25519PrivateKey | None:
+    """The key of `--sign`, read before anything is built: a key that cannot be used writes nothing."""
+    if key_file is None:
+        return None
+    from llm_do.provenance.signing import private_key
+
+    return private_key(key_file)
+
+
+def _signed(lock: Path, key: Ed25519PrivateKey | None) -> None:
+    """Sign the lock as it now is (`--sign`); without a key, say so when an old signature beside it
+    no longer signs it."""
+    from llm_do.provenance.signing import signature_path
+
+    if key is None:
+        if signature_path(lock).is_file():
+            from llm_do.provenance.signing import signs
+
+            if not signs(signature_path(lock), lock.read_bytes()):
+                click.echo(f"llm-do: note: {_shown(signature_path(lock))} signs an older {lock.name}: sign it again "
+                           "with `llm-do build --sign KEYFILE`", err=True)
+        return
+    from llm_do.provenance.signing import sign
+
+    try:
+        path = sign(lock, lock.read_bytes(), key)
+    except OSError as exc:
+        raise usage_problem(f"cannot write the signature of {lock}: {exc.strerror}") from None
+    click.echo(f"{_shown(path)} written", err=True)
+
+
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
-    """Whether a build record (`llm_do.compiler.build_record`) says the lock is what a build of the
+    """Whether a build record (`llm_do.provenance.build_record`) says the lock is what a build of the
     project writes now; if so, what the build would have said is said, and nothing is compiled.
     A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
     the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""

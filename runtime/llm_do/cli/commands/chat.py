@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from ..errors import CliError, ExitCode
+from ..lock_options import LockOptions, load_lock, lock_options
 from ..options import RunOptions, record_option, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import print_output, run_failure, run_session, terminal_progress
@@ -43,13 +44,18 @@ PROMPT = "> "
 @click.option("--worker", "worker", metavar="NAME", help="Talk with this worker of the bundle instead of the entry worker.")
 @run_options_per("turn")
 @record_option
-def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions, record: Path | None) -> int:
+@lock_options
+def chat(bundle: Path, thread: str | None, worker: str | None, opts: RunOptions, record: Path | None, lock: LockOptions) -> int:
     """Talk with BUNDLE's entry worker, or --worker NAME (default ./bundle.lock; a directory stands for
     its bundle.lock).
 
     Exit codes: 0 the conversation ended (/exit, end of input, Ctrl-C at the prompt), 1 a turn
     failed (off a terminal), 2 usage error, 3 bundle refused, 130 interrupted (off a terminal).
     """
+    return _chat(load_lock(bundle, lock), thread, worker, opts, record)
+
+
+def _chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: RunOptions, record: Path | None) -> int:
     on_terminal = sys.stdin.isatty()
     progress = terminal_progress(opts) if on_terminal else None
     printer = None
@@ -58,14 +64,12 @@ def chat(bundle: LoadedBundle, thread: str | None, worker: str | None, opts: Run
 
         printer = ReplyPrinter()
     sinks = [printer] if printer is not None else []
-    # worker files edited since the build: said once the chat ends
-    with run_session(bundle, opts, progress=progress, sinks=sinks, stream=bool(sinks), stale="end",
-                     children="leave") as session:
+    with run_session(bundle, opts, progress=progress, sinks=sinks, stream=bool(sinks), children="leave") as session:
         recording = None
         if record is not None:
             from ..recording import Recording
 
-            recording = Recording(bundle, record, worker)
+            recording = Recording(bundle, record, worker, script=opts.script)
             session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         conversation = runtime.chat(thread=thread, worker=worker)

@@ -12,6 +12,7 @@ import click
 
 from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
 from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.committed_lock import with_committed_locks
 from llm_do.compiler.diff_unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
@@ -30,11 +31,13 @@ from ._compile import as_report, print_diagnostics
 @no_cache_option
 def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_cache: bool) -> int:
     """Compare what two versions of a project can do. OLD and NEW are each a bundle.lock, a project
-    directory (compiled in memory) or git:REV[:PATH] (the project as committed at REV)."""
+    directory (compiled in memory; a bundle.lock in it that is not the build of its sources is a
+    high entry) or git:REV[:PATH] (the project, or the .lock file, as committed at REV)."""
     docs = []
     for spec in (old, new):
         try:
-            docs.append(load_document(spec, import_python=not no_import, cache=not no_cache, any_format=True))
+            docs.append(load_document(spec, import_python=not no_import, cache=not no_cache, any_format=True,
+                                      committed=True))
         except ProjectHasErrors as exc:
             print_diagnostics([as_report(exc.label, exc.result, exc.files_as)], summary=False)
             raise usage_problem(str(exc)) from None
@@ -44,6 +47,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str | None, no_import: bool, no_
         result = diff_bundles(docs[0], docs[1])
         if no_import:
             result = without_import(result, docs[0], docs[1])
+        result = with_committed_locks(result, docs[0], docs[1])
     except Incomparable as exc:
         raise usage_problem(f"{old} and {new} cannot be compared: {exc}") from None
     flags = [f"--format {fmt}"] if fmt != "text" else []

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import ExitCode
 from ..inputs import InputOptions, run_input
+from ..lock_options import LockOptions, load_lock, lock_options
 from ..options import (
     RunOptions,
     checked,
@@ -21,7 +21,7 @@ from ..options import (
     record_option,
     run_options,
 )
-from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker, verified_during
+from ..params import DEFAULT_BUNDLE, bundle_path, no_such_worker
 from ..session import run_session, terminal_progress
 
 if TYPE_CHECKING:
@@ -50,22 +50,25 @@ def split_positionals(args: tuple[str, ...]) -> tuple[Path, str | None]:
 @detach_option
 @checked(excludes("record", "durable", "--record and --durable do not go together: a durable run replays its own record"))
 @record_option
+@lock_options
 def exec_(positionals: tuple[str, ...], worker: str | None, durable: str | None, detach_approvals: bool,
-          record: Path | None, inputs: InputOptions, opts: RunOptions) -> int:
+          record: Path | None, inputs: InputOptions, opts: RunOptions, lock: LockOptions) -> int:
     """Run BUNDLE (default ./bundle.lock; a directory stands for its bundle.lock) from its entry (worker or function),
     or from --worker NAME.
 
     Exit codes: 0 done, 1 the run failed or timed out, 2 usage error (no such bundle, too),
-    3 bundle refused (stale Python or tampered), 4 a durable run waits for an approval, 130 interrupted.
+    3 bundle refused (tampered, not the build of the project beside it, stale Python, not signed
+    by --verify's key), 4 a durable run waits for an approval, 5 done, but the information-flow
+    guard denied calls --approve-all does not approve, 130 interrupted.
     """
     path, prompt = split_positionals(positionals)
-    bundle = verified_during(path, _import_runtime)
+    bundle = load_lock(path, lock, alongside=_import_runtime)
     if durable is not None:
         from ..durable_run import exec_durable
 
         return exec_durable(bundle, prompt, inputs, opts, durable=durable, detach_approvals=detach_approvals,
                             worker=worker)
-    return run_once(bundle, prompt, inputs, opts, worker=worker, stale=True, record=record)
+    return run_once(bundle, prompt, inputs, opts, worker=worker, record=record)
 
 
 def _import_runtime() -> None:
@@ -74,17 +77,17 @@ def _import_runtime() -> None:
 
 
 def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opts: RunOptions, *,
-             worker: str | None = None, stale: bool = False, record: Path | None = None) -> int:
+             worker: str | None = None, record: Path | None = None) -> int:
     """Run a loaded bundle as the CLI does: options in, output on stdout, exit code out (`exec`, `run`);
-    `stale`: say at the end when worker files changed since the build; `record`: write a cassette there."""
-    with run_session(bundle, opts, progress=terminal_progress(opts), stale="end" if stale else None) as session:
+    `record`: write a cassette there."""
+    with run_session(bundle, opts, progress=terminal_progress(opts)) as session:
         if worker is not None and bundle.worker(worker) is None:
             raise no_such_worker("--worker", worker, bundle.worker_names())
         recording = None
         if record is not None:
             from ..recording import Recording
 
-            recording = Recording(bundle, record, worker)
+            recording = Recording(bundle, record, worker, script=opts.script)
             session.setup.config = recording.config(session.config)
         runtime = session.runtime()
         if session.progress is not None:
@@ -92,7 +95,7 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
         data = run_input(runtime, prompt, inputs, worker)
         if recording is None:
             session.output = runtime.run(data, worker=worker).output
-            return ExitCode.OK
+            return session.flow_denied_status(runtime)
         recording.turn(data)
         try:
             session.output = runtime.run(data, worker=worker).output
@@ -102,4 +105,4 @@ def run_once(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions, opt
             raise
         recording.answered(session.output)
         recording.save()
-    return ExitCode.OK
+        return session.flow_denied_status(runtime)

@@ -22,27 +22,31 @@ You are a helpful assistant working in the project directory of {name}.
 Read files with the tools you have when the request is about them, then answer briefly.
 """
 
-SCRIPT = {
+SCRIPT = {  # it reads project.json, not the folder: the folder changes as the project grows (its cassette with it)
     "workers": {
         "main": [
-            {"tool_calls": [{"tool": "list_files", "args": {"path": "."}}]},
+            {"tool_calls": [{"tool": "read_file", "args": {"path": "project.json"}}]},
             {"text": "This project has a main worker; edit main.worker to make it yours."},
         ]
     }
 }
 
 
+CASES = "tests/cases.yaml"
 KEPT_SCRIPT = {"workers": {"main": [{"text": "This project kept its main.worker; this script answers in one turn."}]}}
 """The script beside a main.worker init keeps: one text turn, which fits a worker whatever its tools."""
 KEPT_NOTE = " (main.worker was there and is kept; script.json answers it with one text turn)"
+RECORDED = ("# It replays tests/cassettes/main.json, recorded from script.json. After an edit of main.worker it\n"
+            "# is stale: `llm-do test --record` records it again from the script, and\n"
+            "# `llm-do run . --record tests/cassettes` records a run on the project's model instead.\n")
+SCRIPTED = ("# It plays script.json. To replay real model traffic instead: `llm-do run . --record tests/cassettes`,\n"
+            "# then give the case `cassette: cassettes/main.json` in place of `script`.\n")
 
 FIRST_CASE = """\
 # The project's cases: `llm-do test` runs them offline (spec/testing.md).
-# To replay real model traffic instead of the script: `llm-do run . --record tests/cassettes`,
-# then give the case `cassette: cassettes/main.json` in place of `script`.
-cases:
+{about}cases:
   - name: answers-the-default-request
-    script: ../script.json
+    {source}
     approvals: {approvals}
     expect:
       output:
@@ -77,8 +81,9 @@ def init(directory: Path, worker: str | None) -> int:
     if (directory / "project.json").exists():
         raise usage_problem(f"{directory / 'project.json'} already exists")
     kept = (directory / "main.worker").exists()
-    _write(directory, _project_files(directory, MAIN_WORKER, KEPT_SCRIPT if kept else SCRIPT))
-    click.echo(f"created a project in {directory.as_posix()}" + (KEPT_NOTE if kept else "") + "\n"
+    written = _write(directory, _project_files(directory, MAIN_WORKER, KEPT_SCRIPT if kept else SCRIPT))
+    said = _record_first_case(directory) if CASES in written else ""
+    click.echo(f"created a project in {directory.as_posix()}" + (KEPT_NOTE if kept else "") + said + "\n"
                f"  {_command('build', directory)}\n"
                f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json')}\n"
                f"  {_command('test', directory)}", err=True)
@@ -98,25 +103,54 @@ def _project_files(directory: Path, main_worker: str, script: dict, approvals: s
     main = script["workers"]["main"]
     first_calls = main[0].get("tool_calls") or []
     calls = f"      calls:\n        in_order: [{first_calls[0]['tool']}]\n" if first_calls else ""
-    case = FIRST_CASE.format(approvals=approvals, requests=requests, output=json.dumps(main[-1]["text"]), calls=calls)
+    case = FIRST_CASE.format(approvals=approvals, requests=requests, output=json.dumps(main[-1]["text"]), calls=calls,
+                             about=RECORDED, source="cassette: cassettes/main.json")
     return {
         "project.json": json.dumps(_manifest(name), indent=2) + "\n",
         "main.worker": main_worker.format(name=name),
         "script.json": json.dumps(script, indent=2) + "\n",
-        "tests/cases.yaml": case,
+        CASES: case,
     }
 
 
-def _write(directory: Path, files: dict[str, str]) -> None:
-    """Write the files that do not exist yet (an existing main.worker or script.json is kept)."""
+def _write(directory: Path, files: dict[str, str]) -> list[str]:
+    """Write the files that do not exist yet (an existing main.worker or script.json is kept); the
+    ones written."""
+    written = []
     try:
         for rel, text in files.items():
             path = directory / rel
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(path, text.encode())
+                written.append(rel)
     except OSError as exc:
         raise usage_problem(f"cannot create the project: {exc.strerror}") from None
+    return written
+
+
+def _record_first_case(directory: Path) -> str:
+    """Record the first case's cassette by playing script.json, as `llm-do test --record` records a
+    cassette made from a script. When that cannot be done (a kept main.worker that does not build,
+    or that the script does not fit), the case plays the script instead; what is said then."""
+    from llm_do.compiler.pipeline import compile_project
+
+    from ..testing.case_run import CaseRunner
+    from ..testing.cases import load_case_file
+
+    result = compile_project(directory)
+    problem = "the project does not build yet" if result.bundle is None else None
+    if result.bundle is not None:
+        root = result.loaded.root
+        [case] = load_case_file(root / CASES, root)
+        outcome = CaseRunner(root, result.bundle, record=True, warn=False).record_from_script(case, "script.json")
+        problem = None if outcome.recorded is not None else (outcome.problems or ["it failed"])[0].splitlines()[0]
+    if problem is None:
+        return ""
+    path = directory / CASES
+    text = path.read_text(encoding="utf-8").replace("    cassette: cassettes/main.json\n", "    script: ../script.json\n")
+    write_atomic(path, text.replace(RECORDED, SCRIPTED).encode())
+    return f"\n  (its first case plays script.json: its cassette could not be recorded, {problem})"
 
 
 def _init_worker(directory: Path, name: str) -> int:
@@ -138,8 +172,9 @@ def _init_worker(directory: Path, name: str) -> int:
                    f"{where}/workers/{name}/script.json", err=True)
         return ExitCode.OK
     main_worker = init_worker.MAIN_WORKER.replace("{name}", name).replace("{", "{{").replace("}", "}}")
-    _write(directory, {**_project_files(directory, main_worker, init_worker.script(name), "approve_all"), **files})
-    click.echo(f"created a project with the directory worker {name} in {where}\n"
+    written = _write(directory, {**_project_files(directory, main_worker, init_worker.script(name), "approve_all"), **files})
+    said = _record_first_case(directory) if CASES in written else ""
+    click.echo(f"created a project with the directory worker {name} in {where}{said}\n"
                f"  {_command('build', directory)}\n"
                f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json', '--approve-all')}",
                err=True)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.build_record import manifest_root, tree_before_build
 from llm_do.compiler.lint_record import keep_lint, lint_records, recall_lint
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
+from llm_do.provenance.build_record import manifest_root, tree_before_build
 
 from ..compile_options import no_cache_option, no_import_option
 from ..errors import ExitCode

@@ -41,7 +41,8 @@ def run(positionals: tuple[str, ...], worker: str | None, inputs: InputOptions, 
     bundle file: build, then `exec --durable`).
 
     Exit codes: 0 done, 1 the project has errors or the run failed or timed out, 2 usage error,
-    3 bundle refused, 130 interrupted.
+    3 bundle refused, 5 done, but the information-flow guard denied calls --approve-all does not approve,
+    130 interrupted.
     """
     project, prompt = split_positionals(positionals)
     result = compile_or_exit(project, cache=not no_cache)

@@ -16,6 +16,7 @@ import click
 
 from ..durable_run import db_url, require_dbos, resume_run
 from ..errors import CliError, ExitCode
+from ..lock_options import LockOptions, lock_options
 from ..options import RunOptions, db_option, detach_option, run_options
 
 if TYPE_CHECKING:
@@ -71,13 +72,14 @@ def runs(db: str | None) -> int:
 @db_option
 @detach_option
 @run_options
-def resume(run_id: str, db: str | None, detach_approvals: bool, opts: RunOptions) -> int:
+@lock_options
+def resume(run_id: str, db: str | None, detach_approvals: bool, opts: RunOptions, lock: LockOptions) -> int:
     """Continue durable run RUN_ID whose process died, on the bundle recorded for it.
 
-    Exit codes: 0 done, 1 failed, 2 usage, 3 bundle refused (changed since the run started),
-    4 waiting for an approval.
+    Exit codes: 0 done, 1 failed, 2 usage, 3 bundle refused (changed since the run started, or
+    not the build of the project beside it), 4 waiting for an approval.
     """
-    return resume_run(run_id, opts, db=db, detach_approvals=detach_approvals)
+    return resume_run(run_id, opts, lock, db=db, detach_approvals=detach_approvals)
 
 
 @click.command(name="approvals")

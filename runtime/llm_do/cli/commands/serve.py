@@ -16,11 +16,13 @@ import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import CliError, ExitCode
+from ..lock_options import LockOptions, load_lock, lock_options
 from ..options import OptionRule, RunOptions, checked, excludes, needs, run_options_per
 from ..params import BUNDLE, DEFAULT_BUNDLE
 from ..session import run_session
@@ -84,7 +86,7 @@ SERVE_RULES = (
 
 
 @click.command()
-@click.argument("bundle", default=DEFAULT_BUNDLE, type=BUNDLE)
+@click.argument("bundle_file", metavar="[BUNDLE]", default=DEFAULT_BUNDLE, type=BUNDLE)
 @click.option("--http", "http", metavar="HOST:PORT", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--allow-remote", is_flag=True, help="With --http: allow an address other than loopback (no authentication).")
 @click.option("--workers", metavar="A,B", help="Serve these workers (default: the entry worker).")
@@ -93,8 +95,9 @@ SERVE_RULES = (
               help="Ask the MCP client (elicitation) about calls that need approval.")
 @checked(*SERVE_RULES)
 @run_options_per("call")
-def serve(bundle: LoadedBundle, http: str | None, allow_remote: bool, workers: str | None, all_workers: bool,
-          approvals_via_client: bool, opts: RunOptions) -> int:
+@lock_options
+def serve(bundle_file: Path, http: str | None, allow_remote: bool, workers: str | None, all_workers: bool,
+          approvals_via_client: bool, opts: RunOptions, lock: LockOptions) -> int:
     """Serve BUNDLE's workers (default ./bundle.lock) as the tools of an MCP server.
 
     Each tool is named after its worker and takes its input schema; each call is its own run.
@@ -105,13 +108,13 @@ def serve(bundle: LoadedBundle, http: str | None, allow_remote: bool, workers: s
     if address is not None and not is_loopback(address[0]) and not allow_remote:
         raise CliError(f"--http {http}: {address[0]} is not a loopback address, and the server has no authentication; "
                        "pass --allow-remote to serve it anyway", ExitCode.USAGE)
+    bundle = load_lock(bundle_file, lock)
     names = chosen_workers(bundle, workers, all_workers)
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise CliError("llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'", ExitCode.FAILED) from None
-    # the stale note is said once, at the start: the server runs the lock as built
-    with run_session(bundle, opts, interactive=False, stale="start", children="always") as session:
+    with run_session(bundle, opts, interactive=False, children="always") as session:
         from llm_do.runtime.mcp_server import BundleServer
 
         served = BundleServer(bundle, session.config, names, "client" if approvals_via_client else "nobody")

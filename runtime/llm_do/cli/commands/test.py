@@ -10,7 +10,6 @@ import click
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import CliError, ExitCode
-from ..options import checked, needs
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
 
@@ -19,18 +18,20 @@ from ._compile import as_report, compile_or_exit, print_diagnostics
 @click.option("-k", "keyword", metavar="EXPR",
               help="Run only the cases whose name matches EXPR: words (substrings of the name) with and, or, not, ().")
 @click.option("--live", is_flag=True, help="Run cases on the project's models instead of their cassettes (model requests leave the machine).")
-@click.option("--record", is_flag=True, help="With --live: record the cassettes of cases whose cassette is stale or missing.")
+@click.option("--record", is_flag=True, help="Record again the cassettes of cases whose cassette is stale (from the script it was "
+              "recorded from; with --live, on the project's models) or missing (--live); a run that fails the case replaces none.")
 @click.option("--format", "format_", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE", help="Also write the results as JUnit XML.")
-@checked(needs("record", "live", "--record needs --live: recording calls the project's models"))
 @no_cache_option
 @quiet_option
 def test(project: Path, keyword: str | None, live: bool, record: bool, format_: str, junit: Path | None, no_cache: bool,
          quiet: bool) -> int:
     """Run PROJECT's cases (default .): tests/*.yaml.
 
-    Exit codes: 0 every case passed, 1 a case failed or is stale, 2 usage error (a malformed case
-    file, no cases), 3 a cassette refused (unreadable, of another project).
+    Offline unless --live: no model is called and no remote MCP server reached (a case that would
+    fails saying so). Exit codes: 0 every case passed, 1 a case failed or is stale, 2 usage error (a
+    malformed case file, a path outside the project, no cases), 3 a cassette refused (unreadable, of
+    another project).
     """
     from llm_do.runtime.recording.cassette import CassetteRefused
     from llm_do.toolkit.files import atomic_write
@@ -62,8 +63,8 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
         raise CliError(f"cassette refused: {exc}", ExitCode.REFUSED) from None
     click.echo(FORMATS[format_](results))
     if junit is not None:
-        atomic_write(junit, junit_xml(results))
-    if live:
+        atomic_write(junit, junit_xml(results), mode=0o600)  # its failures quote what tools returned
+    if live and not record:  # a recording runs each case once: no eval report
         import json
 
         from ..testing.eval_report import report_path, report_text

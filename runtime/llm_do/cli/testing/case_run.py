@@ -5,7 +5,7 @@ expectations checked against what the run did."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -14,9 +14,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .case_python import project_loader
 from .cases import Case, CaseProblem, LoadedCase
-from .evals import EvaluationReason
+from .evals import EvaluationReason, runs_needed
 from .expectations import CallPattern, RunOutcome, check
+from .staleness import stale_hint, static_changes
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -69,6 +71,8 @@ class CaseResult:
     """The cassette written (`--record`)."""
     runs: list[RunScore] = field(default_factory=list)
     """Live runs (`--live`), each with its evaluations."""
+    hint: str | None = None
+    """For a stale case: how to record its cassette again, as it was made."""
 
     @property
     def name(self) -> str:
@@ -83,22 +87,47 @@ class CaseRunner:
     bundle_bytes: bytes
     live: bool = False
     record: bool = False
+    warn: bool = True
+    """Warn on stderr of the private paths a recorded run read (`llm-do init` records its own
+    project's first case quietly; the cassette's `alerts` list them all the same)."""
 
     def run(self, loaded: LoadedCase) -> CaseResult:
-        """Replay the case's cassette; with --live, run it on the project's models instead (with
-        --record: only when its cassette is stale or missing, and record it again)."""
+        """Replay the case's cassette; with --live, run it on the project's models instead. With
+        --record, a case whose cassette is stale or missing is recorded again: from the script it
+        was recorded from (`Cassette.script`), else on the project's models (--live only); the
+        cassette is replaced only by the recording of a run that passes the case."""
         check_patterns(loaded)
         case = loaded.case
-        if case.cassette is not None and (not self.live or self.record):
-            if not (self.record and not loaded.beside(case.cassette).is_file()):
+        if case.cassette is None:
+            if not self.live:
                 with self._scratch() as copy:
-                    result = self._replayed(loaded, copy)
-                if not (self.record and result.status == "stale"):
-                    return result
-        if not self.live:
+                    return self._played(loaded, copy)[0]
+            return self._live(loaded)
+        path = loaded.beside(case.cassette)
+        if self.live and not self.record:
+            return self._live(loaded)
+        recorded = None
+        if path.is_file() or not self.record:
+            recorded = self._cassette(loaded)
             with self._scratch() as copy:
-                return self._played(loaded, copy)[0]
-        return self._live(loaded)
+                result = self._replayed(loaded, copy, recorded)
+            if not self.record or result.status != "stale":
+                return result
+        if recorded is not None and recorded.script is not None:
+            return self.record_from_script(loaded, recorded.script)
+        if self.live:
+            return self._live(loaded)
+        if recorded is None:
+            return CaseResult(loaded, "failed", [f"{case.cassette} is not there: record it on the project's models with "
+                                                 "`llm-do test --record --live`, or from a script with "
+                                                 "`llm-do run PROJECT --script SCRIPT --record DIR`"])
+        return result
+
+    def record_from_script(self, loaded: LoadedCase, script: str) -> CaseResult:
+        """Record the case's cassette by playing `script` (relative to the project), offline; the
+        cassette is written if the run passes the case (`record` must be on)."""
+        with self._scratch() as copy:
+            return self._played(loaded, copy, script=script)[0]
 
     @contextmanager
     def _scratch(self) -> Iterator[Path]:
@@ -116,14 +145,15 @@ class CaseRunner:
         recorded = None
         for _ in range(1 if self.record else case.repeat):
             with self._scratch() as copy:
-                result, outcome = self._played(loaded, copy)
+                result, score = self._played(loaded, copy)
             recorded = result.recorded
-            evaluations = evaluate(case, outcome, self._judge_model(loaded)) if outcome.failure is None else {}
-            runs.append(RunScore(result.problems, evaluations))
+            runs.append(score)
         passing = sum(1 for run in runs if run.passed)
-        status: Status = "passed" if passing >= case.pass_rate * len(runs) else "failed"
-        problems = [] if status == "passed" else [f"{passing} of {len(runs)} runs passed (pass_rate {case.pass_rate:g})",
-                                                   *next(run.shortcomings() for run in runs if not run.passed)]
+        needed = runs_needed(case.pass_rate, len(runs))
+        status: Status = "passed" if passing >= needed else "failed"
+        problems = [] if status == "passed" else [
+            f"{passing} of {len(runs)} run{'s' if len(runs) != 1 else ''} passed; {needed} must "
+            f"(pass_rate {case.pass_rate:g}: the share of runs that must pass)", *next(run.shortcomings() for run in runs if not run.passed)]
         return CaseResult(loaded, status, problems, recorded=recorded, runs=runs)
 
     def _judge_model(self, loaded: LoadedCase) -> Callable[[str | None], Model | str]:
@@ -150,22 +180,31 @@ class CaseRunner:
 
         return bundle_from_bytes(self.bundle_bytes, copy / "bundle.lock")
 
-    def _replayed(self, loaded: LoadedCase, copy: Path) -> CaseResult:
-        from llm_do.runtime.config import RuntimeConfig
+    def _cassette(self, loaded: LoadedCase) -> Cassette:
+        """The case's cassette, read and checked against the project (else `CassetteRefused`)."""
         from llm_do.runtime.recording.cassette import CassetteRefused, read_cassette
+
+        from .case_paths import is_confined
+
+        assert loaded.case.cassette is not None
+        shown = _shown(loaded, loaded.case.cassette)
+        cassette = read_cassette(loaded.beside(loaded.case.cassette), shown_as=shown)
+        name = json.loads(self.bundle_bytes).get("name")
+        if cassette.project != name:
+            raise CassetteRefused(f"{shown}: recorded from project {cassette.project!r}, not this one ({name!r})")
+        if cassette.script is not None and not is_confined(self.root, self.root, cassette.script):
+            raise CassetteRefused(f"{shown}: script: {cassette.script!r} is not a file of the project")
+        return cassette
+
+    def _replayed(self, loaded: LoadedCase, copy: Path, cassette: Cassette) -> CaseResult:
+        from llm_do.runtime.config import RuntimeConfig
         from llm_do.runtime.recording.replay import CassetteStale, Replayer, ReplayMismatch
 
+        from ..recording import redactor_for
+
         case = loaded.case
-        assert case.cassette is not None
-        cassette = read_cassette(loaded.beside(case.cassette), shown_as=_shown(loaded, case.cassette))
         bundle = self._bundle(copy)
-        if cassette.project != bundle.text.get("name"):
-            raise CassetteRefused(f"{_shown(loaded, case.cassette)}: recorded from project {cassette.project!r}, "
-                                  f"not this one ({bundle.text.get('name')!r})")
-        changed = static_changes(cassette, bundle)
-        if changed:
-            return CaseResult(loaded, "stale", changed)
-        replayer = Replayer(cassette, bundle)
+        replayer = Replayer(cassette, bundle, redactor_for(bundle))
         approvals = case.approvals or "recorded"
         mode: ApprovalMode = "prompt" if approvals == "recorded" else approvals
         record = RunOutcome()
@@ -177,50 +216,77 @@ class CaseRunner:
                                approval_callback=_recorded_answers(replayer, unanswered) if approvals == "recorded" else None)
         failure = _run(bundle, config, loaded, record)
         stale = _find(failure, CassetteStale)
-        if stale is not None:
-            return CaseResult(loaded, "stale", list(stale.changes))
+        changed = [*static_changes(cassette, bundle), *replayer.stale, *(stale.changes if stale is not None else [])]
+        if changed:
+            return CaseResult(loaded, "stale", list(dict.fromkeys(changed)), hint=stale_hint(cassette))
         mismatch = _find(failure, ReplayMismatch)
         if mismatch is not None:
             return CaseResult(loaded, "failed", [str(mismatch)])
         problems = [f"approval of {tool} was asked, and the cassette recorded no answer" for tool in unanswered]
         if failure is None and (left := replayer.unused()):
             problems.append("the run did not make recorded requests: " + ", ".join(left))
-        problems += check(case.expect, record, _loader(copy, loaded))
+        problems += check(case.expect, record, project_loader(copy, loaded))
         return CaseResult(loaded, "failed" if problems else "passed", problems)
 
-    def _played(self, loaded: LoadedCase, copy: Path) -> tuple[CaseResult, RunOutcome]:
-        """The case on its script, or live on the project's models (recording with --record)."""
+    def _played(self, loaded: LoadedCase, copy: Path, script: str | None = None) -> tuple[CaseResult, RunScore]:
+        """The case on its script (or `script`, the one its cassette was recorded from), or live on
+        the project's models (then judged by its evaluators too); with --record, its cassette written
+        when the run passes. Offline (without --live), a remote MCP server is not reached: the run
+        fails naming it."""
         from llm_do.runtime.config import RuntimeConfig
 
         case = loaded.case
         bundle = self._bundle(copy)
         record = RunOutcome()
         mode: ApprovalMode = "approve_all" if case.approvals == "approve_all" else "reject_all"
-        config = RuntimeConfig(cwd=copy, on_event=lambda e: record.events.append(e.to_dict()), approval_mode=mode)
-        if case.script is not None:
+        config = RuntimeConfig(cwd=copy, on_event=lambda e: record.events.append(e.to_dict()), approval_mode=mode,
+                               remote_mcp=None if self.live else _not_reached)
+        if script is None and case.script is not None:
+            script = (loaded.beside(case.script).resolve()).relative_to(self.root.resolve()).as_posix()
+        if script is not None:
             from llm_do.runtime.script import ScriptPlayer, ScriptProblem, check_script, load_script
 
             try:
-                script = load_script(loaded.beside(case.script))
-                check_script(script, bundle)
+                played = load_script(copy / script)
+                check_script(played, bundle)
             except ScriptProblem as exc:
                 raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}': {exc}") from None
-            config = replace(config, model_for=ScriptPlayer(script).model_for)
+            config = replace(config, model_for=ScriptPlayer(played).model_for)
         elif not self.live:
-            if case.cassette is not None:  # only --record without --live gets here
-                raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}': recording its cassette needs --live")
             raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{case.name}' has no cassette nor script: its model "
                               "turns come from the project's models, which only --live may call")
         recording = None
         if self.record and case.cassette is not None:
             from llm_do.runtime.recording.recorder import Recorder
 
-            recording = Recorder(bundle, case.worker or str(bundle.entry.get("worker") or ""))
+            recording = Recorder(bundle, case.worker or str(bundle.entry.get("worker") or ""), script)
             config = recording.config(config)
         _run(bundle, config, loaded, record, recording)
-        problems = check(case.expect, record, _loader(copy, loaded))
-        written = _save(recording, bundle, loaded.beside(case.cassette or "")) if recording is not None else None
-        return CaseResult(loaded, "failed" if problems else "passed", problems, recorded=written), record
+        problems = check(case.expect, record, project_loader(copy, loaded))
+        score = RunScore(problems, evaluate(case, record, self._judge_model(loaded)) if self.live and record.failure is None else {})
+        written = None
+        if recording is not None and score.passed:
+            written = _save(recording, bundle, loaded.beside(case.cassette or ""), self.warn)
+        elif recording is not None:
+            problems.append(_kept(loaded))
+        return CaseResult(loaded, "failed" if problems else "passed", problems, recorded=written), score
+
+
+def _kept(loaded: LoadedCase) -> str:
+    """Why a recording was not written: only a run that passes the case replaces a cassette."""
+    assert loaded.case.cassette is not None
+    there = loaded.beside(loaded.case.cassette).is_file()
+    return (f"not recorded: the run did not pass the case, so {_shown(loaded, loaded.case.cassette)} "
+            + ("is kept as it was" if there else "was not written"))
+
+
+async def _not_reached(name: str, node: Any, start: Any) -> Any:
+    """`RuntimeConfig.remote_mcp` for a run that plays a script offline: the server is not started."""
+    from llm_do.runtime.errors import RunFailed
+
+    raise RunFailed(f"remote MCP server '{name}' is not reached without --live, and a script holds no answer of "
+                    "it: replay a cassette recorded from a run that used the server (`--record DIR`), or run "
+                    "`llm-do test --live`")
 
 
 def check_patterns(loaded: LoadedCase) -> None:
@@ -234,26 +300,6 @@ def check_patterns(loaded: LoadedCase) -> None:
         except RuleSyntaxProblem as exc:
             raise CaseProblem(f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}': calls: {text!r}: "
                               f"{str(exc).removeprefix('invalid approval rule ')}") from None
-
-
-def static_changes(cassette: Cassette, bundle: LoadedBundle) -> list[str]:
-    """What changed in the code of the tools the recorded calls were offered, or workers gone."""
-    from llm_do.runtime.recording.bundle_facts import code_fingerprints
-
-    out: list[str] = []
-    for call in cassette.calls:
-        if call.node is None:
-            continue  # created during the run
-        if bundle.worker(call.worker) is None:
-            out.append(f"worker {call.worker} removed")
-            continue
-        now = code_fingerprints(bundle, call.worker)
-        for tool, fingerprint in call.code.items():
-            if now.get(tool) != fingerprint:
-                line = f"code of tool {tool} changed (used by {call.worker})"
-                if line not in out:
-                    out.append(line)
-    return out
 
 
 def _run(bundle: LoadedBundle, config: RuntimeConfig, loaded: LoadedCase, record: RunOutcome,
@@ -338,41 +384,15 @@ def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[Ap
     return answer
 
 
-def _save(recorder: Recorder, bundle: LoadedBundle, path: Path) -> Path:
+def _save(recorder: Recorder, bundle: LoadedBundle, path: Path, warn: bool) -> Path:
     from llm_do.runtime.recording.cassette import write_cassette
 
     from ..recording import redactor_for, warn_sensitive_reads
 
     write_cassette(path, recorder.cassette(redactor_for(bundle)))
-    warn_sensitive_reads(path, recorder)
+    if warn:
+        warn_sensitive_reads(path, recorder)
     return path
-
-
-def _loader(copy: Path, loaded: LoadedCase) -> Callable[[str], object]:
-    """`FILE:NAME` of the project (its scratch copy), imported once per case: project code, trusted
-    like its tools."""
-    modules: dict[str, object] = {}
-
-    def load(ref: str) -> object:
-        file, sep, name = ref.rpartition(":")
-        where = f"{loaded.shown}:{loaded.line}: case '{loaded.case.name}'"
-        if not sep or not file.endswith(".py"):
-            raise CaseProblem(f"{where}: {ref!r} is not FILE.py:NAME")
-        if file not in modules:
-            path = copy / file
-            if not path.is_file():
-                raise CaseProblem(f"{where}: {file} is not a file of the project")
-            spec = importlib.util.spec_from_file_location(f"llm_do_case_{len(modules)}_{path.stem}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            modules[file] = module
-        value = getattr(modules[file], name, None)
-        if value is None:
-            raise CaseProblem(f"{where}: {file} has no {name}")
-        return value
-
-    return load
 
 
 def _shown(loaded: LoadedCase, relative: str) -> str:

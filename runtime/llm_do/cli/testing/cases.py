@@ -1,16 +1,20 @@
 """The case format: `tests/*.yaml` of a project, each a list of cases under `cases:`. Parsed with
-positions, so every mistake is reported at its file and line (`CaseProblem`, exit 2); the JSON
-Schema in spec/schemas/case.schema.json is generated from these models."""
+positions, so every mistake is reported at its file and line (`CaseProblem`, exit 2), a path that
+leads outside the project included (`case_paths`); the JSON Schema in
+spec/schemas/case.schema.json is generated from these models."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from llm_do.bundle.errors import InputProblem
+from llm_do.bundle.regular_files import read_regular_file
 
+from .case_paths import is_confined
 from .evals import EvaluatorSpec
 
 CASES_DIR = "tests"
@@ -137,7 +141,7 @@ def case_files(root: Path) -> list[Path]:
 def load_case_file(path: Path, root: Path) -> list[LoadedCase]:
     shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_file(path).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseProblem(f"{shown}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
     data, lines = _with_lines(text, shown)
@@ -156,6 +160,10 @@ def load_case_file(path: Path, root: Path) -> list[LoadedCase]:
         if case.name in names:
             raise CaseProblem(f"{shown}:{line}: case '{case.name}' is defined twice (first at line {names[case.name]})")
         names[case.name] = line
+        found = _outside(case, path, root)
+        if found is not None:
+            keys, problem = found
+            raise CaseProblem(f"{shown}:{_nearest_line(lines, ('cases', index, *keys))}: case '{case.name}': {problem}")
         out.append(LoadedCase(case, path, shown, line))
     return out
 
@@ -197,3 +205,33 @@ def _nearest_line(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> in
         if loc[:end] in lines:
             return lines[loc[:end]]
     return 1
+
+
+def _named_paths(case: Case) -> Iterator[tuple[tuple[Any, ...], str, str]]:
+    """(where in the case, as a key path; what it is; the path as written) of each path the case
+    names; `what` is `case` for paths relative to the case file, `project` for the others."""
+    for key in ("cassette", "script"):
+        written = getattr(case, key)
+        if written is not None:
+            yield (key,), "case", written
+    output = case.expect.output
+    if output is not None:
+        for key, ref in (("schema", output.schema_ref), ("predicate", output.predicate)):
+            if ref is not None:
+                yield ("expect", "output", key), "project", ref.rpartition(":")[0] or ref
+    if isinstance(case.input, dict) and isinstance(case.input.get("attachments"), list):
+        for index, item in enumerate(case.input["attachments"]):
+            if isinstance(item, str):
+                yield ("input", "attachments", index), "project", item
+
+
+def _outside(case: Case, file: Path, root: Path) -> tuple[tuple[Any, ...], str] | None:
+    """The first path of `case` (in the case file `file`) outside the project at `root`: where it is
+    in the case (a key path) and what is wrong with it; None when all are inside."""
+    for keys, relative_to, written in _named_paths(case):
+        base = file.parent if relative_to == "case" else root
+        if not is_confined(root, base, written):
+            said = "relative to the case file" if relative_to == "case" else "relative to the project"
+            return keys, (f"{'.'.join(map(str, keys))}: {written!r} is not a file of the project (a case names files "
+                          f"inside it, {said})")
+    return None

@@ -116,3 +116,10 @@ def label(spec: EvaluatorSpec) -> str:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def runs_needed(pass_rate: float, runs: int) -> int:
+    """How many of `runs` must pass for a share of at least `pass_rate` (0.7 of 10 is 7, not 8)."""
+    import math
+
+    return math.ceil(round(pass_rate * runs, 9))

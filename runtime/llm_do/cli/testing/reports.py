@@ -22,9 +22,8 @@ def text(results: list[CaseResult]) -> str:
     lines = []
     for result in results:
         lines.append(f"{LABELS[result.status]} {result.name} ({result.case.shown}:{result.case.line})")
-        if result.status == "stale":
-            lines.append("  the cassette is stale (what the model is shown changed since it was recorded): "
-                         "re-record it with `llm-do test --record --live`")
+        if result.hint is not None:
+            lines.append(f"  {result.hint}")
         for problem in result.problems:
             lines.extend("  " + line for line in problem.splitlines())
         if result.recorded is not None:

@@ -64,11 +64,20 @@ def resolve_db_url(given: str | None, default_base: Path, *, create: bool = Fals
 
 
 def _create_private(path: Path, url: str) -> None:
+    """A new folder is made 0700 and a new database 0600; in llm-do's own `.llm-do/` folder (made
+    0755 by an llm-do of before, or by hand) the folder and the database are narrowed to that too."""
     try:
-        if not path.parent.is_dir():
+        ours = path.parent.name == ".llm-do"
+        if ours:
+            from llm_do.toolkit.files import private_folder
+
+            private_folder(path.parent)
+        elif not path.parent.is_dir():
             path.parent.mkdir(mode=0o700, parents=True)
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        elif ours and path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)
     except OSError as exc:
         raise DbUrlProblem(f"{url}: cannot create {path} ({exc.strerror})") from None
 

@@ -18,7 +18,7 @@ from llm_do.bundle.errors import Refused
 
 CASSETTE_FORMAT: Literal[1] = 1
 NOTICE = ("Recorded by llm-do --record; replayed by `llm-do test`. Re-record rather than edit: "
-          "`llm-do test --record --live`.")
+          "`llm-do test --record` (with --live for a cassette recorded on models).")
 
 
 class CassetteRefused(Refused):
@@ -143,7 +143,11 @@ class SensitiveRead(_Data):
     """`private`: labelled private (`flows.paths`, or by default); `denied`: an approval rule of
     the project denies reading it."""
     tool: str
+    """The tool that read it, or the worker call it was attached to (`attached`)."""
     worker: str
+    attached: bool = False
+    """Attached to a worker call (by `worker`, to its call of `tool`): the cassette keeps the file's
+    digest, not its bytes, but what the callee's model answered may tell of it. Left out when false."""
 
 
 class Cassette(_Data):
@@ -157,6 +161,10 @@ class Cassette(_Data):
     """The digest of the bundle recorded from (informational: staleness compares what changed)."""
     worker: str
     """The worker the run started with."""
+    script: str | None = None
+    """The script the recorded run played (`--script`), relative to the project: `llm-do test
+    --record` records the cassette again by playing it. Left out when the run played none (or one
+    outside the project)."""
     inputs: list[Any]
     """The run's input (one per chat turn)."""
     outputs: list[Any] = Field(default_factory=list)
@@ -170,7 +178,7 @@ class Cassette(_Data):
     remote_mcp: list[RemoteServer] = Field(default_factory=list)
 
 
-OMITTED_WHEN_EMPTY = ("alerts", "remote_mcp")
+OMITTED_WHEN_EMPTY = ("alerts", "remote_mcp", "script")
 """Left out of the file when empty: a run without them records the bytes it did before they existed."""
 
 
@@ -180,14 +188,19 @@ def cassette_text(cassette: Cassette) -> str:
     for key in OMITTED_WHEN_EMPTY:
         if not data[key]:
             del data[key]
+    for alert in data.get("alerts", []):
+        if not alert["attached"]:
+            del alert["attached"]
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_cassette(path: Path, cassette: Cassette) -> None:
+    """Written atomically, and readable by its owner only (0600: a cassette holds what tools returned),
+    from before it is in place."""
     from llm_do.toolkit.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, cassette_text(cassette).encode("utf-8"))
+    atomic_write(path, cassette_text(cassette).encode("utf-8"), mode=0o600)
 
 
 def read_cassette(path: Path, *, shown_as: str | None = None) -> Cassette:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-VARYING = frozenset({"timestamp", "request_timestamp", "duration", "run_id", "conversation_id"})
-"""Keys whose values differ between two identical runs: never recorded, never compared."""
+VARYING = frozenset({"timestamp", "run_id", "conversation_id", "request_timestamp", "duration", "history_digest"})
+"""Keys never recorded, never compared: values that differ between two identical runs (times, ids),
+and a response's digest of the history before it (a hash of what the cassette redacts)."""
 
 
 def messages_data(messages: list[Any], ids: Mapping[str, str]) -> list[Any]:
@@ -68,3 +69,51 @@ def tool_return_of(data: Any) -> Any:
     part = ModelMessagesTypeAdapter.validate_python([request])[0].parts[0]
     assert isinstance(part, ToolReturnPart)
     return part.content
+
+
+def file_bytes(item: Mapping[str, Any]) -> bytes | None:
+    """The bytes of a file item as JSON (`BinaryContent`: `kind: binary`, base64 `data`), or None
+    for anything else."""
+    import base64
+    import binascii
+
+    data = item.get("data")
+    if item.get("kind") != "binary" or not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        try:
+            return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        except (binascii.Error, ValueError):
+            return None
+
+
+def default_identifier(data: bytes) -> str:
+    """The identifier pydantic-ai gives a file item that was given none (derived from its bytes)."""
+    import hashlib
+
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:6]
+
+
+FILE_RECORDS = "content_file_digests"
+"""pydantic-ai's record of the file items in a tool result: hashes of their bytes."""
+
+
+def digested(value: Any) -> Any:
+    """Request messages as a cassette keeps them, and a replay compares them: each file item's bytes
+    replaced by their `sha256` and `size` (attachments, files tools returned: the project holds
+    them, the model read them; the cassette needs only to know they are the same), and pydantic-ai's
+    records of them left out."""
+    if isinstance(value, dict):
+        raw = file_bytes(value)
+        if raw is not None:
+            import hashlib
+
+            out = {k: v for k, v in value.items() if k != "data"}
+            out.update(sha256=hashlib.sha256(raw).hexdigest(), size=len(raw))
+            return out
+        return {k: digested(v) for k, v in value.items() if k != FILE_RECORDS}
+    if isinstance(value, list):
+        return [digested(v) for v in value]
+    return value

@@ -16,10 +16,11 @@ from .bundle_facts import code_fingerprints, project_model, worker_node_hash
 from .call_sites import CallSites
 from .cassette import ApprovalRecord, CallRecord, Cassette, Exchange, RemoteServer, SensitiveRead, ToolCallRecord
 from .exchanges import RequestLog, shown_of
-from .message_data import response_data
+from .message_data import digested, response_data
+from .paged_reads import redact_paged_reads
 from .redaction import Redactor
 from .remote_mcp import RecordingServer, finished
-from .sensitive_reads import sensitive_reads
+from .sensitive_reads import attached_read, sensitive_reads
 
 if TYPE_CHECKING:
     from ..config import RuntimeConfig
@@ -29,9 +30,11 @@ if TYPE_CHECKING:
 class Recorder:
     """The recording of one run (or of one conversation, a call per turn)."""
 
-    def __init__(self, bundle: Any, worker: str) -> None:
+    def __init__(self, bundle: Any, worker: str, script: str | None = None) -> None:
         self.bundle = bundle
         self.worker = worker
+        self.script = script
+        """The script the run plays (relative to the project), if it plays one from the project."""
         self.sites = CallSites()
         self.ids: dict[str, str] = {}
         """Every tool call id seen -> its stable name (for the history later calls are given)."""
@@ -48,7 +51,6 @@ class Recorder:
         """Remote MCP server name -> what it listed and answered."""
         self.alerts: dict[str, SensitiveRead] = {}
         """Path -> the first read of it the project keeps in (labelled private, or denied)."""
-        """Remote MCP server name -> what it listed and answered."""
 
     def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
         """`RuntimeConfig.wrap_model`: the call's model, recording."""
@@ -64,19 +66,25 @@ class Recorder:
         """`config`, recording too: every call's model wrapped, the events heard besides its own listener."""
         from dataclasses import replace
 
-        heard = config.on_event
+        heard, reach = config.on_event, config.remote_mcp
 
         def each(event: RuntimeEvent) -> None:
             if heard is not None:
                 heard(event)
             self.on_event(event)
 
-        return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=self.remote_mcp)
+        async def remote_mcp(name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+            """The remote server as the run's own hook gives it (one that refuses to reach it, say), recording."""
+            started = start if reach is None else (lambda: reach(name, node, start))
+            return await self.remote_mcp(name, node, started)
+
+        return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=remote_mcp)
 
     async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
         """`RuntimeConfig.remote_mcp`: the remote server started, recording."""
+        server = await start()
         record = self.remote[name] = RemoteServer(name=name)
-        return RecordingServer(await start(), record, self.sites)
+        return RecordingServer(server, record, self.sites)
 
     def on_event(self, event: Any) -> None:
         """Approvals asked and answered, placed by the tool call they gate."""
@@ -98,22 +106,38 @@ class Recorder:
                 feedback=event.feedback))
 
     def _read(self, worker: str, tool: str, args: dict[str, Any]) -> None:
+        """A call that returned: what it read, and the files it attached to a worker call (read by
+        the caller's own reading tool, as the gate judged them)."""
         for path, why in sensitive_reads(self.bundle, worker, tool, args):
-            if path not in self.alerts:
-                self.alerts[path] = SensitiveRead(path=path, why=why, tool=tool, worker=worker)
+            self._alert(SensitiveRead(path=path, why=why, tool=tool, worker=worker))
+        attachments = args.get("attachments")
+        for attached in attachments if isinstance(attachments, list) else []:
+            found = attached_read(self.bundle, worker, attached) if isinstance(attached, str) else None
+            if found is not None:
+                self._alert(SensitiveRead(path=found[0], why=found[1], tool=tool, worker=worker, attached=True))
+
+    def _alert(self, read: SensitiveRead) -> None:
+        if read.path not in self.alerts:
+            self.alerts[read.path] = read
 
     def cassette(self, redactor: Redactor) -> Cassette:
-        calls = [self._finished(self.calls[path]) for path in sorted(self.calls)]
+        """The recording as a cassette: paged reads and then everything redacted, the files of the
+        requests kept as digests (`digested`), each call's tool calls read from the result."""
         cassette = Cassette(project=self.bundle.text.get("name"), bundle_digest=self.bundle.text.get("digest"),
-                            worker=self.worker, inputs=self.inputs, outputs=self.outputs, failure=self.failure, calls=calls,
+                            worker=self.worker, script=self.script, inputs=self.inputs, outputs=self.outputs,
+                            failure=self.failure, calls=[self.calls[path] for path in sorted(self.calls)],
                             remote_mcp=[finished(self.remote[name]) for name in sorted(self.remote)],
                             alerts=[self.alerts[path] for path in sorted(self.alerts)])
-        return Cassette.model_validate(redactor.data(cassette.model_dump(mode="json")))
-
-    @staticmethod
-    def _finished(record: CallRecord) -> CallRecord:
-        record.tool_calls = tool_calls_of(record.requests)
-        return record
+        data = cassette.model_dump(mode="json")
+        redact_paged_reads(data, redactor.finder)
+        data = redactor.data(data)
+        for call in data["calls"]:
+            for exchange in call["requests"]:
+                exchange["messages"] = digested(exchange["messages"])
+        out = Cassette.model_validate(data)
+        for record in out.calls:
+            record.tool_calls = tool_calls_of(record.requests)
+        return out
 
 
 class RecordingModel(WrapperModel):

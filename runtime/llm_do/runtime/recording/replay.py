@@ -1,8 +1,14 @@
 """Replaying a cassette: every worker call's model is one that answers each request with the recorded
 response, after checking the request is the recorded one. What the model is shown (instructions,
-tools, model) that changed makes the cassette **stale** (`CassetteStale`); any other difference (a
-tool result changed, say) is a mismatch (`ReplayMismatch`) with a diff of the two requests. The
-project's own tools run for real: only the model's turns come from the cassette."""
+tools, model) that changed makes the cassette **stale**: each change is noted (`Replayer.stale`) and
+the replay goes on, so that every one is found; any other difference (a tool result changed, say) is
+a mismatch (`ReplayMismatch`) with a diff of the two requests. The project's own tools run for real:
+only the model's turns come from the cassette.
+
+A request is compared as the cassette keeps it: redacted with the replay's redactor (which shows no
+secret in a diff), its files as digests; a redacted part of the recorded one (`[redacted $NAME]`)
+stands for whatever the live one holds there (`matches_redacted`), so a replay needs neither the
+recording's secrets nor the pages a secret was split across."""
 
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ from .bundle_facts import project_model
 from .call_sites import CallSites
 from .cassette import ApprovalRecord, CallRecord, Cassette, Shown
 from .exchanges import RequestLog, shown_of
-from .message_data import response_of
+from .message_data import digested, response_of
+from .redaction import Redactor, matches_redacted
 from .remote_replay import ReplayedServer, locked_changes
 from .replay_errors import CassetteStale, ReplayMismatch
 
@@ -28,9 +35,12 @@ __all__ = ["CassetteStale", "ReplayMismatch", "ReplayModel", "Replayer"]
 class Replayer:
     """The replay of one cassette, for one run (or one conversation)."""
 
-    def __init__(self, cassette: Cassette, bundle: Any) -> None:
+    def __init__(self, cassette: Cassette, bundle: Any, redactor: Redactor | None = None) -> None:
         self.cassette = cassette
         self.bundle = bundle
+        self.redactor = redactor or Redactor({}, [])
+        self.stale: list[str] = []
+        """What the models were shown that changed since the recording, as found so far."""
         self.sites = CallSites()
         self.ids: dict[str, str] = {}
         self.calls = {call.path: call for call in cassette.calls}
@@ -113,12 +123,14 @@ class ReplayModel(FunctionModel):
         exchange = record.requests[number - 1]
         now = shown_of(self.project_model, messages, info.model_request_parameters)
         changes = shown_changes(record.worker, exchange.shown, now)
-        if changes:
-            raise CassetteStale(changes)
-        new = self.log.new_messages(messages)
-        if new != exchange.messages:
+        self.replayer.stale += [change for change in changes if change not in self.replayer.stale]
+        # (a cassette recorded before files were kept as digests holds their data: digested here too)
+        recorded, new = digested(exchange.messages), digested(self.replayer.redactor.data(self.log.new_messages(messages)))
+        if f"instructions of {record.worker} changed" in changes:  # said once, not again as a difference
+            recorded, new = _without_instructions(recorded), _without_instructions(new)
+        if not matches_redacted(recorded, new):
             raise ReplayMismatch(f"request {number} of worker '{record.worker}' ({record.path}) differs from the "
-                                 f"recorded one:\n{request_diff(exchange.messages, new)}")
+                                 f"recorded one:\n{request_diff(recorded, new)}")
         response = response_of(exchange.response)
         renamed = self.replayer.sites.note_response(record.path, number, response)
         self.replayer.ids.update(renamed)
@@ -126,12 +138,20 @@ class ReplayModel(FunctionModel):
         return response
 
 
+def _without_instructions(messages: list[Any]) -> list[Any]:
+    return [{k: v for k, v in m.items() if k != "instructions"} if isinstance(m, dict) else m for m in messages]
+
+
+def _differ(then: Any, now: Any) -> bool:
+    return not matches_redacted(then, now)
+
+
 def shown_changes(worker: str, then: Shown, now: Shown) -> list[str]:
     """What the model of `worker` is shown differently, each in the words `llm-do diff` uses."""
     out = []
-    if then.model != now.model:
+    if _differ(then.model, now.model):
         out.append(f"model of {worker} changed ({then.model} -> {now.model})")
-    if then.instructions != now.instructions:
+    if _differ(then.instructions, now.instructions):
         out.append(f"instructions of {worker} changed")
     before = {(t.kind, t.name): t for t in then.tools}
     after = {(t.kind, t.name): t for t in now.tools}
@@ -142,9 +162,9 @@ def shown_changes(worker: str, then: Shown, now: Shown) -> list[str]:
         elif key not in before:
             out.append(f"{what} of {worker} added")
         else:
-            if before[key].description != after[key].description:
+            if _differ(before[key].description, after[key].description):
                 out.append(f"description of {what} offered to {worker} changed")
-            if before[key].parameters != after[key].parameters:
+            if _differ(before[key].parameters, after[key].parameters):
                 schema = "output schema" if key[0] == "output" else f"input schema of tool {key[1]}"
                 out.append(f"{schema} offered to {worker} changed")
     return out

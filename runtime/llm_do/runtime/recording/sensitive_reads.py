@@ -42,6 +42,24 @@ def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -
     return out
 
 
+def attached_read(bundle: Any, worker: str, path: str) -> tuple[str, Why] | None:
+    """Whether a file `worker` attached to a worker call (`path`, in the project) is private or
+    denied, as the gate judges an attachment: read by one of the worker's own reading tools whose
+    grant's folder holds it, as that tool's read of it (the first such grant that says so)."""
+    node = bundle.text.member("workers", worker) or {}
+    target = posixpath.normpath(path.replace("\\", "/"))
+    for grant in node.get("capabilities") or []:
+        kind, _, scope = str(grant.get("capability", "")).partition(":")
+        root, _, folder = scope.split("/**", 1)[0].partition("/")
+        below = posixpath.relpath(target, folder or ".")
+        if kind != "fs.read" or root != "project" or below.startswith("..") or target.startswith(".."):
+            continue
+        found = sensitive_reads(bundle, worker, str(grant.get("tool")), {"path": below})
+        if found:
+            return found[0]
+    return None
+
+
 def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any]) -> bool:
     """Whether a rule of any worker for the same tool of the same toolset, rooted at the same folder,
     denies this call (this worker's own rules let it run, or it would not have read anything)."""

@@ -29,6 +29,7 @@ from llm_do.bundle.approval import (
     PYTHON_TOOL_DEFAULT,
     TOOLSET_METADATA_KEY,
     Action,
+    confined,
     decide,
 )
 from llm_do.bundle.views import WorkerSpec
@@ -88,8 +89,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
         hooks = hooks_of(tool.toolset)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
-        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool)) \
-            if self.spec.egress and approval != DENY and frame.taint else None
+        moves = hooks.moves(name, normalized) if self.spec.egress and approval != DENY else None
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool), moves) \
+            if self.spec.egress and approval != DENY and (frame.taint or moves) and not self._confined(name, normalized) \
+            else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
@@ -118,7 +121,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
         judged = JUDGED.set(JudgedCall(name, normalized, files))
         try:
-            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls)):
+            with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls, frame)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._take_in(frame, name, tool)  # a failure's message is read by the model too
@@ -142,6 +145,12 @@ class ApprovalGate(WrapperToolset[CallContext]):
             preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
+
+    def _confined(self, name: str, args: dict[str, Any]) -> bool:
+        """The call is allowed by a rule that confines where it sends: no egress for the guard."""
+        binding = self.spec.tools.get(name)
+        return binding is not None and bool(binding.confined_by) and binding.rules is not None \
+            and confined(binding.rules, binding.confined_by, args)
 
     def _take_in(self, frame: CallFrame, name: str, tool: ToolsetTool[CallContext]) -> None:
         """The tool returned (or failed) in `frame`: the private and untrusted labels of its grants

@@ -30,8 +30,10 @@ def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spe
     cls = getattr(importlib.import_module(module), cls_name)
     settings = descriptor.settings_model.model_validate(use.settings)
     base = runtime.bundle.root if descriptor.root == "project" else Path(runtime.config.cwd or Path.cwd()).resolve()
+    from llm_do.toolkit.protected import protected_paths
+
     try:
-        return cls(descriptor, settings, base)
+        return cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
     except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
         raise ToolsetProblem(f"{name}: {exc}") from None
 
@@ -67,10 +69,21 @@ def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key:
         if isinstance(value, Tool):
             tools.append(value)
         elif callable(value):
-            tools.append(Tool(value, name=name))
+            tools.append(_tool(runtime, node["module"], value, name))
         else:
             raise ToolsetProblem(f"'{node['module']}' exports the tool '{name}' as a {type(value).__name__}, not a function or Tool")
     return FunctionToolset(tools, id=key)
+
+
+def _tool(runtime: RunHost, module: str, function: Any, name: str) -> Any:
+    """The function's `Tool`, made once per loaded bundle (`LoadedBundle.tools`)."""
+    from pydantic_ai import Tool
+
+    made = runtime.bundle.tools
+    tool = made.get((module, name))
+    if tool is None or tool.function is not function:
+        tool = made[(module, name)] = Tool(function, name=name)
+    return tool
 
 
 def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> AbstractToolset[Any]:

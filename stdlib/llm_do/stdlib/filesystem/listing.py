@@ -105,10 +105,17 @@ class Walk:
     stopped: str | None = None
 
 
-def walk(directory: str, pattern: Pattern, *, skip: frozenset[str] = frozenset({".git"})) -> Walk:
+SKIPPED = frozenset({".git", ".llm-do"})
+"""Folders never entered, by name (case ignored): git's, whose hooks and configuration tools do not
+touch, and llm-do's own state (`toolkit.protected`)."""
+
+
+def walk(directory: str, pattern: Pattern, *, skip: frozenset[str] = SKIPPED,
+         skip_paths: frozenset[str] = frozenset()) -> Walk:
     """Every regular file and link below `directory` whose path relative to it matches `pattern`.
 
-    Directories named in `skip` and links to directories are not entered; FIFOs, sockets and
+    Directories named in `skip` (case ignored), those whose path, case-folded, is in `skip_paths`
+    (protected folders below it), and links to directories are not entered; FIFOs, sockets and
     devices are passed over, and so is a subdirectory that cannot be read. Paths are returned as
     `os.scandir` gives them (under `directory`).
     """
@@ -135,7 +142,7 @@ def walk(directory: str, pattern: Pattern, *, skip: frozenset[str] = frozenset({
             if time.monotonic() > deadline:
                 result.stopped = f"after {MAX_SECONDS:g} seconds"
                 return result
-            if entry.name in skip:
+            if entry.name.casefold() in skip or (skip_paths and entry.path.casefold() in skip_paths):
                 continue
             after = pattern.step(states, entry.name)
             if not after:

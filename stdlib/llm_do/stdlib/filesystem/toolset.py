@@ -23,6 +23,7 @@ from llm_do.toolkit.files import (
     suffix_allowed,
     touches_git_dir,
 )
+from llm_do.toolkit.protected import READ, WRITE
 from llm_do.toolkit.resolved_io import PathMoved, read_resolved, write_resolved
 
 from ..base import StdlibToolset
@@ -41,6 +42,7 @@ class FilesystemToolset(StdlibToolset):
     def read_file(self, path: str, offset: int = 0, max_chars: int = DEFAULT_MAX_CHARS) -> str:
         target = self._confine(path)
         self._check_suffix(path, target)
+        self.check_protected(path, READ)
         mode = self._stat(path, target).st_mode
         if stat.S_ISDIR(mode):
             raise ToolFailed(f"{path!r} is a directory; use list_files to see its files")
@@ -72,6 +74,7 @@ class FilesystemToolset(StdlibToolset):
         self._check_suffix(path, target)
         if touches_git_dir(self.root, target):
             raise ToolFailed(f"{path!r} is inside a .git directory, which this toolset does not write")
+        self.check_protected(path, WRITE)
         if os.path.isdir(target):
             raise ToolFailed(f"{path!r} is a directory")
         try:
@@ -93,6 +96,7 @@ class FilesystemToolset(StdlibToolset):
 
     def list_files(self, path: str = ".", pattern: str = "**/*") -> str:
         directory = self._confine(path)
+        self.check_protected(path, READ)
         if not stat.S_ISDIR(self._stat(path, directory).st_mode):
             raise ToolFailed(f"{path!r} is not a directory")
         _check_pattern(pattern)
@@ -101,7 +105,7 @@ class FilesystemToolset(StdlibToolset):
         except PatternProblem as e:
             raise ToolFailed(f"invalid pattern {pattern!r}: {e}") from None
         try:
-            walked = walk(str(directory), compiled)
+            walked = walk(str(directory), compiled, skip_paths=frozenset(self.protected.folders_below(str(directory))))
         except OSError as e:
             raise ToolFailed(f"cannot list {path!r}: {e.strerror or e}") from None
         found = sorted(self._listed(walked.found))
@@ -120,6 +124,8 @@ class FilesystemToolset(StdlibToolset):
         if name != "read_file" or not (path == real_root or path.startswith(real_root + os.sep)):
             return None
         if not suffix_allowed(os.path.basename(path), self.settings.allowed_suffixes):
+            return None
+        if self.protected.refusal(self.root, path, READ) is not None:
             return None
         return self.normalize_args(name, {"path": relative(self.root, Path(path))})
 

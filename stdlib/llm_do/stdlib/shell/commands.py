@@ -12,9 +12,16 @@ against tables kept here as data, so the reference (spec/stdlib.md) can be check
   command reads as patterns (grep's pattern, find's `-name` and the like).
 
 Approval rules judge each accepted line's **normalized** argv, not its spelling: the command, its
-flags one per word (`-la` is `-l -a`, `--lines=5` is `--lines 5`), then its operands, every path
-resolved below the root like a filesystem tool's `path` (`./a`, `d/../a` are `a`), and a flag
-that names the destination (`mv -t D`, `target_options`) folded in as the last operand.
+operands in order (every path resolved below the root like a filesystem tool's `path`: `./a`,
+`d/../a` are `a`; a flag that names the destination, `mv -t D`, folded in as the last operand), then
+its flags one per word (`-la` is `-l -a`, `--lines=5` is `--lines 5`). Operands come first so that
+`argv[1]` is the first operand whatever flags are given; `mv` takes one source, so `argv[1]` is
+what moves and `argv[2]` where to. Approvers are shown the same call as a command line (`shown`:
+flags first, `--` before an operand that starts with `-`).
+
+Each accepted line also says what it touches (`touches`: each path and whether it is read, or
+moved, removed or replaced), which the toolset checks against what no tool may touch
+(`toolkit.protected`), and whether it reads folders recursively (grep `-r`).
 
 A flag is declared as taking a separate value (`-n 5`) only where the real program does so;
 otherwise the next word is judged as an operand, which is always the safer mistake.
@@ -22,6 +29,7 @@ otherwise the next word is judged as an operand, which is always the safer mista
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +39,7 @@ from typing import Literal
 from llm_do.bundle.approval import Action
 from llm_do.bundle.errors import Refused
 from llm_do.toolkit.files import PathRefused, confine, encodable, relative, touches_git_dir
+from llm_do.toolkit.protected import READ, READ_TREE, REPLACE, Access
 
 Arity = Literal["none", "required", "attached"]
 """`none`: a plain flag; `required`: `-k V`, `-kV`, `--key V` or `--key=V`; `attached`: an optional
@@ -41,6 +50,10 @@ class CommandRefused(Refused, ValueError):
     """A command line the toolset will not run; the message is shown to the model as is."""
 
 
+Touch = tuple[str, Access]
+"""A path the command touches, as the model wrote it (relative to the root), and how."""
+
+
 @dataclass(frozen=True)
 class Command:
     """A command line that passed the policy: what to execute and the approval it needs."""
@@ -48,15 +61,24 @@ class Command:
     argv: tuple[str, ...]
     approval: Action
     normalized: tuple[str, ...] = ()
-    """The line as approval rules judge it: one spelling per call (module docstring)."""
+    """The line as approval rules judge it: one spelling per call, operands first (module docstring)."""
+    shown: tuple[str, ...] = ()
+    """The same call as a command line, flags first, as approvers are shown it."""
+    touches: tuple[Touch, ...] = ()
+    recursive: bool = False
+    """It reads the folders it is given, and every folder below them (grep -r)."""
 
 
 @dataclass(frozen=True)
 class Judged:
-    """What a spec makes of a command's arguments: the words to run and the words a rule judges."""
+    """What a spec makes of a command's arguments: the words to run, the words a rule judges, the
+    words an approver is shown, and the paths it touches."""
 
     run: list[str]
     normalized: list[str]
+    shown: list[str]
+    touches: list[Touch] = field(default_factory=list)
+    recursive: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +123,10 @@ class CommandSpec:
     target_options: frozenset[str] = frozenset()
     """Flags whose value is the destination (`mv -t D`): in the normalized argv the value is the
     last operand, so `mv -t d a` and `mv a d` are one call."""
+    effects: Callable[[CommandSpec, Parsed, Path], list[Touch]] | None = None
+    """What the command touches, when it does more than read its path operands and path values."""
+    recursive: Callable[[Parsed], bool] | None = None
+    """Whether the flags make it read folders recursively."""
 
     def parse(self, args: Sequence[str], root: Path) -> Judged:
         parsed = _parse_options(self, args, root)
@@ -114,10 +140,14 @@ class CommandSpec:
             confine_arg(self.name, operand, root, wildcards=self.operands == "git")
         if self.check:
             self.check(self, parsed, root)
-        return Judged(list(args), self._normalized(parsed, pattern, paths, root))
+        words, operands = self._normalized(parsed, pattern, paths, root)
+        return Judged(list(args), [*operands, *words],
+                      [*words, *(["--"] if any(o.startswith("-") for o in operands) else []), *operands],
+                      self.effects(self, parsed, root) if self.effects else self._reads(parsed, paths),
+                      bool(self.recursive and self.recursive(parsed)))
 
-    def _normalized(self, parsed: Parsed, pattern: list[str], paths: list[str], root: Path) -> list[str]:
-        """Flags one per word (values resolved where they name files), then the operands resolved
+    def _normalized(self, parsed: Parsed, pattern: list[str], paths: list[str], root: Path) -> tuple[list[str], list[str]]:
+        """The flags one per word (values resolved where they name files), and the operands resolved
         like paths (git's revisions and pathspecs as given), the destination flag's value last."""
         words: list[str] = []
         target: list[str] = []
@@ -132,8 +162,16 @@ class CommandSpec:
             words += [name] if resolved is None else [name, resolved]
         if self.operands != "git":
             paths = [resolve_arg(p, root) for p in paths]
-        operands = [*pattern, *paths, *target]
-        return [*words, *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
+        return words, [*pattern, *paths, *target]
+
+    def _reads(self, parsed: Parsed, paths: list[str]) -> list[Touch]:
+        """Every path operand and path value is read (git: its pathspecs; `--no-index` compares
+        whole folders)."""
+        values = [v for n, v in parsed.options if v is not None and n in self.options and self.options[n].path]
+        if self.operands != "git":
+            return [(p, READ) for p in [*paths, *values]]
+        files = [p for p in paths if ":" not in p and not any(c in p for c in "*?[")]
+        return [(p, READ_TREE if parsed.has("--no-index") else READ) for p in files]
 
 
 @dataclass(frozen=True)
@@ -155,9 +193,11 @@ class FindSpec:
                 self._refuse_primary(args[i])
             i += 1
         normalized: list[str] = []
+        touches: list[Touch] = []
         while i < len(args) and not _starts_expression(args[i]):
             confine_arg(self.name, args[i], root)
             normalized.append(resolve_arg(args[i], root))
+            touches.append((args[i], READ))
             i += 1
         while i < len(args):
             token = args[i]
@@ -177,8 +217,10 @@ class FindSpec:
             if kind == "path":
                 confine_arg(self.name, args[i], root)
             normalized.append(resolve_arg(args[i], root) if kind == "path" else args[i])
+            if kind == "path":
+                touches.append((args[i], READ))
             i += 1
-        return Judged(list(args), normalized)
+        return Judged(list(args), normalized, normalized, touches)
 
     def _refuse_primary(self, token: str) -> None:
         if token in self.refused:
@@ -219,7 +261,7 @@ class GitSpec:
             raise CommandRefused(f"git {args[i]} is not allowed (allowed: {allowed})")
         rest = sub.parse(args[i + 1 :], root)
         return Judged([*self.prefix, args[i], *self.subcommand_prefix.get(args[i], ()), *rest.run],
-                      [args[i], *rest.normalized])
+                      [args[i], *rest.normalized], [args[i], *rest.shown], rest.touches)
 
 
 Spec = CommandSpec | FindSpec | GitSpec
@@ -239,7 +281,8 @@ def parse_command(toolset: str, command_line: str, root: Path) -> Command:
     if spec is None:
         raise CommandRefused(f"{argv[0]!r} is not allowed here (allowed: {', '.join(commands)})")
     judged = spec.parse(argv[1:], root)
-    return Command(argv=(spec.name, *judged.run), approval=spec.approval, normalized=(spec.name, *judged.normalized))
+    return Command(argv=(spec.name, *judged.run), approval=spec.approval, normalized=(spec.name, *judged.normalized),
+                   shown=(spec.name, *judged.shown), touches=tuple(judged.touches), recursive=judged.recursive)
 
 
 # --- the shell syntax nothing here interprets --------------------------------------------------
@@ -401,11 +444,13 @@ def _check_uniq(spec: CommandSpec, parsed: Parsed, root: Path) -> None:
 
 
 def _check_mv(spec: CommandSpec, parsed: Parsed, root: Path) -> None:
-    target = next((v for n, v in parsed.options if n in ("-t", "--target-directory")), None)
-    needed = 1 if target is not None else 2
-    if len(parsed.operands) < needed:
+    target = _mv_target(parsed)
+    sources = _mv_sources(parsed)
+    if not sources or (target is None and len(parsed.operands) < 2):
         raise CommandRefused("mv: give a source and a destination")
-    sources = parsed.operands if target is not None else parsed.operands[:-1]
+    if len(sources) > 1:
+        raise CommandRefused(f"mv: move one file or folder per call (`mv SOURCE DEST` or `mv -t DIR SOURCE`), not {len(sources)}: "
+                             "each move is judged and approved on its own")
     real_root = confine(root, ".")
     for arg in [*parsed.operands, *([target] if target is not None else [])]:
         path = confine_arg("mv", arg, root)
@@ -413,6 +458,30 @@ def _check_mv(spec: CommandSpec, parsed: Parsed, root: Path) -> None:
             raise CommandRefused(f"mv: {arg!r} is inside a .git directory, which this toolset does not change")
         if arg in sources and path == real_root:
             raise CommandRefused("mv: the toolset's directory itself cannot be moved")
+
+
+def _mv_target(parsed: Parsed) -> str | None:
+    return next((v for n, v in parsed.options if n in ("-t", "--target-directory")), None)
+
+
+def _mv_sources(parsed: Parsed) -> list[str]:
+    return parsed.operands if _mv_target(parsed) is not None else parsed.operands[:-1]
+
+
+def _mv_effects(spec: CommandSpec, parsed: Parsed, root: Path) -> list[Touch]:
+    """The source leaves its place, and what it lands on is replaced: the destination itself, or
+    the entry of the source's name in it when it is a folder (`-t`, or an existing folder without
+    `-T`)."""
+    [source] = _mv_sources(parsed)
+    target = _mv_target(parsed)
+    destination = target if target is not None else parsed.operands[-1]
+    into = target is not None or (not parsed.has("-T", "--no-target-directory") and confine(root, destination).is_dir())
+    name = os.path.basename(os.path.normpath(source))
+    return [(source, REPLACE), (os.path.join(destination, name) if into else destination, REPLACE)]
+
+
+def _greps_recursively(parsed: Parsed) -> bool:
+    return parsed.has("-r", "--recursive") or any(n in ("-d", "--directories") and v == "recurse" for n, v in parsed.options)
 
 
 def _check_git_format(value: str) -> None:
@@ -505,6 +574,7 @@ GREP = CommandSpec(
     operands="pattern then paths",
     pattern_flags=frozenset({"-e", "--regexp", "-f", "--file"}),
     numeric_flag=True,
+    recursive=_greps_recursively,
 )
 
 _HEAD_TAIL_FLAGS = {
@@ -707,6 +777,7 @@ MV = CommandSpec(
         **_attached("--update"),
     },
     target_options=frozenset({"-t", "--target-directory"}),
+    effects=_mv_effects,
     refused={
         "-i": "it asks questions on a terminal, and there is none",
         "--interactive": "it asks questions on a terminal, and there is none",
@@ -725,3 +796,8 @@ SHELL_FILE_OPS: dict[str, Spec] = {"ls": LS, "mv": MV}
 
 ALLOWLISTS: dict[str, dict[str, Spec]] = {"shell_readonly": SHELL_READONLY, "shell_file_ops": SHELL_FILE_OPS}
 """The commands each shell toolset runs, by toolset name."""
+
+FIXED_POSITIONS: dict[str, tuple[int, ...]] = {"mv": (1, 2), "git": (1,)}
+"""The `argv` positions that hold the same thing in every accepted spelling of a command: mv's one
+source and its destination, git's subcommand. Every other position after `argv[0]` depends on how
+many operands and flags a call has (`cat a b`), which rules that test one position miss (A012)."""

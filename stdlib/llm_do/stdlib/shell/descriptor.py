@@ -34,12 +34,16 @@ class ShellArgs(BaseModel):
 
 
 def argv_schema(toolset: str) -> dict[str, Any]:
-    """The derived `argv`: the command line normalized (`commands`: flags one per word, paths
-    resolved, the destination last), whose first word is one of the toolset's commands."""
-    from .commands import ALLOWLISTS
+    """The derived `argv`: the command line normalized (`commands`: the operands, paths resolved
+    and the destination last, then the flags one per word), whose first word is one of the
+    toolset's commands; `x-fixed-positions` says which positions hold the same thing in every
+    spelling of a command (`commands.FIXED_POSITIONS`), for the check of positional rules."""
+    from .commands import ALLOWLISTS, FIXED_POSITIONS
 
+    fixed = {name: list(FIXED_POSITIONS[name]) for name in sorted(ALLOWLISTS[toolset]) if name in FIXED_POSITIONS}
     return {"argv": {"type": "array", "items": {"type": "string"},
-                     "prefixItems": [{"type": "string", "enum": sorted(ALLOWLISTS[toolset])}]}}
+                     "prefixItems": [{"type": "string", "enum": sorted(ALLOWLISTS[toolset])}],
+                     "x-fixed-positions": fixed}}
 
 
 def _shell(name: str, commands: str, approval_note: str, approval: Approval,

@@ -12,17 +12,19 @@ import shlex
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
 from llm_do.bundle.approval import Action
+from llm_do.toolkit.files import PathRefused, confine
 from llm_do.toolkit.hooks import Decisive
+from llm_do.toolkit.protected import STATE_FOLDER
 
 from ..base import StdlibToolset
-from .commands import CommandRefused, parse_command
+from .commands import Command, CommandRefused, parse_command
 from .descriptor import ShellSettings
 
 ENV_SET = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -30,6 +32,9 @@ ENV_SET = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_
 ENV_REMOVED = ("POSIXLY_CORRECT", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXTERNAL_DIFF")
 """POSIXLY_CORRECT stops GNU tools reading flags after operands, which the policy assumes they do;
 the git variables would point git away from the root or at a diff program."""
+
+MOVES = frozenset({"mv"})
+"""Commands that carry their sources' data to where they land (the last of their `touches`)."""
 
 KILL_GRACE = 2.0
 """Seconds to wait for the output pipes to close once the process group has been killed."""
@@ -41,43 +46,87 @@ class ShellToolset(StdlibToolset):
 
     settings: ShellSettings
 
+    def plan(self, command: str) -> Command:
+        """The command line judged: the policy (`commands.parse_command`), then what it touches
+        against what no tool may touch (`toolkit.protected`); `CommandRefused` says why not. A
+        recursive grep is told to skip the protected folders below the directory."""
+        plan = parse_command(self.descriptor.name, command, self.root)
+        for path, access in plan.touches:
+            why = self.protected.refusal(self.root, path, access)
+            if why is not None:
+                raise CommandRefused(f"{plan.argv[0]}: {why}")
+        if plan.recursive:
+            skipped = [os.path.basename(p) for p in self.protected.folders_below(os.path.realpath(self.root))]
+            names = sorted({STATE_FOLDER, *skipped})
+            plan = replace(plan, argv=(plan.argv[0], *(f"--exclude-dir={n}" for n in names), *plan.argv[1:]))
+        return plan
+
     def approval_for(self, name: str, args: dict[str, Any]) -> Action:
         """The command's own approval (`ls` allowed, `mv` asked). A command that will be refused
         is 'allow': asking a person about a call that cannot run would be pointless."""
         if name != "shell":
             return super().approval_for(name, args)
         try:
-            return parse_command(self.descriptor.name, str(args.get("command", "")), self.root).approval
+            return self.plan(str(args.get("command", ""))).approval
         except CommandRefused:
             return "allow"
 
+    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+        """A line the toolset will refuse fails unasked, saying why."""
+        if name != "shell":
+            return super().refusal(name, args, host)
+        try:
+            self.plan(str(args.get("command", "")))
+        except CommandRefused as e:
+            return str(e)
+        return None
+
     def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Adds `argv`, the command line normalized (`commands`: one spelling per call, paths
-        resolved below the root), left out when the line will be refused."""
+        """Adds `argv`, the command line normalized (`commands`: one spelling per call, operands
+        first, paths resolved below the root), left out when the line will be refused."""
         normalized = super().normalize_args(name, args)
         if name == "shell":
             try:
-                normalized["argv"] = list(parse_command(self.descriptor.name, str(args.get("command", "")), self.root).normalized)
+                normalized["argv"] = list(self.plan(str(args.get("command", ""))).normalized)
             except CommandRefused:
                 pass
         return normalized
 
+    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+        """`mv`'s source and where it lands (the last of `Command.touches`), absolute below the
+        toolset's root: what the taint guard judges the move on. The source with links resolved
+        (the data it names); where it lands with its folder's links resolved but not its own name,
+        which the rename replaces (a link there is not followed)."""
+        if name != "shell" or "argv" not in normalized:
+            return None  # another tool, or a line the toolset refuses
+        try:
+            command = parse_command(self.descriptor.name, str(normalized.get("command", "")), self.root)
+            if command.argv[0] not in MOVES:
+                return None
+            *sources, (landing, _) = command.touches
+            moved = [str(confine(self.root, path)) for path, _ in sources]
+            folder, entry = os.path.split(os.path.normpath(landing))
+            target = str(confine(self.root, os.path.join(folder or ".", entry))) if entry in ("", ".", "..") \
+                else os.path.join(confine(self.root, folder or "."), entry)
+        except (CommandRefused, PathRefused):  # the tree changed since it was normalized: the tool refuses it in its turn
+            return None
+        return moved, target
+
     def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        """The command line as the rules judge it (normalized), whole, with the directory it
-        runs in beside it; a line the toolset will refuse as written, saying so."""
+        """The command line as the rules judge it (normalized, written flags first), whole, with
+        the directory it runs in beside it; a line the toolset will refuse as written, saying so."""
         shown = super().shown_args(name, args)
         command = args.get("command")
         if name == "shell" and isinstance(command, str):
             try:
-                normalized = parse_command(self.descriptor.name, command, self.root).normalized
-                shown["command"] = Decisive(shlex.join(normalized), f"in {self.root_label}")
+                shown["command"] = Decisive(shlex.join(self.plan(command).shown), f"in {self.root_label}")
             except CommandRefused:
                 shown["command"] = Decisive(command, f"in {self.root_label}; the toolset will refuse it")
         return shown
 
     async def shell(self, command: str, timeout: float | None = None) -> str:
         try:
-            plan = parse_command(self.descriptor.name, command, self.root)
+            plan = self.plan(command)
         except CommandRefused as e:
             raise ToolFailed(str(e)) from None
         name = plan.argv[0]

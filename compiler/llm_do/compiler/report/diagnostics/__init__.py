@@ -44,6 +44,11 @@ def counts(results: list[ProjectDiagnostics]) -> dict[str, int]:
     return out
 
 
+def counted(tally: dict[str, int]) -> str:
+    """"1 warning, 2 infos": the kinds that occur, errors first ('' for none)."""
+    return ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in tally.items() if n)
+
+
 def cwd_relative(root: Path, file: str) -> str:
     """A project file's path relative to the current directory (as SARIF and GitHub want it)."""
     import os

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from ...codes import RULES, cause_rank
 from ...diagnostics import Diagnostic
 from ...syntax.sources import decode_lines, read_regular_file
-from . import ProjectDiagnostics, counts
+from . import ProjectDiagnostics, counted, counts
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -151,10 +151,8 @@ def text_lines(results: list[ProjectDiagnostics], *, show_summary: bool = True) 
                 kind = RULES[code].severity
                 yield [(f"... and {n - MAX_PER_CODE} more {code} {kind}s (`--format json` lists every one)", "bold")]
     if show_summary:
-        c = counts(results)
-        parts = [f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in c.items() if n]
-        if parts:
-            yield [(", ".join(parts), "bold")]
+        if line := counted(counts(results)):
+            yield [(line, "bold")]
 
 
 def _lines_of(result: ProjectDiagnostics, d: Diagnostic, cache: dict[str, list[str] | None]) -> Iterator[Line]:

@@ -14,12 +14,14 @@ from ...diagnostics import Diagnostic
 from ..resolved import ResolvedProject
 from .capabilities import check_capabilities
 from .entry_args import check_entry_args
+from .flow_paths import check_flow_paths
 from .graph_cycles import check_cycles
 from .graph_depth import check_depth
 from .graph_reachability import check_reachability
 from .models import check_models
 from .portability import check_portability
 from .python_calls import check_python_calls
+from .python_flows import check_undeclared_calls
 from .python_imports import check_python_imports
 
 
@@ -36,6 +38,8 @@ ALL_RULES: tuple[CheckRule, ...] = (
     check_depth,
     check_reachability,
     check_capabilities,
+    check_undeclared_calls,
+    check_flow_paths,
     check_portability,
 )
 

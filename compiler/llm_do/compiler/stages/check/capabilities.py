@@ -24,9 +24,10 @@ from ...capabilities import (
 )
 from ...capability_grants import worker_grants
 from ...diagnostics import Diagnostic, Location, diagnostic
+from ...flows.declassifying import declassifies
 from ...reach_text import via_text
 from ..resolved import ResolvedProject
-from .flows import check_flows
+from .flows import check_flows, inert_acceptances, project_flows
 
 WRITE = "fs.write"
 UNSURE_KEYS = frozenset({"toolsets", "tools", "approvals", "model", "compatible_models"})
@@ -51,7 +52,7 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     for name, worker in project.workers.items():
         gates = {t.name: Gate(t.approval, t.default_approval, tuple(r.text for r in t.rules)) if t.rules
                  else plain_gate(t.approval, t.default_approval) for t in worker.tools.values()}
-        view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls})
+        view = WorkerView(calls={callee: gates.get(callee, OPEN) for callee in worker.calls}, declassifies=declassifies(worker))
         views[name] = view
         if worker.parsed.incomplete & UNSURE_KEYS:
             continue  # an error dropped part of what it can do or of its approvals: that error says it
@@ -76,12 +77,20 @@ def project_views(project: ResolvedProject) -> dict[str, WorkerView]:
     return views
 
 
+def project_inert_acceptances(project: ResolvedProject) -> frozenset[int]:
+    """The `flows.accept` entries that accept nothing (`flows.inert_acceptances`), analysed now
+    when the check did not (its flow rules silenced)."""
+    if project.inert_acceptances is not None or not project.manifest.flows.accept:
+        return project.inert_acceptances or frozenset()
+    return inert_acceptances(project, project_flows(project, project_views(project)))
+
+
 def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     if project.entry not in project.workers and project.entry_function is None:
         return []
     silenced = {c.upper() for c in project.manifest.suppress}
     views = project_views(project)
-    flows = check_flows(project, views, None, silenced)  # R003-R006
+    flows = check_flows(project, views, silenced)  # R003-R006
     if {"R001", "R002"} <= silenced:
         return flows  # nothing more to report: skip the analysis (the build of a big project pays for it)
     analysis = Analysis(views)

@@ -3,35 +3,52 @@ nothing.
 
 The rule runs `flows.trifecta` over the same views as R001/R002 (`capabilities.project_views`),
 with the server-side tools added as grants: lint, `capabilities` and `diff` see the same flows.
+Which acceptances accept nothing is also what the bundle records (`flow.INERT`, written by
+`lower`), so the run honours exactly the entries R006 leaves alone.
 """
 
 from __future__ import annotations
 
-from llm_do.bundle.flow import INPUT, TRUSTED
+import json
 
-from ...capabilities import PROVIDER, Analysis, Grant, WorkerView, kind_of, provider_grant
+from llm_do.bundle.flow import ANY, INPUT, LABELS
+
+from ...capabilities import PROVIDER, Grant, WorkerView, kind_of, provider_grant
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
 from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...reach_text import gate_text, via_text
 from ..resolved import ResolvedProject
+from .flow_precision import PRECISION_CODES, check_flow_precision
+
+UNNAMED_SHOWN = 3
+"""Combinations an R006 names when every leg is named by some entry but no one entry names them."""
 
 
-def project_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
+def project_flows(project: ResolvedProject, views: dict[str, WorkerView]) -> FlowAnalysis:
     """The flow analysis of a resolved project (`views`: `project_views`)."""
     extra: dict[str, list[Grant]] = {
         name: [provider_grant(t.tool_type) for t in w.parsed.front.server_side_tools]
         for name, w in project.workers.items() if w.parsed.front.server_side_tools}
     flows = project.manifest.flows
     accept = acceptances_of(a.model_dump() for a in flows.accept)
-    return FlowAnalysis(leg_views(views, project.entry, flows.inputs == TRUSTED, extra), accept,
-                        capabilities if accept else None)
+    return FlowAnalysis(leg_views(views, project.entry, flows.inputs, extra), accept)
 
 
-def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabilities: Analysis | None,
-                silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006"} and not any(w.parsed.front.server_side_tools for w in project.workers.values()):
+def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> frozenset[int]:
+    """The indices of `flows.accept` entries that accept nothing (R006), found once per project
+    (`analysis`: its `project_flows`): `lower` marks them in the bundle (`flow.INERT`) and the run
+    does not honour them."""
+    if project.inert_acceptances is None:
+        entries = acceptances_of(a.model_dump() for a in project.manifest.flows.accept)
+        project.inert_acceptances = frozenset(i for i, entry in enumerate(entries) if not analysis.accepts(entry))
+    return project.inert_acceptances
+
+
+def check_flows(project: ResolvedProject, views: dict[str, WorkerView], silenced: set[str]) -> list[Diagnostic]:
+    if silenced >= {"R003", "R005", "R006"} | PRECISION_CODES and \
+            not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
-    analysis = project_flows(project, views, capabilities or (Analysis(views) if project.manifest.flows.accept else None))
+    analysis = project_flows(project, views)
     out: list[Diagnostic] = []
     gated: dict[tuple[str, str], list[str]] = {}
     """The workers of gated flows by the egress tool they pass: one note per tool, naming them."""
@@ -48,8 +65,8 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
             if flow.provider is not None:
                 out.append(_diagnostic("R004", project, flow, flow.provider))
                 continue
-            if flow.armed:
-                out.append(_diagnostic("R003", project, flow, flow.egress))
+            if flow.armed:  # one at each tool that gives an armed egress (newcomer G5)
+                out += [_diagnostic("R003", project, flow, egress) for egress in analysis.armed_egress(worker)]
                 continue
         if "R005" not in silenced:
             gated.setdefault(analysis.egress_granter(worker), []).append(worker)
@@ -57,7 +74,7 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], capabili
         first = analysis.flow(workers[0])
         assert first is not None
         out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
-    return out + _unmatched_acceptances(project, analysis)
+    return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
 def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
@@ -107,16 +124,34 @@ def _leg_location(project: ResolvedProject, flow: Flow, leg: Leg) -> Location:
 
 def _unmatched_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> list[Diagnostic]:
     out: list[Diagnostic] = []
+    inert = inert_acceptances(project, analysis)
     for i, entry in enumerate(project.manifest.flows.accept):
+        if i not in inert:
+            continue
         flow = analysis.flow(entry.worker) if entry.worker in analysis.views else None
+        hint = "remove the entry, or name the legs `llm-do capabilities` shows"
         if flow is None:
             problem = "no such worker" if entry.worker not in analysis.views else "it holds no trifecta"
-        elif flow.accepted is None and flow.armed:
-            problem = "its legs are not all named (an armed combination is left)"
-        elif not flow.armed:
-            problem = "its egress is behind approval already"
+        elif flow.armed:
+            problem = f"its legs are not all named: {_unnamed_text(analysis, entry.worker)}"
+            hint = (f"remove the entry, or name every leg, as in {json.dumps(analysis.acceptance_for(entry.worker))} "
+                    "(with your reason)")
         else:
-            continue
+            problem = "its egress is behind approval already"
         out.append(diagnostic("R006", f"the flow acceptance for '{entry.worker}' matches nothing: {problem}",
-                              project.loaded.at("flows", "accept", i, key=False), hint="remove the entry, or name the legs `llm-do capabilities` shows"))
+                              project.loaded.at("flows", "accept", i, key=False), hint=hint))
     return out
+
+
+def _unnamed_text(analysis: FlowAnalysis, worker: str) -> str:
+    """What the worker's acceptances leave unnamed (newcomer G4): the capabilities of each leg no
+    entry names, else the combinations no one entry names."""
+    entries = analysis.acceptances(worker)
+    legs = analysis.armed_legs(worker)
+    missing = [f"{label} {c}" for label in LABELS for c in legs[label] if not any(ANY in a[label] or c in a[label] for a in entries)]
+    if missing:
+        return f"no entry names {', '.join(missing)}"
+    unnamed = analysis.unnamed(worker)
+    shown = "; ".join(f"private {p}, untrusted {u}, egress {e}" for p, u, e in unnamed[:UNNAMED_SHOWN])
+    more = f" (and {len(unnamed) - UNNAMED_SHOWN} more)" if len(unnamed) > UNNAMED_SHOWN else ""
+    return f"no one entry names the combination {shown}{more}"

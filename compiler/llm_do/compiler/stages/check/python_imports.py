@@ -9,8 +9,10 @@ from ..resolved import ResolvedProject
 
 def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     facts = project.facts
-    if facts.failure is not None:
-        return [diagnostic(facts.failure_code or "Y005", facts.failure.message, project.loaded.at("python_files"))]
+    failure = facts.failure
+    if failure is not None:
+        at = Location(file=failure.file, line=failure.line or 1) if failure.file else project.loaded.at("python_files")
+        return [diagnostic(facts.failure_code or "Y005", failure.message, at)]
     out: list[Diagnostic] = []
     reported: set[tuple] = set()
     for module in facts.modules.values():

@@ -13,32 +13,18 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import sys
 from pathlib import Path
 from typing import Any
 
-from llm_do.toolkit.files import atomic_write, write_new
+from llm_do.toolkit.files import atomic_write
+from llm_do.toolkit.user_state import cache_home, folder_secret, signature
+
+__all__ = ["NO_CACHE_VARIABLE", "SignedEntries", "cache_folder", "cache_home", "folder_secret", "path_environment", "prune",
+           "signature"]
 
 NO_CACHE_VARIABLE = "LLM_DO_NO_CACHE"
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONPLATLIBDIR", "PYTHONUSERBASE")
 """The environment variables that shape `sys.path`, so what an import finds."""
-
-
-def cache_home() -> Path | None:
-    """`$XDG_CACHE_HOME/llm-do`, or the platform's user cache directory; None when the user has no
-    home directory to find it in (a container without `HOME`): then nothing is cached."""
-    if os.environ.get("XDG_CACHE_HOME"):
-        base = Path(os.environ["XDG_CACHE_HOME"])
-    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        try:
-            home = Path.home()
-        except RuntimeError:
-            return None
-        base = home / "Library" / "Caches" if sys.platform == "darwin" else home / ".cache"
-    return base / "llm-do"
 
 
 def cache_folder(name: str) -> Path | None:
@@ -105,31 +91,6 @@ class SignedEntries:
 
     def _secret(self, *, create: bool) -> bytes:
         return folder_secret(self.folder, create=create)
-
-
-def folder_secret(folder: Path, *, create: bool) -> bytes:
-    """The HMAC key of a cache folder: 32 random bytes only this user can read, made once (by
-    whichever process wins). Raises OSError when there is none (and `create` is false)."""
-    path = folder / "key"
-    try:
-        secret = path.read_bytes()
-    except FileNotFoundError:
-        if not create:
-            raise
-        try:
-            write_new(path, secrets.token_bytes(32))
-            os.chmod(path, 0o600)
-        except FileExistsError:
-            pass
-        secret = path.read_bytes()
-    if len(secret) != 32:
-        raise OSError(f"{path} is not a key")
-    return secret
-
-
-def signature(secret: bytes, body: str) -> str:
-    """The HMAC of `body` under `secret`, as hex."""
-    return hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()
 
 
 def prune(folder: Path, limit: int, pattern: str = "*/*.json") -> None:

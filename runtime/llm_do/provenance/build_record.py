@@ -6,14 +6,14 @@ the lock, the interpreter, llm-do's own code and what shapes `sys.path`. It hold
 depended on: the hash of every file the build read (with its size, times and inode, so a check
 reads again only a file whose stamp changed), the listing of the project tree taken before
 it started (a file that a pattern or a template search would find now), the checks of the
-introspection answers it used (`facts.import_checks`: the Python and what it imports), and the
+introspection answers it used (`import_checks`: the Python and what it imports), and the
 diagnostics it reported. A lock is current when a record is found for its bytes and all of that
 still holds; a lock whose bytes a person edited (its digest recomputed or not) finds no record, and
 the check builds in memory as before. A project with MCP servers, whose tools are listed live, is
 never recorded.
 
 Records live in the user's cache (`user_cache`), signed; standard library only, so a check that
-finds its answer here loads nothing of the compiler.
+finds its answer here (`build --check`, and every run: `lock_sources`) loads nothing of the compiler.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from typing import Any
 from llm_do.bundle.canonical import sha256_hex, source_hash
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.version import VERSION
+from llm_do.toolkit.files import read_regular_file
 
-from .facts.import_checks import checks_hold
-from .syntax.sources import read_regular_file
+from .import_checks import checks_hold
 from .tree_listing import Listing, list_tree
 from .user_cache import SignedEntries, cache_folder, path_environment
 
-FORMAT = 1
+FORMAT = 2
 FOLDER = "builds"
 MAX_BYTES = 64 * 1024 * 1024
 MANIFEST_NAME = "project.json"
@@ -121,11 +121,18 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
     """The bytes of `lock` and the record kept for them, whether or not it still holds; None when
     the lock cannot be read or no record was kept for its bytes."""
     try:
-        data = read_regular_file(str(lock), limit=None)
+        data = read_regular_file(lock, None, follow_links=True)
     except (OSError, LlmDoError, ValueError):
         return None
-    body = records.read(_material(root, lock, data))
-    return (data, body) if isinstance(body, dict) else None
+    body = read_record(records, root, lock, data)
+    return (data, body) if body is not None else None
+
+
+def read_record(records: SignedEntries, root: Path, lock: Path, bundle: bytes) -> dict[str, Any] | None:
+    """The record kept for the lock bytes `bundle` at `lock` (of the project at `root`), whether or
+    not it still holds; None when none was kept."""
+    body = records.read(_material(root, lock, bundle))
+    return body if isinstance(body, dict) else None
 
 
 def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[str, bytes] | None:
@@ -144,7 +151,7 @@ def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[s
             path = os.path.join(root, rel)
             if stamp is not None and _stat(os.stat(path)) == stamp:
                 continue  # the same file, not written since it was hashed
-            data = read_regular_file(path)
+            data = read_regular_file(Path(path), None, follow_links=True)
             if source_hash(data) != digest:
                 changed[rel] = data
     except (OSError, LlmDoError, TypeError, ValueError):
@@ -171,7 +178,7 @@ def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
     check need not read it again while the stamp is the same; None when it changed too lately to
     tell a later write by its times (a coarse clock)."""
     before = os.stat(path)
-    if source_hash(read_regular_file(path)) != digest:
+    if source_hash(read_regular_file(Path(path), None, follow_links=True)) != digest:
         raise ValueError(f"{path} changed during the build")
     if max(before.st_mtime_ns, before.st_ctime_ns) >= now_ns - RACY_NS:
         return None
@@ -189,11 +196,12 @@ def _material(root: Path, lock: Path, bundle: bytes) -> dict[str, Any]:
 
 def compiler_material(root: Path) -> dict[str, Any]:
     """What a compile of the project at `root` depends on besides its files: llm-do's code, the
-    interpreter and what shapes `sys.path`."""
+    interpreter (the file it is, not the name it was started by: `python` and `python3` of one
+    environment are one; and its environment, `sys.prefix`) and what shapes `sys.path`."""
     return {
         "format": FORMAT,
         "llm_do": [VERSION, code_stamp()],
-        "python": [sys.executable, sys.version, path_stamp()],
+        "python": [os.path.realpath(sys.executable), sys.prefix, sys.version, path_stamp()],
         "environment": path_environment(),
         "root": str(root),
     }
@@ -203,10 +211,9 @@ def compiler_material(root: Path) -> dict[str, Any]:
 def code_stamp() -> str:
     """The size and modification time of every module of llm-do (its version does not change with
     every edit of a checkout), as one hash; taken once per process, as the code it runs is loaded once."""
-    import llm_do
-
+    package = sys.modules["llm_do"]  # loaded: this module is part of it (importing it here would make a circle)
     stamp = hashlib.sha256()
-    for top in sorted(llm_do.__path__):
+    for top in sorted(package.__path__):
         for folder, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):
@@ -217,10 +224,16 @@ def code_stamp() -> str:
 
 def path_stamp() -> list[list[Any]]:
     """Each `sys.path` folder with its modification time: a distribution installed, upgraded or
-    removed changes its folder (the packages a lock records, pydantic's schemas, PyYAML's parse). The first, the
-    script's folder or the current one, is left out: the compiler's own imports do not come from it."""
+    removed changes its folder (the packages a lock records, pydantic's schemas, PyYAML's parse).
+    The first entry (the script's folder, or the current one) is left out, and so is the working
+    directory wherever it stands (`""`, or its path, as `python -m` and test runners put it): the
+    compiler's own imports do not come from them, and leaving them out lets `llm-do exec`, a script
+    and a test runner find the records of `llm-do build`."""
+    here = os.getcwd()
     out: list[list[Any]] = []
     for entry in sys.path[1:]:
+        if entry in ("", here):
+            continue
         try:
             out.append([entry, os.stat(entry).st_mtime_ns])
         except OSError:
