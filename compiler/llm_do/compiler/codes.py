@@ -511,7 +511,7 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.check.python_calls",)),
     # --- B: budgets (what a run can cost)
     Rule("B001", "unbounded-cost", "warning", "A run can cost any amount: one request of a worker it reaches has no worst case.",
-         "`lint` bounds what a run from the entry can cost before it starts (spec/cost.md). A run's requests are "
+         "`lint` bounds what a run from the entry can cost before it starts. A run's requests are "
          "always counted (`request_limit`, 50 by default), so what is missing is a bound on one request: its input "
          "tokens (the model's context window, or `usage_limits.per_request_input_tokens_limit` with "
          "`count_tokens_before_request`), its output tokens (`max_tokens` in the worker's `model_settings`, or the "
@@ -548,6 +548,7 @@ GROUPS = {
     "M": "models",
     "A": "approvals",
     "R": "review of capabilities",
+    "B": "cost bounds and prices",
     "L": "the .agent era",
     "C": "configuration of the checks themselves",
 }

@@ -63,7 +63,7 @@ def of_bundle(doc: Mapping[str, Any], override: str | None = None) -> CostInputs
     for name, node in doc["workers"].items():
         python = any(b.get("toolset") and (toolsets.get(b["toolset"]) or {}).get("kind") == "python"
                      for b in (node.get("tools") or {}).values())
-        legacy = python and node["source"].endswith(".agent")
+        legacy = python and str(node.get("source") or "").endswith(".agent")
         as_tools = {u["worker"] for u in node.get("toolsets") or () if u.get("worker")}
         calls = tuple(node.get("calls") or ())
         creates = any((toolsets.get(u.get("toolset") or "") or {}).get("kind") == "stdlib"

@@ -16,7 +16,7 @@ from ...cost.inputs import of_project
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ..resolved import ResolvedProject
 
-UNBOUNDED_HINT = ("bound one request (spec/cost.md): `max_tokens` in the worker's model_settings, "
+UNBOUNDED_HINT = ("bound one request: `max_tokens` in the worker's model_settings, "
                   "`usage_limits.count_tokens_before_request` with `per_request_input_tokens_limit`, `max_uses` of web_search")
 
 
