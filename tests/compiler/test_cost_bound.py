@@ -8,8 +8,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from llm_do.compiler.cost.bound import CostAnalysis, CostBound
 from llm_do.compiler.cost.inputs import of_bundle, of_project
 from llm_do.compiler.cost.models import CHOSEN

@@ -7,7 +7,15 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
-from genai_prices.types import ConditionalPrice, ModelInfo, ModelPrice, PriceVariant, StartDateConstraint, Tier, TieredPrices
+from genai_prices.types import (
+    ConditionalPrice,
+    ModelInfo,
+    ModelPrice,
+    PriceVariant,
+    StartDateConstraint,
+    Tier,
+    TieredPrices,
+)
 
 from llm_do.pricing.genai import data_release, genai_sheet, sheet_of
 from llm_do.pricing.rates import Rate

@@ -10,8 +10,8 @@ from pydantic_ai.usage import RequestUsage
 
 from llm_do.pricing.actual import response_cost
 from llm_do.pricing.ceiling import CONTINUATIONS, worst_request
-from llm_do.pricing.rates import PriceSheet, Rate, declared_sheet
 from llm_do.pricing.genai import genai_sheet
+from llm_do.pricing.rates import PriceSheet, Rate, declared_sheet
 
 D = Decimal
 SHEET = PriceSheet("p:m", "project", Rate(D(2), ((1000, D(4)),)), Rate(D(10)), per_request=D("0.001"),

@@ -19,7 +19,7 @@ from pydantic_ai.usage import RequestUsage, UsageLimits
 from llm_do.pricing.ceiling import worst_request
 from llm_do.pricing.sheets import price_sheet
 from llm_do.runtime import Runtime, RuntimeConfig
-from llm_do.runtime.budget import BudgetSpent, Hold, LocalBudget
+from llm_do.runtime.budget import BudgetSpent, LocalBudget
 from llm_do.runtime.errors import RunFailed
 from llm_do.runtime.events import RequestPriced
 from tests.support.cli import run_cli, worker

@@ -20,8 +20,8 @@ from typing import Any
 
 from .cost.bound import CostAnalysis, CostBound
 from .cost.inputs import of_bundle
-from .diff_change import Change, Severity, Verb, text_of
 from .cost.text import bound_detail, bound_summary, gap_text
+from .diff_change import Change, Severity, Verb, text_of
 
 DEFAULT_RISE_FACTOR = 2.0
 

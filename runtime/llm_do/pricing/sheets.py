@@ -5,8 +5,8 @@ then pydantic-ai's offline `test` model (free), then genai-prices."""
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .rates import PriceSheet, Rate, declared_sheet, offline_sheet

@@ -33,13 +33,13 @@ def worker_models(inputs: CostInputs) -> dict[str, frozenset[str]]:
         caller = queue.popleft()
         queued.discard(caller)
         for callee in inputs.workers[caller].calls:
-            worker = inputs.workers.get(callee)
-            if worker is None or worker.model:
+            target = inputs.workers.get(callee)
+            if target is None or target.model:
                 continue
-            new = {m for m in models[caller] if _fits(m, worker.compatible_models)} - models[callee]
+            new = {m for m in models[caller] if _fits(m, target.compatible_models)} - models[callee]
             if new:
                 models[callee] |= new
-                if callee not in queued and worker.calls:
+                if callee not in queued and target.calls:
                     queue.append(callee)
                     queued.add(callee)
     return {name: frozenset(found) for name, found in models.items()}
