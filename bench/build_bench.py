@@ -17,11 +17,14 @@ A project with Python (a copy of examples/python_tools) is built in the same rou
 introspection cache warm (its Python did not change: no child process) and with `--no-cache` (the
 child imports it, as every build did before the cache), against the same cache folder under --out.
 
-The cost bound (spec/cost.md) is no part of `build` (lint, capabilities, graph and diff compute
-it), so what it would add to a build is measured in this process on the largest project, after the
-rounds: the median CPU time of `lint`'s check (`check_costs` over the resolved project) and of
-`capabilities`' bounds (the entry's and every worker's, from the lock), against the median CPU time
-of `build` of that size (goal: under 5% each).
+The cost bound (spec/cost.md) is no part of `build` (the lock does not hold it: lint,
+capabilities, graph and diff compute it), so it adds nothing to the rows above. What computing it
+costs is measured in this process on the largest project, after the rounds, against a build that
+compiles (in-process, no cache, so no step is skipped because the lock is current): the median CPU
+time of `lint`'s check (`check_costs` over the resolved project) and of `capabilities`' bounds (the
+entry's and every worker's, from the lock), each a share of that build's median CPU time (goal:
+under 5%). Reading genai-prices' data, once per process and only when a model it prices is named,
+is shown apart.
 """
 
 from __future__ import annotations
@@ -134,12 +137,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{seconds(version_series.median)} (interpreter + CLI start-up, in every row above)")
 
     big = sizes[-1]
-    lint_bound, report_bound = bound_seconds(projects[big], args.runs)
-    build_cpu = builds[big].cpu_median
+    data, build_cpu, lint_bound, report_bound = bound_seconds(projects[big], args.runs)
+    print(f"cost bound, {big} workers (CPU, in this process): a compiling build {seconds(build_cpu)}; "
+          f"genai-prices' data read once {seconds(data)}")
     for label, spent in (("lint's check (resolved project)", lint_bound), ("capabilities' bounds (lock)", report_bound)):
         share = spent / build_cpu
-        print(f"cost bound of {big} workers, {label}: {seconds(spent)} CPU, {100 * share:.1f}% of `build {big}`'s "
-              f"{seconds(build_cpu)} CPU (< {100 * BOUND_SHARE_TARGET:.0f}%: {verdict(share < BOUND_SHARE_TARGET)})")
+        print(f"  {label}: {seconds(spent)}, {100 * share:.1f}% of the build "
+              f"(< {100 * BOUND_SHARE_TARGET:.0f}%: {verdict(share < BOUND_SHARE_TARGET)})")
 
     if args.json_out:
         data = {s.label: {"wall": s.times, "cpu": s.cpu}
@@ -148,10 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def bound_seconds(root: Path, runs: int) -> tuple[float, float]:
-    """Median CPU seconds of the cost bound of the project at `root`: as `lint` computes it (over
-    the resolved project: B001/B002) and as `capabilities` does (the entry's and every worker's,
-    from the lock). In this process: the bound is pure, and no build pays for it."""
+def bound_seconds(root: Path, runs: int) -> tuple[float, float, float, float]:
+    """CPU seconds, in this process: reading genai-prices' data (once), and the medians of a
+    compiling build of the project at `root` (no cache), of its cost bound as `lint` computes it
+    (over the resolved project: B001/B002) and as `capabilities` does (the entry's and every
+    worker's, from the lock), interleaved so that load falls on all alike."""
     import statistics
     import time
 
@@ -159,12 +164,19 @@ def bound_seconds(root: Path, runs: int) -> tuple[float, float]:
     from llm_do.compiler.cost.inputs import of_bundle
     from llm_do.compiler.pipeline import compile_project
     from llm_do.compiler.stages.check.cost import check_costs
+    from llm_do.pricing.genai import data_release, genai_sheet
 
-    resolved = compile_project(root, emit_bundle=False).resolved
-    assert resolved is not None
+    start = time.process_time()
+    genai_sheet("openai:gpt-4o")
+    data_release()
+    data = time.process_time() - start
     doc = json.loads((root / "bundle.lock").read_bytes())
-    lint, report = [], []
+    builds, lint, report = [], [], []
     for _ in range(runs):
+        start = time.process_time()
+        resolved = compile_project(root, cache=False).resolved
+        builds.append(time.process_time() - start)
+        assert resolved is not None
         start = time.process_time()
         check_costs(resolved)
         lint.append(time.process_time() - start)
@@ -173,8 +185,7 @@ def bound_seconds(root: Path, runs: int) -> tuple[float, float]:
         analysis.entry_bound()
         assert analysis.callee_bounds
         report.append(time.process_time() - start)
-    return statistics.median(lint), statistics.median(report)
-
+    return data, statistics.median(builds), statistics.median(lint), statistics.median(report)
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -143,3 +143,16 @@ def test_an_entry_function_may_run_its_calls_at_once(tmp_path: Path) -> None:
     bound = entry(root)
     assert bound.usd == (4 * 1000 * D(1) + 4 * 1 * D(2)) / M  # `other` is not called; 4 requests may be under way
     assert bound.path == ("flow.py:main", "main")
+
+
+def test_a_worker_deeper_than_the_requests_allow_is_never_reached(tmp_path: Path) -> None:
+    """A worker at depth d runs only after d - 1 requests called it: with request_limit 1 only the
+    entry's one request can be made; with tool_calls_limit 0 no tool (so no worker) is ever called."""
+    workers = {"main": worker("toolsets: [helper]"), "helper": worker("model: ollama:dear")}
+    one = entry(project(tmp_path / "one", workers, runtime={"usage_limits": {"request_limit": 1}}))
+    assert one.usd == worst("ollama:cheap") and one.path == ("main",)
+    two = entry(project(tmp_path / "two", workers, runtime={"usage_limits": {"request_limit": 2}}))
+    assert two.usd == 2 * worst("ollama:dear") and two.path == ("main", "helper")
+    costs = analysis(project(tmp_path / "none", workers, runtime={"usage_limits": {"tool_calls_limit": 0}}))
+    assert costs.entry_bound().usd == 50 * worst("ollama:cheap")
+    assert costs.callee_bounds["main"].usd == 50 * worst("ollama:cheap")

@@ -23,11 +23,11 @@ price.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from llm_do.pricing.ceiling import WorstRequest, worst_request
 from llm_do.pricing.rates import ZERO
@@ -129,6 +129,10 @@ class CostAnalysis:
 
     def __init__(self, inputs: CostInputs) -> None:
         self.inputs = inputs
+        self._worst: dict[tuple[str, int, int], WorstRequest | None] = {}
+        """(model, id of the settings, id of the provider tools) -> the worst request (None: no
+        price): workers mostly share their model and settings (the default's), so one per kind.
+        By identity: the objects live as long as `inputs`."""
 
     @cached_property
     def models(self) -> dict[str, frozenset[str]]:
@@ -151,11 +155,10 @@ class CostAnalysis:
                 summary.gaps.append(Gap("unpriced", name, CHOSEN, "it runs on the model the run is given (--model, LLM_DO_MODEL): "
                                                                "it names none and the project has no default"))
                 continue
-            sheet = price_sheet(model, inputs.prices)
-            if sheet is None:
+            worst = self._worst_request(model, inputs.settings(name), worker.server_side_tools)
+            if worst is None:
                 summary.gaps.append(Gap("unpriced", name, model, f"no price is known for '{model}': declare one in project.json cost.prices"))
                 continue
-            worst = worst_request(sheet, inputs.settings(name), inputs.limits, worker.server_side_tools)
             if worst.cost is None:
                 summary.gaps += [Gap("unbounded", name, model, why) for why in worst.missing]
                 continue
@@ -164,6 +167,13 @@ class CostAnalysis:
         summary.gaps, summary.more_gaps = summary.gaps[:MAX_GAPS], len(summary.gaps) > MAX_GAPS
         return summary
 
+    def _worst_request(self, model: str, settings: Any, tools: tuple[Any, ...]) -> WorstRequest | None:
+        key = (model, id(settings), id(tools))
+        if key not in self._worst:
+            sheet = price_sheet(model, self.inputs.prices)
+            self._worst[key] = None if sheet is None else worst_request(sheet, settings, self.inputs.limits, tools)
+        return self._worst[key]
+
     def request_bound(self, worker: str) -> tuple[Costly | None, tuple[Gap, ...]]:
         """The worker's own dearest request (on any model it may run on), and its gaps."""
         own = self.own[worker]
@@ -171,17 +181,21 @@ class CostAnalysis:
 
     @cached_property
     def entry_reach(self) -> dict[str, str | None]:
-        """The workers a run from the entry reaches within `max_depth`, each with the worker that
-        first calls it on a shortest path (None: the entry, or called by the entry function)."""
+        """The workers a run from the entry reaches, each with the worker that first calls it on a
+        shortest path (None: the entry, or called by the entry function): those within `max_depth`
+        and within `request_limit` levels (a worker at depth d runs only after d - 1 requests, one
+        of each caller above it, called it), and none below the first level when
+        `tool_calls_limit` is 0 (pydantic-ai refuses a response's tool calls before running them)."""
         inputs = self.inputs
         function = inputs.function_calls
         starts = [w for w in (function if function is not None else (inputs.entry,)) if w in inputs.workers]
+        deepest = min(inputs.max_depth, _request_limit(inputs.limits), 1 if inputs.limits.get("tool_calls_limit") == 0 else inputs.max_depth)
         depth = dict.fromkeys(starts, 1)
         parent: dict[str, str | None] = dict.fromkeys(starts)
         queue = deque(starts)
         while queue:
             caller = queue.popleft()
-            if depth[caller] >= inputs.max_depth:
+            if depth[caller] >= deepest:
                 continue
             for callee in inputs.workers[caller].calls:
                 if callee in inputs.workers and callee not in depth:
@@ -209,15 +223,17 @@ class CostAnalysis:
     @cached_property
     def callee_bounds(self) -> dict[str, CostBound]:
         """Each worker's bound as the first worker of a run (`--worker`, or called on its own): the
-        workers it can reach, at any depth (a callee's depth depends on who calls it)."""
+        workers it can reach, at any depth (a callee's depth depends on who calls it); itself alone
+        when `tool_calls_limit` is 0."""
+        if self.inputs.limits.get("tool_calls_limit") == 0:
+            return {name: self._bound(name, self.own[name], 1) for name in self.inputs.workers}
         reach = _reach_summaries(self.inputs, self.own)
         return {name: self._bound(name, reach[name], 1) for name in self.inputs.workers}
 
     def _bound(self, root: str, summary: _Summary, depth: int, path: tuple[str, ...] = ()) -> CostBound:
         inputs = self.inputs
         limits = inputs.limits
-        requests = limits.get("request_limit")
-        requests = DEFAULT_REQUEST_LIMIT if requests is None else requests
+        requests = _request_limit(limits)
         models = tuple(sorted(summary.models))
         if summary.gaps:
             return CostBound(root, None, requests, summary.dominant, path, tuple(summary.gaps), summary.more_gaps, (), models)
@@ -238,6 +254,11 @@ class CostAnalysis:
                 joint_cap = None
         usd = _dearest_spend(summary.input_rate, summary.output_rate, input_cap, output_cap, joint_cap) + requests * summary.fixed
         return CostBound(root, usd, requests, summary.dominant, path, (), False, tuple(shaped), models)
+
+
+def _request_limit(limits: Mapping[str, Any]) -> int:
+    found = limits.get("request_limit")
+    return DEFAULT_REQUEST_LIMIT if found is None else found
 
 
 def _of_request(costly: Costly) -> _Summary:
