@@ -85,12 +85,17 @@ class _Summary:
     models: set[str] = field(default_factory=set)
 
     def add(self, other: _Summary) -> None:
-        self.input_tokens = max(self.input_tokens, other.input_tokens)
-        self.output_tokens = max(self.output_tokens, other.output_tokens)
-        self.input_rate = max(self.input_rate, other.input_rate)
-        self.output_rate = max(self.output_rate, other.output_rate)
-        self.fixed = max(self.fixed, other.fixed)
-        if other.dominant is not None and (self.dominant is None or _dearer(other.dominant, self.dominant)):
+        if other.input_tokens > self.input_tokens:
+            self.input_tokens = other.input_tokens
+        if other.output_tokens > self.output_tokens:
+            self.output_tokens = other.output_tokens
+        if other.input_rate > self.input_rate:
+            self.input_rate = other.input_rate
+        if other.output_rate > self.output_rate:
+            self.output_rate = other.output_rate
+        if other.fixed > self.fixed:
+            self.fixed = other.fixed
+        if other.dominant is not None and other.dominant is not self.dominant and (self.dominant is None or _dearer(other.dominant, self.dominant)):
             self.dominant = other.dominant
         if other.gaps:
             every = sorted({*self.gaps, *other.gaps}, key=_gap_key)
@@ -163,8 +168,9 @@ class CostAnalysis:
                 summary.gaps += [Gap("unbounded", name, model, why) for why in worst.missing]
                 continue
             summary.add(_of_request(Costly(name, model, worst)))
-        summary.gaps.sort(key=_gap_key)
-        summary.gaps, summary.more_gaps = summary.gaps[:MAX_GAPS], len(summary.gaps) > MAX_GAPS
+        if summary.gaps:
+            summary.gaps.sort(key=_gap_key)
+            summary.gaps, summary.more_gaps = summary.gaps[:MAX_GAPS], len(summary.gaps) > MAX_GAPS
         return summary
 
     def _worst_request(self, model: str, settings: Any, tools: tuple[Any, ...]) -> WorstRequest | None:
@@ -323,6 +329,9 @@ def _reach_summaries(inputs: CostInputs, own: dict[str, _Summary]) -> dict[str, 
         components = [sorted(condensed.nodes[c]["members"]) for c in reversed(list(nx.topological_sort(condensed)))]
     reach: dict[str, _Summary] = {}
     for members in components:
+        if len(members) == 1 and not graph[members[0]]:  # a leaf reaches itself alone (summaries are never changed once made)
+            reach[members[0]] = own[members[0]]
+            continue
         summary = _Summary()
         for member in members:
             summary.add(own[member])
