@@ -157,6 +157,7 @@ def bound_seconds(root: Path, runs: int) -> tuple[float, float, float, float]:
     compiling build of the project at `root` (no cache), of its cost bound as `lint` computes it
     (over the resolved project: B001/B002) and as `capabilities` does (the entry's and every
     worker's, from the lock), interleaved so that load falls on all alike."""
+    import gc
     import statistics
     import time
 
@@ -173,13 +174,17 @@ def bound_seconds(root: Path, runs: int) -> tuple[float, float, float, float]:
     doc = json.loads((root / "bundle.lock").read_bytes())
     builds, lint, report = [], [], []
     for _ in range(runs):
+        gc.collect()  # each part starts with no garbage of the one before it
         start = time.process_time()
         resolved = compile_project(root, cache=False).resolved
         builds.append(time.process_time() - start)
         assert resolved is not None
+        gc.collect()
         start = time.process_time()
         check_costs(resolved)
         lint.append(time.process_time() - start)
+        del resolved
+        gc.collect()
         start = time.process_time()
         analysis = CostAnalysis(of_bundle(doc))
         analysis.entry_bound()
