@@ -170,13 +170,24 @@ def python_tool_module(k: int, tools_per_module: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+SHARED_PROMPT = "prompts/house_rules.md"
+HOUSE_RULES = """House rules:
+- Quote the files you rely on, with their paths.
+- Say when you are unsure, and what would settle it.
+- Never paste credentials or personal data into an answer.
+"""
+
+
 def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = COORDINATORS,
-                     chain_length: int = CHAIN_LENGTH, solo_entry: bool = False, python_modules: int = 0) -> Path:
+                     chain_length: int = CHAIN_LENGTH, solo_entry: bool = False, python_modules: int = 0,
+                     shared_prompt_every: int = 0) -> Path:
     """Write a project of n workers to `root` (replaced). With `solo_entry`, the entry is a
     tool-less `main` like `minimal_project`'s and the tree (n-1 workers) hangs from `lead`,
     unreachable from the entry (G003 suppressed): a run touches the entry worker only. With
     `python_modules` M, tools/tools_0.py .. tools_{M-1}.py share tools/shared.py, and worker i
-    lists one tool of module i % M (Python tools are asked by default: no R001)."""
+    lists one tool of module i % M (Python tools are asked by default: no R001). With
+    `shared_prompt_every` K, worker i with i % K == 0 ends its instructions with an include of
+    prompts/house_rules.md (one template many workers share)."""
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
@@ -201,6 +212,9 @@ def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = C
         for k in range(python_modules):
             (root / "tools" / f"tools_{k}.py").write_text(python_tool_module(k), encoding="utf-8")
         manifest["python_files"] = [f"tools/tools_{k}.py" for k in range(python_modules)]
+    if shared_prompt_every:
+        (root / "prompts").mkdir()
+        (root / SHARED_PROMPT).write_text(HOUSE_RULES, encoding="utf-8")
     if solo_entry:
         manifest["suppress"] = ["G003", "R002"]
         (root / "main.worker").write_text(MINIMAL_WORKER, encoding="utf-8")
@@ -209,6 +223,8 @@ def generate_project(root: Path, n: int, *, seed: int = 0, coordinators: int = C
         toolset = STDLIB[i % len(STDLIB)]
         templated = i % 7 == 3
         body = instructions(name, calls[name], toolset, templated, seed)
+        if shared_prompt_every and i % shared_prompt_every == 0:
+            body += f'\n{{% include "{SHARED_PROMPT}" %}}\n'
         description = f"Handles the {name.replace('_', ' ')} part of the {n}-worker benchmark workflow"
         path = root / paths[name]
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -75,6 +75,13 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     "runtime/llm_do/runtime/recording/sensitive_reads.py": (
         "tests/recording/test_sensitive_reads.py", "tests/recording/test_cassette_secrets.py",
     ),
+    # This round's security code (issue 36): protected paths, lock verification and signing, signed
+    # threads, declassification.
+    "runtime/llm_do/toolkit/protected.py": ("tests/stdlib/test_protected_paths.py",),
+    "runtime/llm_do/provenance/lock_sources.py": ("tests/runtime/test_lock_sources.py",),
+    "runtime/llm_do/provenance/signing.py": ("tests/provenance/test_signing.py",),
+    "runtime/llm_do/runtime/conversation_store.py": ("tests/runtime/test_private_state.py", "tests/runtime/test_chat.py"),
+    "runtime/llm_do/bundle/declassify.py": ("tests/bundle/test_declassify.py", "tests/runtime/test_flow_precision.py"),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 

@@ -1,12 +1,14 @@
 """Regenerate the files of spec/ that are made from the code, or check that they are current.
 
-    python spec/generate.py          rewrite spec/diagnostics.md and spec/schemas/*.schema.json
+    python spec/generate.py          rewrite spec/diagnostics.md and the JSON Schemas (runtime/llm_do/cli/schemas/)
     python spec/generate.py --check  write nothing; exit 1 and name the stale files
 
 Sources: the rule registry `llm_do.compiler.codes.RULES` (diagnostics.md) and the pydantic models
 `ProjectManifest` (project.json) and `WorkerFrontMatter` (front matter), the TypedDicts of
 `llm_do.bundle.model` (bundle.lock), and the pydantic models `CaseFile` (tests/*.yaml) and
 `Cassette` (recorded model traffic).
+The schemas are written into the package (`llm_do.cli.schema_files`: the wheel carries them, `llm-do
+schema NAME` prints them), each `$id` an https URL of `schema_files.SCHEMA_URL`.
 The output is byte-stable: JSON Schemas are written with sorted keys, two-space indentation and a
 final newline, so running this twice changes nothing. tests/test_spec_sync.py runs the check.
 """
@@ -21,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 SPEC = Path(__file__).resolve().parent
+ROOT = SPEC.parent
+"""The checkout: the generated files' paths are relative to it."""
+SCHEMAS_DIR = "runtime/llm_do/cli/schemas"
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMA_ID_PREFIX = "urn:llm-do:schema:"
 
 CATEGORIES: dict[str, str] = {
     "P": "Syntax and structure of project.json and front matter",
@@ -53,10 +57,13 @@ def _schema(model: Any, name: str, title: str, description: str, **kwargs: Any) 
 
 
 def _document(schema: dict[str, Any], name: str, title: str, description: str) -> str:
+    from llm_do.cli.schema_files import schema_url
+
     schema.pop("description", None)
+    kind, _, version = name.partition(":")
     doc = {
         "$schema": JSON_SCHEMA_DIALECT,
-        "$id": f"{SCHEMA_ID_PREFIX}{name}",
+        "$id": schema_url(kind, version),
         **schema,
         "title": title,
         "description": description,
@@ -65,10 +72,14 @@ def _document(schema: dict[str, Any], name: str, title: str, description: str) -
 
 
 def project_schema() -> str:
+    from llm_do.compiler.stages.load import EDITOR_SCHEMA_KEY
     from llm_do.compiler.syntax.manifest import ProjectManifest
 
-    return _schema(
-        ProjectManifest, "project:1", "llm-do project.json (version 1)",
+    schema = ProjectManifest.model_json_schema()
+    schema["properties"][EDITOR_SCHEMA_KEY] = {
+        "type": "string", "description": "The JSON Schema editors validate this file with (its URL); llm-do ignores it."}
+    return _document(
+        schema, "project:1", "llm-do project.json (version 1)",
         "project.json: which files make an llm-do project, where a run starts and how it runs. "
         "Generated from llm_do.compiler.syntax.manifest.ProjectManifest by spec/generate.py; see spec/language.md.",
     )
@@ -186,20 +197,20 @@ def diagnostics_md() -> str:
 
 
 GENERATED: dict[str, Callable[[], str]] = {
-    "diagnostics.md": diagnostics_md,
-    "schemas/project.schema.json": project_schema,
-    "schemas/worker.schema.json": worker_schema,
-    "schemas/bundle.schema.json": bundle_schema,
-    "schemas/diff.schema.json": diff_schema,
-    "schemas/capabilities.schema.json": capabilities_schema,
-    "schemas/case.schema.json": case_schema,
-    "schemas/cassette.schema.json": cassette_schema,
+    "spec/diagnostics.md": diagnostics_md,
+    f"{SCHEMAS_DIR}/project.schema.json": project_schema,
+    f"{SCHEMAS_DIR}/worker.schema.json": worker_schema,
+    f"{SCHEMAS_DIR}/bundle.schema.json": bundle_schema,
+    f"{SCHEMAS_DIR}/diff.schema.json": diff_schema,
+    f"{SCHEMAS_DIR}/capabilities.schema.json": capabilities_schema,
+    f"{SCHEMAS_DIR}/case.schema.json": case_schema,
+    f"{SCHEMAS_DIR}/cassette.schema.json": cassette_schema,
 }
-"""Each generated file, relative to spec/, and the function that renders it."""
+"""Each generated file, relative to the checkout, and the function that renders it."""
 
 
 def render_all() -> dict[Path, str]:
-    return {SPEC / rel: render() for rel, render in GENERATED.items()}
+    return {ROOT / rel: render() for rel, render in GENERATED.items()}
 
 
 def stale_files() -> list[Path]:
@@ -222,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = stale_files()
         for path in stale:
-            print(f"stale: {path.relative_to(SPEC.parent).as_posix()}", file=sys.stderr)
+            print(f"stale: {path.relative_to(ROOT).as_posix()}", file=sys.stderr)
         if stale:
             print("run `python spec/generate.py` to regenerate", file=sys.stderr)
             return 1
@@ -233,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         old = path.read_bytes() if path.exists() else None
         if old != text.encode("utf-8"):
             path.write_bytes(text.encode("utf-8"))
-            print(f"wrote {path.relative_to(SPEC.parent).as_posix()}", file=sys.stderr)
+            print(f"wrote {path.relative_to(ROOT).as_posix()}", file=sys.stderr)
     return 0
 
 

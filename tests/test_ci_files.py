@@ -45,10 +45,17 @@ def test_review_workflow_is_read_only_and_imports_nothing() -> None:
     runs = " ".join(step.get("run", "") for step in job["steps"])
     for command in ("llm-do lint", "llm-do diff"):
         assert command in runs
-    llm_do_lines = [line for step in job["steps"] for line in step.get("run", "").splitlines() if "llm-do " in line
-                    and "pip install" not in line]
+    llm_do_lines = [line for step in job["steps"] for line in step.get("run", "").splitlines()
+                    if line.strip().startswith("llm-do ")]
     assert llm_do_lines and all("--no-import" in line for line in llm_do_lines)
     assert 'git:$BASE' in runs and "--format markdown" in runs and "--format sarif" in runs
+    # the one job that imports the pull request's Python (to build it) has no write permission at all
+    lock = flow["jobs"]["lock"]
+    assert lock["permissions"] == {"contents": "read"} and job["needs"] == "lock"
+    assert [line.strip() for step in lock["steps"] for line in step.get("run", "").splitlines()
+            if line.strip().startswith("llm-do ")] == ['llm-do build "$PROJECT" --check || status=$?']
+    assert all(s.get("with", {}).get("persist-credentials") is False for s in lock["steps"]
+               if s.get("uses", "").startswith("actions/checkout"))
 
 
 def test_comment_workflow_runs_nothing_of_the_pull_request() -> None:

@@ -1,6 +1,6 @@
 """spec/ stays true to the code.
 
-- The generated files (spec/diagnostics.md, spec/schemas/*.schema.json) are what spec/generate.py
+- The generated files (spec/diagnostics.md, the JSON Schemas in runtime/llm_do/cli/schemas/) are what spec/generate.py
   renders from the code now, and its --check mode notices when they are not.
 - Every diagnostic code, every key of project.json and of the front matter (with its default),
   every field of the bundle, every `.agent`-era alias and removed key, every model provider the
@@ -109,21 +109,21 @@ def test_generated_files_are_current() -> None:
 
 
 def test_generate_check_fails_on_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(generate, "SPEC", tmp_path)
+    monkeypatch.setattr(generate, "ROOT", tmp_path)
     assert generate.main(["--check"]) == 1  # nothing generated yet
     assert generate.main([]) == 0
     assert generate.main(["--check"]) == 0
     first = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     assert generate.main([]) == 0
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == first, "regeneration is byte-stable"
-    schema = tmp_path / "schemas" / "worker.schema.json"
+    schema = tmp_path / generate.SCHEMAS_DIR / "worker.schema.json"
     schema.write_text(schema.read_text().replace('"recursive"', '"recursiv"'))
     assert generate.main(["--check"]) == 1
 
 
 @pytest.mark.parametrize("name", ["project", "worker", "bundle"])
 def test_schema_files_are_json_schema_2020_12_in_canonical_form(name: str) -> None:
-    text = (SPEC / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8")
+    text = (REPO / generate.SCHEMAS_DIR / f"{name}.schema.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     assert text == json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -430,7 +430,7 @@ def test_examples_and_cases_validate(kind: str, path: str, data: Any) -> None:
     model = ProjectManifest if kind == "project" else WorkerFrontMatter
     model.model_validate(data)
     if jsonschema is not None:
-        schema = json.loads((SPEC / "schemas" / f"{kind}.schema.json").read_text(encoding="utf-8"))
+        schema = json.loads((REPO / generate.SCHEMAS_DIR / f"{kind}.schema.json").read_text(encoding="utf-8"))
         jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
 
 
@@ -447,7 +447,7 @@ def test_the_models_behind_the_schemas_refuse_what_the_spec_refuses(kind: str, d
     with pytest.raises(ValidationError):
         model.model_validate(data)
     if jsonschema is not None:
-        schema = json.loads((SPEC / "schemas" / f"{kind}.schema.json").read_text(encoding="utf-8"))
+        schema = json.loads((REPO / generate.SCHEMAS_DIR / f"{kind}.schema.json").read_text(encoding="utf-8"))
         assert not jsonschema.Draft202012Validator(schema).is_valid(data)
 
 

@@ -55,7 +55,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def caps_json(target: Path) -> dict:
     result = run_cli("capabilities", target, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    CapabilitiesDocument.model_validate(result.json())  # the documented shape (spec/schemas/)
+    CapabilitiesDocument.model_validate(result.json())  # the documented shape (runtime/llm_do/cli/schemas/)
     return result.json()
 
 

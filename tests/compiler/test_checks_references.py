@@ -274,3 +274,59 @@ def test_a_schema_file_that_does_not_exist_suggests_the_one_beside_it(tmp_path: 
                                            "main.worker": "---\nschema_out_ref: schema.py:Out\n---\nx\n",
                                            "schemas.py": "X = 1\n"}), "--no-import")
     result.expect("S002", "main.worker", "schema.py:Out", suggests="schemas.py")
+
+
+# --- N003's hint: the toolsets a tool's name or a family's name means
+
+HINTS = {
+    "project.json": {"version": 1, "worker_files": ["*.worker"]},
+    "main.worker": """\
+        ---
+        toolsets:
+          - shell
+          - read_file
+          - filesystem
+          - filesystem_readonly
+          - reed_file
+          - researchr
+        ---
+        Delegate.
+        """,
+    "researcher.worker": "---\n---\nResearch.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def hints(tmp_path_factory: pytest.TempPathFactory) -> Lint:
+    return lint(write_project(tmp_path_factory.mktemp("hints"), HINTS))
+
+
+@pytest.mark.parametrize(("needle", "hint"), [
+    ("shell", "'shell' is a tool, not a toolset: list the toolset that has it, 'shell_readonly' or 'shell_file_ops'"),
+    ("read_file", "'read_file' is a tool, not a toolset: list the toolset that has it, 'filesystem_project', "
+                  "'filesystem_project_ro', 'filesystem_cwd' or 'filesystem_cwd_ro'"),
+    ("filesystem\n", "did you mean 'filesystem_project', 'filesystem_project_ro', 'filesystem_cwd' or 'filesystem_cwd_ro'?"),
+    ("filesystem_readonly", "did you mean 'filesystem_project_ro' or 'filesystem_cwd_ro'?"),
+    ("reed_file", "did you mean the tool 'read_file'? list the toolset that has it, 'filesystem_project', "
+                  "'filesystem_project_ro', 'filesystem_cwd' or 'filesystem_cwd_ro'"),
+    ("researchr", "did you mean 'researcher'?"),
+], ids=["tool-of-two", "tool-of-four", "family", "two-tie", "near-a-tool", "worker"])
+def test_unknown_toolset_names_the_toolsets_and_workers_it_may_mean(hints: Lint, needle: str, hint: str) -> None:
+    d = hints.expect("N003", "main.worker", needle)
+    assert d["hint"] == hint
+
+
+def test_a_misspelt_worker_is_not_unreachable(hints: Lint) -> None:
+    hints.absent("G003")
+
+
+@pytest.mark.process
+def test_the_tools_of_a_python_toolset_point_at_it(tmp_path: Path) -> None:
+    root = write_project(tmp_path, {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+        "main.worker": "---\ntoolsets: [lookup]\n---\nGo.\n",
+        "tools.py": "from pydantic_ai import FunctionToolset\n\n\ndef lookup(q: str) -> str:\n    return q\n\n\n"
+                    "TOOLSETS = {'catalog': FunctionToolset([lookup])}\n",
+    })
+    d = lint(root).expect("N003", "main.worker", "lookup")
+    assert d["hint"] == "'lookup' is a tool, not a toolset: list the toolset that has it, 'catalog'"

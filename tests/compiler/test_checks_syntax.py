@@ -150,6 +150,83 @@ def test_front_matter_project_reports_exactly_these_problems(front: Lint) -> Non
     })
 
 
+# --- YAML errors in llm-do's words, where the mistake is (not where PyYAML gave up)
+
+YAML_ERRORS = {
+    # name: (front matter, needle where it is reported, message after "invalid YAML: ", hint)
+    "bracket": ("description: [Answers questions\ntoolsets:\n  - filesystem_project\n", "[",
+                "the '[' here opens a list that is never closed",
+                "end the list with ']', or quote the value if the '[' is part of its text: "
+                'description: "[Answers questions"'),
+    "brace": ("description: {a: b\nmodel: test\n", "{", "the '{' here opens a mapping that is never closed",
+              "end the mapping with '}', or quote the value if the '{' is part of its text: description: \"{a: b\""),
+    "in-list": ("toolsets: [a, b: c: d]\n", ": d", "expected ',' or ']' here, in the list opened with '[' on line 2",
+                "separate the items with ','; quote an item that holds ': ', ',' or a bracket"),
+    "double-quote": ('description: "Answers questions\ntoolsets: [a]\n', '"', 'the quote " here is never closed',
+                     'end the value with " (a quote inside it is written \\")'),
+    "single-quote": ("description: 'Answers questions\ntoolsets: [a]\n", "'", "the quote ' here is never closed",
+                     "end the value with ' (a quote inside it is written '')"),
+    "escape": ('description: "a \\d b"\n', "\\d", "'\\d' is not an escape YAML knows in double quotes",
+               "use single quotes, where '\\' is plain text, or write '\\\\' for a backslash"),
+    "tab-item": ("description: x\ntoolsets:\n\t- filesystem_project\n", "\t", "a tab indents this line: YAML indents with spaces only",
+                 "replace the tab with spaces"),
+    "tab-key": ("description: x\n\ttoolsets: [a]\n", "\t", "a tab indents this line: YAML indents with spaces only",
+                "replace the tab with spaces"),
+    "indented-key": ("description: x\n toolsets: [a]\n", "toolsets",
+                     "'toolsets' is indented 1 space, the line above 0: it lines up with no mapping",
+                     "the keys of one mapping start in the same column, the front matter's own in the first"),
+    "indented-item": ("toolsets:\n  - a\n - b\n", "- b", "this item is indented 1 space, the items above 2",
+                      "the items of one list start in the same column"),
+    "key-among-items": ("toolsets:\n  - a\n  model: x\n", "model",
+                        "'model' stands in the column of the list's items above, without '- '",
+                        "indent a key of the mapping as the keys above it; an item of the list starts with '- '"),
+    "no-colon": ("description: x\nmodel test\ntoolsets: [a]\n", "model test",
+                 "'model test' is neither `key: value` nor a list item", "did you mean `model: test`?"),
+    "colon-in-value": ("description: Note: this\n", ": this", "': ' inside a value: YAML reads the text before it as a key",
+                       'a value containing \': \' must be quoted: description: "Note: this"'),
+    "start-character": ("description: @mention\n", "@", "a value cannot start with '@' unless it is quoted",
+                        'quote the value: description: "@mention"'),
+    "alias": ("toolsets: *tools\n", "*", "'*tools' refers to no anchor: nothing above is marked '&tools'",
+              "quote the value if the '*' is part of its text"),
+    "after-quote": ('description: "a" b\n', "b\n", "text after the closing quote", "quote the whole value, or nothing of it"),
+    "anchor": ("description: &d one\nmodel: &d two\n", "&d two", "'&d' marks a second value: the first is on line 2",
+               "give each anchor its own name"),
+    "stray-close": ("toolsets: [a]}\n", "}", "'}' closes nothing: no '{' is open here",
+                    "remove it, or quote the value if it is part of its text"),
+}
+
+
+@pytest.fixture(scope="module")
+def yaml_errors(tmp_path_factory: pytest.TempPathFactory) -> Lint:
+    files: dict[str, str | dict] = {"project.json": {"version": 1, "worker_files": ["*.worker"]},
+                                    "main.worker": "---\n---\nx\n"}
+    files |= {f"{name}.worker": f"---\n{front}---\nx\n" for name, (front, *_) in YAML_ERRORS.items()}
+    return lint(write_project(tmp_path_factory.mktemp("yaml"), files))
+
+
+@pytest.mark.parametrize("name", YAML_ERRORS)
+def test_a_yaml_error_is_reported_at_the_mistake_in_our_words(yaml_errors: Lint, name: str) -> None:
+    _, needle, message, hint = YAML_ERRORS[name]
+    d = yaml_errors.expect("P001", f"{name}.worker", needle)
+    assert (d["message"], d["hint"]) == (f"invalid YAML: {message}", hint)
+
+
+def test_each_yaml_error_is_one_p001(yaml_errors: Lint) -> None:
+    assert sorted(yaml_errors.codes()) == ["P001"] * len(YAML_ERRORS)
+
+
+def test_a_yaml_error_no_rule_knows_keeps_the_parsers_words_and_place(tmp_path: Path) -> None:
+    result = lint(write_project(tmp_path, {"project.json": {"version": 1, "worker_files": ["*.worker"]},
+                                           "main.worker": "---\ndescription: >-x\n---\nx\n"}))
+    d = result.expect("P001", "main.worker", "x\n")
+    assert d["message"] == "invalid YAML: while scanning a block scalar did not find expected comment or line break"
+
+
+def test_a_duplicate_key_relates_the_first_one(front: Lint) -> None:
+    first = front.at("dup_keys.worker", "description")
+    front.expect("P008", "dup_keys.worker", "description", nth=2, related=("dup_keys.worker", *first))
+
+
 # --- project.json
 
 @pytest.mark.parametrize(("text", "line", "column"), [

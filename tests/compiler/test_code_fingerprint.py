@@ -104,7 +104,7 @@ def test_a_tool_listed_by_another_name_or_imported_from_another_module_is_traced
     tools = "from pydantic_ai import Tool\n\nfrom impl import run\n\nTOOLS = [Tool(run, name='shell')]\n"
     code = tool_code(_index(tools=tools, impl=impl), "tools.py", "shell")
     assert code is not None
-    assert (code["function"], code["effects"]) == ("impl.py:run", ["proc.exec"])
+    assert (code["function"], code["effects"]) == ("impl.py:run", ["proc.exec", "computed"])  # a command not written out
 
 
 def test_a_tool_ast_cannot_trace_counts_its_whole_module() -> None:
@@ -141,6 +141,24 @@ def test_the_entry_function_and_its_module_level_code() -> None:
     ("from os import environ\nenviron.get('TOKEN')", ["env.read"]),
     ("os.getenv('TOKEN')", ["env.read"]),
     ("text.replace('a', 'b')", []),
+    # issue 30: a call whose target is computed may delete, run or connect (it was no effect at all)
+    ("getattr(os, name)(p)", ["computed"]),
+    ("getattr(shutil, 'rmtree')(p)", ["fs.delete"]),
+    ("getattr(self, name)()", []),
+    ("import importlib\nimportlib.import_module(name)", ["computed"]),
+    ("from importlib import import_module\nimport_module(name)", ["computed"]),
+    ("import importlib\nimportlib.metadata.version('llm-do')", []),
+    ("__import__(name)", ["computed"]),
+    ("exec(text)", ["computed"]),
+    ("eval(text)", ["computed"]),
+    ("import ctypes\nctypes.CDLL(None).unlink(p)", ["fs.delete", "computed"]),
+    ("globals()[name](p)", ["computed"]),
+    ("os.__dict__[name](p)", ["computed"]),
+    ("import subprocess\nsubprocess.run(['git', 'log', ref])", ["proc.exec"]),
+    ("import subprocess\nsubprocess.run(command)", ["proc.exec", "computed"]),
+    ("import subprocess\nsubprocess.run(['sh', '-c', script])", ["proc.exec", "computed"]),
+    ("import subprocess\nsubprocess.run(f'ls {p}', shell=True)", ["proc.exec", "computed"]),
+    ("os.system('ls')", ["proc.exec"]),
 ])
 def test_effects_are_read_off_call_names(source: str, effects: list[str]) -> None:
     code = "import os, shutil, socket\nfrom pathlib import Path\n" + source

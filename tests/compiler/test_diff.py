@@ -64,7 +64,7 @@ def changes(old: Path, new: Path) -> list[dict]:
     result = diff(old, new, "--format", "json")
     assert result.exit_code in (0, 1), result.stderr
     doc = result.json()
-    DiffDocument.model_validate(doc)  # the documented shape (spec/schemas/diff.schema.json)
+    DiffDocument.model_validate(doc)  # the documented shape (runtime/llm_do/cli/schemas/diff.schema.json)
     return flattened(doc["changes"])
 
 

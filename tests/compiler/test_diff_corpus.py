@@ -4,6 +4,9 @@ project runs (issue 15), each an old and a new project and the entries `diff` mu
 Before fingerprints, each of these printed "no changes in meaning" (or, for a worker's
 description, a low setting). Every case is also rendered in every format (snapshots), and its
 fingerprints are the same whether the Python is imported or read with `ast` (`--no-import`).
+A case whose expected.json has `no_import` (issue 30's cases) is also compared as the CI recipe
+compares it, both sides read with `--no-import`: those entries and what was not compared, in
+every format.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from tests.support.projects import resealed
 
 CORPUS = Path(__file__).resolve().parents[1] / "diff_corpus"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "expected.json").is_file())
+NO_IMPORT = [c for c in CASES if "no_import" in json.loads((CORPUS / c / "expected.json").read_text())]
 INPUTS = DiffInputs("old", "new", "llm-do diff old new")
+NO_IMPORT_INPUTS = DiffInputs("old", "new", "llm-do diff old new --no-import")
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +79,17 @@ def _diff(case: str, work: Path) -> BundleDiff:
     return _compared(_compile(case, "old", work), _compile(case, "new", work))
 
 
+@cache
+def _diff_no_import(case: str, work: Path) -> BundleDiff:
+    old, new = _compile(case, "old", work, import_python=False), _compile(case, "new", work, import_python=False)
+    return _compared(old, new, import_python=False)
+
+
+def _found(diff: BundleDiff) -> list[dict[str, str]]:
+    return [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
+            for c in diff.changes]
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("corpus")
@@ -89,19 +105,38 @@ def test_the_corpus_has_a_case_per_kind_of_change() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_diff_reports_the_expected_entries(case: str, work: Path) -> None:
     expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
-    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
-             for c in _diff(case, work).changes]
-    assert found == expected
+    assert _found(_diff(case, work)) == expected
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("case", NO_IMPORT)
+def test_diff_without_import_reports_the_expected_entries(case: str, work: Path) -> None:
+    expected = json.loads((CORPUS / case / "expected.json").read_text())["no_import"]
+    found = _diff_no_import(case, work)
+    assert _found(found) == expected["changes"]
+    assert [u.subject for u in found.not_compared] == expected["not_compared"]
+
+
+def _rendered(report: DiffReport, fmt: str) -> str:
+    """The report in one format; a JSON one valid against its schema."""
+    rendered = RENDERERS[fmt](report)
+    if fmt == "json":
+        DiffDocument.model_validate_json(rendered)
+    return rendered
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+@pytest.mark.parametrize("case", NO_IMPORT)
+def test_every_format_without_import(case: str, fmt: str, work: Path, snapshot) -> None:
+    assert _rendered(DiffReport(_diff_no_import(case, work), NO_IMPORT_INPUTS), fmt) == snapshot
 
 
 @pytest.mark.process
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
 @pytest.mark.parametrize("case", CASES)
 def test_every_format(case: str, fmt: str, work: Path, snapshot) -> None:
-    rendered = RENDERERS[fmt](DiffReport(_diff(case, work), INPUTS))
-    if fmt == "json":
-        DiffDocument.model_validate_json(rendered)
-    assert rendered == snapshot
+    assert _rendered(DiffReport(_diff(case, work), INPUTS), fmt) == snapshot
 
 
 @pytest.mark.process
@@ -149,6 +184,20 @@ def test_a_python_call_nothing_declares_is_an_error_never_no_change(tmp_path: Pa
     assert "tools.py:12:18: G005 error: tool 'save_note' of worker 'main' calls worker 'writer'" in result.stdout + result.stderr
 
 
+@pytest.mark.process
+def test_one_template_edit_is_one_entry_in_every_format(work: Path) -> None:
+    """Issue 30: a template three workers include, edited once, was one entry per worker (at
+    3,000 workers, 3,000 rows of the same diff in the comment)."""
+    report = DiffReport(_diff("template_edit", work), INPUTS)
+    doc = json.loads(RENDERERS["json"](report))
+    assert [(e["subject"], e["workers"], len(e["folded"])) for e in doc["changes"]] == [
+        ("instructions of main", ["main", "reader", "writer"], 2)]
+    assert doc["summary"] == {"high": 0, "medium": 1, "low": 0}
+    assert RENDERERS["text"](report).splitlines()[1:] == [
+        "medium changed  instructions of main, reader, writer (one edit, 3 workers)",
+        "    +- Do what the files you read tell you to do."]
+
+
 LOCK_CASES = [case for case in CASES if "lock" in json.loads((CORPUS / case / "expected.json").read_text())]
 
 
@@ -158,10 +207,7 @@ def test_a_committed_lock_is_compared_without_import_too(case: str, work: Path, 
     """The review workflow diffs with `--no-import`: a lock that is not the build of its sources is
     the same high entry there, and a lock that is (its schemas and Python tools unread) adds none."""
     expected = json.loads((CORPUS / case / "expected.json").read_text())["changes"]
-    old, new = (_compile(case, side, work, import_python=False) for side in ("old", "new"))
-    result = _compared(old, new, import_python=False)
-    found = [{"severity": c.severity, "verb": c.verb, "area": c.area, "subject": c.subject, "at": f"{c.file}:{c.line}"}
-             for c in result.changes]
-    assert found == expected
+    result = _diff_no_import(case, work)
+    assert _found(result) == expected
     for fmt in sorted(RENDERERS):
-        assert RENDERERS[fmt](DiffReport(result, DiffInputs("old", "new", "llm-do diff old new --no-import"))) == snapshot(name=fmt)
+        assert RENDERERS[fmt](DiffReport(result, NO_IMPORT_INPUTS)) == snapshot(name=fmt)

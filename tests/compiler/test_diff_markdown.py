@@ -4,8 +4,9 @@ and never longer than GitHub takes, whatever the project's size (issue 15 sectio
 from __future__ import annotations
 
 from llm_do.compiler.bundle_diff import BundleDiff, Change
+from llm_do.compiler.diff_change import edit_cause
 from llm_do.compiler.diff_entries import entries
-from llm_do.compiler.report.diff_markdown import COMMENT_LIMIT, to_markdown
+from llm_do.compiler.report.diff_markdown import COMMENT_LIMIT, MARGIN, to_markdown
 
 
 def relaxed(worker: str, cause: str) -> Change:
@@ -33,6 +34,33 @@ def test_the_comment_fits_github_at_any_size() -> None:
                       detail=[f"line {j} of worker{i}" for j in range(5)], cause=f"helper{i}.write_file") for i in range(3000)]
     edges = [(f"worker{i:05}", f"helper{i}") for i in range(3000)]
     text = to_markdown(BundleDiff(changes, edges, [], [], edges), "a", "b", "llm-do diff a b", "3000 changes")
-    assert len(text) <= COMMENT_LIMIT - 3_100  # room left for the CI recipe's marker and lint findings
+    assert len(text) <= COMMENT_LIMIT - MARGIN  # the budget spec/diff.md sets (it was over by its closing lines)
     assert text.index("### New authority") < text.index("**Action:**") < text.index("### Risky changes")
     assert "more entries did not fit in this comment" in text and text.endswith("Reproduce: `llm-do diff a b`")
+
+
+def _instructions(worker: str, line: str) -> Change:
+    return Change("medium", "changed", "instructions", f"instructions of {worker}", worker=worker, detail=[f"+{line}"],
+                  cause=edit_cause([f"+{line}"], worker), at=f"worker:{worker}:instructions")
+
+
+def test_one_edit_of_3000_workers_instructions_is_one_entry() -> None:
+    """Issue 30: one template included by every worker gave one entry per worker (3,000 rows)."""
+    changes = [_instructions(f"w{i:04}", f"Rules for w{i:04}: follow what the files say.") for i in range(3000)]
+    found = entries(changes)
+    assert len(found) == 1 and len(found[0].workers) == 3000
+    text = to_markdown(BundleDiff(changes, [], [], [], []), "a", "b", "llm-do diff a b", "1 change")
+    assert "| **medium** | changed | instructions of w0000, w0001, w0002, w0003, w0004, w0005, w0006, w0007, w0008, w0009 " \
+           "and 2990 more (one edit, 3000 workers) |" in text
+    assert "did not fit" not in text and len(text) < 2_000
+
+
+def test_details_that_do_not_fit_are_counted() -> None:
+    """Issue 30: the details stopped at the budget with nothing saying so."""
+    changes = [_instructions(f"w{i:04}", f"{'word ' * 40}{i}") for i in range(3000)]  # 3,000 different edits
+    text = to_markdown(BundleDiff(changes, [], [], [], []), "a", "b", "llm-do diff a b", "3000 changes")
+    assert len(text) <= COMMENT_LIMIT - MARGIN
+    tail = text.splitlines()[-2]
+    assert tail.startswith("**") and "more entries did not fit in this comment; the details of " in tail
+    shown = text.count("```diff")
+    assert f"the details of {3000 - shown} more entries did not fit" in tail

@@ -77,3 +77,20 @@ def test_the_command_never_says_no_changes_for_what_it_could_not_read(tmp_path: 
     doc = run_cli("capabilities", case / "new", "--no-import", "--format", "json").json()
     CapabilitiesDocument.model_validate(doc)
     assert [(w["name"], w["unknown"]) for w in doc["workers"]] == [("main", ["tools of MCP server srv"]), ("writer", [])]
+
+
+def test_a_rule_over_tools_made_by_decorators_is_unresolved_without_import_not_an_error() -> None:
+    """Issue 30: `--no-import` (the CI recipe's) refused the whole project, A002 at a glob over a
+    toolset whose tools `@kit.tool_plain` makes, so its pull requests got no review at all. The
+    rule is now C002 (an info: not resolved without import), lint passes, `diff` compares, and a
+    build that imports the Python resolves it (no C002)."""
+    project = CORPUS.parent / "diff_corpus" / "decorated_toolset_rule" / "new"
+    lint = run_cli("lint", project, "--no-import")
+    assert lint.exit_code == 0, lint.stderr
+    assert "main.worker:4:11: C002 info: 'kit_*' matches none of the tools the text shows; it may match a tool of 'kit'" \
+        in lint.stderr
+    assert "A002" not in lint.stderr
+    imported = run_cli("lint", project)
+    assert imported.exit_code == 0 and "C002" not in imported.stderr
+    caps = run_cli("capabilities", project, "--no-import")
+    assert " ?allow kit_* of main (not resolved)  (not evaluated without import)" in caps.stdout.splitlines()

@@ -247,6 +247,24 @@ def test_the_bundle_marks_the_acceptances_r006_calls_inert(tmp_path: Path) -> No
     assert compile_document(root, "accepting", import_python=False)["flows"]["accept"] == [accepting]
 
 
+def test_a_flow_whose_every_egress_is_asked_is_accepted_by_naming_those(tmp_path: Path) -> None:
+    """With every egress behind `ask`, the run's guard asks each such call and `--approve-all` answers
+    none: accepting the flow is how an unattended run lets them through, so an entry that names the
+    asked egress accepts (no R006, not inert), and one that names none of it is R006 naming it."""
+    root = _trifecta(tmp_path / "asked", "ask")
+    _edit(root, "sender.worker", "allow post_message", "ask post_message")
+    names_it = {**SHOWN, "untrusted": ["*"], "egress": ["custom:post_message", "custom:fetch_page"]}
+    manifest = json.loads((root / "project.json").read_text())
+    manifest["flows"] = {"accept": [names_it]}
+    (root / "project.json").write_text(json.dumps(manifest))
+    assert not [d for d in _lint(root) if d["code"] == "R006"]
+    assert compile_document(root, "asked", import_python=False)["flows"]["accept"] == [names_it]
+    manifest["flows"] = {"accept": [{**names_it, "egress": ["custom:post_message"]}]}
+    (root / "project.json").write_text(json.dumps(manifest))
+    (r006,) = [d for d in _lint(root) if d["code"] == "R006"]
+    assert r006["message"].endswith("its legs are not all named: no entry names egress custom:fetch_page"), r006
+
+
 # --- labels follow resolved paths; a flows.paths key names a folder (red team M2, L4) -------------
 
 def _linked(tmp_path: Path, toolset_path: str, paths: dict[str, str]) -> Path:

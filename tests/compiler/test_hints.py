@@ -21,7 +21,8 @@ def test_a_tab_in_front_matter_indentation_says_so(tmp_path: Path) -> None:
         "main.worker": "---\nmodel: test\ntoolsets:\n\t- shell_readonly\n---\nGo.\n",
     }))
     d = result.expect("P001", "main.worker", line=4, column=1)
-    assert d["hint"] == "YAML does not allow tabs for indentation: indent with spaces"
+    assert d["message"] == "invalid YAML: a tab indents this line: YAML indents with spaces only"
+    assert d["hint"] == "replace the tab with spaces"
 
 
 def test_an_unquoted_colon_in_a_value_says_to_quote_it(tmp_path: Path) -> None:
@@ -36,7 +37,7 @@ def test_an_unquoted_colon_in_a_value_says_to_quote_it(tmp_path: Path) -> None:
 def test_other_yaml_errors_get_no_made_up_hint(tmp_path: Path) -> None:
     result = lint(write_project(tmp_path, {
         "project.json": MANIFEST,
-        "main.worker": "---\nmodel: [test\n---\nGo.\n",
+        "main.worker": "---\nmodel: test\ndescription: >-x\n---\nGo.\n",
     }))
     (d,) = result.of("P001")
     assert d["hint"] is None
@@ -98,15 +99,16 @@ def test_a_rule_yaml_read_as_a_mapping_is_explained(tmp_path: Path) -> None:
                          "(`- allow write_file`), quoted if it must hold ': '")
 
 
-@pytest.mark.parametrize(("front", "needle", "hint"), [
+@pytest.mark.parametrize(("front", "needle", "message"), [
     ("model: test\ntoolsets:\n  - filesystem_project\n approvals: []", "approvals",
-     "check the indentation of 'approvals' (1 space, the line above has 2)"),
-    ("model: test\n description: x", "description", "check the indentation of 'description' (1 space, the line above has 0)"),
+     "'approvals' is indented 1 space, the line above 2: it lines up with no mapping"),
+    ("model: test\n description: x", "description", "'description' is indented 1 space, the line above 0: it lines up with no mapping"),
 ])
-def test_a_mis_indented_key_gets_an_indentation_hint(tmp_path: Path, front: str, needle: str, hint: str) -> None:
+def test_a_mis_indented_key_is_reported_at_the_key(tmp_path: Path, front: str, needle: str, message: str) -> None:
     result = lint(write_project(tmp_path, {"project.json": MANIFEST, "main.worker": worker(front, "Go.")}))
-    [d] = result.of("P001")
-    assert d["hint"].startswith(hint + ": the keys of one mapping start in the same column"), d
+    d = result.expect("P001", "main.worker", needle)
+    assert d["message"] == f"invalid YAML: {message}"
+    assert d["hint"] == "the keys of one mapping start in the same column, the front matter's own in the first"
 
 
 def test_yaml_hint_and_trailing_comma_functions() -> None:
@@ -118,3 +120,16 @@ def test_yaml_hint_and_trailing_comma_functions() -> None:
     text = json.dumps([1])[:-1] + ", ]"
     assert json_trailing_comma(text, text.index("]")) == text.index(",")
     assert json_trailing_comma('{"a": 1}', 7) is None
+
+
+@pytest.mark.parametrize(("text", "closes"), [
+    ('["a", "b]", {"c": "]"}]', 22),  # JSON: brackets in strings are text
+    ("[a, 'it''s ]', b] # ]", 16),  # YAML: '' inside single quotes
+    ("[a, # a comment ]\n  b]", 21),  # YAML: a comment is not the list's
+    ("[a, b\nmodel: x\n", None),
+    ('{"k": "\\"]"}', 11),  # an escaped quote does not end the string
+])
+def test_closing_bracket(text: str, closes: int | None) -> None:
+    from llm_do.compiler.syntax.brackets import closing_bracket
+
+    assert closing_bracket(text, 0) == closes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_do.compiler.suggest import closest_name, did_you_mean_file
+from llm_do.compiler.suggest import closest_name, closest_names, did_you_mean_file
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 TOOLSETS = [*STDLIB_TOOLSETS, "helper", "researcher"]
@@ -34,3 +34,16 @@ def test_closest_name(word: str, expected: str | None) -> None:
 ])
 def test_did_you_mean_file(path: str, existing: list[str], expected: str | None) -> None:
     assert did_you_mean_file(path, existing) == expected
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("shell", ["shell_readonly", "shell_file_ops"]),  # a family: every toolset it begins
+    ("filesystem", ["filesystem_project", "filesystem_project_ro", "filesystem_cwd", "filesystem_cwd_ro"]),
+    ("filesystem_readonly", ["filesystem_project_ro", "filesystem_cwd_ro"]),  # a tie: both
+    ("filesystem_projekt", ["filesystem_project"]),  # one fits best
+    ("shell-readonly", ["shell_readonly"]),
+    ("helpr", ["helper"]),
+    ("nothing_like_this", []),
+])
+def test_closest_names(word: str, expected: list[str]) -> None:
+    assert closest_names(word, TOOLSETS) == expected

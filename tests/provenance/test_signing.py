@@ -141,3 +141,13 @@ def test_a_build_that_changes_a_signed_lock_says_the_signature_is_old(tmp_path: 
     assert result.exit_code == 0
     assert "llm-do: note: " in result.stderr and "bundle.lock.sig signs an older bundle.lock" in result.stderr
     assert run(root / "bundle.lock", "--verify", f"{keys}.pub").exit_code == 3
+
+
+def test_build_sign_q_signs_in_silence(tmp_path: Path, keys: Path) -> None:
+    # -q prints only errors on every command (G15): no "written" line for the lock or its signature
+    root = write_project(tmp_path / "proj", PROJECT)
+    result = run_cli("build", root, "--sign", keys, "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert run(root / "bundle.lock", "--verify", f"{keys}.pub").exit_code == 0
+    again = run_cli("build", root, "--sign", keys, "-q")  # the lock is up to date: signed again, silently
+    assert (again.exit_code, again.stderr) == (0, "")

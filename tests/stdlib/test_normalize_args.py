@@ -121,13 +121,14 @@ def test_the_derived_argv_is_declared_with_the_toolsets_commands() -> None:
 
 
 @pytest.mark.parametrize(("command", "moved"), [
-    ("mv -fv ./a -- -b d/", (["a", "-b"], "d")),
-    ("mv --update=older a b output/link", (["a", "b"], "src")),  # through the link: where the files land
-    ("mv -t output/link a", (["a"], "src")),
+    ("mv -fv -- -b src/", (["-b"], "src/-b")),
+    ("mv --update=older a output/link", (["a"], "src/a")),  # through the link: where the file lands
+    ("mv -t output/link a", (["a"], "src/a")),
+    ("mv a b d/", None),  # one source a call: the toolset refuses the line
     ("ls -la output", None),
 ])
 def test_a_move_says_what_it_moves_and_where(root: Path, command: str, moved: tuple[list[str], str] | None) -> None:
-    """What the taint guard judges a move on (red team M1): sources and destination, absolute."""
+    """What the taint guard judges a move on (red team M1): the source and where it lands, absolute."""
     toolset = shell(root)
     found = toolset.moves("shell", toolset.normalize_args("shell", {"command": command}))
     real = os.path.realpath(root)

@@ -54,8 +54,10 @@ TOOLS_PY = '''
 '''
 
 DURABLE_PROJECT: Files = {
+    # The run's input is the user's (`flows.inputs: private`): `mark` reads and writes files, so with
+    # an untrusted input the flow guard would ask before every mark after the first.
     "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"],
-                     "entry": {"worker": "main", "args": {"input": "go"}}},
+                     "entry": {"worker": "main", "args": {"input": "go"}}, "flows": {"inputs": "private"}},
     "tools.py": TOOLS_PY,
     "main.worker": worker(
         """

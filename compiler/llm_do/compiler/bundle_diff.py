@@ -30,12 +30,25 @@ from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .cost_diff import cost_changes
-from .diff_change import AREAS, SEVERITIES, Area, Change, Severity, Verb, text_diff, text_of
+from .diff_change import (
+    AREAS,
+    SEVERITIES,
+    Area,
+    Change,
+    Severity,
+    Verb,
+    changed_lines,
+    edit_cause,
+    shortened,
+    text_diff,
+    text_of,
+)
 from .flow_diff import flow_changes
+from .mcp_diff import mcp_changes
 from .reach_text import rules_text, via_text
 from .rule_effects import Shift, same_rules, shifts
 from .rule_roots import rules_see_paths_in
-from .schema_diff import field_changes
+from .schema_diff import described, field_changes
 from .source_positions import position
 from .unread import Unread
 
@@ -45,6 +58,8 @@ __all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable"
 STRICTNESS = ("allow", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
 MODE_STRICTNESS = ("approve_all", "prompt", "reject_all")
+DESCRIPTIONS_ONLY = "descriptions or titles"
+"""The detail of a schema change that changed no field's shape."""
 SCOPE_SETTINGS = ("path", "allowed_suffixes")
 """Stdlib settings that are part of a capability's scope: a change of them is a capability change
 (and `drafts` and `drafts/` are one scope)."""
@@ -76,7 +91,7 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
                            f"{new.get('bundle_format')}; run `llm-do build` on both with one llm-do")
     changes: list[Change] = []
     changes += _project_changes(old, new)
-    changes += _mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
+    changes += mcp_changes(old.get("toolsets") or {}, new.get("toolsets") or {})
     ow, nw = old["workers"], new["workers"]
     changed = sorted(n for n in set(ow) & set(nw) if ow[n].get("hash") != nw[n].get("hash"))
     for name in sorted(set(nw) - set(ow)):
@@ -195,66 +210,6 @@ def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
                   at="project:entry")
 
 
-def _mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    """MCP servers added or removed, their connection (command, args, env, url, headers as
-    written) or the project files they run changed, their locked tools added, removed or given
-    another schema."""
-    om = {k: n for k, n in old.items() if n.get("kind") == "mcp"}
-    nm = {k: n for k, n in new.items() if n.get("kind") == "mcp"}
-    out: list[Change] = []
-    for name in sorted(set(nm) - set(om)):
-        out.append(Change("medium", "added", "mcp", f"MCP server {name}", None, _connection_text(nm[name]),
-                          at=f"project:mcp_servers.{name}"))
-    for name in sorted(set(om) - set(nm)):
-        out.append(Change("low", "removed", "mcp", f"MCP server {name}", _connection_text(om[name]), None,
-                          at=f"project:mcp_servers.{name}"))
-    for name in sorted(set(om) & set(nm)):
-        before, after = om[name], nm[name]
-        if before.get("hash") == after.get("hash"):
-            continue
-        server_at = f"project:mcp_servers.{name}"
-        bs, as_ = before.get("server") or {}, after.get("server") or {}
-        for key in ("command", "args", "env", "url", "headers"):
-            if bs.get(key) != as_.get(key):
-                out.append(Change("medium", "changed", "mcp", f"{key} of MCP server {name}", text_of(bs.get(key)), text_of(as_.get(key)),
-                                  at=f"{server_at}.{key}"))
-        for key in ("prefix", "required", "opaque"):
-            if before.get(key) != after.get(key):
-                out.append(Change("low", "changed", "mcp", f"{key} of MCP server {name}", text_of(before.get(key)),
-                                  text_of(after.get(key)), at=f"{server_at}.{key}"))
-        bf, af = before.get("sources") or {}, after.get("sources") or {}
-        for rel in sorted(set(bf) | set(af)):  # the project files the server runs: its code
-            if bf.get(rel) != af.get(rel):
-                verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"
-                out.append(Change("medium", verb, "mcp", f"code of MCP server {name}: {rel}",
-                                  bf.get(rel), af.get(rel), at=f"code:{rel}"))
-        bt, at = before.get("tools") or {}, after.get("tools") or {}
-        for tool in sorted(set(at) - set(bt)):
-            out.append(Change("medium", "added", "mcp", f"tool {tool} of MCP server {name}", None, at[tool].get("description"),
-                              at=server_at))
-        for tool in sorted(set(bt) - set(at)):
-            out.append(Change("low", "removed", "mcp", f"tool {tool} of MCP server {name}", bt[tool].get("description"), None,
-                              at=server_at))
-        for tool in sorted(set(bt) & set(at)):
-            if bt[tool].get("description") != at[tool].get("description"):
-                out.append(Change("medium", "changed", "instructions", f"description of tool {tool} of MCP server {name}",
-                                  note="read by the model", detail=text_diff(bt[tool].get("description") or "",
-                                                                            at[tool].get("description") or ""),
-                                  at=server_at))
-            if bt[tool].get("parameters") != at[tool].get("parameters"):
-                fields = field_changes(bt[tool].get("parameters") or {}, at[tool].get("parameters") or {})
-                breaking = any(f.breaking for f in fields)
-                out.append(Change("medium" if breaking else "low", "changed", "mcp",
-                                  f"input schema of tool {tool} of MCP server {name}", note="breaking" if breaking else None,
-                                  detail=[f.text() for f in fields] or ["descriptions or titles"], at=server_at))
-    return out
-
-
-def _connection_text(node: dict[str, Any]) -> str:
-    server = node.get("server") or {}
-    return server.get("url") or " ".join([server.get("command") or "", *(server.get("args") or ())])
-
-
 def _limit_change(name: str, before: Any, after: Any) -> Change:
     """A limit raised or removed lets a run do more (medium); lowered or added, less (low)."""
     if before is not None and after is not None and isinstance(before, int | float) and isinstance(after, int | float):
@@ -293,12 +248,16 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, 
             out.append(Change(severity, "changed", area, f"{key} of {name}", text_of(old.get(key)), text_of(new.get(key)),
                               worker=name, at=f"worker:{name}:{key}"))
     if _lines(old.get("instructions")) != _lines(new.get("instructions")):
-        out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name,
-                          detail=text_diff(old.get("instructions") or "", new.get("instructions") or ""),
-                          at=f"worker:{name}:instructions"))
-    for key, change in (("schema_in_ref", _schema_change(name, "input", old.get("input"), new.get("input"))),
-                        ("schema_out_ref", _schema_change(name, "output", old.get("output"), new.get("output")))):
-        if change is not None:
+        lines = changed_lines(old.get("instructions") or "", new.get("instructions") or "")
+        out.append(Change("medium", "changed", "instructions", f"instructions of {name}", worker=name, detail=shortened(lines),
+                          cause=edit_cause(lines, name), at=f"worker:{name}:instructions"))
+    for key, side, a, b in (("schema_in_ref", "input", old.get("input"), new.get("input")),
+                            ("schema_out_ref", "output", old.get("output"), new.get("output"))):
+        change = _schema_change(name, side, a, b)
+        texts = _schema_texts_change(name, side, a, b, called)
+        if texts is not None:
+            out.append(replace(texts, at=f"worker:{name}:{key}"))
+        if change is not None and not (texts is not None and change.detail == [DESCRIPTIONS_ONLY]):
             out.append(replace(change, at=f"worker:{name}:{key}"))
     out += _approval_changes(name, old, new, old_doc, new_doc)
     out += _settings_changes(name, old, new)
@@ -334,6 +293,19 @@ def _lines(text: str | None) -> list[str]:
     return [line.rstrip() for line in (text or "").rstrip().splitlines()]
 
 
+def _schema_texts_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None, called: bool) -> Change | None:
+    """The descriptions of a schema's fields, when a model reads them: an output's by the worker's
+    own model (the schema of its final answer), an input's by every caller's model (the
+    parameters of the call); an input nobody calls is read by no model."""
+    before = described(old.get("json_schema") or {}) if old else []
+    after = described(new.get("json_schema") or {}) if new else []
+    if before == after or (key == "input" and not called):
+        return None
+    reader = "the model of every caller" if key == "input" else f"the model of {name}"
+    return Change("medium", "changed", "instructions", f"field descriptions of {key} schema of {name}", worker=name,
+                  note=f"read by {reader}", detail=text_diff("\n".join(before), "\n".join(after)))
+
+
 def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode | None) -> Change | None:
     if old == new:
         return None
@@ -345,7 +317,7 @@ def _schema_change(name: str, key: str, old: SchemaNode | None, new: SchemaNode 
     breaking = any(f.breaking for f in fields)
     before, after = old.get("ref") or "PromptInput", new.get("ref") or "PromptInput"
     if not fields and before == after and (old.get("module"), old.get("qualname")) == (new.get("module"), new.get("qualname")):
-        return Change("low", "changed", "schema", subject, worker=name, detail=["descriptions or titles"])
+        return Change("low", "changed", "schema", subject, worker=name, detail=[DESCRIPTIONS_ONLY])
     return Change("medium" if breaking else "low", "changed", "schema", subject, before, after, worker=name,
                   note="breaking" if breaking else None, detail=[f.text() for f in fields])
 

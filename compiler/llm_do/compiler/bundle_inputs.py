@@ -109,11 +109,29 @@ def _not_read(resolved: ResolvedProject) -> dict[str, Any]:
     workers = resolved.workers.items()
     return {
         "workers": {name: sorted(w.unknown_names) for name, w in workers if w.unknown_names},
+        "unresolved": {name: w.unresolved for name, w in workers if w.unresolved},
         "rules": {name: [[r.target, " ".join(r.text.split())] for r in w.rules] for name, w in workers if w.rules},
         "allowed_tools": {name: s.allowed_tools for name, s in resolved.manifest.mcp_servers.items()
                           if not s.opaque and (resolved.mcp_servers.get(name) is None or resolved.mcp_servers[name].tools is None)},
+        "labels": {name: {"labels": s.labels, "tool_labels": s.tool_labels} for name, s in resolved.manifest.mcp_servers.items()
+                   if not s.opaque and (resolved.mcp_servers.get(name) is None or resolved.mcp_servers[name].tools is None)},
         "modules": sorted(m.file for m in resolved.facts.modules.values() if not m.complete),
+        "python": {rel: _syntax_hash(f.text) for rel, f in sorted(resolved.loaded.sources.files.items()) if f.kind == "python"},
     }
+
+
+def _syntax_hash(text: str) -> str | None:
+    """A Python file's syntax tree, docstrings included, without positions: equal for two texts
+    that differ only in comments and layout, which change nothing its import does. None when it
+    does not parse (its text then counts)."""
+    import ast
+
+    from .code.module_code import digest, dump
+
+    try:
+        return digest(dump(ast.parse(text)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def load_document(spec: str, *, import_python: bool = True, cache: bool = True, any_format: bool = False,

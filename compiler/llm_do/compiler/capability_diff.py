@@ -9,8 +9,9 @@ overlaps (`proc.exec:cat,ls` -> `proc.exec:ls,mv`: `changed`, the commands gaine
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from .capabilities import ALLOW, GATES, PROVIDER, Analysis, Reach, kind_of
+from .capabilities import ALLOW, GATES, LOCAL_KINDS, PROVIDER, Analysis, Reach, Step, kind_of
 from .diff_change import Change, Severity, Verb
 from .reach_text import gate_text, via_text
 
@@ -80,6 +81,9 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                 out.append(Change("low", "removed", "capability", f"{cap} of {worker}", _reach_text(reach), None,
                                   worker=worker, note=via_text(reach), capability=cap, gate=reach.gate,
                                   cause=cause_of(reach), at=written_at(reach)))
+        for cap in gained:
+            if kind_of(cap) not in LOCAL_KINDS:
+                out += _second_paths(worker, cap, new)
         for cap in sorted(before & after):
             a, b = old.reach(worker, cap), new.reach(worker, cap)
             assert a is not None and b is not None
@@ -91,6 +95,26 @@ def capability_changes(old: Analysis, new: Analysis, both: set[str], added_worke
                                   _reach_text(a), _reach_text(b), worker=worker,
                                   note="approval relaxed" if relaxed else "approval tightened", capability=cap, gate=b.gate,
                                   cause=cause_of(b), at=written_at(b, gate=True)))
+    return out
+
+
+def _second_paths(worker: str, cap: str, new: Analysis) -> list[Change]:
+    """The other paths to a capability the worker gained (G17: `main` gaining its own `write_file`
+    while a callee gains a write too, reported by the callee's path alone): one per gate the least
+    gated path does not have, by its first step (the worker's own tool, a callee), least gated
+    first. Each is its own entry, as its cause is another tool."""
+    paths = _first_hops(new, worker, cap)
+    if len(paths) < 2:
+        return []
+    least = paths[0]
+    shown = {least.gate}
+    out = []
+    for reach in paths:
+        if reach.gate in shown:
+            continue
+        shown.add(reach.gate)
+        change = _reach_change(worker, "added", reach, None, cap, new.side_effect(cap))
+        out.append(replace(change, note=f"a second path; the least gated is via {via_text(least)} [{gate_text(least)}]"))
     return out
 
 
@@ -146,3 +170,22 @@ def _commands_overlap(cap: str, lost: list[str], paired: set[str]) -> str | None
 def _command_detail(before: str, after: str) -> list[str]:
     gained, dropped = sorted(_commands(after) - _commands(before)), sorted(_commands(before) - _commands(after))
     return ([f"gains: {', '.join(gained)}"] if gained else []) + ([f"no longer: {', '.join(dropped)}"] if dropped else [])
+
+
+def _first_hops(analysis: Analysis, worker: str, capability: str) -> list[Reach]:
+    """One path per first step that gives the worker a propagating capability: each of its own
+    grants of it, and each callee's least gated path; least gated first, then the shortest, then
+    by the first step's name."""
+    view = analysis.views.get(worker)
+    if view is None:
+        return []
+    found = [Reach(capability, (worker,), (Step(worker, g.via, g.via_kind, g.gate),))
+             for g in view.grants if g.capability == capability and g.gate.level is not None]
+    holders = analysis.holders(capability)
+    for callee, gate in view.calls.items():
+        if gate.level is None or callee == worker or callee not in holders:
+            continue
+        rest = analysis.reach(callee, capability)
+        if rest is not None:
+            found.append(Reach(capability, (worker, *rest.path), (Step(worker, callee, "tool", gate), *rest.steps)))
+    return sorted(found, key=lambda r: (GATES.index(r.gate), len(r.path), r.steps[0].via))

@@ -1,5 +1,6 @@
-"""What changed in the code a project runs: its Python tools, `TOOLSETS` toolsets and entry
-function, compared by their fingerprints (spec/diff.md, "Code"; spec/bundle.md, "Code").
+"""What changed in the code a project runs: its Python tools, `TOOLSETS` toolsets, local MCP
+servers and entry function, compared by their fingerprints (spec/diff.md, "Code"; spec/bundle.md,
+"Code").
 
 One entry per cause: a tool's own change (its body, signature, module, or the effects its own
 code gained) is an entry of that tool; a part it shares with others (a helper, a module it
@@ -10,14 +11,16 @@ effect behind `ask`, medium; the rest low. A description the model reads is comp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llm_do.bundle.model import CodeNode, CodePart
 from llm_do.bundle.views import entry_name
 
+from .code.effects import EFFECT_TEXT
 from .diff_change import Change, Severity, text_diff
-from .schema_diff import field_changes
+from .schema_diff import described, field_changes
+from .unread import unread_gate
 
 UNASKED = ("allow", "conditional")
 """Gates under which a tool runs with nobody asked (for some calls at least)."""
@@ -34,10 +37,14 @@ class Unit:
     """Worker (or the entry function's label) -> its gate: `allow`, `conditional`, `ask`, `auto`."""
     description: str | None = None
     parameters: dict[str, Any] | None = None
+    place: str | None = None
+    """Where it is written when that is not in its code (an MCP server's entry in project.json)."""
 
     @property
     def at(self) -> str:
         """Where it is written (a `source_positions` key): its `def`, or a toolset's `TOOLSETS`."""
+        if self.place is not None:
+            return self.place
         function = self.code.get("function")
         if function:
             return f"code:{function}"
@@ -54,6 +61,9 @@ def _units(doc: dict[str, Any]) -> dict[str, Unit]:
     by_key: dict[tuple[str, str], Unit] = {}
     toolset_units: dict[str, Unit] = {}
     for key, node in (doc.get("toolsets") or {}).items():
+        if node.get("kind") == "mcp" and node.get("code"):  # a local server's project files: one unit for its tools
+            toolset_units[key] = units[f"MCP server {key}"] = Unit(f"MCP server {key}", node["code"],
+                                                                   place=f"project:mcp_servers.{key}")
         if node.get("kind") != "python":
             continue
         if node.get("code"):
@@ -75,11 +85,18 @@ def _units(doc: dict[str, Any]) -> dict[str, Unit]:
             unit = toolset_units.get(use.get("toolset") or "")
             if unit is not None and use.get("opaque_approval") not in (None, "deny"):
                 unit.users.setdefault(worker, use["opaque_approval"])
+            elif unit is not None and _not_started(doc["toolsets"][use["toolset"]]):
+                unit.users.setdefault(worker, unread_gate(doc, worker))  # its tools are unknown (`--no-import`)
     function = doc["entry"].get("function") or {}
     if function.get("code"):
         label = entry_name(doc)
         units[f"entry function {label}"] = Unit(f"entry function {label}", function["code"], {label: "allow"})
     return units
+
+
+def _not_started(node: dict[str, Any]) -> bool:
+    """An MCP server whose tools were not listed (`--no-import`): no binding says who runs them."""
+    return node.get("kind") == "mcp" and not node.get("opaque") and not node.get("tools")
 
 
 def _merge_users(into: dict[str, str], users: dict[str, str]) -> None:
@@ -96,6 +113,11 @@ def _effects(part: CodePart | None) -> set[str]:
 
 def _effects_text(effects: set[str]) -> str:
     return "effects: " + (", ".join(sorted(effects)) or "none")
+
+
+def _gains(effects: set[str]) -> str:
+    """The effects gained as a reader needs them: `computed call: may delete, run or connect`."""
+    return ", ".join(EFFECT_TEXT.get(e, e) for e in sorted(effects))
 
 
 LISTED = 10
@@ -180,8 +202,8 @@ def _unit_change(name: str, old: Unit, new: Unit, shared: dict[str, _Shared]) ->
     if not what and not reach and not gained:
         return None
     if gained:
-        what.append("gains " + ", ".join(sorted(gained)))
-    detail = [f"gains: {', '.join(sorted(gained))}"] * bool(gained) + detail + [_users_text(new.users)]
+        what.append("gains " + _gains(gained))
+    detail = [f"gains: {_gains(gained)}"] * bool(gained) + detail + [_users_text(new.users)]
     effects_changed = set(oc.get("effects") or ()) != set(nc.get("effects") or ())
     return Change(_severity(gained, new.users), "widened" if gained else "changed", "code", f"code of {name}",
                   _effects_text(set(oc.get("effects") or ())) if effects_changed else None,
@@ -192,8 +214,8 @@ def _unit_change(name: str, old: Unit, new: Unit, shared: dict[str, _Shared]) ->
 
 def _shared_change(key: str, entry: _Shared) -> Change:
     before, after = _effects(entry.before), _effects(entry.after)
-    what = "gains " + ", ".join(sorted(entry.gained)) if entry.gained else "changed"
-    detail = [f"gains: {', '.join(sorted(entry.gained))}"] * bool(entry.gained)
+    what = "gains " + _gains(entry.gained) if entry.gained else "changed"
+    detail = [f"gains: {_gains(entry.gained)}"] * bool(entry.gained)
     detail.append("reached by " + _first_names(sorted(entry.units)))
     detail += [("now reaches " if k[0] == "+" else "no longer reaches ") + k[1:] for k in sorted(entry.reached)]
     detail.append(_users_text(entry.users))
@@ -204,6 +226,16 @@ def _shared_change(key: str, entry: _Shared) -> Change:
                   users=tuple(sorted(entry.users)), at=f"code:{key}")
 
 
+def parameter_texts_change(tool: str, old: dict[str, Any] | None, new: dict[str, Any] | None, *, at: str | None) -> Change | None:
+    """The descriptions of a tool's parameters (`tool T`, `tool T of MCP server S`), which the model
+    reads with its description (a docstring's `Args:`, `Field(description=...)`), when they differ."""
+    before, after = described(old or {}), described(new or {})
+    if before == after:
+        return None
+    return Change("medium", "changed", "instructions", f"parameter descriptions of {tool}", note="read by the model",
+                  detail=text_diff("\n".join(before), "\n".join(after)), at=at)
+
+
 def _description_change(name: str, old: Unit, new: Unit) -> Change:
     return Change("medium", "changed", "instructions", f"description of {name}", note="read by the model",
                   detail=text_diff(old.description or "", new.description or "") + [_users_text(new.users)],
@@ -212,7 +244,7 @@ def _description_change(name: str, old: Unit, new: Unit) -> Change:
 
 def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """Entries for code that changed between two bundles; nothing when no Python node's hash did."""
-    if _python_hashes(old) == _python_hashes(new):
+    if _code_hashes(old) == _code_hashes(new):
         return []
     ou, nu = _units(old), _units(new)
     out: list[Change] = []
@@ -225,6 +257,8 @@ def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 out.append(change)
         if a.description != b.description:
             out.append(_description_change(name, a, b))
+        if a.parameters != b.parameters and (texts := parameter_texts_change(name, a.parameters, b.parameters, at=b.at)):
+            out.append(replace(texts, detail=[*texts.detail, _users_text(b.users)], users=tuple(sorted(b.users))))
     out += [_shared_change(key, entry) for key, entry in sorted(shared.items())]
     return out + _toolset_descriptions(old.get("toolsets") or {}, new.get("toolsets") or {})
 
@@ -237,17 +271,22 @@ def _toolset_descriptions(old: dict[str, Any], new: dict[str, Any]) -> list[Chan
         if a.get("export") != "TOOLSETS" or b.get("export") != "TOOLSETS" or a.get("hash") == b.get("hash"):
             continue
         at, bt = a.get("tools") or {}, b.get("tools") or {}
+        place = f"code:{b.get('module', '').replace('.', '/')}.py:TOOLSETS"
         for name in sorted(set(at) & set(bt)):
             before, after = at[name].get("description"), bt[name].get("description")
             if before != after:
                 out.append(Change("medium", "changed", "instructions", f"description of tool {name} of toolset {key}",
-                                  note="read by the model", detail=text_diff(before or "", after or ""),
-                                  at=f"code:{b.get('module', '').replace('.', '/')}.py:TOOLSETS"))
+                                  note="read by the model", detail=text_diff(before or "", after or ""), at=place))
+            texts = parameter_texts_change(f"tool {name} of toolset {key}", at[name].get("parameters"),
+                                           bt[name].get("parameters"), at=place)
+            out += [texts] if texts is not None else []
     return out
 
 
-def _python_hashes(doc: dict[str, Any]) -> tuple[Any, ...]:
-    """What code changes can be found in: the Python toolsets' and the entry function's hashes."""
+def _code_hashes(doc: dict[str, Any]) -> tuple[Any, ...]:
+    """What code changes can be found in: the Python toolsets' hashes, the MCP servers' code and
+    the entry function's hash."""
     toolsets = doc.get("toolsets") or {}
     return (sorted((k, n.get("hash")) for k, n in toolsets.items() if n.get("kind") == "python"),
+            sorted((k, n["code"].get("fingerprint")) for k, n in toolsets.items() if n.get("kind") == "mcp" and n.get("code")),
             (doc["entry"].get("function") or {}).get("hash"))

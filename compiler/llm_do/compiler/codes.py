@@ -32,8 +32,10 @@ RULES: dict[str, Rule] = _rules(
     # --- P: syntax and structure of project.json and front matter
     Rule("P001", "yaml-syntax", "error", "The front matter is not valid YAML.",
          "The block between the two `---` lines at the top of a .worker file is parsed as YAML. The "
-         "diagnostic points at the place the YAML parser gave up; quoting a value that contains `:` "
-         "or starts with `*`, `&`, `!` or `%` is the usual fix.",
+         "diagnostic points at the mistake, where llm-do recognizes it (the `[`, `{` or quote that is "
+         "never closed, a tab, a key or list item indented out of line, a line without `key: value`), "
+         "and otherwise at the place the YAML parser gave up; quoting a value that contains `: ` "
+         "or starts with `*`, `&`, `!`, `@` or `%` is the usual fix.",
          raised_in=("syntax.yaml_positions",)),
     Rule("P002", "json-syntax", "error", "project.json is not valid JSON.",
          "project.json must be one JSON object. Trailing commas and comments are not JSON.",
@@ -120,14 +122,16 @@ RULES: dict[str, Rule] = _rules(
     Rule("N001", "duplicate-worker", "error", "Two workers with the same name.",
          "Worker names are the names other workers call them by; each must be unique in a project. "
          "The diagnostic points at the second definition and relates the first.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N002", "worker-shadows-toolset", "error", "A worker named like a stdlib or Python toolset.",
          "Stdlib toolsets, Python toolsets and workers share one namespace in `toolsets:` lists.",
-         raised_in=("stages.resolve",)),
+         raised_in=("stages.worker_names",)),
     Rule("N003", "unknown-toolset", "error", "A toolsets entry that names no toolset or worker.",
          "An entry in `toolsets:` is a stdlib toolset (such as `filesystem_project_ro` or "
          "`shell_readonly`), a toolset from a Python file's TOOLSETS, or the name of a worker this "
-         "one may call. The hint names the closest of these.",
+         "one may call. The hint names the closest of these (every toolset of a family: `shell` "
+         "-> `shell_readonly` or `shell_file_ops`); for the name of a tool (`read_file`), the "
+         "toolsets that have it.",
          raised_in=("stages.resolve_toolsets",)),
     Rule("N004", "unknown-tool", "error", "A tools entry that names no Python tool.",
          "An entry in `tools:` names a function exported by the TOOLS of a file in python_files.",
@@ -446,10 +450,11 @@ RULES: dict[str, Rule] = _rules(
          "path to the egress passes an `ask` (or is denied): a person answers before anything leaves. "
          "One note per tool that gives the egress, naming the first worker and how many more pass it.",
          raised_in=("stages.check.flows",)),
-    Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that matches no armed flow.",
+    Rule("R006", "unused-flow-acceptance", "warning", "A flow acceptance in project.json that accepts no flow.",
          "`flows.accept` names a worker and the capabilities of each leg. An entry for a worker that "
-         "does not exist, holds no trifecta, or whose egress is behind approval accepts nothing; an "
-         "entry that leaves an armed combination of legs unnamed does not accept the flow: the message "
+         "does not exist or holds no trifecta accepts nothing; an entry that leaves a combination of "
+         "legs unnamed (the egress reachable with nobody asked, or, when every egress is behind `ask`, "
+         "those: the run's guard asks them and `--approve-all` answers no such question) does not accept the flow: the message "
          "names the capabilities left and the hint the entry that would accept the flow. Such an entry "
          "is inert at run time too (the bundle marks it and the taint guard does not honour it). `llm-do "
          "capabilities` lists each worker's flows and every capability of each leg.",
@@ -529,6 +534,15 @@ RULES: dict[str, Rule] = _rules(
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
          "A project may silence warning and info codes; errors always stay.",
          raised_in=("pipeline",)),
+    Rule("C002", "rule-not-resolved-without-import", "info",
+         "An approval rule that `--no-import` cannot resolve: it may match a tool made when a module runs.",
+         "Read without importing (`--no-import`, as the CI recipe reads a pull request), a toolset whose "
+         "tools are made by code (a `FunctionToolset` filled by `@toolset.tool` decorators) cannot be "
+         "listed, so a rule whose name or glob matches none of the tools the text shows may still match "
+         "one of its tools. It is not an error there: the rest of the project is checked and `diff "
+         "--no-import` compares the rule as written. A build that imports the Python resolves it, and "
+         "reports A002 if it matches nothing.",
+         raised_in=("approvals.apply",)),
 )
 
 

@@ -6,7 +6,9 @@ Shared by the analyses that find changes (`bundle_diff`, `code_diff`) and the re
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -75,8 +77,23 @@ def text_of(value: Any) -> str | None:
     return None if value is None else value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def changed_lines(before: str, after: str) -> list[str]:
+    """Every `-` and `+` line of a line diff of two texts."""
+    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if not line.startswith(("---", "+++", "@@"))]
+
+
+def shortened(lines: list[str], limit: int = 12) -> list[str]:
+    return lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else [])
+
+
 def text_diff(before: str, after: str, limit: int = 12) -> list[str]:
     """A short line diff (`-` and `+` lines, at most `limit`) of two texts the model reads."""
-    lines = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-             if not line.startswith(("---", "+++", "@@"))]
-    return lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else [])
+    return shortened(changed_lines(before, after), limit)
+
+
+def edit_cause(lines: list[str], name: str) -> str:
+    """What makes one edit of several workers' texts one cause (a template they include, a `vars`
+    value they use): the same changed lines once each worker's own name is set aside."""
+    own = re.compile(rf"\b{re.escape(name)}\b")
+    return "text:" + hashlib.sha256("\n".join(own.sub("\0", line) for line in lines).encode()).hexdigest()

@@ -3,7 +3,9 @@
 A change at a tool several workers reach (an approval relaxed at a shared leaf, a tool added
 there) makes each of those workers reach something new: one capability change per worker. They
 have one cause, so they are one entry, naming the workers, with the approval change at that tool
-leading for the gates it changed. Code changes are already one per cause (`code_diff`). Pure.
+leading for the gates it changed. One edit of the instructions of several workers (a template
+they include, a `vars` value they use) is one entry naming them too. Code changes are already one
+per cause (`code_diff`). Pure.
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ def entries(changes: list[Change]) -> list[CauseEntry]:
     groups: dict[tuple[str, str], CauseEntry] = {}
     approvals = {c.cause for c in changes if c.area == "approval" and c.cause}
     for change in changes:
+        if change.cause is not None and change.area == "instructions":  # one edit several workers' texts share
+            entry = groups.get((change.area, change.cause))
+            if entry is None:
+                entry = groups[(change.area, change.cause)] = CauseEntry(change, [change.worker] if change.worker else [])
+                out.append(entry)
+            else:
+                entry.folded.append(change)
+                entry.workers += [change.worker] if change.worker else []
+            continue
         if change.cause is None or change.area not in ("capability", "approval"):
             out.append(CauseEntry(change, list(change.users) or ([change.worker] if change.worker else [])))
             continue
@@ -63,3 +74,13 @@ def entries(changes: list[Change]) -> list[CauseEntry]:
 
 def counts(found: list[CauseEntry]) -> dict[str, int]:
     return {s: sum(e.severity == s for e in found) for s in SEVERITIES}
+
+
+LISTED = 10
+"""Most workers an entry's subject names (then a count): the report stays short at any size."""
+
+
+def first_names(names: list[str]) -> str:
+    """`a, b, c`, or the first `LISTED` and how many more."""
+    more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""
+    return ", ".join(names[:LISTED]) + more

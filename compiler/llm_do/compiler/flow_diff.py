@@ -1,5 +1,6 @@
-"""`diff`'s information-flow changes: a trifecta armed or disarmed, a flow accepted, a label of a
-capability or of a folder changed (spec/diff.md, "Information flow").
+"""`diff`'s information-flow changes: a trifecta armed or disarmed, re-armed (its acceptance no
+longer covers it), a flow accepted, a label of a capability or of a folder changed (spec/diff.md,
+"Information flow"). Labels are those each side's analysis computed, declared or scanned.
 
 Both sides are analysed whole (`flows.trifecta`); a worker is reported where its flow forms, as
 the lint reports it, so a chain of callers does not repeat one flow.
@@ -9,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .capabilities import Analysis, WorkerView
+from llm_do.bundle.approval import ASK
+from llm_do.bundle.flow import ANY, EGRESS, LABELS
+
+from .capabilities import CUSTOM_PREFIX, Analysis, WorkerView
 from .diff_change import Change
+from .flows.labels import python_labels, sorted_labels
 from .flows.text import leg_text
-from .flows.trifecta import Flow, bundle_flows
+from .flows.trifecta import Flow, acceptances_of, bundle_flows
+from .reach_text import gate_text, via_text
 
 
 def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str, WorkerView], dict[str, WorkerView]],
@@ -20,7 +26,7 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str
     """`views`: each side's `views_of_bundle`; `analyses`: their capability analyses, when the
     diff made them already (an acceptance needs them)."""
     old_views, new_views = views
-    changes = _label_changes(old_views, new_views) + _policy_changes(old, new)
+    changes = _label_changes(old_views, new_views, new) + _policy_changes(old, new)
     old_flows = _flows(old, old_views, analyses[0] if analyses else None)
     new_flows = _flows(new, new_views, analyses[1] if analyses else None)
     for worker in sorted(set(old_flows) | set(new_flows)):
@@ -31,6 +37,13 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str
             changes.append(Change("high", "added", "flow", f"arms the trifecta for {worker}", _status(before), "armed",
                                   worker=worker, detail=[leg_text(leg) for leg in after.legs],
                                   note="through a server-side tool no approval can gate" if after.provider else None))
+        elif armed_before and armed_after and before is not None and after is not None and before.accepted is not None \
+                and after.accepted is None and after.forms_here:
+            analysis = analyses[1] if analyses else Analysis(new_views)
+            changes.append(Change("high", "widened", "flow", f"re-arms the trifecta for {worker}", "accepted", "armed",
+                                  worker=worker, note="the flow acceptance no longer covers it",
+                                  detail=_unaccepted(new, worker, new_views, analysis) + [leg_text(leg) for leg in after.legs]
+                                  + [f"accepted for: {before.accepted.reason}"]))
         elif armed_before and not armed_after and before is not None and before.forms_here:
             changes.append(Change("low", "removed", "flow", f"disarms the trifecta for {worker}", "armed", _status(after),
                                   worker=worker))
@@ -48,6 +61,27 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str
     return changes
 
 
+def _unaccepted(doc: dict[str, Any], worker: str, views: dict[str, WorkerView], analysis: Analysis) -> list[str]:
+    """What re-armed a flow: each capability giving the worker a leg that no acceptance of the
+    worker names (for the egress, those reachable with nobody asked), `not accepted: egress custom:upload`."""
+    entries = acceptances_of(a for a in (doc.get("flows") or {}).get("accept") or () if a["worker"] == worker)
+    labelled: dict[str, set[str]] = {}
+    for view in views.values():
+        for grant in view.grants:
+            for label in grant.labels:
+                labelled.setdefault(label, set()).add(grant.capability)
+    out = []
+    for label in LABELS:
+        named = {n for a in entries for n in getattr(a, label)}
+        if ANY in named:
+            continue
+        for capability in analysis.capabilities(worker):
+            reach = analysis.reach(worker, capability) if capability in labelled.get(label, ()) else None
+            if reach is not None and capability not in named and (label != EGRESS or reach.gate != ASK):
+                out.append(f"not accepted: {label} {capability} via {via_text(reach)} [{gate_text(reach)}]")
+    return out
+
+
 def _flows(doc: dict[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None) -> dict[str, Flow]:
     analysis = bundle_flows(doc, views, capabilities)  # it analyses capabilities itself when an acceptance needs them
     return {f.worker: f for f in analysis.flows()}
@@ -62,19 +96,58 @@ def _accept_key(entry: dict[str, Any]) -> tuple:
 
 
 def _labels(views: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """Each capability's labels, as each side's analysis computed them (declared or scanned); a
+    Python tool's `custom:NAME` has those of everything the tool gives (what its `CAPABILITIES`
+    entry declares, else what its code was found to do), so a declaration that changes is a change
+    of the tool's labels."""
     out: dict[str, frozenset[str]] = {}
     for view in views.values():
+        by_tool: dict[str, frozenset[str]] = {}
         for grant in view.grants:
             out[grant.capability] = out.get(grant.capability, frozenset()) | grant.labels
+            if grant.via_kind == "tool":
+                by_tool[grant.via] = by_tool.get(grant.via, frozenset()) | grant.labels
+        for tool, labels in by_tool.items():
+            own = CUSTOM_PREFIX + tool
+            if own in out:
+                out[own] |= labels
     return out
 
 
-def _label_changes(old_views: dict[str, Any], new_views: dict[str, Any]) -> list[Change]:
-    """A capability on both sides whose labels differ (a tool that now sends, a server said not to)."""
+def _scanned(doc: dict[str, Any]) -> dict[str, tuple[frozenset[str], str | None]]:
+    """`custom:NAME` -> the labels its code's effects give (`flows.labels.python_labels`), whatever
+    it declares, and where its module declares it (`code:tools.py:CAPABILITIES`)."""
+    out: dict[str, tuple[frozenset[str], str | None]] = {}
+    for node in (doc.get("toolsets") or {}).values():
+        if node.get("kind") == "python":
+            module = f"{str(node.get('module') or '').replace('.', '/')}.py"
+            for name, tool in (node.get("tools") or {}).items():
+                effects = (tool.get("code") or {}).get("effects") or ()
+                known = out.get(CUSTOM_PREFIX + name, (frozenset(), None))[0]
+                out[CUSTOM_PREFIX + name] = (known | python_labels(effects), f"code:{module}:CAPABILITIES")
+    return out
+
+
+def _label_changes(old_views: dict[str, Any], new_views: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """A capability on both sides whose labels differ (a tool that now sends, a server said not to).
+    High when a Python tool's labels lose one that its code still has: its `CAPABILITIES` no longer
+    says `net` while the code still connects, and the flow analysis stops seeing the leg."""
     before, after = _labels(old_views), _labels(new_views)
-    return [Change("medium", "changed", "flow", f"labels of {c}", ", ".join(sorted(before[c])) or "none",
-                   ", ".join(sorted(after[c])) or "none", capability=c)
-            for c in sorted(set(before) & set(after)) if before[c] != after[c]]
+    scanned: dict[str, tuple[frozenset[str], str | None]] | None = None
+    out = []
+    for c in sorted(set(before) & set(after)):
+        if before[c] == after[c]:
+            continue
+        hidden: frozenset[str] = frozenset()
+        at = None
+        if c.startswith(CUSTOM_PREFIX) and before[c] - after[c]:
+            scanned = _scanned(new) if scanned is None else scanned
+            code, at = scanned.get(c, (frozenset(), None))
+            hidden = (before[c] - after[c]) & code
+        note = f"its code still gives {', '.join(sorted_labels(hidden))}, which it no longer declares" if hidden else None
+        out.append(Change("high" if hidden else "medium", "changed", "flow", f"labels of {c}", ", ".join(sorted(before[c])) or "none",
+                          ", ".join(sorted(after[c])) or "none", capability=c, note=note, at=at if hidden else None))
+    return out
 
 
 def _policy_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:

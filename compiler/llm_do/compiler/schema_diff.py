@@ -114,3 +114,36 @@ def _defs_differ(old: dict[str, Any], new: dict[str, Any], prop: dict[str, Any])
         if (old.get("$defs") or {}).get(key) != (new.get("$defs") or {}).get(key):
             return True
     return False
+
+
+def described(schema: dict[str, Any]) -> list[str]:
+    """Every description a JSON Schema holds, one line each, `PATH: TEXT` (`path: Where to write`,
+    `items[].name: ...`, `$defs.Item: ...`, `(schema): ...` for its own): what a model reads of a
+    tool's parameters or a worker's input or output besides their shape (a docstring's `Args:`, a
+    `Field(description=...)`), compared as instructions. Sorted by path."""
+    out: dict[str, str] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, path)
+            return
+        if not isinstance(node, dict):
+            return
+        text = node.get("description")
+        if isinstance(text, str) and text:
+            out.setdefault(path or "(schema)", text)
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    walk(sub, f"{path}.{name}" if path else name)
+            elif key == "$defs" and isinstance(value, dict):
+                for name, sub in value.items():
+                    walk(sub, f"$defs.{name}")
+            elif key in ("items", "additionalProperties", "prefixItems"):
+                walk(value, f"{path}[]")
+            elif key in ("anyOf", "oneOf", "allOf"):
+                walk(value, path)
+
+    walk(schema, "")
+    return [f"{path}: {' '.join(text.split())}" for path, text in sorted(out.items())]

@@ -26,7 +26,7 @@ POSITIONS_KEY = "(positions)"
 FRONT_KEYS = ("description", "model", "compatible_models", "model_settings", "recursive", "attachments",
               "server_side_tools", "schema_in_ref", "schema_out_ref", "toolsets", "tools", "approvals", "calls")
 RUNTIME_KEYS = ("approval_mode", "max_depth", "usage_limits")
-SERVER_KEYS = ("command", "args", "env", "url", "headers", "prefix", "required", "opaque", "allowed_tools")
+SERVER_KEYS = ("command", "args", "env", "url", "headers", "prefix", "required", "opaque", "allowed_tools", "labels", "tool_labels")
 
 
 def positions_of(resolved: ResolvedProject) -> dict[str, list[Any]]:
@@ -44,7 +44,8 @@ def positions_of(resolved: ResolvedProject) -> dict[str, list[Any]]:
             out[f"call:{name}:{callee}"] = [at.file, at.line]
     out |= _project_positions(resolved)
     loaded = resolved.loaded
-    for rel in dict.fromkeys([*loaded.python_files, *loaded.directory_python, *resolved.facts.loaded_files]):
+    servers = [rel for rel, f in loaded.sources.files.items() if f.kind == "python"]  # also an MCP server's
+    for rel in dict.fromkeys([*loaded.python_files, *loaded.directory_python, *resolved.facts.loaded_files, *servers]):
         out |= _code_positions(rel, _python_text(resolved, rel))
     return out
 

@@ -67,6 +67,36 @@ def closest_name(word: str, candidates: Sequence[str]) -> str | None:
     return closest(word, candidates)
 
 
+def closest_names(word: str, candidates: Sequence[str], most: int = 4) -> list[str]:
+    """Every candidate `word` may mean, when it names a family rather than one (`shell` ->
+    `shell_readonly`, `shell_file_ops`; `filesystem_readonly` -> `filesystem_project_ro`,
+    `filesystem_cwd_ro`), at most `most`, in the candidates' order of preference.
+
+    A one-part word means the candidates whose first part it is; a word of several parts, the
+    candidates `closest_name`'s part matching leaves fewest parts over in, all of them if they tie.
+    Otherwise the one `closest_name` finds, if any.
+    """
+    parts = _parts(word)
+    if len(parts) == 1:
+        family = [c for c in candidates if c != word and _parts(c)[:1] == parts]
+        if len(family) >= 2:
+            return family[:most]
+    elif _SEPARATORS.sub("", word.lower()) not in {_SEPARATORS.sub("", c.lower()) for c in candidates}:
+        left = {c: _unmatched(parts, _parts(c)) for c in candidates}
+        fewest = min((n for n in left.values() if n is not None), default=None)
+        tied = [c for c, n in left.items() if n is not None and n == fewest]
+        if len(tied) >= 2:
+            return tied[:most]
+    near = closest_name(word, candidates)
+    return [near] if near is not None else []
+
+
+def one_of(names: Sequence[str]) -> str:
+    """'a', 'a' or 'b', 'a', 'b' or 'c': names quoted for a hint."""
+    quoted = [f"'{n}'" for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 def _parts(name: str) -> list[str]:
     return [p for p in _SEPARATORS.split(name.lower()) if p]
 

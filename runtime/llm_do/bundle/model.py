@@ -1,7 +1,7 @@
 """The bundle's shape: what `llm-do build` writes and `llm-do exec` runs, declared once.
 
 A TypedDict per node. `compiler/stages/lower.py` builds its dicts as these types, the views
-(`views`) and the analyses read them, and spec/schemas/bundle.schema.json is generated from them
+(`views`) and the analyses read them, and runtime/llm_do/cli/schemas/bundle.schema.json is generated from them
 (`schema`, the one module of the package that imports pydantic). spec/bundle.md describes them.
 
 Keys marked `NotRequired` may be left out, and an absent key reads as its empty value: null for a
@@ -98,7 +98,7 @@ class CodePart(TypedDict):
 
 
 class CodeNode(TypedDict):
-    """The code a Python tool, a `TOOLSETS` toolset or the entry function runs, read with `ast`."""
+    """The code a Python tool, a `TOOLSETS` toolset, a local MCP server or the entry function runs, read with `ast`."""
 
     function: str | None
     """`FILE:NAME` of its def; None when the whole module counts (a toolset, a function `ast` cannot find)."""
@@ -167,7 +167,8 @@ class ToolsetNode(TypedDict):
     capabilities: NotRequired[list[str]]
     """Absent: none."""
     code: NotRequired[CodeNode]
-    """Python `TOOLSETS` only: the code of its module (its tools are built by it)."""
+    """Python `TOOLSETS`: the code of its module (its tools are built by it). MCP: the code of the
+    project files it runs (`sources`), each file whole (absent: it runs none)."""
 
 
 class WorkerToolset(TypedDict):

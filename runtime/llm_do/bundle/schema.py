@@ -1,6 +1,6 @@
 """The bundle's JSON Schema and a validator of whole bundles, generated from `model`'s TypedDicts.
 
-For spec/generate.py (spec/schemas/bundle.schema.json) and the tests only: it imports pydantic,
+For spec/generate.py (runtime/llm_do/cli/schemas/bundle.schema.json) and the tests only: it imports pydantic,
 and nothing on a command's path validates a whole bundle (a verified lock is read as written).
 """
 

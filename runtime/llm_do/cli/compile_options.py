@@ -29,7 +29,10 @@ def no_cache_option(command: Command[R]) -> Command[R]:
                              "what it defines, and compile every worker afresh (LLM_DO_NO_CACHE=1 does the same).")(command)
 
 
+QUIET_HELP = "Print only errors (no warnings, notes or success lines): the exit status says the rest."
+
+
 def quiet_option(command: Command[R]) -> Command[R]:
-    """`-q/--quiet` (`build`, `run`, `test`): the edit-run loop without the same warnings on every call."""
-    return click.option("-q", "--quiet", is_flag=True,
-                        help="Print errors, and only a count of the warnings (`llm-do lint` shows them).")(command)
+    """`-q/--quiet` (`build`, `lint`, `run`): only errors, on every command that takes it (`test -q`
+    adds the cases that did not pass and the summary)."""
+    return click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)(command)

@@ -18,6 +18,7 @@ from .errors import CliError, ExitCode
 from .inputs import InputOptions, run_input
 from .lock_options import LockOptions, load_lock
 from .options import RunOptions
+from .resume_options import remembered, resume_command, taken
 from .session import RunSession, run_session
 
 if TYPE_CHECKING:
@@ -65,9 +66,10 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
         data = run_input(runtime, prompt, inputs, worker)
         run_id = str(uuid.uuid4())
         record: dict[str, object] = {"bundle": str(bundle.path.resolve()), "digest": bundle_digest(bundle), "worker": name,
-                  "input": data, "detach": detach_approvals}
+                                     "input": data, "detach": detach_approvals, "options": remembered(opts)}
         click.echo(f"llm-do: run id: {run_id}", err=True)
-        return drive(runtime, session, url, run_id, record)
+        # `resume` run from here looks in the project's database: name this one when it is elsewhere
+        return drive(runtime, session, url, run_id, record, resume_db=None if url == db_url(None) else url)
 
 
 def resume_run(run_id: str, opts: RunOptions, lock: LockOptions, *, db: str | None, detach_approvals: bool) -> int:
@@ -78,6 +80,9 @@ def resume_run(run_id: str, opts: RunOptions, lock: LockOptions, *, db: str | No
     if run.state in ("done", "failed", "cancelled"):
         why = f": {run.error}" if run.error else ""
         raise CliError(f"run '{run_id}' is {run.state}{why}; only a pending or waiting run can be resumed", ExitCode.USAGE)
+    opts, said = taken(opts, run.record.get("options"))
+    if said:
+        click.echo(f"llm-do: resume takes the options run '{run_id}' started with: {' '.join(said)}", err=True)
     bundle = load_lock(Path(run.bundle), lock, label=f"run '{run_id}': ")
     digest = bundle_digest(bundle)
     if digest != run.digest:
@@ -87,7 +92,7 @@ def resume_run(run_id: str, opts: RunOptions, lock: LockOptions, *, db: str | No
     with run_session(bundle, opts, children="leave") as session:
         runtime = _runtime(session, detach_approvals or bool(run.record.get("detach")))
         click.echo(f"llm-do: run id: {run_id}", err=True)
-        return drive(runtime, session, url, run_id, None)
+        return drive(runtime, session, url, run_id, None, resume_db=url if db else None)
 
 
 def read_run(url: str, run_id: str) -> RunRecord:
@@ -112,9 +117,10 @@ def _runtime(session: RunSession, detach_approvals: bool) -> Runtime:
                            player=session.setup.player, detach_approvals=detach_approvals)
 
 
-def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: dict[str, object] | None) -> int:
+def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: dict[str, object] | None, *,
+          resume_db: str | None = None) -> int:
     """Launch DBOS for the run, start it (or let it recover); its output is the session's, or it
-    stopped to wait for an approval (exit 4)."""
+    stopped to wait for an approval (exit 4). `resume_db`: the `--db` a printed `resume` needs."""
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.names import executor_id
 
@@ -128,7 +134,7 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
     finally:
         durable.shutdown()
     if outcome == "suspended":
-        click.echo(waiting_line(run_id, value, detached=True), err=True)
+        click.echo(waiting_line(run_id, value, detached=True, db=resume_db), err=True)
         session.script_check = False
         return ExitCode.SUSPENDED
     worker = (record or {}).get("worker")
@@ -136,11 +142,11 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
     return session.flow_denied_status(runtime)
 
 
-def waiting_line(run_id: str, info: dict[str, object], *, detached: bool) -> str:
+def waiting_line(run_id: str, info: dict[str, object], *, detached: bool, db: str | None = None) -> str:
     """What a run waits for, how to answer it and the approval's question, said at once (a process
-    without a terminal that waits in silence looks hung)."""
+    without a terminal that waits in silence looks hung). `db`: the database the commands name."""
     number = info["id"]
-    then = f"then `llm-do resume {run_id}`" if detached else "this process continues when it is answered"
+    then = f"then `{resume_command(run_id, db)}`" if detached else "this process continues when it is answered"
     line = (f"llm-do: run {run_id} waits for approval {number}: {info['tool']} of worker '{info['worker']}'; answer with "
             f"`llm-do approve {run_id} {number}`, `llm-do deny {run_id} {number} --note WHY` or "
             f"`llm-do revise {run_id} {number} FEEDBACK`, {then}")

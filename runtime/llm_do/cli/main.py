@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("llm_do.cli.commands.diff:diff", "Compare what two versions of a project can do."),
     "explain": ("llm_do.cli.commands.explain:explain", "Explain a diagnostic code."),
     "init": ("llm_do.cli.commands.init:init", "Start a new project."),
+    "schema": ("llm_do.cli.commands.schema:schema", "Print a JSON Schema editors validate llm-do's files with."),
     "migrate": ("llm_do.cli.commands.migrate:migrate", "Rewrite a .agent-era project to .worker files."),
     "keygen": ("llm_do.cli.commands.keygen:keygen", "Make an ed25519 key pair to sign locks with."),
     "exec": ("llm_do.cli.commands.exec:exec_", "Run a bundle."),

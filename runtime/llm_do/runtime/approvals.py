@@ -211,9 +211,13 @@ class Approver:
         if self.remembered(request):
             return ApprovalDecision(True, "session"), "session"
         if self.callback is not None:
-            decision = self.callback(request)
+            from .host_callbacks import awaited, call_host, callback_failed
+
+            decision = call_host("approval_callback", self.callback, request)
             if inspect.isawaitable(decision):
-                decision = await decision
+                decision = await awaited("approval_callback", decision)
+            if not isinstance(decision, ApprovalDecision):
+                raise callback_failed("approval_callback", f"returned {type(decision).__name__}, not an ApprovalDecision")
             by = "callback"
         elif self.interactive:
             from .terminal_prompt import Revision, ask_on_terminal

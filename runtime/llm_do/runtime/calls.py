@@ -261,7 +261,9 @@ class WorkerCaller:
             METERED_CALL.reset(metering)
         frame.messages = result.all_messages()
         if runtime.config.on_message is not None:
-            runtime.config.on_message(spec.name, frame.depth, frame.messages)
+            from .host_callbacks import call_host
+
+            call_host("message_callback", runtime.config.on_message, spec.name, frame.depth, frame.messages)
         if runtime.listening:
             from .events import WorkerFinished, jsonable
 

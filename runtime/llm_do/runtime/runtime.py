@@ -115,7 +115,9 @@ class Runtime:
         """Hand an event to the listeners. Callers check `listening` first and import the event
         types only then: a run nobody watches pays nothing for events."""
         if self.config.on_event is not None:
-            self.config.on_event(event)
+            from .host_callbacks import call_host
+
+            call_host("on_event", self.config.on_event, event)
         if self._stream is not None:
             self._stream.put_nowait(event)
 

@@ -84,6 +84,7 @@ def test_build_check_and_diff_report_the_changed_server_code(project: Path, tmp_
     assert check.exit_code == 1 and "echo_helper.py" in check.stdout + check.stderr
     assert run_cli("build", project).exit_code == 0
     diff = run_cli("diff", old, project / "bundle.lock", "--format", "json")
-    changes = [c for c in json.loads(diff.stdout)["changes"] if c["area"] == "mcp"]
-    assert [(c["severity"], c["verb"], c["subject"]) for c in changes] == [
-        ("medium", "changed", "code of MCP server echo: echo_helper.py")]
+    changes = [c for c in json.loads(diff.stdout)["changes"] if c["area"] in ("mcp", "code")]
+    # its code, compared as a Python tool's (issue 30): the part that changed, and who runs it (asked: low)
+    assert [(c["severity"], c["verb"], c["subject"], c["note"]) for c in changes] == [
+        ("low", "changed", "code of echo_helper.py", "changed; reached by MCP server echo")]

@@ -57,6 +57,8 @@ class RuledWorker(Protocol, Generic[_ToolT_co]):
     rules: list[ApprovalRule]
     tools_unknown: bool
     unknown_names: set[str]
+    unlisted: list[str]
+    unresolved: list[str]
 
 
 class RulePlaces:
@@ -104,6 +106,14 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
         targeted = [t for t in worker.tools.values() if rule.targets(t.name, t.group)]
         hits_opaque = [name for name in opaque if rule.targets("", name)]
         hidden = worker.tools_unknown or any(rule.targets(n, n) for n in worker.unknown_names)
+        if not targeted and rule.target not in groups and worker.unlisted and not hidden:
+            worker.unresolved.append(rule.text)  # it may match a tool `--no-import` cannot list: said, not refused
+            diagnostics.append(diagnostic(
+                "C002", f"'{rule.target}' matches none of the tools the text shows; it may match a tool of "
+                        f"{', '.join(repr(n) for n in worker.unlisted)}, which is made when its module runs, so it is "
+                        "not resolved without import", places.at(i, rule.target_column),
+                hint="`llm-do lint` without --no-import resolves it"))
+            continue
         if not targeted and rule.target not in groups and not hidden:  # hidden: it may match a tool an error hides
             diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools",
                                           places.at(i, rule.target_column),

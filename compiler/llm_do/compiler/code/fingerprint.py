@@ -256,6 +256,20 @@ def module_code(index: CodeIndex, file: str) -> CodeNode | None:
     return _module_traced(index, file).node() if index.text(file) is not None else None
 
 
+def files_code(index: CodeIndex, files: list[str]) -> CodeNode | None:
+    """The fingerprint of the project files a local MCP server runs (`mcp_sources`, which already
+    follows its imports): each file whole, a Python one by `ast` (comments and docstrings count
+    for nothing, its calls are scanned for effects), any other by its text. None: none readable."""
+    parts: dict[str, Piece] = {}
+    for file in files:
+        code = index.module(file) if file.endswith(".py") else None
+        if code is not None:
+            parts[file] = code.whole()
+        elif (text := index.text(file)) is not None:
+            parts[file] = Piece(file, digest(text), frozenset(), (), ())
+    return _node(None, None, parts) if parts else None
+
+
 def trace_toolset(index: CodeIndex, file: str, key: str) -> TracedCode | None:
     """The code of `TOOLSETS[key]`: what its value reaches (a factory with the tools it defines,
     `FunctionToolset([f, g])` with f and g), and every function or class whose decorators name

@@ -30,11 +30,22 @@ def description_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | No
 def describe(doc: str, *, has_return_annotation: bool = False) -> str:
     """A docstring (as `__doc__` holds it) as pydantic-ai describes the tool; `has_return_annotation`:
     whether the function's signature says what it returns (`get_type_hints` then has a `return`)."""
+    return _parsed(doc, has_return_annotation)[0] or ""
+
+
+def parameter_descriptions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The descriptions its docstring gives its parameters (`Args:`, `:param x:`, numpy's
+    `Parameters`), as pydantic-ai reads them into the parameters' schema, where the model reads them."""
+    doc = ast.get_docstring(function, clean=False)
+    return {} if doc is None else _parsed(doc, function.returns is not None)[1]
+
+
+def _parsed(doc: str, has_return_annotation: bool) -> tuple[str | None, dict[str, str]]:
     parse, takes_annotation = _doc_descriptions()
     options: dict[str, object] = {"docstring_format": "auto"}
     if takes_annotation:
         options["has_return_annotation"] = has_return_annotation
-    return parse(SimpleNamespace(__doc__=doc), **options)[0] or ""
+    return parse(SimpleNamespace(__doc__=doc), **options)
 
 
 @cache

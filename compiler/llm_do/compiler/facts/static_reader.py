@@ -15,10 +15,12 @@ from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
 from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
-from .static_description import description_of
+from .static_description import description_of, parameter_descriptions
 from .static_signature import parameters_of
 
 _ARGS_BASES = {"WorkerArgs", "AgentArgs", "PromptInput"}
+NOT_IMPORTED = "read without importing"
+"""The opaque reason of a toolset the text cannot list: its tools are made when the module runs."""
 
 
 def read_statically(sources: SourceMap, python_files: list[str], classes: list[ClassRequest]) -> Facts:
@@ -90,7 +92,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
                 fact.tools = [_tool(functions[n]) for n in exported if n in functions]
                 fact.tools_export = "__all__" if fact.tools else None
         if _is_toolset_call(value):
-            public_toolsets += [ToolsetFact(name=t, opaque_reason="read without importing", line=node.lineno)
+            public_toolsets += [ToolsetFact(name=t, opaque_reason=NOT_IMPORTED, line=node.lineno)
                                 for t in targets if not t.startswith("_")]
         if "TOOLS" in targets:
             fact.tools_export = "TOOLS"
@@ -104,7 +106,7 @@ def _module(sources: SourceMap, rel: str) -> tuple[ModuleFact, ast.Module | None
             if names is None:
                 fact.complete = False
             else:
-                fact.toolsets = [ToolsetFact(name=n, opaque_reason="read without importing", line=line) for n, line in names]
+                fact.toolsets = [ToolsetFact(name=n, opaque_reason=NOT_IMPORTED, line=line) for n, line in names]
     if _mutated_exports(tree):
         fact.complete = False  # `TOOLS += [...]`, `TOOLS.append(...)`: built by code after all
     if "TOOLSETS" not in declared:
@@ -130,8 +132,8 @@ def _mutated_exports(tree: ast.Module) -> bool:
 def _tool(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int | None = None) -> ToolFact:
     """A tool defined in the module: its parameters and description from the `def` (a tool
     imported from elsewhere has none known)."""
-    return ToolFact(name=function.name, line=line or function.lineno, parameters=parameters_of(function),
-                    description=description_of(function))
+    return ToolFact(name=function.name, line=line or function.lineno,
+                    parameters=parameters_of(function, parameter_descriptions(function)), description=description_of(function))
 
 
 CAPABILITY_SHAPE = "CAPABILITIES must be a literal dict of tool or toolset name to a list of 'KIND:SCOPE' strings"

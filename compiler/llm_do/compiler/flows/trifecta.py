@@ -169,7 +169,7 @@ class FlowAnalysis:
         provider = Leg(EGRESS, provider_reach, self._source(provider_reach)) \
             if provider_reach is not None and provider_reach.gate != ASK else None
         flow = Flow(worker, (private, untrusted, egress), armed, provider, forms_here=self.forms_here(worker))
-        if armed and worker in self._accept and not self.unnamed(worker):
+        if worker in self._accept and not self.unnamed(worker):
             return Flow(worker, flow.legs, armed, provider, self._accept[worker][0], flow.forms_here)
         return flow
 
@@ -242,10 +242,13 @@ class FlowAnalysis:
 
     def armed_legs(self, worker: str) -> dict[str, list[str]]:
         """The capabilities of each leg an acceptance of the worker's flow must name: every private
-        and untrusted one, and the egress ones reachable with nobody asked."""
+        and untrusted one, and the egress ones reachable with nobody asked; when every egress is
+        behind `ask`, those (the run's guard asks each one, and `--approve-all` answers no such
+        question: an acceptance is how an unattended run lets them through)."""
         legs = self.legs(worker)
-        return {label: [leg.capability for leg in legs[label] if label != EGRESS or leg.reach.gate != ASK]
-                for label in LABELS}
+        armed = [leg.capability for leg in legs[EGRESS] if leg.reach.gate != ASK]
+        return {**{label: [leg.capability for leg in legs[label]] for label in (PRIVATE, UNTRUSTED)},
+                EGRESS: armed or [leg.capability for leg in legs[EGRESS]]}
 
     def unnamed(self, worker: str) -> list[tuple[str, str, str]]:
         """The combinations of an armed flow's legs that no acceptance of the worker names, in order."""

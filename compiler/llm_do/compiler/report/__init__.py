@@ -9,7 +9,7 @@ where it goes). Every command prints a report the same way (`llm_do.cli.report_o
 - `capabilities`: over a `CapabilityReport`;
 - `diff`: over a `DiffReport` (the `BundleDiff` and what was compared).
 
-`schemas` holds the JSON documents of `diff` and `capabilities` as pydantic models (spec/schemas/).
+`schemas` holds the JSON documents of `diff` and `capabilities` as pydantic models (runtime/llm_do/cli/schemas/).
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
         return {}
     own: dict[str, list[str]] = {}
     for u in unread(bundle):
-        if u.kind in ("mcp", "names"):
+        if u.kind in ("mcp", "names", "rules"):
             for w in u.workers:
                 own.setdefault(w, []).append(u.subject)
     callees: dict[str, list[str]] = {}

@@ -2,7 +2,7 @@
 JSON for tools.
 
 Renderers (`report.Renderer`) over one `DiffReport`: the `BundleDiff` and the inputs it compares
-(spec/diff.md; the JSON Schema is spec/schemas/diff.schema.json). Every format lists one entry per
+(spec/diff.md; the JSON Schema is runtime/llm_do/cli/schemas/diff.schema.json). Every format lists one entry per
 cause (`diff_entries`), risky first; the summary counts entries.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..bundle_diff import SEVERITIES, BundleDiff
 from ..diff_change import change_line
-from ..diff_entries import CauseEntry, counts, entries
+from ..diff_entries import CauseEntry, counts, entries, first_names
 from . import Renderers, diff_markdown
 
 DIFF_FORMAT = 2
@@ -50,10 +50,13 @@ def summary(diff: BundleDiff) -> str:
 
 
 def _subject(entry: CauseEntry) -> str:
-    """A capability reached by several workers through one cause is named once, with them."""
+    """A capability reached by several workers through one cause is named once, with them; so is
+    one edit of several workers' instructions."""
     c = entry.change
     if c.area == "capability" and len(entry.workers) > 1:
         return f"{', '.join(entry.capabilities)} of {', '.join(entry.workers)} (at {c.cause})"
+    if c.area == "instructions" and len(entry.workers) > 1:
+        return f"instructions of {first_names(sorted(entry.workers))} (one edit, {len(entry.workers)} workers)"
     return c.subject
 
 

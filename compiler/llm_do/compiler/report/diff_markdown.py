@@ -10,16 +10,14 @@ artifact).
 from __future__ import annotations
 
 from ..bundle_diff import BundleDiff
-from ..diff_entries import CauseEntry, counts, entries
+from ..diff_entries import CauseEntry, counts, entries, first_names
 from .diff_graph import mermaid
 
 COMMENT_LIMIT = 65_536
 """GitHub's limit on a comment's body, in characters."""
 MARGIN = 6_000
-"""Kept free for the closing lines (reproduce command, what was left out) and for what the CI
-recipe puts before the diff (its marker and at most 3,000 characters of lint findings)."""
-NAMED = 10
-"""Most workers an entry names (then a count)."""
+"""Kept free for what the CI recipe puts around the diff (its marker, the lock's verdict and at most
+3,000 characters of lint findings); the comment's own closing lines are kept free besides."""
 AUTHORITY_LINES = 20
 """Most lines the summary of new authority lists (then a count): it is read first, so it stays short."""
 AUTHORITY = ("added", "widened", "changed")
@@ -29,8 +27,7 @@ AUTHORITY_AREAS = ("flow", "capability", "approval", "code", "project", "mcp")
 
 
 def _names(workers: list[str]) -> str:
-    shown = ", ".join(sorted(workers)[:NAMED])
-    return shown + (f" and {len(workers) - NAMED} more" if len(workers) > NAMED else "")
+    return first_names(sorted(workers))
 
 
 def _escape(text: str) -> str:
@@ -44,10 +41,19 @@ def _cell(text: str | None) -> str:
     return "" if text is None else "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
+def _edited(entry: CauseEntry) -> str | None:
+    """One edit of several workers' instructions, named once with them."""
+    if entry.change.area == "instructions" and len(entry.workers) > 1:
+        return _escape(f"instructions of {_names(entry.workers)} (one edit, {len(entry.workers)} workers)")
+    return None
+
+
 def _subject(entry: CauseEntry) -> str:
     c = entry.change
     if c.area == "capability" and len(entry.workers) > 1:  # one cause, the workers that reach it named
         return _escape(f"{', '.join(entry.capabilities)} of {_names(entry.workers)} (at {c.cause})")
+    if (edited := _edited(entry)) is not None:
+        return edited
     text = _escape(c.subject + (f" ({c.note})" if c.note else ""))
     if entry.folded:
         text += "<br>" + _escape(f"{', '.join(entry.capabilities)} reached by {_names(entry.workers)}")
@@ -106,7 +112,8 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
     new_authority = [e for e in found if e.severity != "low" and e.change.verb in AUTHORITY and e.change.area in AUTHORITY_AREAS]
     by_severity = counts(found)
     high, medium = by_severity["high"], by_severity["medium"]
-    out = _Budget(limit - MARGIN)
+    closing = len("\n".join(_tail(len(found), len(found), command))) + len("\n</details>\n")
+    out = _Budget(limit - MARGIN - closing)  # the closing lines fit whatever is cut
     out.add("## llm-do diff", "", f"**{summary}** (`{old}` -> `{new}`)")
     if new_authority:
         out.add("", "### New authority", "")
@@ -122,6 +129,7 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
         left_out += _rows(out, risky)
     rest = [e for e in found if e.severity == "low"]
     detailed = [e for e in found if e.change.detail]
+    details_left_out = 0
     if rest or detailed:
         label = f"{len(rest)} low-risk change{'s' if len(rest) != 1 else ''}, and the details" if rest else "Details"
         if out.add("", f"<details><summary>{label}</summary>", ""):
@@ -129,23 +137,31 @@ def to_markdown(diff: BundleDiff, old: str, new: str, command: str, summary: str
                 out.add(*_HEADER)
                 left_out += _rows(out, rest)
                 out.add("")
-            for e in detailed:
+            for i, e in enumerate(detailed):
                 c = e.change
-                block = [f"{_escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```", ""]
+                block = [f"{_edited(e) or _escape(c.subject)}:", "", "```diff" if c.area == "instructions" else "```", *c.detail, "```", ""]
                 if not out.add(*block):
+                    details_left_out = len(detailed) - i
                     break
             out.lines += ["</details>"]
         else:
             left_out += len(rest)
+            details_left_out = len(detailed)
     graph = mermaid(diff)
     if len(graph) > 1:  # changes to code and MCP servers alone touch no worker
         out.add("", "<details><summary>Call graph</summary>", "", "```mermaid", *graph, "```", "", "</details>")
+    return "\n".join(out.lines + _tail(left_out, details_left_out, command))
+
+
+def _tail(left_out: int, details_left_out: int, command: str) -> list[str]:
+    """The closing lines: what was cut (`N more entries did not fit`), and the command to reproduce."""
     tail = [""]
-    if left_out:
-        tail.append(f"**{left_out} more entries did not fit in this comment**; the full report is the `--format text` "
-                    "or `json` output of the command below (the CI recipe keeps it as an artifact).")
-    tail.append(f"Reproduce: `{command}`")
-    return "\n".join(out.lines + tail)
+    cut = [f"{left_out} more entr{'ies' if left_out != 1 else 'y'} did not fit in this comment"] * bool(left_out)
+    cut += [f"the details of {details_left_out} more entr{'ies' if details_left_out != 1 else 'y'} did not fit"] * bool(details_left_out)
+    if cut:
+        tail.append(f"**{'; '.join(cut)}**: the full report is the `--format text` or `json` output of the command below "
+                    "(the CI recipe keeps it as an artifact).")
+    return tail + [f"Reproduce: `{command}`"]
 
 
 def _rows(out: _Budget, entries_: list[CauseEntry]) -> int:

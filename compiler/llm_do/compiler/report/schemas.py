@@ -1,5 +1,5 @@
 """The JSON documents `llm-do diff --format json` and `llm-do capabilities --format json` print,
-as pydantic models: spec/schemas/diff.schema.json and capabilities.schema.json are generated from
+as pydantic models: runtime/llm_do/cli/schemas/diff.schema.json and capabilities.schema.json are generated from
 them (spec/generate.py), and the tests validate real output against them."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from ..syntax.json_reading import JsonProblem, read_json
 from ..syntax.limits import MAX_PATTERN_CHARS
 from ..syntax.manifest import Entry, ProjectManifest
 from ..syntax.positions import LazyPositions, Pos, Positions, PositionTable
-from ..syntax.project_glob import glob_project, has_magic
+from ..syntax.project_glob import glob_project, has_magic, pattern_matches
 from ..syntax.sources import (
     NotRegularSource,
     NotText,
@@ -63,6 +63,13 @@ class LoadedProject:
     that belongs to that worker alone."""
     manifest_incomplete: frozenset[str] = frozenset()
     """Manifest keys whose value an error already reported dropped in whole or part (cascade.py)."""
+
+    def collects(self, worker_file: str) -> bool:
+        """Whether a worker file at this path (relative, `/`-separated) would be part of the
+        project: a `worker_files` pattern covers it (any `.worker` file below the root of a
+        project without project.json)."""
+        patterns = ["**/*.worker"] if self.implicit else (self.manifest.worker_files if self.manifest else [])
+        return any(pattern_matches(p, worker_file) for p in patterns)
 
     def at(self, *path: str | int, key: bool = True) -> Location:
         """A location in the manifest (the top of main.worker for an implicit project)."""
@@ -139,6 +146,10 @@ def _directory_python(project: LoadedProject) -> dict[str, str]:
     return out
 
 
+EDITOR_SCHEMA_KEY = "$schema"
+"""A top-level key of project.json that llm-do ignores: the JSON Schema an editor validates it with."""
+
+
 def _read_manifest(
     sources: SourceMap, manifest_file: str, diagnostics: list[Diagnostic]
 ) -> tuple[ProjectManifest | None, Positions, frozenset[str]]:
@@ -171,6 +182,12 @@ def _read_manifest(
     if not isinstance(data, dict):
         diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
+    editor_schema = data.pop(EDITOR_SCHEMA_KEY, None)  # for editors only (`llm-do init` writes it)
+    if editor_schema is not None and not isinstance(editor_schema, str):
+        pos = positions.value((EDITOR_SCHEMA_KEY,))
+        diagnostics.append(diagnostic("P006", f"{EDITOR_SCHEMA_KEY}: the URL of the JSON Schema editors validate "
+                                      f"{MANIFEST_NAME} with must be a string", Location(file=manifest_file, line=pos.line,
+                                                                                         column=pos.column)))
     data, positions, found = upgrade_manifest(data, manifest_file, positions)
     diagnostics.extend(found)
     manifest, found = validate(ProjectManifest, data, manifest_file, positions)

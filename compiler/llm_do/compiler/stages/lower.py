@@ -39,7 +39,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
 from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, tool_destinations, worker_grants
 from ..flows.declassifying import declassifies
-from ..syntax.sources import NotText, OutsideRoot, SourceMap, Unreadable
+from ..syntax.sources import NotText, OutsideRoot, Unreadable
 from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
@@ -87,10 +87,12 @@ def _python_tool_node(name: str, description: str | None, parameters: dict | Non
     return _hashed(node)
 
 
-def _mcp_node(server: McpServerInfo, sources: SourceMap) -> ToolsetNode:
+def _mcp_node(project: ResolvedProject, server: McpServerInfo) -> ToolsetNode:
     """An MCP server's node: its connection as written (`${VAR}`s unexpanded), the hash of it,
     the tools it exposes as listed at build (the schema the model sees and the run checks), and
-    the project files it runs (`mcp_sources`), which become sources of the bundle."""
+    the project files it runs (`mcp_sources`), which become sources of the bundle, with their
+    code as `diff` compares a Python tool's (`files_code`)."""
+    sources = project.loaded.sources
     settings = server.settings
     written = connection(settings.model_dump())
     files: dict[str, str] = {}
@@ -106,7 +108,13 @@ def _mcp_node(server: McpServerInfo, sources: SourceMap) -> ToolsetNode:
                        config_hash=config_hash(written), prefix=settings.prefix, required=settings.required,
                        opaque=settings.opaque, tools=tools, capabilities=_union(tools) if not settings.opaque else [OPAQUE])
     if files:  # absent for a server that runs no project file (a launcher, a remote server)
+        from ..code.fingerprint import files_code  # the code index: only for a server that runs project files
+        from ..code.project_index import project_code_index
+
         node["sources"] = files
+        code = files_code(project_code_index(project), sorted(files))
+        if code is not None:
+            node["code"] = code
     return _hashed(node)
 
 
@@ -122,7 +130,7 @@ def _toolset_nodes(project: ResolvedProject) -> dict[str, ToolsetNode]:
             if use.kind == "stdlib":
                 nodes[use.name] = _stdlib_node(use.name)
             elif use.kind == "mcp" and use.name not in nodes:
-                nodes[use.name] = _mcp_node(project.mcp_servers[use.name], project.loaded.sources)
+                nodes[use.name] = _mcp_node(project, project.mcp_servers[use.name])
             elif use.kind == "python" and use.name not in nodes:
                 nodes[use.name] = _python_toolset_node(project, use.name)
         for tool in worker.tools.values():

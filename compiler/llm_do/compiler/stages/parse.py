@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..diagnostics import Diagnostic, Location, diagnostic
+from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..syntax.cascade import dropped_keys
 from ..syntax.front_matter import NAME_PATTERN, WorkerFrontMatter, split_front_matter
-from ..syntax.hints import front_matter_value_hints, yaml_hint
-from ..syntax.positions import PositionTable
+from ..syntax.hints import front_matter_value_hints
+from ..syntax.positions import Path, PositionTable
 from ..syntax.sources import SourceFile
 from ..syntax.validation import validate
 from ..syntax.value_checks import first_unfit
@@ -72,17 +72,15 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
         yaml_loader = load_yaml
     doc = yaml_loader(front_text, 1)
     if isinstance(doc, YamlProblem):
-        lines = source.text.split("\n")
-        line = lines[doc.pos.line - 1] if 0 < doc.pos.line <= len(lines) else ""
-        above = [text for text in lines[1 : max(doc.pos.line - 1, 1)] if text.strip() and not text.lstrip().startswith("#")]
         return None, [diagnostic(doc.code, doc.message, Location(file=file, line=doc.pos.line, column=doc.pos.column),
-                                 hint=yaml_hint(line, doc.pos.column, doc.message, above[-1] if above else None))]
+                                 hint=doc.hint)]
     unfit = first_unfit(doc.data)
     if unfit is not None:
         pos = doc.positions.key(unfit.path) if unfit.at_key else doc.positions.value(unfit.path)
         return None, [diagnostic(unfit.code, unfit.message, Location(file=file, line=pos.line, column=pos.column))]
     diagnostics = [
-        diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column))
+        diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column),
+                   related=_first_given(doc.positions, path, file))
         for path, pos in doc.duplicate_keys
     ]
     data = {} if doc.data is None else doc.data
@@ -131,3 +129,8 @@ def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions
     return [replace(d, hint=at[(d.line, d.column)])
             if d.file == file and d.hint is None and (d.line, d.column) in at else d for d in found]
 
+
+def _first_given(positions: PositionTable, path: Path, file: str) -> list[Related]:
+    """Where a key given twice was given first (YAML keeps that value)."""
+    first = positions.keys.get(path)
+    return [Related(file=file, line=first.line, column=first.column, message="first given here, the value kept")] if first else []

@@ -24,6 +24,7 @@ from .load import LoadedProject, files_beside
 from .parse import ParsedWorker
 from .resolve_toolsets import listed_once, resolve_tools, resolve_toolsets
 from .resolved import PythonScope, PythonTool, PythonToolset, ResolvedProject, ResolvedTool, ResolvedWorker, Unknowns
+from .worker_names import name_clash
 
 if TYPE_CHECKING:
     from ..approvals.params import ToolParams
@@ -92,22 +93,19 @@ def resolve(
                     and not unknowns.python)
 
     workers: dict[str, ResolvedWorker] = {}
+    files: dict[str, str] = {}
     for worker in parsed:
-        first = workers.get(worker.name)
-        if first is not None:
+        clash = name_clash(worker.name, files, python_toolsets, manifest.mcp_servers)
+        if clash is not None:
+            first = workers.get(worker.name)
             diagnostics.append(diagnostic(
-                "N001", f"a worker named '{worker.name}' is already defined in '{first.parsed.file}'",
-                worker.name_location,
-                related=[Related.at(first.parsed.name_location, "first defined here")],
+                clash.code, clash.message, worker.name_location,
+                hint=None if first else "rename the worker",
+                related=[Related.at(first.parsed.name_location, "first defined here")] if first else [],
             ))
             continue
-        if worker.name in STDLIB_TOOLSETS or worker.name in python_toolsets or worker.name in manifest.mcp_servers:
-            kind = ("a stdlib toolset" if worker.name in STDLIB_TOOLSETS else "a Python toolset" if worker.name in python_toolsets
-                    else "an MCP server")
-            diagnostics.append(diagnostic("N002", f"worker '{worker.name}' has the name of {kind}",
-                                          worker.name_location, hint="rename the worker"))
-            continue
         workers[worker.name] = ResolvedWorker(parsed=worker)
+        files[worker.name] = worker.file
 
     all_toolsets = {**python_toolsets, **{ts.key: ts for scope in own_python.values() for ts in scope.toolsets.values()}}
     project = ResolvedProject(loaded=loaded, manifest=manifest, workers=workers, facts=facts, python_toolsets=all_toolsets,

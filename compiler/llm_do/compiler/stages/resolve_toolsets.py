@@ -11,13 +11,13 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
-from ..suggest import closest_name, did_you_mean
+from ..suggest import did_you_mean
 from ..syntax.positions import PositionTable
-from ..syntax.project_glob import pattern_matches
 from ..syntax.sources import OutsideRoot, lexically_confined
 from ..syntax.validation import validate
 from .parse import ParsedWorker
 from .resolved import ResolvedProject, ResolvedTool, ResolvedToolsetUse, ResolvedWorker, Unknowns
+from .toolset_hint import tool_homes, unknown_toolset_hint
 
 if TYPE_CHECKING:
     from .mcp_servers import McpServerInfo
@@ -128,7 +128,11 @@ def resolve_toolsets(
                                      listed_as=ref.name if python.key != ref.name else "")
             worker.toolsets.append(use)
             if python.fact.tools is None:
+                from ..facts.static_reader import NOT_IMPORTED  # loaded already: the project has Python
+
                 use.opaque_approval = PYTHON_TOOL_DEFAULT
+                if python.fact.opaque_reason == NOT_IMPORTED:  # made when the module runs: listed with import
+                    worker.unlisted.append(ref.name)
             else:
                 for tool_fact in python.fact.tools:
                     _add_tool(worker, ResolvedTool(name=tool_fact.name, kind="python_toolset", toolset=python.key, group=ref.name,
@@ -144,10 +148,10 @@ def resolve_toolsets(
         if not python_known and python_tool is None:
             worker.tools_unknown = True
             continue  # perhaps a toolset of the Python that failed, which is reported
-        near = closest_name(ref.name, [*names, *(sorted(own.toolsets) if own else ())])
-        if near in project.workers:
-            worker.maybe_calls.add(near)
-        hint = f"did you mean '{near}'?" if near else None
+        suggested = unknown_toolset_hint(ref.name, [*names, *(sorted(own.toolsets) if own else ())],
+                                         tool_homes(project, worker.name))
+        worker.maybe_calls |= {name for name in suggested.names if name in project.workers}
+        hint = suggested.text
         if python_tool is not None:
             hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
         diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
@@ -210,8 +214,7 @@ def _check_created_workers_collected(project: ResolvedProject, toolset: str, fol
     next build would leave the created workers out, silently."""
     folder = lexically_confined(folder)
     sample = f"{folder}/new_worker.worker" if folder != "." else "new_worker.worker"
-    patterns = ["**/*.worker"] if project.loaded.implicit else project.manifest.worker_files
-    if any(pattern_matches(p, sample) for p in patterns):
+    if project.loaded.collects(sample):
         return
     diagnostics.append(diagnostic(
         "F007", f"{toolset} writes workers to '{folder}', which no worker_files entry covers: the next build leaves "

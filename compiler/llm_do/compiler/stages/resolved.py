@@ -127,6 +127,10 @@ class ResolvedWorker:
     a call to a worker whose file failed to parse)."""
     maybe_calls: set[str] = field(default_factory=set)
     """Workers an unknown reference probably means (its did-you-mean)."""
+    unlisted: list[str] = field(default_factory=list)
+    """Toolsets whose tools the text does not show (`--no-import`): a rule may target one of them."""
+    unresolved: list[str] = field(default_factory=list)
+    """The texts of its rules that match no tool the text shows but may match one of `unlisted` (C002)."""
     grants: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
     """Its own capabilities as the bundle records them, once `capability_grants.worker_grants`
     has computed them: the check stage's R rules and lower share one computation."""

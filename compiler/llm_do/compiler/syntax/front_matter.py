@@ -1,7 +1,7 @@
 """The front matter of a .worker file: where it ends (`split_front_matter`) and the pydantic model
 it is validated against.
 
-spec/schemas/worker.schema.json is generated from it, so editors can validate front matter.
+runtime/llm_do/cli/schemas/worker.schema.json is generated from it, so editors can validate front matter.
 """
 
 from __future__ import annotations

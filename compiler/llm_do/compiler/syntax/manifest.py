@@ -1,7 +1,7 @@
 """project.json, version 1: the pydantic model the manifest is validated against.
 
 Strict everywhere (`extra="forbid"`): a misspelt key is an error with a did-you-mean hint rather
-than a setting that silently does nothing. spec/schemas/project.schema.json is generated from it.
+than a setting that silently does nothing. runtime/llm_do/cli/schemas/project.schema.json is generated from it.
 """
 
 from __future__ import annotations

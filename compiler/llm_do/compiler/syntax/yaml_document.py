@@ -17,6 +17,7 @@ class YamlProblem:
     message: str
     pos: Pos
     code: str
+    hint: str | None = None
 
 
 @dataclass

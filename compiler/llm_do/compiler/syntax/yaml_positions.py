@@ -18,6 +18,7 @@ import yaml
 from .limits import MAX_NESTING, MAX_YAML_VALUES
 from .positions import Path, Pos, PositionTable
 from .yaml_document import YamlDocument, YamlProblem
+from .yaml_errors import Mark, explain
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML_ONLY_BREAKS = re.compile("[\x85\u2028\u2029]")
@@ -64,14 +65,18 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
     except _Limit as exc:
         return YamlProblem(exc.message, marks.pos(exc.mark), "P011")
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        message = " ".join(str(p) for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        return YamlProblem(f"invalid YAML: {message}", marks.pos(mark) if mark else Pos(1 + line_offset, 1), "P001")
+        error = explain(text, exc.context, _mark(exc.context_mark), exc.problem, _mark(exc.problem_mark), line_offset)
+        return YamlProblem(f"invalid YAML: {error.message}", marks.pos(error.mark) if error.mark else Pos(1 + line_offset, 1),
+                           "P001", error.hint)
     except yaml.YAMLError as exc:
         return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1), "P001")
     finally:
         loader.dispose()
     return doc
+
+
+def _mark(mark: Any) -> Mark | None:
+    return Mark(mark.line, mark.column, mark.index) if mark is not None else None
 
 
 def _nesting_overflow(text: str) -> Any:

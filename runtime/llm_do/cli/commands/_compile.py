@@ -37,20 +37,17 @@ def as_report(project: str, result: CompileResult, files_as: str | None = None) 
     return ProjectDiagnostics(project, result.loaded.root, result.diagnostics, files_as)
 
 
+def errors_only(reports: list[ProjectDiagnostics]) -> list[ProjectDiagnostics]:
+    """The reports as `-q` shows them: their errors only."""
+    from dataclasses import replace
+
+    return [replace(r, diagnostics=[d for d in r.diagnostics if d.is_error]) for r in reports]
+
+
 def print_diagnostics(reports: list[ProjectDiagnostics], *, summary: bool = True, quiet: bool = False) -> None:
-    """Every diagnostic on stderr; `quiet` (`build -q`, `run -q`): errors only, the warnings
-    counted in one line that names `llm-do lint`."""
+    """Every diagnostic on stderr; `quiet` (`-q`): the errors only."""
     if quiet:
-        from dataclasses import replace
-
-        from llm_do.compiler.report.diagnostics import counted, counts
-
-        hidden = counted({**counts(reports), "error": 0})
-        reports = [replace(r, diagnostics=[d for d in r.diagnostics if d.is_error]) for r in reports]
-        if hidden and not any(r.diagnostics for r in reports):
-            import click
-
-            click.echo(f"{hidden} not shown (-q); `llm-do lint` shows them", err=True)
+        reports = errors_only(reports)
     if any(r.diagnostics for r in reports):
         from llm_do.compiler.report.diagnostics.text import print_text  # rich only to style a terminal
 

@@ -59,7 +59,7 @@ def build(project: Path, output: Path | None, check: bool, sign_with: Path | Non
     key = _signing_key(sign_with)
     if not no_cache and _recalled(project, lock, check=check, quiet=quiet):
         if not check:
-            _signed(lock, key)
+            _signed(lock, key, quiet)
         return ExitCode.OK
     if check:
         return _check(project, lock, output, cache=not no_cache, quiet=quiet)
@@ -80,9 +80,15 @@ def build(project: Path, output: Path | None, check: bool, sign_with: Path | Non
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
     workers = len(result.resolved.workers) if result.resolved else 0
     verb = "is up to date" if unchanged else "written"
-    click.echo(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", err=True)
-    _signed(lock, key)
+    _done(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", quiet)
+    _signed(lock, key, quiet)
     return ExitCode.OK
+
+
+def _done(line: str, quiet: bool) -> None:
+    """A line saying the build went well: not with `-q`, which prints only errors."""
+    if not quiet:
+        click.echo(line, err=True)
 
 
 def _signing_key(key_file: Path | None) -> Ed25519PrivateKey | None:
@@ -94,7 +100,7 @@ def _signing_key(key_file: Path | None) -> Ed25519PrivateKey | None:
     return private_key(key_file)
 
 
-def _signed(lock: Path, key: Ed25519PrivateKey | None) -> None:
+def _signed(lock: Path, key: Ed25519PrivateKey | None, quiet: bool) -> None:
     """Sign the lock as it now is (`--sign`); without a key, say so when an old signature beside it
     no longer signs it."""
     from llm_do.provenance.signing import signature_path
@@ -113,7 +119,7 @@ def _signed(lock: Path, key: Ed25519PrivateKey | None) -> None:
         path = sign(lock, lock.read_bytes(), key)
     except OSError as exc:
         raise usage_problem(f"cannot write the signature of {lock}: {exc.strerror}") from None
-    click.echo(f"{_shown(path)} written", err=True)
+    _done(f"{_shown(path)} written", quiet)
 
 
 def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
@@ -145,7 +151,7 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     workers = body["workers"]
     counted = "" if check else f" ({workers} worker{'s' if workers != 1 else ''})"
     if recalled.rebuilt is None:
-        click.echo(f"{_shown(lock)} is up to date{counted}", err=True)
+        _done(f"{_shown(lock)} is up to date{counted}", quiet)
         return True
     from llm_do.compiler.stages.emit import write_atomic
 
@@ -155,7 +161,7 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     except OSError as exc:
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
     keep_rebuilt(records, packs, root, lock, recalled)
-    click.echo(f"{_shown(lock)} written{counted}", err=True)
+    _done(f"{_shown(lock)} written{counted}", quiet)
     return True
 
 
@@ -185,7 +191,7 @@ def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet
         raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
     print_diagnostics([as_report(str(project), status.result)], quiet=quiet)
     if status.current:
-        click.echo(f"{_shown(lock)} is up to date", err=True)
+        _done(f"{_shown(lock)} is up to date", quiet)
         return ExitCode.OK
     click.echo(f"{_shown(lock)} is not what `llm-do build` would write:", err=True)
     for line in status.differences:

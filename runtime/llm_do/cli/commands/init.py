@@ -8,8 +8,10 @@ from pathlib import Path
 import click
 
 from llm_do.compiler.stages.emit import write_atomic
+from llm_do.compiler.stages.worker_names import NameClash, name_clash
 
 from ..errors import ExitCode, usage_problem
+from ..schema_files import schema_id
 from . import init_worker
 
 MAIN_WORKER = """\
@@ -58,6 +60,7 @@ FIRST_CASE = """\
 
 def _manifest(name: str) -> dict:
     return {
+        "$schema": schema_id("project"),
         "version": 1,
         "name": name,
         "worker_files": ["**/*.worker"],
@@ -113,14 +116,17 @@ def _project_files(directory: Path, main_worker: str, script: dict, approvals: s
     }
 
 
-def _write(directory: Path, files: dict[str, str]) -> list[str]:
-    """Write the files that do not exist yet (an existing main.worker or script.json is kept); the
-    ones written."""
+def _write(directory: Path, files: dict[str, str], *, replace: bool = False) -> list[str]:
+    """Write the files that do not exist yet (an existing main.worker or script.json is kept), or
+    with `replace` every one; the ones written. A worker file names its JSON Schema for editors
+    (the YAML language server's comment, first in its front matter)."""
     written = []
     try:
         for rel, text in files.items():
             path = directory / rel
-            if not path.exists():
+            if rel.endswith(".worker") and text.startswith("---\n"):
+                text = f"---\n# yaml-language-server: $schema={schema_id('worker')}\n{text[4:]}"
+            if replace or not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(path, text.encode())
                 written.append(rel)
@@ -164,13 +170,19 @@ def _init_worker(directory: Path, name: str) -> int:
     existing = (directory / "project.json").exists() or (directory / "main.worker").exists()
     files = init_worker.worker_files(name)
     if existing:
+        manifest = _addable(directory, name)
         script = {"workers": {name: init_worker.worker_turns()}}
         files[f"workers/{name}/script.json"] = json.dumps(script, indent=2) + "\n"
         _write(directory, files)
-        click.echo(f"created the directory worker {name} in {where}/workers/{name}\n"
+        listed = ""
+        if manifest is not None:  # after the worker's files: a listed worker file is always there
+            _write(directory, {"project.json": manifest}, replace=True)
+            listed = f", and listed workers/{name}/worker.worker in project.json's worker_files"
+        click.echo(f"created the directory worker {name} in {where}/workers/{name}{listed}\n"
                    f"  list '{name}' under the toolsets of a worker that should call it; its turns are in "
                    f"{where}/workers/{name}/script.json", err=True)
         return ExitCode.OK
+    _refuse_clash(name, name_clash(name, {"main": "main.worker"}, (), ()))
     main_worker = init_worker.MAIN_WORKER.replace("{name}", name).replace("{", "{{").replace("}", "}}")
     written = _write(directory, {**_project_files(directory, main_worker, init_worker.script(name), "approve_all"), **files})
     said = _record_first_case(directory) if CASES in written else ""
@@ -179,3 +191,40 @@ def _init_worker(directory: Path, name: str) -> int:
                f"  {_command('exec', directory / 'bundle.lock', '--script', directory / 'script.json', '--approve-all')}",
                err=True)
     return ExitCode.OK
+
+
+def _addable(directory: Path, name: str) -> str | None:
+    """Refuse a worker the project in `directory` could not have, by the compiler's own checks (a
+    name a worker or a toolset has: N001, N002); when no `worker_files` entry covers the new
+    worker's file, project.json's text with it listed, so that the project sees it. The project's
+    Python is read, not run (as `lint --no-import`)."""
+    from llm_do.compiler.syntax.json_positions import json_positions
+
+    from ._compile import compile_or_exit
+
+    result = compile_or_exit(directory, import_python=False, emit_bundle=False)
+    project = result.resolved
+    if project is None:
+        raise usage_problem(f"cannot add a worker to {directory.as_posix()}: its project does not load "
+                            f"(`{_command('lint', directory)}` says why)")
+    workers = {n: w.parsed.file for n, w in project.workers.items()}
+    _refuse_clash(name, name_clash(name, workers, project.python_toolsets, project.manifest.mcp_servers))
+    worker_file = f"workers/{name}/worker.worker"
+    if project.loaded.collects(worker_file):
+        return None
+    # The file as it is on disk (a byte-order mark, CRLF line ends), edited in one place.
+    text = (project.loaded.root / project.loaded.manifest_file).read_bytes().decode("utf-8")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    where = json_positions(text[len(bom):]).values.get(("worker_files",))
+    if where is None:
+        raise usage_problem(f"cannot add the worker '{name}': no worker_files entry of {project.loaded.manifest_file} "
+                            f"would cover {worker_file}; list it in worker_files, then run this again")
+    lines = text[len(bom):].split("\n")
+    start = sum(len(line) + 1 for line in lines[: where.line - 1]) + where.column - 1
+    return bom + init_worker.listing_worker_file(text[len(bom):], start, worker_file)
+
+
+def _refuse_clash(name: str, clash: NameClash | None) -> None:
+    if clash is not None:
+        raise usage_problem(f"cannot add the worker '{name}': {clash.message} ({clash.code}); choose another name")
+

@@ -60,3 +60,22 @@ def script(name: str) -> dict:
 def worker_files(name: str) -> dict[str, str]:
     """workers/NAME/worker.worker and workers/NAME/tools.py, by path relative to the project."""
     return {f"workers/{name}/worker.worker": WORKER, f"workers/{name}/tools.py": TOOLS.format(name=name)}
+
+
+def listing_worker_file(manifest: str, start: int, worker_file: str) -> str:
+    """project.json's text with `worker_file` appended to the `worker_files` list whose `[` is at
+    offset `start`; the rest of the text, the items' layout included, stays as it was."""
+    import json
+
+    from llm_do.compiler.syntax.brackets import closing_bracket
+
+    end = closing_bracket(manifest, start)
+    if end is None:
+        raise ValueError("the worker_files list does not close")
+    body = manifest[start + 1 : end]
+    quoted = json.dumps(worker_file, ensure_ascii=False)
+    if not body.strip():
+        return manifest[: start + 1] + quoted + manifest[end:]
+    lead = body[: len(body) - len(body.lstrip())]
+    after_last = start + 1 + len(body.rstrip())
+    return manifest[:after_last] + "," + (lead if "\n" in lead else " ") + quoted + manifest[after_last:]

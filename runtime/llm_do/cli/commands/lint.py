@@ -1,4 +1,4 @@
-"""`llm-do lint [PROJECT ...] [--format text|json|sarif|github] [--no-import]`."""
+"""`llm-do lint [PROJECT ...] [--format text|json|sarif|github] [--no-import] [--no-cache] [--strict] [-q]`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from llm_do.compiler.lint_record import keep_lint, lint_records, recall_lint
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 from llm_do.provenance.build_record import manifest_root, tree_before_build
 
-from ..compile_options import no_cache_option, no_import_option
+from ..compile_options import no_cache_option, no_import_option, quiet_option
 from ..errors import ExitCode
 from ..report_output import format_option, print_report
-from ._compile import as_report, compile_or_exit
+from ._compile import as_report, compile_or_exit, errors_only
 
 
 @click.command()
@@ -22,17 +22,20 @@ from ._compile import as_report, compile_or_exit
 @no_import_option
 @no_cache_option
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, strict: bool) -> int:
+@quiet_option
+def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, strict: bool, quiet: bool) -> int:
     """Check PROJECTS (default: .) and report every problem at once.
 
     Linting imports the project's Python (in a subprocess) to read its schemas and tools, which
     runs that code; use --no-import on code you do not trust.
     """
     reports = [_linted(project, import_python=not no_import, cache=not no_cache) for project in projects or (Path("."),)]
-    if fmt == "text" and not any(r.diagnostics for r in reports):
-        click.echo("no problems found", err=True)  # and rich is not imported: there is nothing to style
+    shown = errors_only(reports) if quiet else reports
+    if fmt == "text" and not any(r.diagnostics for r in shown):
+        if not quiet:
+            click.echo("no problems found", err=True)  # and rich is not imported: there is nothing to style
     else:
-        print_report(RENDERERS, fmt, reports, err=fmt == "text")  # text on stderr, as ruff prints it
+        print_report(RENDERERS, fmt, shown, err=fmt == "text")  # text on stderr, as ruff prints it
     c = counts(reports)
     return ExitCode.FAILED if c["error"] or (strict and c["warning"]) else ExitCode.OK
 

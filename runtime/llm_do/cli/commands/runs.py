@@ -108,9 +108,12 @@ def _answer(run_id: str, approval_id: str, db: str | None, approved: bool, note:
             feedback: str | None = None) -> int:
     with _records(db) as records:
         answered = records.answer(run_id, approval_id, approved, note, feedback)
+    from ..resume_options import resume_command
+
     verb = "approved" if approved else "asked for a revision of" if feedback else "denied"
     click.echo(f"llm-do: {verb} approval {answered.id} of run {run_id} ({answered.tool} of worker '{answered.worker}'); "
-               f"a process still waiting continues now, otherwise run `llm-do resume {run_id}`", err=True)
+               f"a process still waiting continues now, otherwise run `{resume_command(run_id, db_url(db) if db else None)}`",
+               err=True)
     return ExitCode.OK
 
 

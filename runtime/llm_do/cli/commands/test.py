@@ -1,4 +1,4 @@
-"""`llm-do test [PROJECT] [-k EXPR] [--live] [--record] [--format text|json|github] [--junit FILE]`:
+"""`llm-do test [PROJECT] [-k EXPR] [--live] [--record] [--format text|json|github] [--junit FILE] [-q]`:
 build the project in memory (as `run` does) and run its cases (`tests/*.yaml`), each in a scratch
 copy of the project. Offline unless --live: the model's turns come from cassettes and scripts."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..compile_options import no_cache_option, quiet_option
+from ..compile_options import no_cache_option
 from ..errors import CliError, ExitCode
 from ._compile import as_report, compile_or_exit, print_diagnostics
 
@@ -23,7 +23,8 @@ from ._compile import as_report, compile_or_exit, print_diagnostics
 @click.option("--format", "format_", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE", help="Also write the results as JUnit XML.")
 @no_cache_option
-@quiet_option
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print only the cases that did not pass, with their problems, the summary and the build's errors.")
 def test(project: Path, keyword: str | None, live: bool, record: bool, format_: str, junit: Path | None, no_cache: bool,
          quiet: bool) -> int:
     """Run PROJECT's cases (default .): tests/*.yaml.
@@ -39,7 +40,7 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
     from ..testing.case_run import CaseRunner
     from ..testing.cases import case_files, load_case_file
     from ..testing.recorded_servers import recorded_listings
-    from ..testing.reports import FORMATS
+    from ..testing.reports import FORMATS, failures_text
     from ..testing.reports import junit as junit_xml
 
     result = compile_or_exit(project, cache=not no_cache, listed=None if live else recorded_listings(project))
@@ -61,7 +62,7 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
         results = [runner.run(case) for case in cases]
     except CassetteRefused as exc:
         raise CliError(f"cassette refused: {exc}", ExitCode.REFUSED) from None
-    click.echo(FORMATS[format_](results))
+    click.echo(failures_text(results) if quiet and format_ == "text" else FORMATS[format_](results))
     if junit is not None:
         atomic_write(junit, junit_xml(results), mode=0o600)  # its failures quote what tools returned
     if live and not record:  # a recording runs each case once: no eval report
@@ -73,5 +74,6 @@ def test(project: Path, keyword: str | None, live: bool, record: bool, format_: 
         report = report_path(root, digest)
         report.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(report, report_text(results, digest).encode("utf-8"))
-        click.echo(f"llm-do: wrote {report.relative_to(root).as_posix()}", err=True)
+        if not quiet:
+            click.echo(f"llm-do: wrote {report.relative_to(root).as_posix()}", err=True)
     return ExitCode.OK if all(r.status == "passed" for r in results) else ExitCode.FAILED

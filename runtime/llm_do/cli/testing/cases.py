@@ -1,7 +1,7 @@
 """The case format: `tests/*.yaml` of a project, each a list of cases under `cases:`. Parsed with
 positions, so every mistake is reported at its file and line (`CaseProblem`, exit 2), a path that
 leads outside the project included (`case_paths`); the JSON Schema in
-spec/schemas/case.schema.json is generated from these models."""
+runtime/llm_do/cli/schemas/case.schema.json is generated from these models."""
 
 from __future__ import annotations
 

@@ -18,9 +18,12 @@ def summary(results: list[CaseResult]) -> str:
     return f"{len(results)} case{'s' if len(results) != 1 else ''}: " + ", ".join(parts)
 
 
-def text(results: list[CaseResult]) -> str:
+def text(results: list[CaseResult], *, failures_only: bool = False) -> str:
+    """A block per case (`failures_only`, `test -q`: per case that did not pass), then the summary."""
     lines = []
     for result in results:
+        if failures_only and result.status == "passed":
+            continue
         lines.append(f"{LABELS[result.status]} {result.name} ({result.case.shown}:{result.case.line})")
         if result.hint is not None:
             lines.append(f"  {result.hint}")
@@ -30,6 +33,10 @@ def text(results: list[CaseResult]) -> str:
             lines.append(f"  recorded {result.recorded.name}")
     lines.append(summary(results))
     return "\n".join(lines)
+
+
+def failures_text(results: list[CaseResult]) -> str:
+    return text(results, failures_only=True)
 
 
 def as_json(results: list[CaseResult]) -> str:

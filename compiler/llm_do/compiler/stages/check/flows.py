@@ -132,12 +132,10 @@ def _unmatched_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> 
         hint = "remove the entry, or name the legs `llm-do capabilities` shows"
         if flow is None:
             problem = "no such worker" if entry.worker not in analysis.views else "it holds no trifecta"
-        elif flow.armed:
+        else:
             problem = f"its legs are not all named: {_unnamed_text(analysis, entry.worker)}"
             hint = (f"remove the entry, or name every leg, as in {json.dumps(analysis.acceptance_for(entry.worker))} "
                     "(with your reason)")
-        else:
-            problem = "its egress is behind approval already"
         out.append(diagnostic("R006", f"the flow acceptance for '{entry.worker}' matches nothing: {problem}",
                               project.loaded.at("flows", "accept", i, key=False), hint=hint))
     return out

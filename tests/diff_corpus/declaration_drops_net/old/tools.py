@@ -1,0 +1,12 @@
+import urllib.request
+
+CAPABILITIES = {"fetch_page": ["net:example.com"]}
+
+
+def fetch_page(url: str) -> str:
+    """Fetch a page of example.com."""
+    with urllib.request.urlopen(url) as response:
+        return response.read().decode()
+
+
+TOOLS = [fetch_page]

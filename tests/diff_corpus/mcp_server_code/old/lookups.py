@@ -1,0 +1,7 @@
+"""What the dictionary keeps of its look-ups."""
+
+LAST: list[str] = []
+
+
+def remember(word: str) -> None:
+    LAST[:] = [word]
