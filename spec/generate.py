@@ -41,6 +41,7 @@ CATEGORIES: dict[str, str] = {
     "M": "Models",
     "A": "Approvals",
     "R": "Review: capabilities",
+    "B": "Budgets: what a run can cost",
     "L": "The `.agent` era",
     "C": "Configuration of the checks",
 }

@@ -36,6 +36,8 @@ from llm_do.compiler.syntax.front_matter import (
     split_front_matter,
 )
 from llm_do.compiler.syntax.manifest import (
+    CostSettings,
+    DeclaredPrice,
     Defaults,
     Entry,
     FlowAcceptance,
@@ -156,6 +158,8 @@ SECTIONS: dict[type[BaseModel], tuple[str, str]] = {
     ServerSideTool: ("language.md", "### `server_side_tools`"),
     Flows: ("language.md", "### `flows`"),
     FlowAcceptance: ("language.md", "#### Accepting a flow"),
+    CostSettings: ("language.md", "### `cost`"),
+    DeclaredPrice: ("language.md", "#### Declared prices"),
 }
 """Where each model's keys are documented as table rows."""
 
@@ -276,6 +280,8 @@ BUNDLE_SECTIONS: dict[str, str] = {
     "CapabilityGrant": "### Capabilities",
     "FlowsNode": "### Information flow",
     "FlowAcceptanceNode": "### Information flow",
+    "CostNode": "### Cost",
+    "DeclaredPriceNode": "### Cost",
 }
 TABLE_MODELS = {"Bundle", "ToolsetNode", "ToolNode", "WorkerNode", "EntryFunctionNode"}
 """Models documented by a table of their own: its rows are exactly their fields."""

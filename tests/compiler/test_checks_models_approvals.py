@@ -91,6 +91,7 @@ def test_models_project_reports_exactly_these(models: Lint) -> None:
         + [("A001", "approver.worker", models.at("approver.worker", r)[0])
            for r in ("permit read_file", "allow\n", "allow read_file now")]
         + [("A002", "approver.worker", models.at("approver.worker", r)[0]) for r in ("ask read_fle", "deny shell")]
+        + [("B002", "ok3.worker", 2)]  # a valid model, but no price is known for a local one (spec/cost.md)
     )
 
 

@@ -43,7 +43,8 @@ def test_dot_parses_and_carries_capabilities_recursion_and_gates(root: Path) -> 
     assert "fs.write:project/** [ask]" in main_label  # write_file is asked by default
     assert "fs.read:project/**" in main_label
     assert nodes["worker:main"].get("penwidth") == "2"  # the entry
-    assert unquote(nodes["worker:analyst"].get_label()).split("\\n") == ["analyst", "fs.read:project/**"]
+    # analyst names no model and the project has no default: its requests run on the run's model
+    assert unquote(nodes["worker:analyst"].get_label()).split("\\n") == ["analyst", "fs.read:project/**", "request unpriced"]
     edges = {(unquote(e.get_source()), unquote(e.get_destination())): e for e in dot.get_edges()}
     assert unquote(edges[("worker:reviewer", "worker:critic")].get_label()) == "recursive"
     gated = edges[("worker:main", "worker:reviewer")]
@@ -69,7 +70,8 @@ def test_mermaid_structure(root: Path) -> None:
             pytest.fail(f"not a node or an edge: {line!r}")
     names = {v.split("<br/>")[0]: k for k, v in labels.items()}
     assert labels[names["main"]].split("<br/>")[1:] == [
-        "fs.read:project/**", "fs.write:project/** [ask]", "proc.exec:cat,find,git,grep,head,ls,sort,tail,uniq,wc"]
+        "fs.read:project/**", "fs.write:project/** [ask]", "proc.exec:cat,find,git,grep,head,ls,sort,tail,uniq,wc",
+        "request at most $0.00 (test)", "run unpriced"]  # `test` is free; its callees run on the run's model
     assert all(src in labels and dst in labels for src, _, dst, _ in edges)
     by_pair = {(src, dst): (arrow, mark) for src, arrow, dst, mark in edges}
     assert by_pair[(names["reviewer"], names["critic"])] == ("-->", "recursive")

@@ -17,6 +17,7 @@ SAMPLES = {
     "flow_guarded": events.FlowGuarded("main", 1, "post", "ask", ["egress"], [], [], None, "this frame holds ..."),
     "approval_requested": events.ApprovalRequested("main", 2, "write_file", {"path": "a.txt"}),
     "approval_decided": events.ApprovalDecided("main", 2, "write_file", False, "terminal", "not now"),
+    "request_priced": events.RequestPriced("main", 1, "anthropic:claude-sonnet-4-5", "0.0042", "0.0042", "4.9958"),
     "run_finished": events.RunFinished("done", {"requests": 2}),
     "run_failed": events.RunFailedEvent("the run took too long", {}),
 }
@@ -44,3 +45,6 @@ def test_the_trace_and_the_progress_say_the_same_event() -> None:
         "  ! post asked: this frame holds ...", "main@1: post asked: this call holds private data and untrusted content")
     assert describe(SAMPLES["output_delta"].to_dict()) == Described(None, None)  # the trace shows the text whole
     assert describe(SAMPLES["run_finished"].to_dict()).progress is None
+    priced = describe(SAMPLES["request_priced"].to_dict())
+    assert (priced.trace, priced.progress) == (
+        "  cost $0.0042 (anthropic:claude-sonnet-4-5; the run so far $0.0042, $4.9958 of the budget left)", None)

@@ -155,3 +155,13 @@ def test_ctrl_c_in_a_chat_cancels_the_reply_and_the_conversation_stays_on_screen
     thread: Any = json.loads((py_bundle.parent / ".llm-do" / "threads" / "c.json").read_text())
     prompts = [p["content"] for m in thread["messages"] for p in m["parts"] if p["part_kind"] == "user-prompt"]
     assert prompts == ["hello", "never mind"]
+
+
+def test_with_a_budget_the_status_line_shows_what_is_spent_and_left(project: tuple[Path, Path]) -> None:
+    bundle, script = project
+    with Terminal(bundle.parent, "exec", str(bundle), "go", "--script", str(script), "--max-cost", "2",
+                  stdout_on_pty=False) as term:
+        code = term.finish()
+    assert code == 0, term.sent
+    assert re.search(r"\d+ requests? · \d+ tokens \(\d+ in, \d+ out\) · \$0\.00 \(\$2\.00 of the budget left\)", term.sent), term.sent
+    assert "spent $0.00 of $2.00 ($2.00 left)" in term.sent  # the run summary

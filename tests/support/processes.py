@@ -52,7 +52,8 @@ for argv in runs:
 heavy = sorted(
     m for m in sys.modules
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
-        or m in ("llm_do.runtime.services", "llm_do.runtime.references", "llm_do.runtime.taint")
+        or m in ("llm_do.runtime.services", "llm_do.runtime.references", "llm_do.runtime.taint", "llm_do.runtime.budget")
+        or m.startswith("llm_do.pricing")
         or m in ("llm_do.runtime.session", "llm_do.runtime.conversation_store", "llm_do.cli.commands.chat")
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",

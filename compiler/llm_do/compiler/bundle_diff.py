@@ -29,6 +29,7 @@ from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
+from .cost_diff import cost_changes
 from .diff_change import (
     AREAS,
     SEVERITIES,
@@ -126,6 +127,7 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
         changes += capability_changes(*analyses, affected & both, added_nodes,
                                       lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
     changes += flow_changes(old, new, views, analyses)
+    changes += cost_changes(old, new)
     changes = [placed(c, old, new) for c in changes]
     return BundleDiff(sorted(changes, key=Change.sort_key), added, removed, old_edges, new_edges)
 

@@ -514,6 +514,22 @@ RULES: dict[str, Rule] = _rules(
          "made. Migrate the worker to a .worker file and list the worker under `calls:`; there an "
          "undeclared call is the error G005 and is refused at run time.",
          raised_in=("stages.check.python_calls",)),
+    # --- B: budgets (what a run can cost)
+    Rule("B001", "unbounded-cost", "warning", "A run can cost any amount: one request of a worker it reaches has no worst case.",
+         "`lint` bounds what a run from the entry can cost before it starts. A run's requests are "
+         "always counted (`request_limit`, 50 by default), so what is missing is a bound on one request: its input "
+         "tokens (the model's context window, or `usage_limits.per_request_input_tokens_limit` with "
+         "`count_tokens_before_request`), its output tokens (`max_tokens` in the worker's `model_settings`, or the "
+         "context window), the uses of a provider-side tool billed per use (`max_uses` of `web_search`), or a "
+         "model billed by something no limit counts (seconds of audio). The message names the worker, its model "
+         "and what is missing; `llm-do capabilities` shows the bound of every worker.",
+         raised_in=("stages.check.cost",)),
+    Rule("B002", "unpriced-model", "warning", "A model with no known price: the cost of runs on it has no bound.",
+         "Prices come from genai-prices, the release pinned with llm-do. A model it does not list (a local model, a "
+         "fine-tune, a model newer than the release) has no price, so neither `capabilities` nor a run's `--max-cost` "
+         "can count what it costs (a budgeted run refuses to call it). Declare its price in project.json: "
+         "`\"cost\": {\"prices\": {\"ollama:llama3.2\": {\"input_mtok\": 0, \"output_mtok\": 0, \"context_window\": 128000}}}`.",
+         raised_in=("stages.check.cost",)),
     # --- C: configuration of the checks themselves
     Rule("C001", "invalid-suppression", "warning", "`suppress` names a code that cannot be suppressed.",
          "A project may silence warning and info codes; errors always stay.",
@@ -530,7 +546,7 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
-CAUSE_ORDER = "PFYXLNSTMAGRC"
+CAUSE_ORDER = "PFYXLNSTMAGRBC"
 """Code groups in the order one's errors can cause another's: syntax, then files, then Python
 imports, ..., the call graph last. Text output lists root causes first by this order."""
 
@@ -546,6 +562,7 @@ GROUPS = {
     "M": "models",
     "A": "approvals",
     "R": "review of capabilities",
+    "B": "cost bounds and prices",
     "L": "the .agent era",
     "C": "configuration of the checks themselves",
 }

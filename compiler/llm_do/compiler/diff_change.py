@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 Severity = Literal["high", "medium", "low"]
 Verb = Literal["added", "widened", "narrowed", "removed", "changed"]
-Area = Literal["flow", "capability", "approval", "unevaluated", "code", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
+Area = Literal["flow", "capability", "approval", "unevaluated", "code", "cost", "project", "mcp", "call", "worker", "model", "schema", "instructions", "setting"]
 """Areas in the order changes are listed within one severity."""
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 AREAS: tuple[Area, ...] = get_args(Area)
@@ -25,8 +25,8 @@ class Change:
     severity: Severity
     verb: Verb
     area: Area
-    """`flow`, `worker`, `call`, `capability`, `approval`, `unevaluated`, `code`, `model`, `instructions`,
-    `schema`, `setting`, `project`, `mcp`."""
+    """`flow`, `worker`, `call`, `capability`, `approval`, `unevaluated`, `code`, `cost`, `model`,
+    `instructions`, `schema`, `setting`, `project`, `mcp`."""
     subject: str
     before: str | None = None
     after: str | None = None

@@ -67,14 +67,15 @@ class CompileResult:
 
 def compile_project(
     path: Path, *, import_python: bool = True, lock_dir: Path | None = None, emit_bundle: bool = True,
-    cache: bool = True, listed: Mapping[str, McpServerFact] | None = None,
+    cache: bool = True, listed: Mapping[str, McpServerFact] | None = None, review: bool = False,
 ) -> CompileResult:
     """Compile the project at `path` (a directory or its project.json).
 
     `cache`: take the introspection of Python that did not change from the user's cache (see
     `facts.cache`), and the text of the lock's nodes that did not change (`incremental.splice`);
     `LLM_DO_NO_CACHE` turns it off too. `listed`: remote MCP servers already listed, not reached
-    (`stages.mcp_servers.list_servers`).
+    (`stages.mcp_servers.list_servers`). `review`: also the checks of the whole project that
+    `lint` makes and `build` does not (`stages.check.cost`).
 
     Raises `ProjectNotFound` when the path names no project (a usage error, not a finding).
     `lock_dir` is where the lock will live (for the bundle's relative `root`).
@@ -116,6 +117,10 @@ def compile_project(
     diagnostics.extend(found)
     result.resolved = resolved
     diagnostics.extend(check(resolved))
+    if review:
+        from .stages.check.cost import check_costs  # lint only: see its docstring
+
+        diagnostics.extend(check_costs(resolved))
     instructions, found = render_instructions(resolved)
     diagnostics.extend(_without_template_follow_ons(loaded, found))
     diagnostics = _apply_suppressions(loaded, diagnostics)

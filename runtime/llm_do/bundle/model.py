@@ -276,6 +276,28 @@ class FlowsNode(TypedDict):
     accept: list[FlowAcceptanceNode]
 
 
+class DeclaredPriceNode(TypedDict):
+    """A price the project declares for a model (USD; `input_mtok`/`output_mtok` per million tokens)."""
+
+    input_mtok: float
+    output_mtok: float
+    request: NotRequired[float]
+    """Per request besides its tokens; absent: 0."""
+    context_window: NotRequired[int | None]
+    """The most input tokens one request may have; absent: unknown."""
+
+
+class CostNode(TypedDict):
+    """project.json's `cost`, the keys it sets (each absent one at its default)."""
+
+    prices: NotRequired[dict[str, DeclaredPriceNode]]
+    """By model name or `fnmatch` pattern; absent: none."""
+    rise_factor: NotRequired[float]
+    """`diff`: a bound that rises more than this many times is high; absent: 2."""
+    unpriced: NotRequired[Literal["stop", "accept"]]
+    """A budgeted run's answer to a response it cannot price; absent: `stop`."""
+
+
 class AttachmentPolicyNode(TypedDict):
     max_count: NotRequired[int | None]
     max_total_bytes: NotRequired[int | None]
@@ -327,6 +349,7 @@ Bundle = TypedDict("Bundle", {
     "model_factories": NotRequired[dict[str, str]],
     "services": NotRequired[dict[str, list[str]]],
     "flows": NotRequired[FlowsNode],
+    "cost": NotRequired[CostNode],
     "toolsets": dict[str, ToolsetNode],
     "workers": dict[str, WorkerNode],
 })
@@ -338,6 +361,7 @@ Bundle = TypedDict("Bundle", {
   for it (`llm_do.register_model_factory`); left out when the project registers none.
 - `flows`: project.json's `flows`, left out when it says nothing (inputs untrusted, no labelled
   folder, no accepted flow).
+- `cost`: project.json's `cost`, the keys it sets; left out when it sets none.
 - `services`: host service name -> the workers whose tools declare it (`service:NAME` grants,
   sorted); left out when no tool declares one. The runtime checks a run was given them without
   reading workers.

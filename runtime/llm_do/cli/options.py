@@ -44,6 +44,10 @@ class RunOptions:
     verbose: int = 0
     """`-v`: a trace on stderr; `-vv`: and the model messages."""
     otel: bool = False
+    max_cost: float | None = None
+    """`--max-cost USD`: what the command's runs may spend together (`llm_do.runtime.budget`)."""
+    accept_unpriced: bool = False
+    """`--accept-unpriced`: with --max-cost, a response or a model with no price goes on, with a note."""
 
     @property
     def events_to_stdout(self) -> bool:
@@ -86,6 +90,7 @@ RUN_RULES = (
     excludes("model", "script", "--model and --script both replace the models; give one"),
     excludes("approve_all", "reject_all", "--approve-all and --reject-all contradict each other; give one"),
     needs("strict_script", "script", "--strict-script needs --script"),
+    needs("accept_unpriced", "max_cost", "--accept-unpriced needs --max-cost"),
 )
 """The run options' own rules, checked after the command's (`checked`)."""
 
@@ -111,7 +116,8 @@ def _add(command: Command[R], options: list[Callable[[Command[R]], Command[R]]])
     return command
 
 
-RUN_PARAMS = ("model", "script", "strict_script", "approve_all", "reject_all", "events_to", "timeout", "verbose", "otel")
+RUN_PARAMS = ("model", "script", "strict_script", "approve_all", "reject_all", "events_to", "timeout", "verbose", "otel",
+              "max_cost", "accept_unpriced")
 
 
 def run_options(command: Command[R]) -> Command[R]:
@@ -144,6 +150,11 @@ def _with_run_options(command: Command[R], timeout_help: str) -> Command[R]:
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help=timeout_help),
         click.option("-v", "--verbose", count=True, help="Trace the run on stderr (-vv: and the model messages)."),
         click.option("--otel", is_flag=True, help="Send OpenTelemetry spans over OTLP (also LLM_DO_OTEL=1; needs llm-do[otel])."),
+        click.option("--max-cost", "max_cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+                     help="Stop before a request once the runs have spent USD (they never exceed it by more than one request's "
+                          "worst case)."),
+        click.option("--accept-unpriced", is_flag=True,
+                     help="With --max-cost: go on past a model or response with no known price (counted at its worst case)."),
     ])
 
 
@@ -159,8 +170,11 @@ def _run_options(raw: dict[str, object]) -> RunOptions:
     script, events, timeout, verbose = raw["script"], raw["events_to"], raw["timeout"], raw["verbose"]
     assert (script is None or isinstance(script, Path)) and (events is None or isinstance(events, str))
     assert (timeout is None or isinstance(timeout, float)) and isinstance(verbose, int)
+    max_cost = raw["max_cost"]
+    assert max_cost is None or isinstance(max_cost, float)
     return RunOptions(model=model, script=script, strict_script=bool(raw["strict_script"]), approvals=approvals,
-                      events=events, timeout=timeout, verbose=verbose, otel=bool(raw["otel"]))
+                      events=events, timeout=timeout, verbose=verbose, otel=bool(raw["otel"]), max_cost=max_cost,
+                      accept_unpriced=bool(raw["accept_unpriced"]))
 
 
 def input_options(command: Command[R]) -> Command[R]:

@@ -27,6 +27,7 @@ from .errors import CliError, ExitCode
 from .options import RunOptions
 
 if TYPE_CHECKING:
+    from llm_do.runtime.budget import Budget
     from llm_do.runtime.bundle import LoadedBundle
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.events import RuntimeEvent
@@ -113,6 +114,7 @@ def prepare_run(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
         if opts.verbose >= 2:
             on_message = trace.messages
     config = RuntimeConfig(
+        budget=_budget(bundle, opts),
         approval_mode=opts.approvals,
         interactive=sys.stdin.isatty() if interactive is None else interactive,
         timeout=opts.timeout,
@@ -133,6 +135,19 @@ def prepare_run(bundle: LoadedBundle, opts: RunOptions, *, interactive: bool | N
             setup.close()
             raise CliError(str(exc), ExitCode.USAGE) from None
     return setup
+
+
+def _budget(bundle: LoadedBundle, opts: RunOptions) -> Budget | None:
+    """`--max-cost`: one budget for every run of the command (an in-process one; a durable batch
+    keeps its own in the run database, `durable_batch`)."""
+    if opts.max_cost is None:
+        return None
+    from decimal import Decimal
+
+    from llm_do.runtime.budget import LocalBudget
+
+    accept = opts.accept_unpriced or (bundle.text.get("cost") or {}).get("unpriced") == "accept"
+    return LocalBudget(Decimal(str(opts.max_cost)), accept_unpriced=accept, on_note=_note)
 
 
 def _broadcast(sinks: list[Sink]) -> Sink:
@@ -184,6 +199,15 @@ class RunSession:
         if self.progress is not None:
             self.progress.stop()
         self.setup.close()
+        budget = self.config.budget
+        if budget is not None:  # the run summary: what the budget says now, success or not
+            from llm_do.runtime.budget import spent_line
+
+            try:
+                spent = budget.spent()
+            except Exception:  # a shared budget's database out of reach: the failure that ends the command says why
+                return
+            _note(spent_line(budget.limit, spent))
 
     def finish(self) -> None:
         if self.script_check:

@@ -20,6 +20,7 @@ from llm_do.toolkit import user_code
 from .call_scope import CallContext, CallFrame, CallScope
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
 from .inputs import WorkerInputProblem, normalize_input
+from .metering import METERED_CALL, MeteredCall, RunMeter, metered
 from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         max_depth: int
         usage: RunUsage
         usage_limits: UsageLimits | None
+        meter: RunMeter
         thread_taint: frozenset[Any] | None
 
         def check_services(self, worker: str) -> None: ...
@@ -228,6 +230,8 @@ class WorkerCaller:
         model, label = self.model(spec, frame)
         if runtime.config.wrap_model is not None:
             model, label = runtime.config.wrap_model(model, frame, spec, label)
+        model = metered(model)
+        metering = METERED_CALL.set(MeteredCall(runtime.meter, frame, spec, label))
         settings = spec.model_settings or self.bundle.defaults.get("model_settings")
         try:
             async with CallScope(runtime, frame, self.toolsets(spec)) as scope:
@@ -253,6 +257,8 @@ class WorkerCaller:
             from .model_errors import model_failed
 
             raise model_failed(exc, spec.name, label) from exc
+        finally:
+            METERED_CALL.reset(metering)
         frame.messages = result.all_messages()
         if runtime.config.on_message is not None:
             from .host_callbacks import call_host

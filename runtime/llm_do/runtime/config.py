@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals import ApprovalCallback
+    from .budget import Budget
     from .events import RuntimeEvent
     from .references import ReferenceStore
 
@@ -68,3 +69,5 @@ class RuntimeConfig:
     (`BundleRefused`), like every lock whose project is present and not what it builds."""
     reference_store: ReferenceStore | None = None
     """Where `ctx.deps.references` keeps payloads (default: in memory, for the run's `Runtime`)."""
+    budget: Budget | None = None
+    """What the runs given this configuration may spend together (`--max-cost`; see `budget`)."""

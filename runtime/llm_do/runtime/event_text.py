@@ -60,6 +60,11 @@ def describe(d: Mapping[str, Any]) -> Described:
                          f"{who}: {d['tool']} returned ({d['outcome']})")
     if kind == "worker_finished":
         return Described(f"{at}◂ {d['worker']}: {elide(d.get('output'))}", f"{who}: finished")
+    if kind == "request_priced":
+        cost = f"${d['cost']}" if d.get("cost") is not None else "not priced"
+        left = f", ${d['budget_left']} of the budget left" if d.get("budget_left") is not None else ""
+        run = f"${d['run_cost']}" if d.get("run_cost") is not None else "unknown"
+        return Described(f"{at}  cost {cost} ({d.get('model')}; the run so far {run}{left})", None)
     if kind == "run_finished":
         return Described(f"done: {usage_text(d.get('usage') or {})}", None)
     if kind == "run_failed":

@@ -140,6 +140,23 @@ class ApprovalDecided(RuntimeEvent):
 
 
 @dataclass
+class RequestPriced(RuntimeEvent):
+    """A model response and what it cost (USD, exact, as text): sent when the run has a budget
+    (`--max-cost`), and for models that reach a provider when someone listens (`metering`)."""
+
+    kind = "request_priced"
+    worker: str
+    depth: int
+    model: str
+    cost: str | None
+    """None: it could not be priced (no price, or the provider left out its usage)."""
+    run_cost: str | None
+    """What the run's responses cost so far; None once one could not be priced."""
+    budget_left: str | None = None
+    """What is left of the budget (of every run it serves), with `--max-cost`."""
+
+
+@dataclass
 class RunFinished(RuntimeEvent):
     kind = "run_finished"
     output: Any

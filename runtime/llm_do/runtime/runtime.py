@@ -24,6 +24,7 @@ from .calls import WorkerCaller, usage_dict
 from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
+from .metering import DEFAULT_REQUEST_LIMIT, RunMeter
 from .python_calls import check_python_call, running_frame
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ class Runtime:
         limits = node.get("usage_limits")
         self.usage_limits: UsageLimits | None = self.config.usage_limits or (_usage_limits(limits) if limits else None)
         self.usage = RunUsage()
+        self.meter = RunMeter(self, self.usage_limits.request_limit if self.usage_limits is not None else DEFAULT_REQUEST_LIMIT)
+        """Counts the run's requests as they are sent, and prices them for a budget or a listener."""
         self.durability: Durability = durability or NO_DURABILITY
         """What makes the run durable (`durability`); by default nothing."""
         self.calls = WorkerCaller(self, self.durability)

@@ -15,6 +15,9 @@ from typing import Any
 from llm_do.bundle.views import call_edges, entry_name
 
 from ..capabilities import ALLOW, Analysis, Reach, WorkerView, is_side_effect, sorted_reaches, views_of_bundle
+from ..cost.bound import CostAnalysis, CostBound
+from ..cost.inputs import of_bundle
+from ..cost.text import bound_detail, bound_json, bound_summary, price_data_line
 from ..flows.labels import sorted_labels
 from ..flows.trifecta import Flow, Leg, bundle_flows
 from ..reach_text import gate_text, via_text
@@ -47,6 +50,11 @@ class CapabilityReport:
     asked_only: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(worker, capability) -> the labels its path's grant has only for calls its approval asks,
     because conditional rules confine the unasked ones (`flows.rule_confinement`); absent: none."""
+    costs: dict[str, CostBound] = field(default_factory=dict)
+    """The cost bound of a run from each worker (the entry's first: from the entry, within
+    `max_depth`; the others' as the first worker of a run)."""
+    model: str | None = None
+    """The `--model` the bounds were computed for (None: each worker's own models)."""
 
     def label_text(self, worker: str, capability: str) -> str:
         """`private, untrusted` (and `; asked only: private` when rules confine the rest)."""
@@ -58,7 +66,7 @@ class CapabilityReport:
         return is_side_effect(capability) and capability not in self.read_only_tools
 
 
-def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> CapabilityReport:
+def report(bundle: dict[str, Any], analysis: Analysis | None = None, model: str | None = None) -> CapabilityReport:
     views = views_of_bundle(bundle)
     analysis = analysis or Analysis(views)
     entry = entry_name(bundle)
@@ -75,11 +83,33 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None) -> Capabili
                      if node.get("declassifies")}
     return CapabilityReport(entry, reaches, _unknown(bundle, order), {c: sorted_labels(ls) for c, ls in sorted(labels.items())},
                             flows, {w: flow_analysis.legs(w) for w in flows}, analysis.read_only_tools,
-                            declassifying, _asked_only(views, reaches))
+                            declassifying, _asked_only(views, reaches), _costs(bundle, order, model), model)
 
 
 def declassifies_text(ref: str) -> str:
     return f"declassifies: its output ({ref}) can carry no free text, so its callers take in no untrusted content from it"
+
+
+def _costs(bundle: dict[str, Any], order: list[str], model: str | None) -> dict[str, CostBound]:
+    costs = CostAnalysis(of_bundle(bundle, model))
+    callees = costs.callee_bounds
+    return {w: costs.entry_bound() if i == 0 else callees[w] for i, w in enumerate(order)}
+
+
+def _cost_heading(rep: CapabilityReport) -> str:
+    models = f"every worker on '{rep.model}' (--model)" if rep.model else "on the models the workers name"
+    return f"({price_data_line()}; {models})"
+
+
+def _cost_lines(rep: CapabilityReport) -> list[str]:
+    lines = [f"cost {_cost_heading(rep)}:"]
+    width = max((len(w) + (8 if w == rep.entry else 0) for w in rep.costs), default=0)
+    for worker, bound in rep.costs.items():
+        name = worker + (" (entry)" if worker == rep.entry else "")
+        run = "a run" if worker == rep.entry else "as the first worker"
+        lines.append(f"  {name.ljust(width)}  {bound_summary(bound)} {run}: {bound_detail(bound)}"
+                     if bound.usd is not None else f"  {name.ljust(width)}  {bound_summary(bound)}: {bound_detail(bound)}")
+    return lines
 
 
 def _asked_only(views: dict[str, WorkerView], reaches: dict[str, list[Reach]]) -> dict[tuple[str, str], list[str]]:
@@ -138,6 +168,8 @@ def to_text(rep: CapabilityReport) -> str:
         lines += [f" ?{subject}  ({NOT_EVALUATED})" for subject in rep.unknown.get(worker, ())]
         if worker in rep.flows:
             lines += flow_lines(rep.flows[worker], rep.flow_legs.get(worker))
+    if rep.costs:
+        lines += _cost_lines(rep)
     return "\n".join(lines)
 
 
@@ -150,9 +182,11 @@ def to_json(rep: CapabilityReport) -> str:
                                           "labels": rep.labels.get(r.capability, []),
                                           "asked_only_labels": rep.asked_only.get((w, r.capability), [])} for r in reaches],
              "unknown": rep.unknown.get(w, []), "flow": _flow_json(rep, w) if w in rep.flows else None,
-             "declassifies": rep.declassifying.get(w)}
+             "declassifies": rep.declassifying.get(w), "cost": bound_json(rep.costs[w]) if w in rep.costs else None}
             for w, reaches in rep.workers.items()
         ],
+        "cost_prices": price_data_line(),
+        "cost_model": rep.model,
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
@@ -189,6 +223,11 @@ def to_markdown(rep: CapabilityReport) -> str:
             lines.append(f"| {code(r.capability)} | {code(via_text(r))} | {md_escape(gate_text(r))} | {labels} |")
         if worker in rep.flows:
             lines += ["", *flow_markdown(rep.flows[worker], rep.flow_legs.get(worker))]
+    if rep.costs:
+        lines += ["", "## Cost", "", md_escape(_cost_heading(rep)), "", "| Worker | Bound | On |", "|---|---|---|"]
+        for worker, bound in rep.costs.items():
+            name = code(worker) + (" (entry)" if worker == rep.entry else "")
+            lines.append(f"| {name} | {bound_summary(bound)} | {md_escape(bound_detail(bound))} |")
     return "\n".join(lines)
 
 

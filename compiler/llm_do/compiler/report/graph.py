@@ -20,6 +20,8 @@ from llm_do.toolkit.user_code import module_name
 
 from ..call_graph import CallGraph
 from ..capabilities import ALLOW, LOCAL_KINDS, analyse, kind_of
+from ..cost.bound import CostAnalysis
+from ..cost.inputs import of_bundle
 from ..syntax.worker_forms import directory_tools_file
 from . import Renderers
 
@@ -41,6 +43,9 @@ class GraphData:
     edges: list[Edge] = field(default_factory=list)
     capabilities: dict[str, list[str]] = field(default_factory=dict)
     """worker node id -> its own capabilities, `fs.write:project/** [ask]`."""
+    costs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """worker node id -> its dearest request (`request_usd`, `model`) or why it has none
+    (`status`); the entry's node also the bound of a run (`run_usd`, `run_status`)."""
 
 
 def bundle_graph(bundle: dict[str, Any]) -> GraphData:
@@ -88,7 +93,36 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
         own = [r for r in analysis.reaches(name) if r.own and kind_of(r.capability) not in LOCAL_KINDS]
         graph.capabilities[f"worker:{name}"] = [
             r.capability + ("" if r.gate == ALLOW else f" [{r.gate}]") for r in own]
+    _annotate_costs(graph, bundle)
     return graph
+
+
+def _annotate_costs(graph: GraphData, bundle: dict[str, Any]) -> None:
+    from ..cost.text import usd_json
+
+    costs = CostAnalysis(of_bundle(bundle))
+    for name in bundle["workers"]:
+        dearest, gaps = costs.request_bound(name)
+        if gaps:
+            graph.costs[f"worker:{name}"] = {"status": "unbounded" if any(g.kind == "unbounded" for g in gaps) else "unpriced"}
+        elif dearest is not None:
+            graph.costs[f"worker:{name}"] = {"status": "bounded", "request_usd": usd_json(dearest.cost), "model": dearest.model}
+    run = costs.entry_bound()
+    graph.costs.setdefault(graph.entry, {}).update({"run_status": run.status, "run_usd": usd_json(run.usd)})
+
+
+def cost_notes(graph: GraphData, node: str) -> list[str]:
+    """`request at most $4.20 (anthropic:claude-sonnet-4-5)`, `run at most $210.00`: a node's cost lines."""
+    cost = graph.costs.get(node)
+    if not cost:
+        return []
+    notes = []
+    if "status" in cost:
+        notes.append(f"request at most ${cost['request_usd']} ({cost['model']})" if cost["status"] == "bounded"
+                     else f"request {cost['status']}")
+    if "run_status" in cost:
+        notes.append(f"run at most ${cost['run_usd']}" if cost["run_status"] == "bounded" else f"run {cost['run_status']}")
+    return notes
 
 
 def toolset_node(key: str, settings: dict[str, Any]) -> str:
@@ -111,7 +145,8 @@ def _own_module(worker: dict[str, Any]) -> str | None:
 def to_json(graph: GraphData) -> str:
     doc = {
         "entry": graph.entry,
-        "nodes": [{"id": i, "kind": k, **({"capabilities": graph.capabilities[i]} if k == "worker" else {})}
+        "nodes": [{"id": i, "kind": k, **({"capabilities": graph.capabilities[i]} if k == "worker" else {}),
+                   **({"cost": graph.costs[i]} if i in graph.costs else {})}
                   for i, k in sorted(graph.nodes.items())],
         "edges": [
             {"from": e.source, "to": e.target, "kind": e.kind, "recursive": e.recursive, "gated": e.gated}
@@ -139,6 +174,7 @@ def to_text(graph: GraphData) -> str:
         for e in by_source.get(node, []):
             lines.append(f"  {e.kind} {e.target}{_marks(e)}")
         lines += [f"  can {c}" for c in graph.capabilities.get(node, [])]
+        lines += [f"  cost: {note}" for note in cost_notes(graph, node)]
     return "\n".join(lines)
 
 
@@ -148,7 +184,7 @@ def to_mermaid(graph: GraphData) -> str:
     ids = {node: f"n{i}" for i, node in enumerate(sorted(graph.nodes))}
     lines = ["flowchart LR"]
     for node, kind in sorted(graph.nodes.items()):
-        label = "<br/>".join([node.split(":", 1)[1], *graph.capabilities.get(node, [])]).replace('"', "#quot;")
+        label = "<br/>".join([node.split(":", 1)[1], *graph.capabilities.get(node, []), *cost_notes(graph, node)]).replace('"', "#quot;")
         shape = {"worker": f'["{label}"]', "toolset": f'[("{label}")]', "tool": f'(["{label}"])',
                  "function": f'{{{{"{label}"}}}}'}[kind]
         lines.append(f"  {ids[node]}{shape}")
@@ -168,7 +204,7 @@ def to_dot(graph: GraphData) -> str:
     shapes = {"worker": "box", "toolset": "cylinder", "tool": "ellipse", "function": "hexagon"}
     for node, kind in sorted(graph.nodes.items()):
         extra = ", penwidth=2" if node == graph.entry else ""
-        label = "\\n".join(_dot_escape(t) for t in [node.split(":", 1)[1], *graph.capabilities.get(node, [])])
+        label = "\\n".join(_dot_escape(t) for t in [node.split(":", 1)[1], *graph.capabilities.get(node, []), *cost_notes(graph, node)])
         lines.append(f'  "{_dot_escape(node)}" [label="{label}", shape={shapes[kind]}{extra}];')
     for e in graph.edges:
         attrs = [] if e.kind == "calls" else ["style=dashed"]

@@ -158,6 +158,31 @@ class WorkerFlow(_Strict):
         "(the egress ones reachable with nobody asked)."))
 
 
+class CostGap(_Strict):
+    kind: Literal["unpriced", "unbounded"]
+    worker: str
+    model: str | None = Field(description="Null: the model the run is given (the worker names none, nor the project).")
+    why: str
+
+
+class CostRequest(_Strict):
+    worker: str
+    model: str
+    request_usd: str = Field(description="What one request of it can cost at most, rounded up to the cent.")
+    path: list[str] = Field(description="From the entry to the worker (the entry's bound only; else empty).")
+
+
+class CostBoundDocument(_Strict):
+    status: Literal["bounded", "unbounded", "unpriced"]
+    usd: str | None = Field(description="USD a run can cost at most, rounded up to the cent; null when not bounded.")
+    requests: int = Field(description="The run's request limit.")
+    models: list[str | None] = Field(description="The models its workers may run on (null: the run's choice).")
+    dominant: CostRequest | None = Field(default=None, description="The dearest request the run can make.")
+    limits: list[str] = Field(default_factory=list, description="The run limits the figure comes from (`request_limit 50`).")
+    gaps: list[CostGap] = Field(default_factory=list, description="Why it is not bounded (the first 20).")
+    more_gaps: bool = False
+
+
 class WorkerCapabilities(_Strict):
     name: str
     capabilities: list[WorkerCapability]
@@ -167,9 +192,13 @@ class WorkerCapabilities(_Strict):
     declassifies: str | None = Field(default=None, description=(
         "Its output schema (as `schema_out_ref` names it) when that can carry no free text: its callers take in no "
         "untrusted content from it (spec/language.md, \"Declassifying callees\"); null otherwise."))
+    cost: CostBoundDocument = Field(description=(
+        "What a run can cost at most: from the entry (the entry's), or with this worker as the first one."))
 
 
 class CapabilitiesDocument(_Strict):
     format: Literal[1]
     entry: str
     workers: list[WorkerCapabilities] = Field(description="The entry first, then by name.")
+    cost_prices: str = Field(description="The prices the bounds are computed with: the genai-prices release.")
+    cost_model: str | None = Field(description="The `--model` every worker was bounded on; null: their own models.")

@@ -20,6 +20,7 @@ from llm_do.bundle.mcp_sources import server_files
 from llm_do.bundle.model import (
     Bundle,
     CodeNode,
+    CostNode,
     DefaultsNode,
     EntryFunctionNode,
     EntryNode,
@@ -312,6 +313,11 @@ def lower(project: ResolvedProject, instructions: dict[str, str], lock_dir: Path
         doc["flows"] = cast(FlowsNode, {"inputs": flows.inputs, "paths": dict(sorted(flows.paths.items())),
                                         "accept": [{**a.model_dump(), **({INERT: True} if i in inert else {})}
                                                    for i, a in enumerate(flows.accept)]})
+    cost = manifest.cost.model_dump(exclude_defaults=True)
+    if cost:
+        if "prices" in cost:
+            cost["prices"] = {model: {k: v for k, v in price.items() if v is not None} for model, price in sorted(cost["prices"].items())}
+        doc["cost"] = cast(CostNode, cost)
     if project.facts.model_factories:
         modules = project.facts.modules
         doc["model_factories"] = {prefix: modules[rel].module for prefix, rel in sorted(project.facts.model_factories.items())}

@@ -105,6 +105,31 @@ class Flows(StrictModel):
     accept: list[FlowAcceptance] = Field(default_factory=empty_list, description="Flows the project means to have.")
 
 
+class DeclaredPrice(StrictModel):
+    """The price of a model genai-prices does not know (a local or custom model), or a price the
+    project bills at instead of genai-prices' (a negotiated rate)."""
+
+    input_mtok: float = Field(ge=0, description="USD per million input tokens.")
+    output_mtok: float = Field(ge=0, description="USD per million output tokens.")
+    request: float = Field(default=0, ge=0, description="USD per request, besides its tokens.")
+    context_window: int | None = Field(
+        default=None, ge=1, description="The most input tokens one request may have (bounds one request's cost).")
+
+
+class CostSettings(StrictModel):
+    """What runs cost: prices the project declares, how far `diff` lets a bound rise, and what a
+    budgeted run does with a response it cannot price."""
+
+    prices: dict[str, DeclaredPrice] = Field(
+        default_factory=empty_dict,
+        description="Prices by model name (`ollama:llama3.2`) or pattern (`ollama:*`); they replace genai-prices' for those models.")
+    rise_factor: float = Field(
+        default=2.0, gt=1, description="`diff`: a cost bound that rises by more than this factor is a high-risk change.")
+    unpriced: Literal["stop", "accept"] = Field(
+        default="stop", description="A run with `--max-cost` and a response it cannot price: `stop` before the next "
+        "request, or `accept` it at its worst case with a warning.")
+
+
 class ProjectManifest(StrictModel):
     """project.json: which files make the project, where a run starts, and how it runs."""
 
@@ -127,6 +152,7 @@ class ProjectManifest(StrictModel):
         default_factory=empty_dict, description="MCP servers as toolsets, by the name workers list them under in `toolsets`."
     )
     flows: Flows = Field(default_factory=Flows, description="Information-flow labels of paths and inputs, and accepted flows.")
+    cost: CostSettings = Field(default_factory=CostSettings, description="Declared prices, the diff's rise factor, unpriced responses.")
 
     @property
     def entry_function(self) -> str | None:

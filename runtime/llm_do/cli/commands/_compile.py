@@ -17,14 +17,14 @@ if TYPE_CHECKING:
 
 def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool = True,
                     lock_dir: Path | None = None, cache: bool = True,
-                    listed: Mapping[str, McpServerFact] | None = None) -> CompileResult:
+                    listed: Mapping[str, McpServerFact] | None = None, review: bool = False) -> CompileResult:
     """Compile, turning a path that names no project into a usage error (exit 2)."""
     from llm_do.compiler.pipeline import compile_project
     from llm_do.compiler.stages.load import ProjectNotFound
 
     try:
         return compile_project(path, import_python=import_python, emit_bundle=emit_bundle, lock_dir=lock_dir,
-                               cache=cache, listed=listed)
+                               cache=cache, listed=listed, review=review)
     except ProjectNotFound as exc:
         raise usage_problem(str(exc)) from None
     except OSError as exc:

@@ -20,10 +20,12 @@ from ._compile import as_report, print_diagnostics
 @format_option(RENDERERS)
 @no_import_option
 @no_cache_option
-def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
+@click.option("--model", "model", metavar="M", help="Bound the cost of runs with `--model M` (every worker on M).")
+def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool, model: str | None) -> int:
     """Show what every worker can do, itself and through the workers it calls, with the call path
-    and the approvals on it. TARGET is a project (compiled in memory, never read from its lock),
-    a bundle.lock, or git:REV[:PATH]. Lines marked `!` are side effects with no approval."""
+    and the approvals on it, and what a run can cost at most. TARGET is a project (compiled in
+    memory, never read from its lock), a bundle.lock, or git:REV[:PATH]. Lines marked `!` are side
+    effects with no approval."""
     try:
         doc = load_document(target, import_python=not no_import, cache=not no_cache)
     except ProjectHasErrors as exc:
@@ -31,5 +33,5 @@ def capabilities(target: str, fmt: str, no_import: bool, no_cache: bool) -> int:
         return ExitCode.FAILED
     except BundleInputProblem as exc:
         raise usage_problem(str(exc)) from None
-    print_report(RENDERERS, fmt, report(doc))
+    print_report(RENDERERS, fmt, report(doc, model=model))
     return ExitCode.OK

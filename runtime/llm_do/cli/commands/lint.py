@@ -51,7 +51,7 @@ def _linted(project: Path, *, import_python: bool, cache: bool) -> ProjectDiagno
         if recalled is not None:
             return ProjectDiagnostics(project.as_posix(), root, recalled)
         listing = tree_before_build(root, None)
-    result = compile_or_exit(project, import_python=import_python, emit_bundle=False, cache=cache)
+    result = compile_or_exit(project, import_python=import_python, emit_bundle=False, cache=cache, review=True)
     if records is not None and root is not None and listing is not None:
         keep_lint(records, root, listing, result, import_python=import_python)
     return as_report(project.as_posix(), result)

@@ -26,6 +26,7 @@ from llm_do.runtime.events import (  # a listener: the runtime has loaded them a
     ApprovalDecided,
     ApprovalRequested,
     OutputDelta,
+    RequestPriced,
     RuntimeEvent,
     ToolCalled,
     ToolReturned,
@@ -65,6 +66,9 @@ class Progress:
         self.usage: Runtime | None = None
         """Where usage so far is read (its `usage`, a pydantic-ai RunUsage); set by `watch`."""
         self.started = time.monotonic()
+        self.spent: str | None = None
+        """What the runs cost so far (`RequestPriced`), and what is left of the budget."""
+        self.budget_left: str | None = None
         self._drawn = 0.0
         self._asking = False
         self.console = console or Console(stderr=True)
@@ -117,6 +121,8 @@ class Progress:
                 self.text += event.text
             self._redraw(throttled=True)
             return
+        elif isinstance(event, RequestPriced):
+            self.spent, self.budget_left = event.run_cost, event.budget_left
         elif isinstance(event, ApprovalRequested):
             self._asking = True
             self.live.stop()  # the terminal question must not be drawn over
@@ -154,6 +160,14 @@ class Progress:
             line += (f" · {usage.requests} request{'s' if usage.requests != 1 else ''}"
                      f" · {usage.input_tokens + usage.output_tokens} tokens"
                      f" ({usage.input_tokens} in, {usage.output_tokens} out)")
+        if self.spent is not None or self.budget_left is not None:
+            from decimal import Decimal
+
+            from llm_do.pricing.money import usd, usd_left
+
+            line += f" · {usd(Decimal(self.spent)) if self.spent is not None else 'cost unknown'}"
+            if self.budget_left is not None:
+                line += f" ({usd_left(Decimal(self.budget_left))} of the budget left)"
         return line
 
     def label(self, call: Call) -> Text:

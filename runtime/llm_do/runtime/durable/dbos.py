@@ -38,6 +38,7 @@ from ..bundle import LoadedBundle
 from ..call_scope import CallContext, CallFrame, RunHost
 from ..config import RuntimeConfig
 from ..errors import RunFailed
+from ..metering import metered
 from ..runtime import Runtime
 from ..script import TURN_KEY
 from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
@@ -283,7 +284,8 @@ def prepare(runtime: Runtime) -> None:
     for name in _by_callers(bundle, bundle.worker_names()):
         spec = bundle.worker(name)
         assert spec is not None
-        durability.chosen[name] = runtime.calls.model(spec, _inheriting_frame(bundle, durability.chosen, spec))
+        model, label = runtime.calls.model(spec, _inheriting_frame(bundle, durability.chosen, spec))
+        durability.chosen[name] = metered(model), label  # the Agent's model: DBOS registers it, the meter counts it
         runtime.calls.agent(spec)
 
 
