@@ -96,7 +96,7 @@ EVERYTHING = {
           - allow shell
         attachments: {max_count: 2, max_total_bytes: 100000, allowed_suffixes: [".pdf"]}
         server_side_tools:
-          - {tool_type: web_search}
+          - {tool_type: web_search, max_uses: 5}
         ---
         {% include 'prompts/header.md' %}
         {% from 'prompts/macros.md' import bullet %}
