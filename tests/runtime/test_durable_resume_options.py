@@ -1,6 +1,6 @@
 """`llm-do resume` works as `exec --durable --detach-approvals` and `approve` print it: the run's
 record keeps the options that decide how it runs (`--script`, `--strict-script`, `--model`, the
-approval mode; never a secret), `resume` takes them and says so, and the printed command names
+approval mode, the budget; never a secret), `resume` takes them and says so, and the printed command names
 `--db` when the run's database is not where `resume` looks by default."""
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ def test_the_record_keeps_the_options_that_decide_the_run_and_no_others(tmp_path
     opts = RunOptions(script=script, strict_script=True, approvals="approve_all", events="-", timeout=5.0, verbose=2, otel=True)
     assert remembered(opts) == {"script": str(script.resolve()), "strict_script": True, "approvals": "approve_all"}
     assert remembered(RunOptions(model="test")) == {"model": "test"}
+    assert remembered(RunOptions(max_cost=0.5)) == {"max_cost": 0.5, "accept_unpriced": False}
     assert remembered(RunOptions()) == {}
 
 
@@ -89,8 +90,12 @@ def test_the_record_keeps_the_options_that_decide_the_run_and_no_others(tmp_path
     (RunOptions(model="other"), {"script": "/p/s.json", "approvals": "approve_all"},
      RunOptions(model="other", approvals="approve_all"), ["--approve-all"]),
     (RunOptions(approvals="reject_all", verbose=1), {"approvals": "approve_all"}, RunOptions(approvals="reject_all", verbose=1), []),
+    # the budget: kept unless given anew (a resumed run spends from what the run spent, test_durable_budget.py)
+    (RunOptions(), {"max_cost": 0.5, "accept_unpriced": True}, RunOptions(max_cost=0.5, accept_unpriced=True),
+     ["--max-cost 0.5", "--accept-unpriced"]),
+    (RunOptions(max_cost=2.0), {"max_cost": 0.5, "accept_unpriced": True}, RunOptions(max_cost=2.0), []),
     (RunOptions(), None, RunOptions(), []),  # a run recorded before runs kept their options
-    (RunOptions(), {"approvals": "run_anything", "model": 3}, RunOptions(), []),  # what is not an option is ignored
+    (RunOptions(), {"approvals": "run_anything", "model": 3, "max_cost": True}, RunOptions(), []),  # what is not an option is ignored
 ])
 def test_resume_takes_what_it_is_not_given(given: RunOptions, kept: object, runs_with: RunOptions, said: list[str]) -> None:
     assert taken(given, kept) == (runs_with, said)

@@ -32,13 +32,12 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     from llm_do.runtime.run_label import RUN_LABEL
 
     from .display.batch_progress import reporter
-    from .durable_run import bundle_digest
+    from .durable_run import bundle_digest, share_budget
 
     bundle, verbose = session.bundle, session.setup.opts.verbose
     digest = bundle_digest(bundle)
     prefix = batch_prefix(digest, inputs_sha256)
-    if session.config.budget is not None:  # one budget for every process of the batch, in its database
-        _share_budget(session, url, prefix.rstrip("-"))
+    share_budget(session, url, prefix.rstrip("-"), spent_by="the batch's runs")  # one for every process of the batch
     template = durable.durable_runtime(bundle, session.config, digest=digest, player=session.setup.player)
 
     async def run(item: BatchInput, runtime: Runtime) -> BatchResult:
@@ -57,18 +56,3 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
     finally:
         durable.shutdown()
 
-
-def _share_budget(session: RunSession, url: str, batch: str) -> None:
-    """The session's budget, kept in the run database for every process working the batch
-    (`durable.budget_ledger`) instead of in this process."""
-    from dataclasses import replace
-
-    from llm_do.runtime.durable.batch_queue import dead_local_executors, executor_id
-    from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for
-
-    local = session.config.budget
-    assert local is not None
-    shared = SharedBudget(engine_for(url), batch, local.limit, executor=executor_id(), accept_unpriced=local.accept_unpriced,
-                          on_note=local.on_note, dead=dead_local_executors)
-    session.setup.config = replace(session.config, budget=shared)
-    session.setup.on_close.append(shared.close)

@@ -23,6 +23,7 @@ from .session import RunSession, run_session
 
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
+    from llm_do.runtime.durable.budget_ledger import SharedBudget
     from llm_do.runtime.durable.records import RunRecord
     from llm_do.runtime.runtime import Runtime
 
@@ -62,9 +63,10 @@ def exec_durable(bundle: LoadedBundle, prompt: str | None, inputs: InputOptions,
     name = worker or bundle.entry["worker"]
     url = db_url(durable, bundle.path.resolve().parent)
     with run_session(bundle, opts, children="leave") as session:
+        run_id = str(uuid.uuid4())
+        share_budget(session, url, run_id, spent_by=RUN_SPENT_BY)
         runtime = _runtime(session, detach_approvals)
         data = run_input(runtime, prompt, inputs, worker)
-        run_id = str(uuid.uuid4())
         record: dict[str, object] = {"bundle": str(bundle.path.resolve()), "digest": bundle_digest(bundle), "worker": name,
                                      "input": data, "detach": detach_approvals, "options": remembered(opts)}
         click.echo(f"llm-do: run id: {run_id}", err=True)
@@ -90,9 +92,37 @@ def resume_run(run_id: str, opts: RunOptions, lock: LockOptions, *, db: str | No
                        "a run resumes only on the bundle it started with (rebuild nothing, or start a new run)",
                        ExitCode.REFUSED)
     with run_session(bundle, opts, children="leave") as session:
+        budget = share_budget(session, url, run_id, spent_by=RUN_SPENT_BY)
+        stop = budget.exhausted() if budget is not None else None
+        if budget is not None and stop is not None:  # left pending: a larger --max-cost resumes it
+            more = "; resume it with a larger --max-cost to go on" if budget.spent() >= budget.limit else ""
+            raise CliError(f"run '{run_id}' cannot go on: {stop}{more}", ExitCode.FAILED)
         runtime = _runtime(session, detach_approvals or bool(run.record.get("detach")))
         click.echo(f"llm-do: run id: {run_id}", err=True)
         return drive(runtime, session, url, run_id, None, resume_db=url if db else None)
+
+
+RUN_SPENT_BY = "the run's requests so far (its processes before a resume included)"
+
+
+def share_budget(session: RunSession, url: str, key: str, *, spent_by: str) -> SharedBudget | None:
+    """The session's budget (`--max-cost`), if it has one, kept in the run database under `key`
+    (`durable.budget_ledger`) instead of in this process: a batch's id, so that every process
+    working the batch spends from one budget, or a run's, so that a resumed run goes on from what
+    it spent before."""
+    from dataclasses import replace
+
+    local = session.config.budget
+    if local is None:
+        return None
+    from llm_do.runtime.durable.batch_queue import dead_local_executors, executor_id
+    from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for
+
+    shared = SharedBudget(engine_for(url), key, local.limit, executor=executor_id(), accept_unpriced=local.accept_unpriced,
+                          on_note=local.on_note, dead=dead_local_executors, spent_by=spent_by)
+    session.setup.config = replace(session.config, budget=shared)
+    session.setup.on_close.append(shared.close)
+    return shared
 
 
 def read_run(url: str, run_id: str) -> RunRecord:

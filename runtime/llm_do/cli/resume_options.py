@@ -1,6 +1,6 @@
 """What a durable run remembers of its command line, so that `llm-do resume ID` works as printed:
 the options that decide how it runs (`--script` and `--strict-script`, `--model`, the approval
-mode), kept in the run's record, and the `--db` the printed `resume` needs when it is not where
+mode, `--max-cost` and `--accept-unpriced`), kept in the run's record, and the `--db` the printed `resume` needs when it is not where
 `resume` looks by default. None of them is a secret; API keys and the environment never go in
 the record, and a database password is never printed."""
 
@@ -26,6 +26,9 @@ def remembered(opts: RunOptions) -> dict[str, object]:
         kept["model"] = opts.model
     if opts.approvals is not None:
         kept["approvals"] = opts.approvals
+    if opts.max_cost is not None:
+        kept["max_cost"] = opts.max_cost
+        kept["accept_unpriced"] = opts.accept_unpriced
     return kept
 
 
@@ -49,6 +52,11 @@ def taken(opts: RunOptions, kept: object) -> tuple[RunOptions, list[str]]:
     if opts.approvals is None and approvals in FLAGS:
         opts = replace(opts, approvals="approve_all" if approvals == "approve_all" else "reject_all")
         said.append(FLAGS[str(approvals)])
+    max_cost = kept.get("max_cost")
+    if opts.max_cost is None and isinstance(max_cost, (int, float)) and not isinstance(max_cost, bool) and max_cost > 0:
+        accept = kept.get("accept_unpriced") is True and not opts.accept_unpriced
+        opts = replace(opts, max_cost=float(max_cost), accept_unpriced=opts.accept_unpriced or accept)
+        said += [f"--max-cost {max_cost}"] + (["--accept-unpriced"] if accept else [])
     return opts, said
 
 

@@ -18,7 +18,7 @@ it is counted at its worst case (nothing when it has none) with a note, and a mo
 runs with nothing else under way.
 
 `LocalBudget` serves one process (its runs may run in threads); `durable.budget_ledger` keeps one
-in the run database, for durable batches on several machines.
+in the run database, for durable batches on several machines and durable runs across resumes.
 """
 
 from __future__ import annotations

@@ -1,23 +1,26 @@
-"""A durable batch's budget (`batch --durable DB_URL --max-cost USD`), kept in the run database so
-that every process working the batch, on one machine or several sharing Postgres, spends from one
-budget: two machines cannot overspend together.
+"""A durable budget kept in the run database: a durable batch's (`batch --durable DB_URL --max-cost
+USD`), so that every process working the batch, on one machine or several sharing Postgres, spends
+from one budget (two machines cannot overspend together), and a durable run's (`exec --durable
+--max-cost USD`), so that a run killed and resumed spends from what it had already spent.
 
 The same rule as `budget.LocalBudget` (read it first), with its state in two tables of llm-do's
-own beside DBOS's, in the database DBOS records the batch in:
+own beside DBOS's, in the database DBOS records the batch or run in:
 
-- `llm_do_budgets`, one row per batch (its id, `batch_queue.batch_prefix`): the limit, what is
-  spent, what the requests under way hold, how many are under way (and alone), why it stopped;
+- `llm_do_budgets`, one row per budget (its key: a batch's id, `batch_queue.batch_prefix`, or a
+  run's id): the limit, what is spent, what the requests under way hold, how many are under way
+  (and alone), why it stopped;
 - `llm_do_budget_holds`, one row per request under way: which process holds how much.
 
-A request starts with one conditional `UPDATE` of its batch's row (spent plus held below the
+A request starts with one conditional `UPDATE` of its budget's row (spent plus held below the
 limit, nothing alone under way), which the database applies atomically whichever process sends
 it (Postgres re-checks the condition on the row it locks; SQLite writes one at a time), and the
 row of its hold in the same transaction; its response is counted and its hold removed in another.
 Amounts are whole nano-dollars (exact on both databases), rounded up.
 
-A process that dies leaves its holds: the next batch process started on that machine (which takes
-its unfinished inputs back, `batch_queue.work`) counts each at its worst case and removes it. A
-rerun of the batch spends from the same row (with the limit it is given).
+A process that dies leaves its holds: the next process started on that machine for the batch
+(which takes its unfinished inputs back, `batch_queue.work`) or the run (`resume`) counts each at
+its worst case (the provider may have billed the request) and removes it. A rerun of the batch,
+or a resumed run, spends from the same row (with the limit it is given).
 """
 
 from __future__ import annotations
@@ -88,11 +91,14 @@ def engine_for(db_url: str) -> sa.Engine:
 
 
 class SharedBudget:
-    """The budget of batch `batch` in the database `engine` (`engine_for`), as this process spends it."""
+    """The budget keyed `batch` (a batch's id or a run's) in the database `engine` (`engine_for`),
+    as this process spends it; `spent_by` says whose requests spent it when it is spent."""
 
     def __init__(self, engine: sa.Engine, batch: str, limit: Decimal, *, executor: str, accept_unpriced: bool = False,
-                 on_note: Callable[[str], None] | None = None, dead: Callable[[list[str]], list[str]] | None = None) -> None:
+                 on_note: Callable[[str], None] | None = None, dead: Callable[[list[str]], list[str]] | None = None,
+                 spent_by: str = "the batch's runs") -> None:
         self.engine = engine
+        self.spent_by = spent_by
         self.batch = batch
         self.limit = limit
         self.executor = executor
@@ -163,8 +169,8 @@ class SharedBudget:
             if row.stopped is not None:
                 raise BudgetSpent(row.stopped)
             if row.spent >= row.lim and row.under_way == 0:
-                raise BudgetSpent(f"the budget of {usd(dollars(row.lim))} is spent ({usd(dollars(row.spent))}) by the "
-                                  f"batch's runs: this run stopped before a request of '{worker}'")
+                raise BudgetSpent(f"the budget of {usd(dollars(row.lim))} is spent ({usd(dollars(row.spent))}) by "
+                                  f"{self.spent_by}: this run stopped before a request of '{worker}'")
             if row.under_way:  # requests under way hold the rest: wait for them (a dead process's are released)
                 self.release_dead()
             await asyncio.sleep(WAIT_SECONDS)
@@ -190,7 +196,7 @@ class SharedBudget:
         return sa.update(BUDGETS).where(c.batch == self.batch).values(**values)
 
     def release_dead(self) -> bool:
-        """Count the holds of this batch's dead processes (on this machine) at their worst case
+        """Count the holds of this budget's dead processes (on this machine) at their worst case
         and remove them; whether there were any."""
         if self._dead is None:
             return False

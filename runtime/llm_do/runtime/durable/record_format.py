@@ -28,6 +28,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from llm_do.bundle.errors import LlmDoError
 
 from ..approvals import ApprovalDecision
+from ..budget import BudgetSpent
 from ..errors import CallRefused, RunFailed
 
 FORMAT = "llm_do_json"
@@ -38,8 +39,8 @@ _CONTENT: dict[str, type] = {cls.__name__: cls for cls in (
     messages.VideoUrl)}
 """pydantic-ai values a tool may return that JSON alone would flatten (multimodal content)."""
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {}
-_ERRORS: dict[str, type[Exception]] = {cls.__name__: cls for cls in (ModelRetry, ToolFailed, CallRefused, RunFailed)}
-"""Errors a run acts on by type (a tool's retry or failure, a refused call, a run's end)."""
+_ERRORS: dict[str, type[Exception]] = {cls.__name__: cls for cls in (ModelRetry, ToolFailed, CallRefused, RunFailed, BudgetSpent)}
+"""Errors a run acts on by type (a tool's retry or failure, a refused call, a run's end: its budget spent)."""
 
 
 class RecordedStepFailed(LlmDoError):
