@@ -69,6 +69,7 @@ WRITE_PROTECTED = {
     ".LLM-DO/threads/t.json": ".llm-do",
     "state-link/threads/t.json": ".llm-do",
     "build/.llm-do/threads/x.json": ".llm-do",
+    "notes/.llm-do/threads/x.json": ".llm-do",  # any .llm-do folder below the toolset's directory
     "home/cache/llm-do/entry.json": "cache folder",
     "home/config/llm-do/key": "configuration folder",
     "tests/cases.yaml": "test case file",
@@ -283,6 +284,20 @@ def test_every_access_kind_by_place(project: Path) -> None:
     assert "holds the project's lock" in (places.refusal(project, ".", REPLACE) or "")
     assert "holds" in (places.refusal(project.parent, "proj", REPLACE) or "")
     assert places.refusal(project, "notes/new.md", WRITE) is None
+
+
+def test_a_path_outside_the_toolsets_directory_is_refused_as_outside_whatever_it_names(project: Path) -> None:
+    toolset = fs(project / "notes")
+    for path in ("../sub/.llm-do/x.json", "../sub/bundle.lock"):
+        assert refused(toolset, "write_file", path=path, content="x") == f"{path!r} points outside the toolset's directory"
+
+
+def test_the_users_folders_are_the_ones_the_environment_names_now(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "cache folder" in (protected_paths(project).refusal(project, "home/cache/llm-do/key", READ) or "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / "notes"))
+    places = protected_paths(project)
+    assert places.refusal(project, "home/cache/llm-do/key", READ) is None
+    assert "cache folder" in (places.refusal(project, "notes/llm-do/key", READ) or "")
 
 
 def test_case_files_are_read_only_when_a_write_targets_a_file_they_name(project: Path, monkeypatch) -> None:

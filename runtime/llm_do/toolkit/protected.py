@@ -199,8 +199,6 @@ class _TestFiles:
         """The files the cases name (key -> what it is), when `name` may be one of them: its name
         is in a case file's text (or a text has an escape that could spell it); None otherwise."""
         files = self._case_files()
-        if not files:
-            return None
         stamp = tuple(_stat(f) for f in files)
         if stamp != self._stamp:
             self._stamp, self._named = stamp, None
