@@ -284,6 +284,8 @@ def test_every_access_kind_by_place(project: Path) -> None:
     assert "holds the project's lock" in (places.refusal(project, ".", REPLACE) or "")
     assert "holds" in (places.refusal(project.parent, "proj", REPLACE) or "")
     assert places.refusal(project, "notes/new.md", WRITE) is None
+    assert places.refusal(project, "checks.py", WRITE) == ("'checks.py' is a predicate file that the test cases of "
+                                                          "tests/cases.yaml read, which no tool may change, move or remove")
 
 
 def test_a_path_outside_the_toolsets_directory_is_refused_as_outside_whatever_it_names(project: Path) -> None:
