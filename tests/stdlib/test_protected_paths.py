@@ -302,6 +302,13 @@ def test_the_users_folders_are_the_ones_the_environment_names_now(project: Path,
     assert "cache folder" in (places.refusal(project, "notes/llm-do/key", READ) or "")
 
 
+def test_a_case_file_whose_references_are_no_file_names_names_nothing(project: Path) -> None:
+    (project / "tests" / "odd.yaml").write_text("cases:\n  - name: odd\n    expect: {output: {predicate: null, schema: 5}}\n")
+    places = protected.ProtectedPaths(project)
+    assert places.refusal(project, "checks.py", WRITE) is not None  # tests/cases.yaml names it
+    assert places.refusal(project, "notes/todo.md", WRITE) is None
+
+
 def test_case_files_are_read_only_when_a_write_targets_a_file_they_name(project: Path, monkeypatch) -> None:
     """Keeping the run's path cheap: a write to a file whose name no case file mentions parses no
     YAML; one whose name is mentioned parses them once, until a case file changes."""
