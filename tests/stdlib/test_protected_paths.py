@@ -26,7 +26,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.shell.descriptor import ShellSettings
 from llm_do.stdlib.shell.toolset import ShellToolset
 from llm_do.toolkit import protected
-from llm_do.toolkit.protected import READ, REPLACE, WRITE, protected_paths
+from llm_do.toolkit.protected import READ, READ_TREE, REPLACE, WRITE, protected_paths
 from tests.support.toolsets import call_tool
 
 SECRET = "sk-live-THREAD-SECRET"
@@ -284,6 +284,9 @@ def test_every_access_kind_by_place(project: Path) -> None:
     assert "holds the project's lock" in (places.refusal(project, ".", REPLACE) or "")
     assert "holds" in (places.refusal(project.parent, "proj", REPLACE) or "")
     assert places.refusal(project, "notes/new.md", WRITE) is None
+    assert places.refusal(project, ".", READ_TREE) == ("'.' holds the project's .llm-do folder, llm-do's own state (chat "
+                                                       "threads and the run database hold what tools returned), which no "
+                                                       "tool may read or change")
     assert places.refusal(project, "checks.py", WRITE) == ("'checks.py' is a predicate file that the test cases of "
                                                           "tests/cases.yaml read, which no tool may change, move or remove")
 
