@@ -284,6 +284,10 @@ def test_every_access_kind_by_place(project: Path) -> None:
     assert "holds the project's lock" in (places.refusal(project, ".", REPLACE) or "")
     assert "holds" in (places.refusal(project.parent, "proj", REPLACE) or "")
     assert places.refusal(project, "notes/new.md", WRITE) is None
+    assert places.refusal(project, "notes", READ_TREE) is None
+    state = "llm-do's own state (chat threads and the run database hold what tools returned), which no tool may read or change"
+    assert places.refusal(project, ".llm-do/threads/t.json", WRITE) == f"'.llm-do/threads/t.json' is in a .llm-do folder, {state}"
+    assert places.refusal(project, "./.llm-do", READ) == f"'./.llm-do' is a .llm-do folder, {state}"
     assert places.refusal(project, ".", READ_TREE) == ("'.' holds the project's .llm-do folder, llm-do's own state (chat "
                                                        "threads and the run database hold what tools returned), which no "
                                                        "tool may read or change")
