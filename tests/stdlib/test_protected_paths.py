@@ -316,6 +316,17 @@ def test_a_case_file_whose_references_are_no_file_names_names_nothing(project: P
     assert places.refusal(project, "notes/todo.md", WRITE) is None
 
 
+def test_without_a_home_directory_the_project_is_protected_all_the_same(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_do.toolkit import user_state
+
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.setattr(user_state, "_home", lambda: None)  # a container without HOME: no user folders
+    places = protected.ProtectedPaths(project)
+    assert "the project's lock" in (places.refusal(project, "bundle.lock", WRITE) or "")
+    assert places.refusal(project, "home/cache/llm-do/key", READ) is None
+
+
 def test_case_files_are_read_only_when_a_write_targets_a_file_they_name(project: Path, monkeypatch) -> None:
     """Keeping the run's path cheap: a write to a file whose name no case file mentions parses no
     YAML; one whose name is mentioned parses them once, until a case file changes."""
