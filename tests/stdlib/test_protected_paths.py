@@ -288,6 +288,7 @@ def test_every_access_kind_by_place(project: Path) -> None:
     state = "llm-do's own state (chat threads and the run database hold what tools returned), which no tool may read or change"
     assert places.refusal(project, ".llm-do/threads/t.json", WRITE) == f"'.llm-do/threads/t.json' is in a .llm-do folder, {state}"
     assert places.refusal(project, "./.llm-do", READ) == f"'./.llm-do' is a .llm-do folder, {state}"
+    assert places.refusal(project, "build", READ_TREE) == f"'build' holds the .llm-do folder beside the run's lock, {state}"
     assert places.refusal(project, ".", READ_TREE) == ("'.' holds the project's .llm-do folder, llm-do's own state (chat "
                                                        "threads and the run database hold what tools returned), which no "
                                                        "tool may read or change")
