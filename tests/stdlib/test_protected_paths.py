@@ -140,7 +140,8 @@ def snapshot(root: Path) -> dict[str, str]:
 def test_write_file_refuses_every_protected_path_in_every_spelling(project: Path, path: str, why: str) -> None:
     before = snapshot(project)
     message = refused(fs(project), "write_file", path=path, content="forged")
-    assert message.startswith(repr(path)) and why in message and "which no tool may" in message, message
+    verb = "read or change" if why in (".llm-do", "cache folder", "configuration folder") else "change, move or remove"
+    assert message.startswith(repr(path)) and why in message and message.endswith(f", which no tool may {verb}"), message
     assert snapshot(project) == before
 
 
