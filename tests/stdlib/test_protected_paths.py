@@ -300,6 +300,7 @@ def test_every_access_kind_by_place(project: Path) -> None:
 def test_a_path_outside_the_toolsets_directory_is_refused_as_outside_whatever_it_names(project: Path) -> None:
     toolset = fs(project / "notes")
     for path in ("../sub/.llm-do/x.json", "../sub/bundle.lock"):
+        assert toolset.refusal("write_file", {"path": path, "content": "x"}, None) is None  # the gate's check: not this
         assert refused(toolset, "write_file", path=path, content="x") == f"{path!r} points outside the toolset's directory"
 
 
@@ -309,6 +310,10 @@ def test_the_users_folders_are_the_ones_the_environment_names_now(project: Path,
     places = protected_paths(project)
     assert places.refusal(project, "home/cache/llm-do/key", READ) is None
     assert "cache folder" in (places.refusal(project, "notes/llm-do/key", READ) or "")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / "sub"))
+    places = protected_paths(project)
+    assert places.refusal(project, "home/config/llm-do/key", READ) is None
+    assert "configuration folder" in (places.refusal(project, "sub/llm-do/key", READ) or "")
 
 
 def test_a_case_file_whose_references_are_no_file_names_names_nothing(project: Path) -> None:
