@@ -337,7 +337,10 @@ def _prepare(work: Path) -> None:
     sys.dont_write_bytecode = True
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     os.environ.pop("LLM_DO_MODEL", None)
-    sys.path[:0] = [str(work), *(str(work / root) for root in SOURCE_ROOTS)]
+    copy = [str(work), *(str(work / root) for root in SOURCE_ROOTS)]
+    sys.path[:0] = copy
+    # Child processes the tests start (`python -m llm_do...`) import the copy too, not the installed tree.
+    os.environ["PYTHONPATH"] = os.pathsep.join(copy + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for name in PRELOAD:
         try:
             __import__(name)
