@@ -163,16 +163,18 @@ def test_a_copy_of_the_project_is_compiled_once_then_recorded(project: tuple[Pat
     assert compiles == [copy / "project.json"]
 
 
-def test_a_lock_of_another_llm_do_with_the_same_content_runs_with_a_note(project: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(("field", "value"), [("compiler", "llm-do 0.0.1"), ("packages", {"pydantic-ai": "0.0.1"})])
+def test_a_lock_of_another_llm_do_with_the_same_content_runs_with_a_note(project: tuple[Path, Path], field: str,
+                                                                         value: object) -> None:
     lock, move = project
     doc = json.loads(lock.read_bytes())
-    doc["compiler"] = "llm-do 0.0.1"
+    doc[field] = value
     doc.pop("digest")
     lock.write_bytes(seal(doc))
     result = run_cli("exec", lock, "--script", move, "--approve-all")
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines() == [
-        f"llm-do: note: {lock} differs from a build now only in compiler (built by another llm-do or other distributions); "
+        f"llm-do: note: {lock} differs from a build now only in {field} (built by another llm-do or other distributions); "
         "run `llm-do build` to update it"]
 
 
