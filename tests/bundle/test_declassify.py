@@ -95,6 +95,8 @@ FREE = "the output is free text"
     ({"type": "string", "format": "uuid"}, None),
     ({"type": "string", "format": "email"}, None),
     ({"type": "string", "pattern": r"^[a-z]{1,9}\$"}, FREE),  # an escaped `$` anchors nothing
+    ({"type": "string", "pattern": "^[a-z]{1,9}"}, FREE),  # "abc" and any words after it match
+    ({"type": "string", "pattern": "[a-z]{1,9}$"}, FREE),
     ({"type": "string", "pattern": "^[a-z{1,9}$"}, FREE),  # not a regular expression
     ({"type": "string", "pattern": "^a{1,256}$"}, None),
     ({"type": "string", "pattern": "^a{1,257}$"}, FREE),
