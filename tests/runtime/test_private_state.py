@@ -200,3 +200,37 @@ def test_a_thread_reads_back_as_written_and_says_when_the_bundle_changed(tmp_pat
     assert changed_bundle_note(thread, thread.bundle_digest) is None
     assert changed_bundle_note(thread, None) is None
     assert changed_bundle_note(thread._replace(bundle_digest=None), "sha256:1234567890abcdef") is None
+
+
+def test_a_thread_that_cannot_be_read_written_or_verified_says_so_in_a_line(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import Thread, read_thread, thread_path, write_thread
+
+    path = thread_path(tmp_path / "bundle.lock", "t1")
+    (tmp_path / ".llm-do").write_text("")  # a file where the folder goes
+    with pytest.raises(ThreadProblem) as info:
+        write_thread(path, Thread("t1", None, "main", []))
+    assert str(info.value) == f"{path}: cannot write the thread (Not a directory)"
+    (tmp_path / ".llm-do").unlink()
+    path.mkdir(parents=True)
+    with pytest.raises(ThreadProblem) as info:
+        read_thread(path, "t1")
+    assert str(info.value) == f"{path}: cannot read the thread (a directory, not a regular file)"
+    path.rmdir()
+    path.write_text('{"thread_format": 1, "id": "t1", "worker": "main", "messages": []}')
+    with pytest.raises(ThreadProblem) as info:
+        read_thread(path, "t1")
+    assert str(info.value) == (f"{path}: thread 't1' does not verify (it has no checksum: it was written by an llm-do before "
+                               "threads were signed, or edited); it is not loaded, since its history could hold what its "
+                               "taint no longer says. Delete it to start the thread anew, or use another --thread")
+
+
+def test_a_thread_reformatted_with_its_content_unchanged_still_verifies(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import Thread, read_thread, thread_path, write_thread
+
+    path = thread_path(tmp_path / "bundle.lock", "t1")
+    thread = Thread("t1", "sha256:abcdef0123456789", "main", [], [TAINT])
+    write_thread(path, thread)
+    doc = json.loads(path.read_text())
+    assert doc["checksum"].startswith("hmac-sha256:")  # the algorithm named, as the module says
+    path.write_text(json.dumps(doc, sort_keys=True, indent=4))  # keys in another order, another layout
+    assert read_thread(path, "t1") == thread
