@@ -208,7 +208,7 @@ def test_a_thread_that_cannot_be_read_written_or_verified_says_so_in_a_line(tmp_
     path = thread_path(tmp_path / "bundle.lock", "t1")
     (tmp_path / ".llm-do").write_text("")  # a file where the folder goes
     with pytest.raises(ThreadProblem) as info:
-        write_thread(path, Thread("t1", None, "main", []))
+        write_thread(path, Thread("t1", None, "main", [], None))
     assert str(info.value) == f"{path}: cannot write the thread (Not a directory)"
     (tmp_path / ".llm-do").unlink()
     path.mkdir(parents=True)
