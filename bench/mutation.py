@@ -337,7 +337,12 @@ def _prepare(work: Path) -> None:
     sys.dont_write_bytecode = True
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     os.environ.pop("LLM_DO_MODEL", None)
-    sys.path[:0] = [str(work), *(str(work / root) for root in SOURCE_ROOTS)]
+    copy = [str(work), *(str(work / root) for root in SOURCE_ROOTS)]
+    # In place of the script's folder (bench/): the path is then the one of a process started in the
+    # copy, as the build records key a compile by it (`build_record.path_stamp`). Child processes the
+    # tests start (`python -m llm_do...`) import the copy too, not the installed tree.
+    sys.path[0:1] = copy
+    os.environ["PYTHONPATH"] = os.pathsep.join(copy + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for name in PRELOAD:
         try:
             __import__(name)

@@ -6,9 +6,11 @@ key pair readable by its owner alone. Keys may be PEM, OpenSSH or raw."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,7 @@ def keys(tmp_path: Path) -> Path:
     key.parent.mkdir()
     result = run_cli("keygen", key)
     assert result.exit_code == 0, result.stderr
+    assert result.stderr == f"wrote {key} (the private key: keep it secret) and {key}.pub (for `exec --verify`)\n"
     return key
 
 
@@ -47,6 +50,15 @@ def shipped(tmp_path: Path, keys: Path) -> Path:
 
 def run(lock: Path, *flags: str | Path):
     return run_cli("exec", lock, "hi", "--model", "test", *flags)
+
+
+def key_id_of(private_file: Path) -> str:
+    """How messages name the key pair made by keygen: `ed25519:` and the first 16 hex digits of the
+    sha256 of its raw public key."""
+    from cryptography.hazmat.primitives import serialization
+
+    public = serialization.load_pem_public_key(Path(f"{private_file}.pub").read_bytes())
+    return "ed25519:" + hashlib.sha256(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)).hexdigest()[:16]
 
 
 def test_keygen_writes_a_private_key_only_its_owner_reads_and_replaces_none(keys: Path) -> None:
@@ -79,13 +91,13 @@ def test_a_lock_changed_since_it_was_signed_is_refused(shipped: Path, keys: Path
     assert run(shipped).exit_code == 0  # without --verify, a lock shipped alone runs as before
 
 
-def test_a_lock_signed_by_another_key_or_not_at_all_is_refused(shipped: Path, tmp_path: Path) -> None:
+def test_a_lock_signed_by_another_key_or_not_at_all_is_refused(shipped: Path, keys: Path, tmp_path: Path) -> None:
     other = tmp_path / "keys" / "other"
     assert run_cli("keygen", other).exit_code == 0
     result = run(shipped, "--verify", f"{other}.pub")
     assert result.exit_code == 3
-    assert "bundle.lock.sig was made by key ed25519:" in one_line_error(result)
-    assert f"({other}.pub)" in one_line_error(result)
+    assert one_line_error(result) == (f"llm-do: {shipped}: refused: bundle.lock.sig was made by key {key_id_of(keys)}, "
+                                      f"not by {key_id_of(other)} ({other}.pub)")
     Path(f"{shipped}.sig").unlink()
     result = run(shipped, "--verify", f"{other}.pub")
     assert result.exit_code == 3
@@ -151,3 +163,66 @@ def test_build_sign_q_signs_in_silence(tmp_path: Path, keys: Path) -> None:
     assert run(root / "bundle.lock", "--verify", f"{keys}.pub").exit_code == 0
     again = run_cli("build", root, "--sign", keys, "-q")  # the lock is up to date: signed again, silently
     assert (again.exit_code, again.stderr) == (0, "")
+
+
+def test_a_signature_file_llm_do_did_not_write_is_refused_and_a_build_beside_it_goes_on(shipped: Path, keys: Path) -> None:
+    sig = Path(f"{shipped}.sig")
+    good = json.loads(sig.read_bytes())
+    forms = {
+        "not JSON": b"ed25519 signature\n",
+        "a list": b"[]\n",
+        "another algorithm": json.dumps({**good, "algorithm": "rsa"}).encode(),  # key and signature valid
+        "a key that is no string": json.dumps({**good, "key": 5}).encode(),
+        "a signature that is not strict base64": json.dumps({**good, "signature": " " + good["signature"]}).encode(),
+    }
+    for form, raw in forms.items():
+        sig.write_bytes(raw)
+        result = run(shipped, "--verify", f"{keys}.pub")
+        assert result.exit_code == 3, (form, result.stderr)
+        assert one_line_error(result) == f"llm-do: {shipped}: refused: bundle.lock.sig is not an llm-do signature", form
+    # A build beside a file it cannot read as a signature says nothing of it (it cannot tell what it signs)
+    root = write_project(shipped.parent.parent / "proj", PROJECT)
+    for raw in (b"ed25519 signature\n", json.dumps({**good, "key": "!"}).encode()):
+        Path(f"{root / 'bundle.lock'}.sig").write_bytes(raw)
+        result = run_cli("build", root)
+        assert result.exit_code == 0, result.stderr
+        assert "Traceback" not in result.stderr and "signs an older" not in result.stderr
+
+
+def test_a_build_that_leaves_a_signed_lock_as_it_was_says_nothing_of_the_signature(tmp_path: Path, keys: Path) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    assert run_cli("build", root, "--sign", keys).exit_code == 0
+    result = run_cli("build", root)
+    assert result.exit_code == 0, result.stderr
+    assert "signs an older" not in result.stderr
+    assert run(root / "bundle.lock", "--verify", f"{keys}.pub").exit_code == 0
+
+
+def test_keys_of_another_algorithm_are_usage_errors(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    (tmp_path / "ec").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                    serialization.NoEncryption()))
+    (tmp_path / "ec.pub").write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                                     serialization.PublicFormat.SubjectPublicKeyInfo))
+    root = write_project(tmp_path / "proj", PROJECT)
+    result = run_cli("build", root, "--sign", tmp_path / "ec")
+    assert result.exit_code == 2
+    assert one_line_error(result) == (f"llm-do: {tmp_path / 'ec'}: not an ed25519 private key; llm-do signs with "
+                                      "ed25519 (`llm-do keygen KEYFILE` makes a pair)")
+    assert not (root / "bundle.lock").exists()
+    assert run_cli("build", root).exit_code == 0
+    result = run(root / "bundle.lock", "--verify", tmp_path / "ec.pub")
+    assert result.exit_code == 2
+    assert one_line_error(result).endswith(f"{tmp_path / 'ec.pub'}: not an ed25519 public key; llm-do signs with "
+                                           "ed25519 (`llm-do keygen KEYFILE` makes a pair)")
+
+
+def test_without_cryptography_keygen_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives", None)  # `import` raises ImportError
+    result = run_cli("keygen", tmp_path / "key")
+    assert result.exit_code == 2
+    assert one_line_error(result) == "llm-do: signing needs the `cryptography` package: pip install 'llm-do[sign]'"
+    assert not (tmp_path / "key").exists()

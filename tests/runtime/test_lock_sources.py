@@ -163,16 +163,18 @@ def test_a_copy_of_the_project_is_compiled_once_then_recorded(project: tuple[Pat
     assert compiles == [copy / "project.json"]
 
 
-def test_a_lock_of_another_llm_do_with_the_same_content_runs_with_a_note(project: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(("field", "value"), [("compiler", "llm-do 0.0.1"), ("packages", {"pydantic-ai": "0.0.1"})])
+def test_a_lock_of_another_llm_do_with_the_same_content_runs_with_a_note(project: tuple[Path, Path], field: str,
+                                                                         value: object) -> None:
     lock, move = project
     doc = json.loads(lock.read_bytes())
-    doc["compiler"] = "llm-do 0.0.1"
+    doc[field] = value
     doc.pop("digest")
     lock.write_bytes(seal(doc))
     result = run_cli("exec", lock, "--script", move, "--approve-all")
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines() == [
-        f"llm-do: note: {lock} differs from a build now only in compiler (built by another llm-do or other distributions); "
+        f"llm-do: note: {lock} differs from a build now only in {field} (built by another llm-do or other distributions); "
         "run `llm-do build` to update it"]
 
 
@@ -240,3 +242,57 @@ def test_the_api_compiles_in_a_child_when_no_record_answers(project: tuple[Path,
     with pytest.raises(BundleRefused, match=r"not the build of the sources beside it \(worker 'main' differs in tools\)"):
         Runtime.load(copy / "bundle.lock", RuntimeConfig(model="test"))
     assert len(children) == 2
+
+
+def test_a_refusal_names_five_differences_and_counts_the_rest(tmp_path: Path) -> None:
+    from llm_do.bundle.errors import BundleRefused
+    from llm_do.provenance.lock_sources import Comparison, obey
+
+    lock = tmp_path / "bundle.lock"
+    five = Comparison(tuple(f"changed: w{i}.worker" for i in range(5)))
+    seven = Comparison(tuple(f"changed: w{i}.worker" for i in range(7)))
+    with pytest.raises(BundleRefused) as info:
+        obey(lock, seven, as_built=False, override="--as-built")
+    assert str(info.value) == (f"{lock}: refused: it is stale, not the build of the sources beside it (changed: w0.worker; "
+                               "changed: w1.worker; changed: w2.worker; changed: w3.worker; changed: w4.worker; and 2 more); "
+                               "run `llm-do build` to update it, or --as-built to run it as it is")
+    assert obey(lock, five, as_built=True, override="--as-built").endswith("changed: w4.worker); it runs as built "
+                                                                          "(--as-built): run `llm-do build` to update it")
+    assert obey(lock, Comparison(), as_built=False, override="--as-built") is None
+    assert obey(lock, Comparison(note="only the compiler differs"), as_built=False, override="x") == "only the compiler differs"
+
+
+@pytest.mark.parametrize("printed", [{"differences": ["a"], "note": None}, {"differences": [], "note": "n"}])
+def test_a_comparison_a_child_printed_reads_back(printed: dict) -> None:
+    from llm_do.provenance.lock_sources import Comparison
+
+    assert Comparison.from_json(printed).as_json() == printed
+
+
+@pytest.mark.parametrize("printed", [[], {"differences": "a", "note": None}, {"differences": [1], "note": None},
+                                     {"differences": [], "note": 3}, {"note": None}])
+def test_anything_else_a_child_printed_is_no_comparison(printed: object) -> None:
+    from llm_do.provenance.lock_sources import Comparison
+
+    with pytest.raises(ValueError, match="not a lock comparison"):
+        Comparison.from_json(printed)
+
+
+def test_the_project_of_a_lock_is_the_one_it_names_else_its_folders(tmp_path: Path) -> None:
+    from llm_do.provenance.lock_sources import project_of
+
+    root, lock = tmp_path / "src", tmp_path / "out" / "bundle.lock"
+    (root / "sub").mkdir(parents=True)
+    lock.parent.mkdir()
+    named = {"sub/project.json": {"kind": "manifest"}, "sub/main.worker": {"kind": "worker"}, "t.jinja": {"kind": "template"}}
+    assert project_of(lock, root, named) is None  # nothing it names is there, and nothing beside it
+    (root / "sub" / "main.worker").write_text("x")
+    assert project_of(lock, root, named) == root  # a worker file it names: the folder
+    (root / "sub" / "project.json").write_text("{}")
+    assert project_of(lock, root, named) == root / "sub" / "project.json"
+    (root / "t.jinja").write_text("x")
+    assert project_of(lock, root, {"t.jinja": {"kind": "template"}, "x": "not an entry"}) is None  # a template is no project
+    (lock.parent / "a.worker").write_text("x")
+    assert project_of(lock, root, {}) == lock.parent
+    (lock.parent / "project.json").write_text("{}")
+    assert project_of(lock, root, {}) == lock.parent / "project.json"

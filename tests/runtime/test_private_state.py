@@ -164,3 +164,73 @@ def test_the_run_database_goes_private_into_a_llm_do_folder_made_0755_before(tmp
     elsewhere.mkdir(mode=0o755)
     resolve_db_url(f"sqlite:///{elsewhere / 'runs.sqlite'}", tmp_path, create=True)
     assert (_mode(elsewhere), _mode(elsewhere / "runs.sqlite")) == (0o755, 0o600)  # a folder of the user's is left as it is
+
+
+def test_thread_ids_are_plain_names_and_files_that_are_no_threads_say_so(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import read_thread, thread_path
+
+    bundle = tmp_path / "bundle.lock"
+    assert thread_path(bundle, "t-1_x") == tmp_path / ".llm-do" / "threads" / "t-1_x.json"
+    for bad in ("../x", "a b", "x" * 101, ""):
+        with pytest.raises(ThreadProblem) as info:
+            thread_path(bundle, bad)
+        assert str(info.value) == f"thread id {bad!r}: use letters, digits, '-' and '_' only (at most 100)"
+    path = thread_path(bundle, "t1")
+    assert read_thread(path, "t1") is None  # none yet
+    path.parent.mkdir(parents=True)
+    for raw, why in (("not json", "Expecting value: line 1 column 1 (char 0)"), ('{"thread_format": 2}', "not a thread file of format 1"),
+                     ("[]", "not a thread file of format 1")):
+        path.write_text(raw)
+        with pytest.raises(ThreadProblem) as info:
+            read_thread(path, "t1")
+        assert str(info.value) == f"{path}: not a usable thread ({why}); delete it or use another --thread"
+
+
+def test_a_thread_reads_back_as_written_and_says_when_the_bundle_changed(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import Thread, changed_bundle_note, read_thread, thread_path, write_thread
+
+    path = thread_path(tmp_path / "bundle.lock", "t1")
+    for taint in (None, [TAINT]):
+        thread = Thread("t1", "sha256:abcdef0123456789", "main", [], taint)
+        write_thread(path, thread)
+        assert read_thread(path, "t1") == thread
+        assert ("taint" in json.loads(path.read_text())) is (taint is not None)
+    assert changed_bundle_note(thread, "sha256:1234567890abcdef") == (
+        "thread 't1' was made with another bundle (digest abcdef012345, now 1234567890ab); the conversation continues on this one")
+    assert changed_bundle_note(thread, thread.bundle_digest) is None
+    assert changed_bundle_note(thread, None) is None
+    assert changed_bundle_note(thread._replace(bundle_digest=None), "sha256:1234567890abcdef") is None
+
+
+def test_a_thread_that_cannot_be_read_written_or_verified_says_so_in_a_line(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import Thread, read_thread, thread_path, write_thread
+
+    path = thread_path(tmp_path / "bundle.lock", "t1")
+    (tmp_path / ".llm-do").write_text("")  # a file where the folder goes
+    with pytest.raises(ThreadProblem) as info:
+        write_thread(path, Thread("t1", None, "main", [], None))
+    assert str(info.value) == f"{path}: cannot write the thread (Not a directory)"
+    (tmp_path / ".llm-do").unlink()
+    path.mkdir(parents=True)
+    with pytest.raises(ThreadProblem) as info:
+        read_thread(path, "t1")
+    assert str(info.value) == f"{path}: cannot read the thread (a directory, not a regular file)"
+    path.rmdir()
+    path.write_text('{"thread_format": 1, "id": "t1", "worker": "main", "messages": []}')
+    with pytest.raises(ThreadProblem) as info:
+        read_thread(path, "t1")
+    assert str(info.value) == (f"{path}: thread 't1' does not verify (it has no checksum: it was written by an llm-do before "
+                               "threads were signed, or edited); it is not loaded, since its history could hold what its "
+                               "taint no longer says. Delete it to start the thread anew, or use another --thread")
+
+
+def test_a_thread_reformatted_with_its_content_unchanged_still_verifies(tmp_path: Path) -> None:
+    from llm_do.runtime.conversation_store import Thread, read_thread, thread_path, write_thread
+
+    path = thread_path(tmp_path / "bundle.lock", "t1")
+    thread = Thread("t1", "sha256:abcdef0123456789", "main", [], [TAINT])
+    write_thread(path, thread)
+    doc = json.loads(path.read_text())
+    assert doc["checksum"].startswith("hmac-sha256:")  # the algorithm named, as the module says
+    path.write_text(json.dumps(doc, sort_keys=True, indent=4))  # keys in another order, another layout
+    assert read_thread(path, "t1") == thread

@@ -26,7 +26,7 @@ from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.shell.descriptor import ShellSettings
 from llm_do.stdlib.shell.toolset import ShellToolset
 from llm_do.toolkit import protected
-from llm_do.toolkit.protected import READ, REPLACE, WRITE, protected_paths
+from llm_do.toolkit.protected import READ, READ_TREE, REPLACE, WRITE, protected_paths
 from tests.support.toolsets import call_tool
 
 SECRET = "sk-live-THREAD-SECRET"
@@ -69,6 +69,7 @@ WRITE_PROTECTED = {
     ".LLM-DO/threads/t.json": ".llm-do",
     "state-link/threads/t.json": ".llm-do",
     "build/.llm-do/threads/x.json": ".llm-do",
+    "notes/.llm-do/threads/x.json": ".llm-do",  # any .llm-do folder below the toolset's directory
     "home/cache/llm-do/entry.json": "cache folder",
     "home/config/llm-do/key": "configuration folder",
     "tests/cases.yaml": "test case file",
@@ -139,7 +140,8 @@ def snapshot(root: Path) -> dict[str, str]:
 def test_write_file_refuses_every_protected_path_in_every_spelling(project: Path, path: str, why: str) -> None:
     before = snapshot(project)
     message = refused(fs(project), "write_file", path=path, content="forged")
-    assert message.startswith(repr(path)) and why in message and "which no tool may" in message, message
+    verb = "read or change" if why in (".llm-do", "cache folder", "configuration folder") else "change, move or remove"
+    assert message.startswith(repr(path)) and why in message and message.endswith(f", which no tool may {verb}"), message
     assert snapshot(project) == before
 
 
@@ -283,6 +285,53 @@ def test_every_access_kind_by_place(project: Path) -> None:
     assert "holds the project's lock" in (places.refusal(project, ".", REPLACE) or "")
     assert "holds" in (places.refusal(project.parent, "proj", REPLACE) or "")
     assert places.refusal(project, "notes/new.md", WRITE) is None
+    assert places.refusal(project, "notes", READ_TREE) is None
+    state = "llm-do's own state (chat threads and the run database hold what tools returned), which no tool may read or change"
+    assert places.refusal(project, ".llm-do/threads/t.json", WRITE) == f"'.llm-do/threads/t.json' is in a .llm-do folder, {state}"
+    assert places.refusal(project, "./.llm-do", READ) == f"'./.llm-do' is a .llm-do folder, {state}"
+    assert places.refusal(project, "build", READ_TREE) == f"'build' holds the .llm-do folder beside the run's lock, {state}"
+    assert places.refusal(project, ".", READ_TREE) == ("'.' holds the project's .llm-do folder, llm-do's own state (chat "
+                                                       "threads and the run database hold what tools returned), which no "
+                                                       "tool may read or change")
+    assert places.refusal(project, "checks.py", WRITE) == ("'checks.py' is a predicate file that the test cases of "
+                                                          "tests/cases.yaml read, which no tool may change, move or remove")
+
+
+def test_a_path_outside_the_toolsets_directory_is_refused_as_outside_whatever_it_names(project: Path) -> None:
+    toolset = fs(project / "notes")
+    for path in ("../sub/.llm-do/x.json", "../sub/bundle.lock"):
+        assert toolset.refusal("write_file", {"path": path, "content": "x"}, None) is None  # the gate's check: not this
+        assert refused(toolset, "write_file", path=path, content="x") == f"{path!r} points outside the toolset's directory"
+
+
+def test_the_users_folders_are_the_ones_the_environment_names_now(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "cache folder" in (protected_paths(project).refusal(project, "home/cache/llm-do/key", READ) or "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / "notes"))
+    places = protected_paths(project)
+    assert places.refusal(project, "home/cache/llm-do/key", READ) is None
+    assert "cache folder" in (places.refusal(project, "notes/llm-do/key", READ) or "")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / "sub"))
+    places = protected_paths(project)
+    assert places.refusal(project, "home/config/llm-do/key", READ) is None
+    assert "configuration folder" in (places.refusal(project, "sub/llm-do/key", READ) or "")
+
+
+def test_a_case_file_whose_references_are_no_file_names_names_nothing(project: Path) -> None:
+    (project / "tests" / "odd.yaml").write_text("cases:\n  - name: odd\n    expect: {output: {predicate: null, schema: 5}}\n")
+    places = protected.ProtectedPaths(project)
+    assert places.refusal(project, "checks.py", WRITE) is not None  # tests/cases.yaml names it
+    assert places.refusal(project, "notes/todo.md", WRITE) is None
+
+
+def test_without_a_home_directory_the_project_is_protected_all_the_same(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_do.toolkit import user_state
+
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.setattr(user_state, "_home", lambda: None)  # a container without HOME: no user folders
+    places = protected.ProtectedPaths(project)
+    assert "the project's lock" in (places.refusal(project, "bundle.lock", WRITE) or "")
+    assert places.refusal(project, "home/cache/llm-do/key", READ) is None
 
 
 def test_case_files_are_read_only_when_a_write_targets_a_file_they_name(project: Path, monkeypatch) -> None:

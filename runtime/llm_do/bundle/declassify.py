@@ -73,7 +73,7 @@ def _free(node: Any, defs: Mapping[str, Any], where: str, seen: set[str]) -> str
             if found is not None:
                 return found
         for pattern, sub in (node.get("patternProperties") or {}).items():
-            if _pattern_free(pattern) is not None:
+            if not _identifier_pattern(pattern):
                 return f"the keys of {where} are free text"
             found = _free(sub, defs, f"{where}'s values", seen)
             if found is not None:
@@ -91,25 +91,23 @@ def _string_free(node: Mapping[str, Any], where: str) -> str | None:
     if isinstance(fmt, str) and fmt in SAFE_FORMATS:
         return None
     pattern = node.get("pattern")
-    if isinstance(pattern, str) and _pattern_free(pattern) is None:
+    if isinstance(pattern, str) and _identifier_pattern(pattern):
         return None
     return f"{where} is free text (a string without an enum, a date or e-mail format, or a pattern that admits no space)"
 
 
-def _pattern_free(pattern: str) -> str | None:
-    """Why strings matching `pattern` can be words: None when it is anchored at both ends, admits
-    no whitespace and no string longer than `MAX_IDENTIFIER`."""
+def _identifier_pattern(pattern: str) -> bool:
+    """Whether strings matching `pattern` cannot be words: it is anchored at both ends, admits no
+    whitespace and no string longer than `MAX_IDENTIFIER`."""
     if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
-        return "not anchored"
+        return False
     from re import _parser as parser  # type: ignore[attr-defined,unused-ignore]  # the parser `re` compiles with (3.11+)
 
     try:
         parsed = parser.parse(pattern)
     except re.error:
-        return "not a regular expression"
-    if parsed.getwidth()[1] > MAX_IDENTIFIER:
-        return "unbounded"
-    return None if _no_space(parsed.data) else "admits whitespace"
+        return False
+    return parsed.getwidth()[1] <= MAX_IDENTIFIER and _no_space(parsed.data)
 
 
 def _no_space(items: Any) -> bool:
@@ -128,7 +126,7 @@ def _no_space(items: Any) -> bool:
             return False
         if op is c.BRANCH and not all(_no_space(b) for b in arg[1]):
             return False
-        if op in (c.ASSERT, c.ASSERT_NOT, c.GROUPREF, c.GROUPREF_EXISTS, c.ATOMIC_GROUP, c.CATEGORY):
+        if op in (c.ASSERT, c.ASSERT_NOT, c.GROUPREF, c.GROUPREF_EXISTS, c.ATOMIC_GROUP):  # `\d`, `\s` parse as IN: below
             return False
     return True
 

@@ -15,7 +15,6 @@ or the raw 32 bytes. `cryptography` does the work, loaded only here (`pip instal
 from __future__ import annotations
 
 import base64
-import binascii
 import errno
 import hashlib
 import json
@@ -59,10 +58,10 @@ def sign(lock: Path, data: bytes, key: Ed25519PrivateKey) -> Path:
     return path
 
 
-def verify(lock: Path, data: bytes, public_key_file: Path) -> str:
+def verify(lock: Path, data: bytes, public_key_file: Path) -> None:
     """Check that the lock bytes `data` (read from `lock`) carry a signature by the key in
-    `public_key_file`; return that key's id. Raises BundleRefused (no signature, another signer, a
-    signature of other bytes), KeyProblem."""
+    `public_key_file`. Raises BundleRefused (no signature, another signer, a signature of other
+    bytes), KeyProblem."""
     key = _public_key(public_key_file)
     from cryptography.exceptions import InvalidSignature  # there: `_public_key` said how to install it
 
@@ -87,7 +86,6 @@ def verify(lock: Path, data: bytes, public_key_file: Path) -> str:
                                 f"({public_key_file})") from None
         raise BundleRefused(f"{lock}: refused: {path.name} does not sign these bytes (the lock changed since it was "
                             "signed)") from None
-    return expected
 
 
 def signs(signature_file: Path, data: bytes) -> bool:
@@ -104,7 +102,7 @@ def signs(signature_file: Path, data: bytes) -> bool:
         key.verify(base64.b64decode(doc["signature"], validate=True), data)
     except InvalidSignature:
         return False
-    except (OSError, ValueError, KeyError, TypeError, binascii.Error):
+    except (OSError, ValueError, KeyError, TypeError):  # binascii.Error is a ValueError
         return True
     return True
 
@@ -138,7 +136,7 @@ def _signature_file(raw: bytes) -> tuple[str, bytes] | None:
             return None
         public = base64.b64decode(doc["key"], validate=True)
         signature = base64.b64decode(doc["signature"], validate=True)
-    except (ValueError, KeyError, TypeError, binascii.Error):
+    except (ValueError, KeyError, TypeError):  # binascii.Error is a ValueError
         return None
     return key_id(public), signature
 
@@ -187,7 +185,7 @@ def _key(path: Path, *, private: bool) -> Any:
             raise ValueError("not a key")
     except TypeError:  # cryptography's word for "encrypted, and no password given"
         raise KeyProblem(f"{path}: the key is encrypted; give an unencrypted ed25519 private key") from None
-    except (ValueError, binascii.Error):
+    except ValueError:  # binascii.Error too
         raise KeyProblem(f"{path}: not an ed25519 {kind} key (PEM, OpenSSH or 32 raw bytes)") from None
     if not isinstance(key, wanted):
         raise KeyProblem(f"{path}: not an ed25519 {kind} key; llm-do signs with ed25519 (`llm-do keygen KEYFILE` makes a pair)")

@@ -46,7 +46,7 @@ class Thread(NamedTuple):
     bundle_digest: str | None
     worker: str
     messages: list[Any]
-    taint: list[Any] | None = None
+    taint: list[Any] | None
     """What its turns took in (`taint.as_json`), when they took in anything: the next turn starts with it."""
 
 

@@ -97,37 +97,37 @@ class ProtectedPaths:
             why = self._why(real_root, candidate, access)
             if why is not None:
                 name = shown if shown is not None else str(path)
-                verb = "read or change" if why[1] == "read" else "change, move or remove"
+                verb = "read or change" if why[1] else "change, move or remove"
                 return f"{name!r} {why[0]}, which no tool may {verb}"
         return None
 
-    def _why(self, root: str, path: str, access: Access) -> tuple[str, str] | None:
-        """(what the path is, which accesses are refused) when refused."""
+    def _why(self, root: str, path: str, access: Access) -> tuple[str, bool] | None:
+        """(what the path is, whether reading it is refused too) when refused."""
         key = _key(path)
         below = _parts_below(root, path)
         if any(part.casefold() == STATE_FOLDER for part in below):
             where = "is a" if below[-1].casefold() == STATE_FOLDER else "is in a"
-            return f"{where} {STATE_FOLDER} folder, {_STATE}", "read"
+            return f"{where} {STATE_FOLDER} folder, {_STATE}", True
         reading = access in (READ, READ_TREE)
         for place in self._places:
             inside = key == place.key or (place.folder and key.startswith(place.key + os.sep))
             if inside and (not reading or place.reads):
-                return f"is {'in ' if key != place.key else ''}{place.what}", "read" if place.reads else "write"
+                return f"is {'in ' if key != place.key else ''}{place.what}", place.reads
         if reading:
             held = next((p for p in self._places if p.reads and p.key.startswith(key + os.sep)), None)
-            return (f"holds {held.what}", "read") if access == READ_TREE and held is not None else None
+            return (f"holds {held.what}", True) if access == READ_TREE and held is not None else None
         if below and below[-1].casefold() == LOCK_NAME:
-            return f"is a lock ({LOCK_NAME})", "write"
+            return f"is a lock ({LOCK_NAME})", False
         what = self._tests.describe(path)
         if what is not None:
-            return f"is {what}", "write"
+            return f"is {what}", False
         if access == REPLACE:
             for place in self._places:
                 if place.key.startswith(key + os.sep):
-                    return f"holds {place.what}", "write"
+                    return f"holds {place.what}", False
             test_file = self._tests.held_below(path)
             if test_file is not None:
-                return f"holds {test_file}", "write"
+                return f"holds {test_file}", False
         return None
 
     def folders_below(self, directory: str) -> list[str]:
@@ -199,8 +199,6 @@ class _TestFiles:
         """The files the cases name (key -> what it is), when `name` may be one of them: its name
         is in a case file's text (or a text has an escape that could spell it); None otherwise."""
         files = self._case_files()
-        if not files:
-            return None
         stamp = tuple(_stat(f) for f in files)
         if stamp != self._stamp:
             self._stamp, self._named = stamp, None
