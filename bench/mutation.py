@@ -82,6 +82,17 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     "runtime/llm_do/provenance/signing.py": ("tests/provenance/test_signing.py",),
     "runtime/llm_do/runtime/conversation_store.py": ("tests/runtime/test_private_state.py", "tests/runtime/test_chat.py"),
     "runtime/llm_do/bundle/declassify.py": ("tests/bundle/test_declassify.py", "tests/runtime/test_flow_precision.py"),
+    # The rest issue 36 names: the tools' file I/O, the build records with the user cache, the budget.
+    "runtime/llm_do/toolkit/resolved_io.py": ("tests/stdlib/test_resolved_io.py", "tests/stdlib/test_protected_paths.py"),
+    "runtime/llm_do/provenance/build_record.py": (
+        "tests/compiler/test_build_record.py", "tests/compiler/test_build_record_edits.py",
+        "tests/provenance/test_record_soundness.py",
+    ),
+    "runtime/llm_do/provenance/user_cache.py": ("tests/provenance/test_record_soundness.py",
+                                                "tests/compiler/test_build_record.py"),
+    "runtime/llm_do/runtime/budget.py": ("tests/runtime/test_budget.py",),
+    "runtime/llm_do/runtime/durable/budget_ledger.py": ("tests/runtime/test_budget_ledger.py",
+                                                        "tests/runtime/test_durable_budget.py"),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 
