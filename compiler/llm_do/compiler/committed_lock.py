@@ -20,7 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.reader import verify_sealed
 
@@ -41,10 +40,14 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
     """What `COMMITTED_LOCK_KEY` holds for the project at `root` whose build is `build`
     (`build_doc` parsed, with its `unread` keys without import); None when the project has no
     `bundle.lock`, or it is the build of its sources."""
+    from .syntax.sources import Unreadable, read_regular_file
+
     try:
-        data = (root / LOCK_NAME).read_bytes()
+        data = read_regular_file(str(root / LOCK_NAME), limit=None)
     except OSError:
         return None
+    except Unreadable as exc:  # a pipe or a device where the lock was: never waited on
+        return {"file": LOCK_NAME, "differences": [f"it is not a lock llm-do wrote: {exc}"], "diff": []}
     if import_python and data == build:
         return None
     try:
@@ -52,12 +55,14 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
         lock_doc = json.loads(data)
     except (BundleRefused, ValueError, UnicodeDecodeError) as exc:
         return {"file": LOCK_NAME, "differences": [f"it is not a lock llm-do wrote: {exc}"], "diff": []}
-    if import_python:
-        from .lock_check import lock_differences
+    from .lock_check import lock_differences, sources_on_disk
 
+    if import_python:
         differences = lock_differences(data, build)
-    else:
-        differences = _source_differences(root, lock_doc, build_doc)
+    else:  # the sources the lock names that changed, and those the build read that it does not name
+        named = lock_doc.get("sources")
+        differences = sources_on_disk(root, data) + [
+            f"added: {rel}" for rel in sorted(set(build_doc.get("sources") or {}) - set(named if isinstance(named, dict) else {}))]
     changes = _meaning_changes(build_doc, lock_doc, import_python)
     if not differences and not changes:
         return None
@@ -67,24 +72,6 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
              for e in entries(changes)]  # one line per cause, as `diff` lists them
     shown = lines[:SHOWN] + ([f"... {len(lines) - SHOWN} more"] if len(lines) > SHOWN else [])
     return {"file": LOCK_NAME, "differences": differences, "diff": shown}
-
-
-def _source_differences(root: Path, lock: dict[str, Any], build: dict[str, Any]) -> list[str]:
-    """The sources the lock names that do not hash as the files do, and the sources the build read
-    that the lock does not name (or names with another hash)."""
-    found = lock.get("sources")
-    named: dict[str, Any] = found if isinstance(found, dict) else {}
-    out = []
-    for rel, entry in sorted(named.items()):
-        try:
-            actual = source_hash((root / rel).read_bytes())
-        except OSError:
-            out.append(f"deleted: {rel}")
-            continue
-        if not isinstance(entry, dict) or actual != entry.get("sha256"):
-            out.append(f"changed: {rel}")
-    out += [f"added: {rel}" for rel in sorted(set(build.get("sources") or {}) - set(named))]
-    return out
 
 
 def _meaning_changes(build: dict[str, Any], lock: dict[str, Any], import_python: bool) -> list[Change]:

@@ -113,7 +113,7 @@ def _servers_as_locked(data: bytes) -> dict[str, McpServerFact]:
 def _build_differences(result: CompileResult, data: bytes, name: str) -> list[str]:
     """What differs between the lock bytes `data` and the build `result`, one line each."""
     if result.bundle is None:
-        return ["the project has errors, so `llm-do build` would write no lock", *_sources_on_disk(result.loaded.root, data)]
+        return ["the project has errors, so `llm-do build` would write no lock", *sources_on_disk(result.loaded.root, data)]
     if data == result.bundle:
         return []
     with collection_paused():  # two documents of every node, parsed: nothing to collect
@@ -225,8 +225,9 @@ def _source_differences(before: dict[str, Any], after: dict[str, Any]) -> list[s
     return out
 
 
-def _sources_on_disk(root: Path, lock: bytes) -> list[str]:
-    """The lock's sources that changed on disk: what can still be said when the build fails."""
+def sources_on_disk(root: Path, lock: bytes) -> list[str]:
+    """The lock's sources that changed on disk (read without waiting on a pipe): what can still be
+    said when the build fails, and what `diff --no-import` says of a committed lock."""
     try:
         recorded = _mapping(json.loads(lock).get("sources"))
     except (ValueError, UnicodeDecodeError, AttributeError):
