@@ -206,6 +206,15 @@ def test_a_run_refuses_a_python_source_that_became_a_pipe(built: Path, kind: str
     assert result.exit_code == 3 and f"refused: helper.py is {KINDS[kind]}" in result.stderr, result.stderr
 
 
+def test_a_verify_key_that_is_a_pipe_is_a_usage_error(built: Path, tmp_path: Path, kind: str) -> None:
+    pytest.importorskip("cryptography", reason="the `sign` extra (the test extra has it)")
+    key = tmp_path / "key.pub"
+    _plant(key, kind)
+    result = within(SECONDS, lambda: run_cli("exec", built / "bundle.lock", "hi", "--verify", key),
+                    unblock=key if kind == "fifo" else None)
+    assert result.exit_code == 2 and f"cannot read the key ({KINDS[kind]})" in result.stderr, result.stderr
+
+
 def test_a_lock_that_is_a_pipe_is_refused(tmp_path: Path, kind: str) -> None:
     lock = tmp_path / "bundle.lock"
     _plant(lock, kind)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.errors import BundleRefused, InputProblem
+from llm_do.bundle.regular_files import read_regular_file
 from llm_do.toolkit.files import atomic_write, write_new
 
 if TYPE_CHECKING:
@@ -68,12 +69,12 @@ def verify(lock: Path, data: bytes, public_key_file: Path) -> None:
     expected = key_id(_raw_public(key))
     path = signature_path(lock)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)  # a pipe where the signature was is refused, never waited on
     except FileNotFoundError:
         raise BundleRefused(f"{lock}: refused: it is not signed ({path.name} does not exist); "
                             "sign it with `llm-do build --sign KEY`") from None
     except OSError as exc:
-        raise BundleRefused(f"{lock}: refused: {path.name} cannot be read ({exc.strerror})") from None
+        raise BundleRefused(f"{lock}: refused: {path.name} cannot be read ({exc.strerror or exc})") from None
     signed = _signature_file(raw)
     if signed is None:
         raise BundleRefused(f"{lock}: refused: {path.name} is not an llm-do signature")
@@ -97,7 +98,7 @@ def signs(signature_file: Path, data: bytes) -> bool:
     except ImportError:
         return True
     try:
-        doc = json.loads(signature_file.read_bytes())
+        doc = json.loads(read_regular_file(signature_file))
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(doc["key"], validate=True))
         key.verify(base64.b64decode(doc["signature"], validate=True), data)
     except InvalidSignature:
@@ -152,9 +153,9 @@ def _library() -> tuple[Any, Any]:
 
 def _read_key(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular_file(path)
     except OSError as exc:
-        raise KeyProblem(f"{path}: cannot read the key ({exc.strerror})") from None
+        raise KeyProblem(f"{path}: cannot read the key ({exc.strerror or exc})") from None
 
 
 def private_key(path: Path) -> Ed25519PrivateKey:
