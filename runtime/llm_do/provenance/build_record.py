@@ -28,8 +28,8 @@ from typing import Any
 
 from llm_do.bundle.canonical import sha256_hex, source_hash
 from llm_do.bundle.errors import LlmDoError
+from llm_do.bundle.regular_files import read_regular_file
 from llm_do.bundle.version import VERSION
-from llm_do.toolkit.files import read_regular_file
 
 from .import_checks import checks_hold
 from .tree_listing import Listing, list_tree
@@ -121,7 +121,7 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
     """The bytes of `lock` and the record kept for them, whether or not it still holds; None when
     the lock cannot be read or no record was kept for its bytes."""
     try:
-        data = read_regular_file(lock, None, follow_links=True)
+        data = read_regular_file(lock)
     except (OSError, LlmDoError, ValueError):
         return None
     body = read_record(records, root, lock, data)
@@ -151,7 +151,7 @@ def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[s
             path = os.path.join(root, rel)
             if stamp is not None and _stat(os.stat(path)) == stamp:
                 continue  # the same file, not written since it was hashed
-            data = read_regular_file(Path(path), None, follow_links=True)
+            data = read_regular_file(path)
             if source_hash(data) != digest:
                 changed[rel] = data
     except (OSError, LlmDoError, TypeError, ValueError):
@@ -178,7 +178,7 @@ def _stamp(path: str, digest: str, now_ns: int) -> list[int] | None:
     check need not read it again while the stamp is the same; None when it changed too lately to
     tell a later write by its times (a coarse clock)."""
     before = os.stat(path)
-    if source_hash(read_regular_file(Path(path), None, follow_links=True)) != digest:
+    if source_hash(read_regular_file(path)) != digest:
         raise ValueError(f"{path} changed during the build")
     if max(before.st_mtime_ns, before.st_ctime_ns) >= now_ns - RACY_NS:
         return None

@@ -101,16 +101,15 @@ def check_suffix(name: str, allowed: Sequence[str] | None, shown: str) -> None:
         raise PathRefused(f"{shown!r} does not have an allowed suffix (allowed: {listed})")
 
 
-def read_regular_file(path: Path, limit: int | None, *, dir_fd: int | None = None, follow_links: bool = False) -> bytes:
+def read_regular_file(path: Path, limit: int | None, *, dir_fd: int | None = None) -> bytes:
     """At most `limit` bytes (None: all) of the regular file at `path` (relative to `dir_fd` when
-    given), or `IrregularFile`.
+    given), or `IrregularFile`: what a tool reads.
 
-    The file is opened without blocking and (unless `follow_links`: llm-do reading its own inputs,
-    which may be links inside a project) without following a final link, then checked on the open
-    descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped in
-    cannot redirect it."""
-    nofollow = 0 if follow_links else getattr(os, "O_NOFOLLOW", 0)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | nofollow | getattr(os, "O_BINARY", 0)
+    The file is opened without blocking and without following a final link, then checked on the
+    open descriptor: a FIFO put in its place after a check cannot hang the reader, a link swapped in
+    cannot redirect it. (llm-do's own inputs, which may be links inside a project, are read by
+    `llm_do.bundle.regular_files`.)"""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
