@@ -27,8 +27,8 @@ def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str
     diff made them already (an acceptance needs them)."""
     old_views, new_views = views
     changes = _label_changes(old_views, new_views, new) + _policy_changes(old, new)
-    old_flows = _flows(old, old_views, analyses[0] if analyses else None)
-    new_flows = _flows(new, new_views, analyses[1] if analyses else None)
+    old_flows = _flows(old, old_views)
+    new_flows = _flows(new, new_views)
     for worker in sorted(set(old_flows) | set(new_flows)):
         before, after = old_flows.get(worker), new_flows.get(worker)
         armed_before = before is not None and before.armed  # accepted or not: accepting is its own entry
@@ -82,8 +82,8 @@ def _unaccepted(doc: dict[str, Any], worker: str, views: dict[str, WorkerView], 
     return out
 
 
-def _flows(doc: dict[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None) -> dict[str, Flow]:
-    analysis = bundle_flows(doc, views, capabilities)  # it analyses capabilities itself when an acceptance needs them
+def _flows(doc: dict[str, Any], views: dict[str, WorkerView]) -> dict[str, Flow]:
+    analysis = bundle_flows(doc, views)
     return {f.worker: f for f in analysis.flows()}
 
 

@@ -309,11 +309,10 @@ class FlowAnalysis:
         return found
 
 
-def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView], capabilities: Analysis | None = None) -> FlowAnalysis:
+def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView]) -> FlowAnalysis:
     """The flow analysis of a bundle document (`views`: `views_of_bundle`, whose grants carry the
-    labels the build wrote and the server-side tools). `capabilities`, the analysis of `views`,
-    is not needed: each leg's capabilities have their own searches (`FlowAnalysis.legs`)."""
-    del capabilities
+    labels the build wrote and the server-side tools); each leg's capabilities have their own
+    searches (`FlowAnalysis.legs`)."""
     flows = bundle.get("flows") or {}
     return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs")),
                         acceptances_of(flows.get("accept") or ()))
