@@ -68,7 +68,7 @@ def load_lock(path: Path, opts: LockOptions, *, label: str = "", alongside: Call
     try:
         if opts.verify is not None:
             _verify_signature(bundle, opts.verify)
-        comparison = recorded_comparison(answer) or _compare_with_build(bundle)
+        comparison = recorded_comparison(answer) or _compare_with_build(bundle, answer.project)
         note = obey(bundle.path, comparison, as_built=opts.as_built, override=AS_BUILT)
     except BundleRefused as exc:
         raise CliError(f"{label}{exc}", ExitCode.REFUSED) from None
@@ -118,10 +118,9 @@ def _verify_signature(bundle: LoadedBundle, key: Path) -> None:
         raise CliError(f"--verify: {exc}", ExitCode.USAGE) from None
 
 
-def _compare_with_build(bundle: LoadedBundle) -> Comparison:
-    """No record answers: compile the project beside the lock and compare (the compiler is imported here only)."""
+def _compare_with_build(bundle: LoadedBundle, project: Path | None) -> Comparison:
+    """No record answers: compile the project beside the lock (`RecordedAnswer.project`) and compare
+    (the compiler is imported here only)."""
     from llm_do.compiler.lock_check import compare_with_build
-    from llm_do.provenance.lock_sources import project_of
 
-    project = project_of(bundle.path, bundle.root, bundle.text.get("sources") or {})
     return compare_with_build(project or bundle.root, bundle.path, bundle.text.data)

@@ -45,6 +45,8 @@ class RecordedAnswer:
 
     verdict: Verdict
     changed: tuple[str, ...] = ()
+    project: Path | None = None
+    """The project the lock must be the build of (`project_of`): what a compile compares it with."""
 
 
 @dataclass(frozen=True)
@@ -91,20 +93,19 @@ def recorded_answer(lock: Path, data: bytes, root: Path, sources: Mapping[str, A
     """What the user's build records say of the lock `data` read from `lock` (`root`: its project
     root, `sources`: its `sources`). Standard library only: the records, a listing of the tree, a
     `stat` of each recorded file, hashes of those whose stamp changed."""
-    if project_of(lock, root, sources) is None:
+    project = project_of(lock, root, sources)
+    if project is None:
         return RecordedAnswer("alone")
     records = build_records()
     body = read_record(records, root, lock, data) if records is not None else None
-    if body is None:
-        return RecordedAnswer("unknown")
-    changed = changed_files(body, root, lock)
+    changed = changed_files(body, root, lock) if body is not None else None
     if changed is None:
-        return RecordedAnswer("unknown")
+        return RecordedAnswer("unknown", project=project)
     if not changed:
-        return RecordedAnswer("built")
+        return RecordedAnswer("built", project=project)
     if all(rel in sources for rel in changed):  # each changes its own hash in `sources`: a build now differs
-        return RecordedAnswer("stale", tuple(sorted(changed)))
-    return RecordedAnswer("unknown")  # a file the build read that no source names: only a build tells
+        return RecordedAnswer("stale", tuple(sorted(changed)), project)
+    return RecordedAnswer("unknown", project=project)  # a file the build read that no source names: only a build tells
 
 
 def recorded_comparison(answer: RecordedAnswer) -> Comparison | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.errors import REBUILD, BundleRefused, LlmDoError
-from llm_do.provenance.lock_sources import Comparison, obey, project_of, recorded_answer, recorded_comparison
+from llm_do.provenance.lock_sources import Comparison, obey, recorded_answer, recorded_comparison
 
 OVERRIDE = "as_built=True"
 """How the Python API runs a lock that is not the build of its sources anyway."""
@@ -36,8 +36,7 @@ def check_built(lock: Path, data: bytes, root: Path, sources: Mapping[str, Any],
     `sources`) when it is not the build of the sources beside it, unless `as_built`, which runs it
     with a `StaleLockWarning`."""
     answer = recorded_answer(lock, data, root, sources)
-    project = project_of(lock, root, sources)
-    comparison = recorded_comparison(answer) or compare_in_child(lock, data, project or root)
+    comparison = recorded_comparison(answer) or compare_in_child(lock, data, answer.project or root)
     note = obey(lock, comparison, as_built=as_built, override=OVERRIDE)
     if note is not None:
         warnings.warn(note, StaleLockWarning, stacklevel=3)
