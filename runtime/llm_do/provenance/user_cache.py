@@ -19,9 +19,6 @@ from typing import Any
 from llm_do.toolkit.files import atomic_write
 from llm_do.toolkit.user_state import cache_home, folder_secret, signature
 
-__all__ = ["NO_CACHE_VARIABLE", "SignedEntries", "cache_folder", "cache_home", "folder_secret", "path_environment", "prune",
-           "signature"]
-
 NO_CACHE_VARIABLE = "LLM_DO_NO_CACHE"
 PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONPLATLIBDIR", "PYTHONUSERBASE")
 """The environment variables that shape `sys.path`, so what an import finds."""

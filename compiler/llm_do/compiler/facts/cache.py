@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING, Any
 from llm_do.bundle.version import VERSION
 from llm_do.provenance.import_checks import checks_hold, file_hash, import_listing, variable_hashes
 from llm_do.provenance.user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
-from llm_do.provenance.user_cache import cache_folder, folder_secret, path_environment, prune, signature
+from llm_do.provenance.user_cache import cache_folder, path_environment, prune
 from llm_do.toolkit.files import atomic_write
+from llm_do.toolkit.user_state import folder_secret, signature
 
 if TYPE_CHECKING:
     from .records import Facts, Request

@@ -2,7 +2,7 @@
 incremental build keeps of the last build of a project (`splice`, `front_matter_cache`).
 
 A pack is a JSON header line (its key material and the index), a line with the HMAC of the header
-and the bytes under the cache folder's key (`user_cache.folder_secret`), then the bytes. Nothing
+and the bytes under the cache folder's key (`user_state.folder_secret`), then the bytes. Nothing
 read back runs code. A pack that does not decode, was kept for other key material, or whose HMAC
 does not verify reads as absent; writes are atomic (a concurrent build reads the old pack or the
 new one), and the folder is pruned, least recently used first, past `MAX_BYTES`.
@@ -20,8 +20,9 @@ from typing import Any
 
 from llm_do.bundle.version import VERSION
 from llm_do.provenance.build_record import code_stamp
-from llm_do.provenance.user_cache import cache_folder, folder_secret, prune
+from llm_do.provenance.user_cache import cache_folder, prune
 from llm_do.toolkit.files import atomic_write
+from llm_do.toolkit.user_state import folder_secret
 
 FOLDER = "incremental"
 MAX_BYTES = 256 * 1024 * 1024
