@@ -90,12 +90,12 @@ def _is_number(value: Any) -> bool:
 def same_value(a: Any, b: Any) -> bool:
     """JSON equality: `1 == 1.0`, but a boolean equals no number (Python says `True == 1`)."""
     if _is_number(a) and _is_number(b):
-        return a == b
+        return bool(a == b)
     if type(a) is not type(b) and not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
         return False
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
-    return a == b
+    return bool(a == b)
 
 
 def compare(op: str, actual: Any, expected: Any) -> bool:
@@ -112,12 +112,12 @@ def compare(op: str, actual: Any, expected: Any) -> bool:
         if not (_is_number(actual) and _is_number(expected)):
             return False
         if op == "<":
-            return actual < expected
+            return bool(actual < expected)
         if op == "<=":
-            return actual <= expected
+            return bool(actual <= expected)
         if op == ">":
-            return actual > expected
-        return actual >= expected
+            return bool(actual > expected)
+        return bool(actual >= expected)
     raise ValueError(f"unknown operator {op!r} in an approval condition")
 
 

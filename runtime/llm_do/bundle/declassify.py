@@ -159,7 +159,7 @@ def _conforms(value: Any, node: Any, defs: Mapping[str, Any], depth: int) -> boo
     if isinstance(ref, str):
         return _conforms(value, defs.get(ref.rsplit("/", 1)[-1]), defs, depth + 1)
     if "const" in node:
-        return value == node["const"]
+        return bool(value == node["const"])
     if "enum" in node:
         return value in node["enum"]
     if "anyOf" in node or "oneOf" in node:

@@ -52,7 +52,8 @@ class LazyGroup(click.Group):
             return None
         target = COMMANDS[name][0]
         module, _, attr = target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Help lists the summaries without importing every command.

@@ -42,7 +42,7 @@ def verified_bytes(data: bytes, path: Path) -> LoadedBundle:
         raise CliError(str(exc), ExitCode.REFUSED) from None
 
 
-class BundleParam(click.ParamType):
+class BundleParam(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.3; the bound is 8.2
     """A bundle file or a directory holding bundle.lock: missing is a usage error (exit 2). The
     command loads it with its lock options (`lock_options.load_lock`)."""
 

@@ -22,7 +22,8 @@ def response_cost(response: Any, model: str, declared: Mapping[str, Any] | None 
         return None
     sheet = declared_price(model, declared or {})
     if sheet is not None:
-        return (usage.input_tokens * sheet.input.base + usage.output_tokens * sheet.output.base) / MILLION + sheet.per_request
+        cost: Decimal = (usage.input_tokens * sheet.input.base + usage.output_tokens * sheet.output.base) / MILLION
+        return cost + sheet.per_request
     if offline(model):
         return ZERO
     return _genai_cost(response, model)

@@ -53,7 +53,8 @@ class LoadedBundle:
 
     @property
     def entry(self) -> EntryNode:
-        return self.text.get("entry")
+        entry: EntryNode = self.text.get("entry")
+        return entry
 
     @property
     def entry_function(self) -> EntryFunctionNode | None:
@@ -62,7 +63,8 @@ class LoadedBundle:
 
     @property
     def runtime(self) -> RuntimeNode:
-        return self.text.get("runtime")
+        runtime: RuntimeNode = self.text.get("runtime")
+        return runtime
 
     @property
     def defaults(self) -> dict[str, Any]:

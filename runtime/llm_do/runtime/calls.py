@@ -11,7 +11,7 @@ wrapped in steps) comes from the run's `Durability`, never from overriding a met
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import WorkerSpec
@@ -56,7 +56,7 @@ class WorkerCaller:
         """Workers created in this run (`create_worker`), by name: only this run may call them."""
         self._created_agents: dict[str, Any] = {}
         self._models = self.bundle.models
-        self._classes: dict[tuple[str, str], Any] = {}
+        self._classes: dict[tuple[str, str], type[Any]] = {}
 
     # --- the workers
 
@@ -77,12 +77,12 @@ class WorkerCaller:
 
     # --- schemas
 
-    def load_class(self, module: str, qualname: str) -> Any:
+    def load_class(self, module: str, qualname: str) -> type[Any]:
         """A class of the project's verified Python (an input or output schema), imported once."""
         key = (module, qualname)
         if key not in self._classes:
             try:
-                self._classes[key] = user_code.resolve_attr(self.bundle.import_module(module), qualname)
+                self._classes[key] = cast("type[Any]", user_code.resolve_attr(self.bundle.import_module(module), qualname))
             except BundleRefused:
                 raise
             except Exception as exc:

@@ -103,7 +103,7 @@ class RunMeter:
         """What this run's priced responses cost."""
         self.unpriced = 0
         """Responses this run could not price."""
-        self._worst: dict[tuple[str, str], Any] = {}
+        self._worst: dict[tuple[str, str], Decimal | str | None] = {}
         self._usage: Any = None
         """The usage the counts are of: a chat turn gives the runtime a fresh one (its limits
         count that turn only, `session`), and the counts start again with it."""
@@ -141,7 +141,8 @@ class RunMeter:
             return None
         try:
             worst = self.worst(call)
-            return await budget.reserve(worst, call.spec.name, call.label)
+            hold: Hold = await budget.reserve(worst, call.spec.name, call.label)
+            return hold
         except BaseException:
             self.sent -= 1  # never sent
             raise

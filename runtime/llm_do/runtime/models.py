@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.views import WorkerSpec
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 ENV_VAR = "LLM_DO_MODEL"
 OFFLINE_MODELS = frozenset({"test"})
@@ -68,7 +71,7 @@ def model_label(model: Any) -> str:
     return getattr(model, "model_name", None) or type(model).__name__
 
 
-def build_model(model: Any) -> Any:
+def build_model(model: Model | str) -> Model:
     """A pydantic-ai Model from a name, importing the provider now; Model objects pass through. A
     prefix the project registered a model factory for is built by that factory."""
     if not isinstance(model, str):
@@ -79,7 +82,8 @@ def build_model(model: Any) -> Any:
     if registered is not None:
         factory, name = registered
         try:
-            return factory(name)
+            built: Model = factory(name)
+            return built
         except Exception as exc:  # the project's factory: one line, never a traceback
             raise ModelProblem(f"cannot use model '{model}': its model factory raised {type(exc).__name__}: {exc}") from None
     from pydantic_ai.exceptions import UserError

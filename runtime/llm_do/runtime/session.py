@@ -93,7 +93,8 @@ class Conversation:
 
     @property
     def digest(self) -> str | None:
-        return self.runtime.bundle.text.get("digest")
+        digest: str | None = self.runtime.bundle.text.get("digest")
+        return digest
 
     async def send_async(self, *args: Any, **kwargs: Any) -> Any:
         """One turn: the message (a string, or the worker's input fields) with the history so far;

@@ -153,7 +153,7 @@ async def ask_on_terminal(request: AskedCall) -> Answer | Revision | dict[str, A
                 continue
             if answer in ("e", "edit") and edit is not None:
                 try:
-                    edited = edit()
+                    edited: dict[str, Any] | None = edit()
                 except ValueError as exc:
                     say(f"  the edit cannot be used: {printable(str(exc))}\n{choices(more, True)}")
                     continue

@@ -163,7 +163,7 @@ class VerifiedImports(MetaPathFinder):
             find = getattr(finder, "find_spec", None)
             if find is None:
                 continue
-            spec = find(name, path, target)
+            spec: ModuleSpec | None = find(name, path, target)
             if spec is not None:
                 return spec
         return None

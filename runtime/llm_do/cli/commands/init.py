@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -58,7 +59,7 @@ FIRST_CASE = """\
 """
 
 
-def _manifest(name: str) -> dict:
+def _manifest(name: str) -> dict[str, Any]:
     return {
         "$schema": schema_id("project"),
         "version": 1,
@@ -100,7 +101,7 @@ def _command(*words: str | Path) -> str:
     return shlex.join(["llm-do", *(w.as_posix() if isinstance(w, Path) else w for w in words)])
 
 
-def _project_files(directory: Path, main_worker: str, script: dict, approvals: str = "reject_all") -> dict[str, str]:
+def _project_files(directory: Path, main_worker: str, script: dict[str, Any], approvals: str = "reject_all") -> dict[str, str]:
     name = directory.resolve().name or "project"
     requests = sum(len(turns) for turns in script["workers"].values())
     main = script["workers"]["main"]

@@ -3,6 +3,8 @@ and the script turns in which it calls that tool (language.md, Directory workers
 
 from __future__ import annotations
 
+from typing import Any
+
 WORKER = """\
 ---
 description: Counts the words of the text it is given.
@@ -36,7 +38,7 @@ You answer requests about text. To count the words of a text, call {name} with i
 SAMPLE_TEXT = "Projects are programs and workers are functions."
 
 
-def worker_turns() -> list[dict]:
+def worker_turns() -> list[dict[str, Any]]:
     """The directory worker's turns: it calls its tool, then answers."""
     return [
         {"tool_calls": [{"tool": "count_words", "args": {"text": SAMPLE_TEXT}}]},
@@ -44,7 +46,7 @@ def worker_turns() -> list[dict]:
     ]
 
 
-def script(name: str) -> dict:
+def script(name: str) -> dict[str, Any]:
     """A whole run: main calls the directory worker, which calls its tool."""
     return {
         "workers": {

@@ -84,4 +84,5 @@ def junit(results: list[CaseResult]) -> bytes:
         suite.set("tests", str(len(cases)))
         suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
     ElementTree.indent(root)
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="utf-8") + b"\n"
+    text: bytes = ElementTree.tostring(root, encoding="utf-8")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + text + b"\n"

@@ -228,7 +228,8 @@ class DbosDurability:
             # Answered here and now (a mode, a callback, the terminal): the answer is a step, so a
             # resumed run does not ask again. (A coroutine function: DBOS tells async steps by that.)
             async def decide() -> tuple[Any, str]:
-                return await ask()
+                answer: tuple[Any, str] = await ask()
+                return answer
 
             return await DBOS.run_step_async({"name": f"{self.prefix(request.worker)}.approval"}, decide)
         with self._approval_lock:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 def plain_args(args: Any) -> dict[str, Any]:
     """Arguments as JSON reads them back: a recorded call and a replayed one compare equal when equal."""
-    return json.loads(json.dumps(args or {}, sort_keys=True, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(args or {}, sort_keys=True, default=str))
+    return plain
 
 
 class RecordingServer:

@@ -249,7 +249,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         from pydantic import ValidationError
 
         try:
-            return tool.args_validator.validate_python(args)
+            validated: dict[str, Any] = tool.args_validator.validate_python(args)
+            return validated
         except ValidationError as exc:
             problem = " ".join(str(exc).split())[:300]
         self._refuse(frame, name, f"the edited call to '{name}' does not validate: {problem}")

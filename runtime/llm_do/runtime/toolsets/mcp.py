@@ -127,6 +127,7 @@ class McpServers:
         if found is not None:
             return found
         name = node["name"]
+        server: MCPToolset[Any]
         if node["server"].get("url") and self.remote is not None:
             server = await self.remote(name, node, lambda: self._start(node))
         else:
@@ -195,7 +196,8 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         servers = self.runtime.mcp_servers
         if servers is None:
             raise RunFailed(f"MCP server '{self.node['name']}' is used outside a run")
-        return await servers.server(self.key, self.node)
+        server: MCPToolset[Any] = await servers.server(self.key, self.node)
+        return server
 
     async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         server = await self._server()

@@ -33,7 +33,8 @@ def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spe
     from llm_do.toolkit.protected import protected_paths
 
     try:
-        return cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
+        toolset: AbstractToolset[Any] = cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
+        return toolset
     except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
         raise ToolsetProblem(f"{name}: {exc}") from None
 
