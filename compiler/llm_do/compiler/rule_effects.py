@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT, decide, glob_matches
+from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT, decide, glob_matches
 from llm_do.bundle.model import WorkerTool
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
@@ -103,7 +103,8 @@ def _tests(condition: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
 
 
 def _name(path: Path) -> str:
-    return "".join(f"[{s}]" if isinstance(s, int) else (f".{s}" if i else s) for i, s in enumerate(path))
+    return "".join(f"[{s}]" if isinstance(s, int) or s == ANY_ELEMENT else s if s == EVERY_ELEMENT or not i else f".{s}"
+                   for i, s in enumerate(path))
 
 
 def _glob_witness(pattern: str) -> str:
@@ -145,12 +146,13 @@ def _candidates(rules: Sequence[Mapping[str, Any]]) -> dict[Path, list[tuple[Any
 
 def _arguments(values: Mapping[Path, Any]) -> dict[str, Any]:
     """The call's arguments with each tested parameter set (`argv[0]` builds a list; each `argv[*]`,
-    any element, sets a position of its own past the listed ones)."""
+    any element, sets a position of its own past the listed ones; `recipients[all]`, every element,
+    makes the list that one value, or takes a position of its own when other tests index that list)."""
     args: dict[str, Any] = {}
     past = max((s for p in values for s in p if isinstance(s, int) and not isinstance(s, bool)), default=-1) + 1
-    spread = {p: past + k for k, p in enumerate(p for p in values if ANY_ELEMENT in p)}
+    spread = {p: past + k for k, p in enumerate(p for p in values if ANY_ELEMENT in p or _shares_list(p, values))}
     for path, value in values.items():
-        path = tuple(spread[path] if step == ANY_ELEMENT else step for step in path)
+        path = tuple(spread.get(path, 0) if step in (ANY_ELEMENT, EVERY_ELEMENT) else step for step in path)
         here: Any = args
         for step, following in zip(path, path[1:]):
             blank: Any = [] if isinstance(following, int) else {}
@@ -169,6 +171,15 @@ def _arguments(values: Mapping[Path, Any]) -> dict[str, Any]:
         else:
             here[last] = value
     return args
+
+
+def _shares_list(path: Path, values: Mapping[Path, Any]) -> bool:
+    """Whether another tested path indexes the list that `path`'s every-element step ranges over."""
+    if EVERY_ELEMENT not in path:
+        return False
+    head = path[:path.index(EVERY_ELEMENT)]
+    return any(len(other) > len(head) and other[:len(head)] == head and other[len(head)] != EVERY_ELEMENT
+               for other in values)
 
 
 def _regions(paths: list[Path], candidates: dict[Path, list[tuple[Any, str]]], points: list[tuple[int, ...]]) -> list[str]:
