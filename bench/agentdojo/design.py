@@ -312,7 +312,7 @@ WORKSPACE = Design(
             "search_calendar_events", "get_day_calendar_events", "search_files_by_filename", "get_file_by_id",
             "list_files", "search_files")},
         # what acts answers with the record it changed: an event's or a file's text others wrote
-        "send_email": [EGRESS, "to:recipients"],
+        "send_email": [EGRESS, "to:recipients", "to:cc", "to:bcc"],
         "delete_email": [PRIVATE, UNTRUSTED],
         "create_calendar_event": [EGRESS, "to:participants"],
         "cancel_calendar_event": [EGRESS],  # the participants are told
@@ -329,7 +329,10 @@ WORKSPACE = Design(
         "allow list_files",
         "allow create_file",
         "allow append_to_file",
-        "allow create_calendar_event(participants == null)",
+        # mail and invitations to the company's own addresses stay inside it: every recipient must be
+        "allow send_email(recipients[all] ~ '*@DOMAIN' and (cc == null or cc[all] ~ '*@DOMAIN')"
+        " and (bcc == null or bcc[all] ~ '*@DOMAIN'))",
+        "allow create_calendar_event(participants == null or participants[all] ~ '*@DOMAIN')",
     ],
     readers=(
         Reader("calendar_reader", ("search_calendar_events", "get_day_calendar_events"), "Events",
