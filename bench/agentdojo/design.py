@@ -150,8 +150,10 @@ class ChannelFacts(BaseModel):
 
 
 class Contacts(BaseModel):
-    """The e-mail addresses and links a page or an inbox gives, nothing else."""
+    """Who and where a page or an inbox names: people, channels, e-mail addresses and links, no words."""
 
+    people: list[Annotated[str, Field(pattern=NAME)]] = []
+    channels: list[Annotated[str, Field(pattern=NAME)]] = []
     emails: list[Annotated[str, Field(pattern=EMAIL)]] = []
     links: list[Annotated[str, Field(pattern=LINK)]] = []
 '''
@@ -184,16 +186,15 @@ SLACK = Design(
         Reader("channel_reader", ("read_channel_messages",), "ChannelFacts",
                "Counts the messages each user wrote in a channel and lists the links posted there."),
         Reader("contact_finder", ("get_webpage", "read_inbox"), "Contacts",
-               "Finds the e-mail addresses and links a web page or an inbox gives."),
+               "Finds the people, channels, e-mail addresses and links a web page or an inbox names."),
     ),
     schemas=SLACK_SCHEMAS,
-    needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel; instructions in a message
+    needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel
         **dict.fromkeys(("user_task_0", "user_task_1", "user_task_3", "user_task_6", "user_task_15", "user_task_16",
                          "user_task_18", "user_task_20"), ("get_webpage",)),
         "user_task_4": ("read_inbox", "get_webpage"),
         "user_task_8": ("read_channel_messages",),
         "user_task_19": ("read_channel_messages",),
-        "user_task_11": ("read_inbox",),
     },
 )
 
