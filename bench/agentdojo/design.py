@@ -8,8 +8,9 @@ bench/README.md ("AgentDojo: how the labels and rules were chosen").
 
 - `labels`: tool -> the labels of its result and effect. `private`: it reads the user's own data;
   `untrusted`: what it returns can hold text a third party wrote; `egress`: it sends data, or acts,
-  where others see it. `to:PARAM` names the parameter that says where an egress goes, so that an
-  approval rule naming known destinations confines it.
+  where others see it. `to:PARAM` names the parameter that says where an egress goes (each of them,
+  if several do: a mail's recipients, cc and bcc), so that an approval rule naming known
+  destinations confines it (`recipients[all] ~ ...`: every element of a list).
 - `rules`: the assistant's approval rules (Python tools are asked by default).
 - `readers`: workers that read for the assistant and answer with a schema that holds no free text
   (numbers, dates, e-mail addresses, identifiers): the assistant learns the facts without reading
