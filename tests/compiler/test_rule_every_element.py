@@ -4,6 +4,7 @@ what `diff` says of a rule that uses it (spec/language.md, "Conditions" and "Kno
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from llm_do.compiler.approvals.grammar import RuleSyntaxProblem, parse_rule
 from llm_do.compiler.approvals.lower import condition_tree
 from llm_do.compiler.flows.rule_confinement import confining_rules, pins
 from llm_do.compiler.rule_effects import shifts
+from tests.support.cli import worker, write_project
+from tests.support.lint import ANY, lint
 
 
 def rules(*texts: str) -> list[Any]:
@@ -71,3 +74,42 @@ def test_diff_says_which_calls_an_every_element_rule_lets_through() -> None:
     assert [s.text() for s in found] == ["send(to[all] ~ '*@us.com') now runs without asking (before: asked)"]
     loosened = shifts("send", _binding("allow send(to[all] ~ '*@us.com')"), _binding("allow send(to[*] ~ '*@us.com')"))
     assert loosened and all(s.relaxed for s in loosened)  # a list with one element outside now runs
+
+
+TOOLS = '''
+    from typing import Literal
+
+
+    def send(recipients: list[str], kinds: list[Literal["memo", "note"]], attachment_paths: list[str], count: int) -> str:
+        """Send something to several people."""
+        return "sent"
+
+
+    TOOLS = [send]
+'''
+
+
+@pytest.mark.process
+def test_lint_checks_every_element_against_the_list_items(tmp_path: Path) -> None:
+    """`[all]` reads the list's item type as `[*]` does; a comparison no item satisfies holds of
+    an empty list only, so it is no A007 (`[*]`'s is); a path-like name is a path test (A008)."""
+    files = {
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "python_files": ["tools.py"]},
+        "tools.py": TOOLS,
+        "main.worker": worker("""
+            tools: [send]
+            approvals:
+              - allow send(recipients[all] ~ '*@us.com')
+              - allow send(kinds[all] == 'letter')
+              - allow send(kinds[*] == 'letter')
+              - ask send(attachment_paths[all] ~ '*.key')
+              - ask send(recipients[all] > 3)
+              - ask send(count[all] == 1)
+            """),
+    }
+    result = lint(write_project(tmp_path, files))
+    assert sorted(d["code"] for d in result.diagnostics if d["code"].startswith("A")) == ["A003", "A004", "A007", "A008"]
+    result.expect("A007", "main.worker", "send(kinds[*]", column=ANY)
+    result.expect("A008", "main.worker", "attachment_paths[all]")
+    result.expect("A004", "main.worker", "recipients[all] >", mentions=("'recipients[all]'", "a string"))
+    result.expect("A003", "main.worker", "count[all]", mentions=("'count[all]'",))
