@@ -74,6 +74,8 @@ def test_diff_says_which_calls_an_every_element_rule_lets_through() -> None:
     assert [s.text() for s in found] == ["send(to[all] ~ '*@us.com') now runs without asking (before: asked)"]
     loosened = shifts("send", _binding("allow send(to[all] ~ '*@us.com')"), _binding("allow send(to[*] ~ '*@us.com')"))
     assert loosened and all(s.relaxed for s in loosened)  # a list with one element outside now runs
+    assert all("to[*] ~ '*@us.com'" in s.region and "to[*] other than '*@us.com'" in s.region for s in loosened), \
+        [s.text() for s in loosened]  # the shared list's witness: one element of each kind, said as such
 
 
 TOOLS = '''
