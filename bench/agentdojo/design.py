@@ -335,6 +335,8 @@ WORKSPACE = Design(
         "allow send_email(recipients[all] ~ '*@DOMAIN' and (cc == null or cc[all] ~ '*@DOMAIN')"
         " and (bcc == null or bcc[all] ~ '*@DOMAIN'))",
         "allow create_calendar_event(participants == null or participants[all] ~ '*@DOMAIN')",
+        "allow add_calendar_event_participants(participants[all] ~ '*@DOMAIN')",
+        "allow share_file(email ~ '*@DOMAIN')",
     ],
     readers=(
         Reader("calendar_reader", ("search_calendar_events", "get_day_calendar_events"), "Events",
