@@ -2,7 +2,8 @@
 build, the obedient model obeys the injection, and AgentDojo's own checks score the run. Each case
 is one the guard decides: an attack a reader keeps away from the assistant (declassified), an
 attack the taint guard stops (asked, so denied under `--approve-all`), a benign egress a rule
-confines to known destinations, and the same task without attack. The whole benchmark is
+confines to known destinations (a channel, every recipient of a mail), and the same task without
+attack. The whole benchmark is
 `python bench/agentdojo/run.py` (bench/README.md)."""
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ CASES: dict[str, list[tuple[str, str | None, bool, bool, int]]] = {
     "workspace": [
         ("user_task_35", "injection_task_1", True, False, 1),  # the deleted file's text arms the frame
         ("user_task_33", None, False, False, 1),  # a summary of a file mailed to a client outside: asked
+        # mail to a colleague after reading the words of a mail: every recipient in the company
+        # (`recipients[all] ~ '*@bluesparrowtech.com'`) confines it; the injection's mail outside is asked
+        ("user_task_13", "injection_task_0", True, False, 1),
     ],
 }
 

@@ -8,8 +8,9 @@ bench/README.md ("AgentDojo: how the labels and rules were chosen").
 
 - `labels`: tool -> the labels of its result and effect. `private`: it reads the user's own data;
   `untrusted`: what it returns can hold text a third party wrote; `egress`: it sends data, or acts,
-  where others see it. `to:PARAM` names the parameter that says where an egress goes, so that an
-  approval rule naming known destinations confines it.
+  where others see it. `to:PARAM` names the parameter that says where an egress goes (each of them,
+  if several do: a mail's recipients, cc and bcc), so that an approval rule naming known
+  destinations confines it (`recipients[all] ~ ...`: every element of a list).
 - `rules`: the assistant's approval rules (Python tools are asked by default).
 - `readers`: workers that read for the assistant and answer with a schema that holds no free text
   (numbers, dates, e-mail addresses, identifiers): the assistant learns the facts without reading
@@ -150,8 +151,10 @@ class ChannelFacts(BaseModel):
 
 
 class Contacts(BaseModel):
-    """The e-mail addresses and links a page or an inbox gives, nothing else."""
+    """Who and where a page or an inbox names: people, channels, e-mail addresses and links, no words."""
 
+    people: list[Annotated[str, Field(pattern=NAME)]] = []
+    channels: list[Annotated[str, Field(pattern=NAME)]] = []
     emails: list[Annotated[str, Field(pattern=EMAIL)]] = []
     links: list[Annotated[str, Field(pattern=LINK)]] = []
 '''
@@ -184,16 +187,15 @@ SLACK = Design(
         Reader("channel_reader", ("read_channel_messages",), "ChannelFacts",
                "Counts the messages each user wrote in a channel and lists the links posted there."),
         Reader("contact_finder", ("get_webpage", "read_inbox"), "Contacts",
-               "Finds the e-mail addresses and links a web page or an inbox gives."),
+               "Finds the people, channels, e-mail addresses and links a web page or an inbox names."),
     ),
     schemas=SLACK_SCHEMAS,
-    needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel; instructions in a message
+    needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel
         **dict.fromkeys(("user_task_0", "user_task_1", "user_task_3", "user_task_6", "user_task_15", "user_task_16",
                          "user_task_18", "user_task_20"), ("get_webpage",)),
         "user_task_4": ("read_inbox", "get_webpage"),
         "user_task_8": ("read_channel_messages",),
         "user_task_19": ("read_channel_messages",),
-        "user_task_11": ("read_inbox",),
     },
 )
 
@@ -312,7 +314,7 @@ WORKSPACE = Design(
             "search_calendar_events", "get_day_calendar_events", "search_files_by_filename", "get_file_by_id",
             "list_files", "search_files")},
         # what acts answers with the record it changed: an event's or a file's text others wrote
-        "send_email": [EGRESS, "to:recipients"],
+        "send_email": [EGRESS, "to:recipients", "to:cc", "to:bcc"],
         "delete_email": [PRIVATE, UNTRUSTED],
         "create_calendar_event": [EGRESS, "to:participants"],
         "cancel_calendar_event": [EGRESS],  # the participants are told
@@ -329,7 +331,12 @@ WORKSPACE = Design(
         "allow list_files",
         "allow create_file",
         "allow append_to_file",
-        "allow create_calendar_event(participants == null)",
+        # mail and invitations to the company's own addresses stay inside it: every recipient must be
+        "allow send_email(recipients[all] ~ '*@DOMAIN' and (cc == null or cc[all] ~ '*@DOMAIN')"
+        " and (bcc == null or bcc[all] ~ '*@DOMAIN'))",
+        "allow create_calendar_event(participants == null or participants[all] ~ '*@DOMAIN')",
+        "allow add_calendar_event_participants(participants[all] ~ '*@DOMAIN')",
+        "allow share_file(email ~ '*@DOMAIN')",
     ],
     readers=(
         Reader("calendar_reader", ("search_calendar_events", "get_day_calendar_events"), "Events",

@@ -106,6 +106,12 @@ def payees(suite: Any) -> list[str]:
                    if t.sender == "me" or t.sender == account.iban})
 
 
+def company_domain(suite: Any) -> str:
+    """The domain of the user's own mail account (`bluesparrowtech.com`): the company's addresses."""
+    env = suite.load_and_inject_default_environment({})
+    return env.inbox.account_email.rpartition("@")[2]
+
+
 def project_files(suite: Any, version: str, labelled: bool = True) -> dict[str, str]:
     design = DESIGNS[suite.name]
     tools = [f.name for f in suite.tools]
@@ -118,7 +124,8 @@ def project_files(suite: Any, version: str, labelled: bool = True) -> dict[str, 
         files["schemas.py"] = design.schemas.lstrip()
     read_by_readers = {t for r in design.readers for t in r.tools}
     known = repr(payees(suite)) if any("PAYEES" in r for r in design.rules) else ""
-    rules = [r.replace("PAYEES", known) for r in design.rules]
+    domain = company_domain(suite) if any("DOMAIN" in r for r in design.rules) else ""
+    rules = [r.replace("PAYEES", known).replace("DOMAIN", domain) for r in design.rules]
     files[f"{ENTRY}.worker"] = worker_text(
         {"description": f"The user's assistant for AgentDojo's {suite.name} suite",
          "tools": tools, "toolsets": [r.name for r in design.readers], "approvals": rules},

@@ -158,6 +158,56 @@ def test_holds(condition: dict[str, Any], args: dict[str, Any], result: bool | N
     assert holds(condition, args) is result
 
 
+SOME = cond("glob", ["to", "*"], "*@us.com")
+EVERY = cond("glob", ["to", "[all]"], "*@us.com")
+
+
+@pytest.mark.parametrize(("to", "some", "every"), [
+    (["a@us.com", "b@us.com"], True, True),
+    (["a@us.com", "x@them.com"], True, False),  # one outside: some, not every
+    (["x@them.com"], False, False),
+    ([], False, True),  # of an empty list: none holds, every one does (none fails)
+    (["a@us.com", 3], True, False),  # a non-string fails the glob
+    ("a@us.com", None, None),  # not a list: unsettled
+    (None, None, None),
+    (MISSING, None, None),  # the call lacks it
+])
+def test_any_and_every_element(to: Any, some: bool | None, every: bool | None) -> None:
+    args = {} if to is MISSING else {"to": to}
+    assert (holds(SOME, args), holds(EVERY, args)) == (some, every)
+
+
+@pytest.mark.parametrize(("people", "some", "every"), [
+    ([{"mail": "a@us.com"}, {"mail": "b@us.com"}], True, True),
+    ([{"mail": "a@us.com"}, {"name": "b"}], True, None),  # one without the key: unsettled unless another decides
+    ([{"mail": "x@them.com"}, {"name": "b"}], None, False),
+])
+def test_a_quantifier_over_missing_keys_is_settled_by_the_elements_that_decide(people: list[Any], some: Any, every: Any) -> None:
+    path = ["people", "*", "mail"]
+    assert holds(cond("glob", path, "*@us.com"), {"people": people}) is some
+    assert holds(cond("glob", ["people", "[all]", "mail"], "*@us.com"), {"people": people}) is every
+
+
+@pytest.mark.parametrize(("groups", "result"), [
+    ([[1, 1], [2]], True),  # the first group is all ones
+    ([[2], [1, 2]], False),
+    ([[2], []], True),  # an empty group: all of it holds
+    ([], False),  # no group at all
+])
+def test_quantifiers_nest_in_path_order(groups: list[Any], result: bool) -> None:
+    """`g[*][all] == 1`: some group all of whose elements are 1."""
+    assert holds(cond("==", ["g", "*", "[all]"], 1), {"g": groups}) is result
+
+
+@pytest.mark.parametrize("to", [["a@us.com"], ["a@us.com", "x@them.com"], [], ["x@them.com"]])
+def test_every_element_is_the_negation_of_some_element_failing(to: list[str]) -> None:
+    """`to[all] ~ G` is `not` (some `to` fails `~ G`): what `[*]` alone cannot say, as there is no
+    negated glob."""
+    fails = {"op": "not", "arg": cond("glob", ["x"], "*@us.com")}
+    some_fails = any(holds(fails, {"x": t}) for t in to)
+    assert holds(EVERY, {"to": to}) is (not some_fails)
+
+
 def rule(action: str, when: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"action": action, "when": when, "text": action}
 

@@ -23,7 +23,7 @@ TOOLS_PY = '''
     from pathlib import Path
 
     CAPABILITIES = {"read_secret": ["private"], "fetch_page": ["untrusted"], "post": ["egress", "to:channel"],
-                    "mail": ["egress", "to:address"]}
+                    "mail": ["egress", "to:address"], "notify": ["egress", "to:addresses"]}
 
 
     def read_secret() -> str:
@@ -48,7 +48,14 @@ TOOLS_PY = '''
         return "sent"
 
 
-    TOOLS = [read_secret, fetch_page, post, mail]
+    def notify(addresses: list[str], text: str) -> str:
+        """Send an e-mail to several people."""
+        with open(Path(__file__).with_name("outbox.txt"), "a", encoding="utf-8") as f:
+            f.write(f"{', '.join(addresses)}: {text}\\n")
+        return "sent"
+
+
+    TOOLS = [read_secret, fetch_page, post, mail, notify]
 '''
 
 SCHEMAS_PY = '''
@@ -85,9 +92,15 @@ FILES: dict[str, Any] = {
     "tools.py": TOOLS_PY,
     "schemas.py": SCHEMAS_PY,
     "main.worker": worker("""
-        tools: [read_secret, fetch_page, post, mail]
+        tools: [read_secret, fetch_page, post, mail, notify]
         toolsets: [rater, summarizer, loose]
-        approvals: [allow read_secret, allow fetch_page, "allow post(channel in ['ours', 'team'])", allow mail]
+        approvals:
+          - allow read_secret
+          - allow fetch_page
+          - "allow post(channel in ['ours', 'team'])"
+          - allow mail
+          - allow notify(addresses[all] ~ '*@ours.com')
+          - allow notify(addresses[*] ~ '*@ours.com' and text == 'hello')
         """, "Do as you are told."),
     "rater.worker": _reader("Verdict"),
     "summarizer.worker": _reader("Summary"),
@@ -164,6 +177,21 @@ def test_an_egress_held_to_named_destinations_is_no_egress_for_the_guard(bundle:
     assert outbox == "" and _denied(events) == ["post"]
 
 
+def test_a_list_of_destinations_is_confined_when_every_element_is_named(bundle: Path) -> None:
+    """`addresses[all] ~ '*@ours.com'` confines; `addresses[*]` (one of them) does not, so a list
+    with one address outside is asked from an armed frame, whichever rule allows it."""
+    page = _call("fetch_page", url="x")
+    ours = _call("notify", addresses=["a@ours.com", "b@ours.com"], text="0000")
+    outbox, events = _run(bundle, [SECRET, page, ours])
+    assert outbox == "a@ours.com, b@ours.com: 0000\n" and not [e for e in events if e.kind == "flow_guarded"]
+    for mixed in (_call("notify", addresses=["a@ours.com", "x@theirs.com"], text="0000"),
+                  _call("notify", addresses=["a@ours.com", "x@theirs.com"], text="hello")):
+        outbox, events = _run(bundle, [SECRET, page, mixed])
+        assert outbox == "" and _denied(events) == ["notify"]
+    outbox, _ = _run(bundle, [SECRET, _call("notify", addresses=["a@ours.com", "x@theirs.com"], text="hello")])
+    assert outbox == "a@ours.com, x@theirs.com: hello\n"  # no untrusted content: the `[*]` rule allows it
+
+
 def test_an_unconditional_allow_confines_nothing(bundle: Path) -> None:
     """`allow mail` names no destination: mail stays an egress, asked from an armed frame."""
     outbox, events = _run(bundle, [SECRET, _call("fetch_page", url="x"), _call("mail", address="x@example.com", text="0000")])
@@ -177,6 +205,8 @@ def test_the_bundle_records_what_the_runtime_consults(bundle: Path) -> None:
         "main": False, "rater": True, "summarizer": False, "loose": True}
     post = workers["main"]["tools"]["post"]
     assert post["confined_by"] == [0] and post["rules"][0]["text"] == "allow post(channel in ['ours', 'team'])"
+    notify = workers["main"]["tools"]["notify"]
+    assert notify["confined_by"] == [0] and notify["rules"][0]["when"]["param"] == ["addresses", "[all]"]
     assert "confined_by" not in workers["main"]["tools"]["mail"]
     [egress] = [g for g in workers["main"]["capabilities"] if g["capability"] == "egress" and g["tool"] == "post"]
     assert egress["labels"] == ["egress"] and egress["conditional_labels"] == []
@@ -195,8 +225,10 @@ def test_lint_says_which_callees_declassify_and_which_rules_confine(bundle: Path
                                           "(a string without an enum, a date or e-mail format, or a pattern that admits "
                                           "no space) in its output (schemas.py:Summary), and it reads untrusted via "
                                           "summarizer -> fetch_page",
-        ("R012", "main.worker", 4): "`allow post(channel in ['ours', 'team'])` confines where 'post' sends (channel): "
+        ("R012", "main.worker", 7): "`allow post(channel in ['ours', 'team'])` confines where 'post' sends (channel): "
                                     "the calls it allows are no egress for the flow guard",
+        ("R012", "main.worker", 9): "`allow notify(addresses[all] ~ '*@ours.com')` confines where 'notify' sends "
+                                    "(addresses): the calls it allows are no egress for the flow guard",
     }
 
 
@@ -240,5 +272,6 @@ def test_a_private_input_arms_a_frame_with_untrusted_content_alone(private_input
 
 def test_lint_sees_the_private_input_as_a_leg(private_inputs: Path) -> None:
     result = run_cli("lint", private_inputs.parent, "--format", "json")
-    [trifecta] = [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "R003"]
-    assert "private: the run's input" in trifecta["message"]
+    trifectas = [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "R003"]
+    assert len(trifectas) == 2  # mail's egress, and notify's that `addresses[*]` leaves unconfined
+    assert all("private: the run's input" in d["message"] for d in trifectas)

@@ -481,8 +481,10 @@ RULES: dict[str, Rule] = _rules(
          raised_in=("stages.check.flow_precision",)),
     Rule("R012", "confined-egress", "info", "An approval rule that holds an egress to destinations it names: the calls it allows are no egress.",
          "The tool says where it sends (`to:PARAM` in its module's `CAPABILITIES`) and the rule's "
-         "condition holds that parameter to values it names (`==`, `in [...]`, `~ 'GLOB'`, and an "
-         "`and` with one of them, an `or` of them): a call the rule allows goes only where the "
+         "condition holds that parameter to values it names (`==`, `in [...]`, `~ 'GLOB'`, the same of "
+         "every element of a list (`recipients[all] ~ 'GLOB'`, not `[*]`, which names one), and an "
+         "`and` with one of them, an `or` of them; every destination parameter of the tool, if it "
+         "names several): a call the rule allows goes only where the "
          "project says, so the flow guard does not count it as egress even from a frame that holds "
          "private data and untrusted content. Calls it does not allow are egress as before.",
          raised_in=("stages.check.flow_precision",)),

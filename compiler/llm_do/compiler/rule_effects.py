@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT, decide, glob_matches
+from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT, decide, glob_matches
 from llm_do.bundle.model import WorkerTool
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
@@ -103,7 +103,8 @@ def _tests(condition: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
 
 
 def _name(path: Path) -> str:
-    return "".join(f"[{s}]" if isinstance(s, int) else (f".{s}" if i else s) for i, s in enumerate(path))
+    return "".join(f"[{s}]" if isinstance(s, int) or s == ANY_ELEMENT else s if s == EVERY_ELEMENT or not i else f".{s}"
+                   for i, s in enumerate(path))
 
 
 def _glob_witness(pattern: str) -> str:
@@ -145,12 +146,13 @@ def _candidates(rules: Sequence[Mapping[str, Any]]) -> dict[Path, list[tuple[Any
 
 def _arguments(values: Mapping[Path, Any]) -> dict[str, Any]:
     """The call's arguments with each tested parameter set (`argv[0]` builds a list; each `argv[*]`,
-    any element, sets a position of its own past the listed ones)."""
+    any element, sets a position of its own past the listed ones; `recipients[all]`, every element,
+    makes the list that one value, or takes a position of its own when other tests index that list)."""
     args: dict[str, Any] = {}
     past = max((s for p in values for s in p if isinstance(s, int) and not isinstance(s, bool)), default=-1) + 1
-    spread = {p: past + k for k, p in enumerate(p for p in values if ANY_ELEMENT in p)}
+    spread = {p: past + k for k, p in enumerate(p for p in values if ANY_ELEMENT in p or _shares_list(p, values))}
     for path, value in values.items():
-        path = tuple(spread[path] if step == ANY_ELEMENT else step for step in path)
+        path = tuple(spread.get(path, 0) if step in (ANY_ELEMENT, EVERY_ELEMENT) else step for step in path)
         here: Any = args
         for step, following in zip(path, path[1:]):
             blank: Any = [] if isinstance(following, int) else {}
@@ -171,31 +173,47 @@ def _arguments(values: Mapping[Path, Any]) -> dict[str, Any]:
     return args
 
 
+def _shares_list(path: Path, values: Iterable[Path]) -> bool:
+    """Whether another tested path indexes the list that `path`'s every-element step ranges over."""
+    if EVERY_ELEMENT not in path:
+        return False
+    head = path[:path.index(EVERY_ELEMENT)]
+    return any(len(other) > len(head) and other[:len(head)] == head and other[len(head)] != EVERY_ELEMENT
+               for other in values)
+
+
 def _regions(paths: list[Path], candidates: dict[Path, list[tuple[Any, str]]], points: list[tuple[int, ...]]) -> list[str]:
     """The points as few regions as reads true: one `path under a/** or under b/**` per parameter
     when they form a box (a parameter taking every value is left out; `not under x/**` when that
     is shorter), else each point (the first 5, then a count)."""
     chosen = [sorted({p[i] for p in points}) for i in range(len(paths))]
+    names = [_name(_shown(path, paths)) for path in paths]
     box = 1
     for values in chosen:
         box *= len(values)
     if box == len(points):
-        return [", ".join(_param_text(path, candidates[path], values) for path, values in zip(paths, chosen)
+        return [", ".join(_param_text(name, candidates[path], values) for name, path, values in zip(names, paths, chosen)
                           if len(values) < len(candidates[path]))]
-    texts = [", ".join(f"{_name(path)} {candidates[path][i][1]}" for path, i in zip(paths, p)) for p in points]
+    texts = [", ".join(f"{name} {candidates[path][i][1]}" for name, path, i in zip(names, paths, p)) for p in points]
     return texts[:5] + ([f"{len(texts) - 5} more kinds of call"] if len(texts) > 5 else [])
 
 
-def _param_text(path: Path, slot: list[tuple[Any, str]], values: list[int]) -> str:
+def _shown(path: Path, paths: Sequence[Path]) -> Path:
+    """The path as its witness sets it: an every-element step that shares its list with other tests
+    stands for one element of it (`to[*]`), the list holding the others' elements too."""
+    return tuple(ANY_ELEMENT if s == EVERY_ELEMENT else s for s in path) if _shares_list(path, paths) else path
+
+
+def _param_text(name: str, slot: list[tuple[Any, str]], values: list[int]) -> str:
     numeric = sorted((i for i, (v, _) in enumerate(slot) if _is_number(v)), key=lambda i: slot[i][0])
     if values and set(values) <= set(numeric):
         run = numeric.index(min(values, key=lambda i: slot[i][0]))
         if numeric[run:run + len(values)] == sorted(values, key=lambda i: slot[i][0]):
-            return f"{_name(path)} {_bounds(slot, numeric, run, run + len(values) - 1)}"
+            return f"{name} {_bounds(slot, numeric, run, run + len(values) - 1)}"
     rest = [i for i in range(len(slot)) if i not in values]
     if len(rest) <= len(values) and len(slot) - 1 not in rest:  # the complement is no longer and names no "other"
-        return f"{_name(path)} not " + " and not ".join(slot[i][1] for i in rest)
-    return f"{_name(path)} " + " or ".join(slot[i][1] for i in values)
+        return f"{name} not " + " and not ".join(slot[i][1] for i in rest)
+    return f"{name} " + " or ".join(slot[i][1] for i in values)
 
 
 def _is_number(value: Any) -> bool:

@@ -64,8 +64,16 @@ class _Missing:
 MISSING: Final = _Missing()
 
 ANY_ELEMENT: Final = "*"
-"""A step of a condition's path standing for every element of a list (`argv[*]`): the comparison
-holds when it holds of any element. A rule's key is a name, so `*` is never one."""
+"""A step of a condition's path standing for some element of a list (`argv[*]`): the comparison
+holds when it holds of any element (of an empty list, never). A rule's key is a name, so `*` is
+never one."""
+
+EVERY_ELEMENT: Final = "[all]"
+"""A step of a condition's path standing for every element of a list (`recipients[all]`): the
+comparison holds when it holds of each element (of an empty list, always: no element fails it).
+Written with its brackets, as no key can be."""
+
+QUANTIFIERS: Final = frozenset({ANY_ELEMENT, EVERY_ELEMENT})
 
 
 def lookup(args: Any, path: Sequence[str | int]) -> Any:
@@ -127,8 +135,10 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
     A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
     when one side is false, `or` true when one side is true, whatever the other (Kleene logic).
     So `not path ~ 'secret/**'` does not hold for a path that leads out of the root. A comparison
-    over `argv[*]` holds when it holds of any element (true if one is, else unsettled if one is,
-    else false: none of an empty list).
+    over `argv[*]` is the `or` of the comparisons of each element (true if one is, else unsettled
+    if one is, else false: none of an empty list), over `recipients[all]` their `and` (false if one
+    is, else unsettled if one is, else true: all of an empty list); a path with several such steps
+    nests them in order (`a[*].b[all]`: some `a` all of whose `b` hold).
     """
     op = condition["op"]
     if op == "not":
@@ -143,26 +153,26 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
                 return settles
             unsettled = unsettled or value is None
         return None if unsettled else not settles
-    param = condition["param"]
-    if ANY_ELEMENT in param:
-        outcomes = [None if v is MISSING else compare(op, v, condition["value"]) for v in _each(args, param)]
-        return True if True in outcomes else (None if None in outcomes else False)
-    actual = lookup(args, param)
-    return None if actual is MISSING else compare(op, actual, condition["value"])
+    return _quantified(args, condition["param"], op, condition["value"])
 
 
-def _each(value: Any, path: Sequence[str | int]) -> list[Any]:
-    """The values at `path`, each `*` step taking every element of a list (MISSING where a path
-    does not go on); an empty list gives none."""
+def _quantified(value: Any, path: Sequence[str | int], op: str, expected: Any) -> bool | None:
+    """One comparison at `path`, each `[*]` step the `or` and each `[all]` step the `and` (Kleene)
+    of the rest of the path over the elements of a list; unsettled where the path does not go on
+    (a quantifier over what is not a list, too)."""
     for i, step in enumerate(path):
-        if step == ANY_ELEMENT:
+        if isinstance(step, str) and step in QUANTIFIERS:
             if not isinstance(value, (list, tuple)):
-                return [MISSING]
-            return [v for item in value for v in _each(item, path[i + 1:])]
+                return None
+            outcomes = {_quantified(item, path[i + 1:], op, expected) for item in value}
+            decides = step == ANY_ELEMENT  # an `or` is decided by a true element, an `and` by a false one
+            if decides in outcomes:
+                return decides
+            return None if None in outcomes else not decides
         value = lookup(value, (step,))
         if value is MISSING:
-            return [MISSING]
-    return [value]
+            return None
+    return compare(op, value, expected)
 
 
 def deciding_rule(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> int | None:

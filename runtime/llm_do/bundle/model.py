@@ -200,8 +200,9 @@ class ConditionTest(TypedDict):
 
     op: Literal["glob", "==", "!=", "<", "<=", ">", ">=", "in"]
     param: list[str | int]
-    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`, and `"*"`
-    for any element of a list (`["argv", "*"]` for `argv[*]`)."""
+    """Keys and list indices into the arguments: `["path"]`, `["argv", 0]` for `argv[0]`, `"*"`
+    for any element of a list (`["argv", "*"]` for `argv[*]`) and `"[all]"` for every element
+    (`["recipients", "[all]"]` for `recipients[all]`)."""
     value: Any
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from llm_do.bundle.approval import ORDERING_OPS, compare
+from llm_do.bundle.approval import EVERY_ELEMENT, ORDERING_OPS, QUANTIFIERS, compare
 
 from ..suggest import did_you_mean
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, compares
@@ -201,7 +201,7 @@ def _literal(value: object) -> str:
 
 
 def _path_like(test: Compare) -> bool:
-    leaf = next((s for s in reversed(test.param.path) if isinstance(s, str)), "")
+    leaf = next((s for s in reversed(test.param.path) if isinstance(s, str) and s not in QUANTIFIERS), "")
     return "/" in str(test.value) or bool(_PATH_NAME.search(leaf))
 
 
@@ -215,11 +215,14 @@ def _static(condition: Condition, params: ToolParams) -> bool | None:
         if condition.op == "and":
             return False if False in results else (True if all(r is True for r in results) else None)
         return True if True in results else (False if all(r is False for r in results) else None)
+    every = EVERY_ELEMENT in condition.param.path  # it holds of an empty list, whatever the comparison
     if condition.op == "in" and not condition.value:
-        return False
+        return None if every else False
     schema = params.lookup(condition.param.path)
     values = values_of(schema, params.schema) if schema is not None else None
     if values is None:
         return None
     outcomes = {compare(condition.op, v, list(condition.value) if condition.op == "in" else condition.value) for v in values}
-    return outcomes.pop() if len(outcomes) == 1 else None
+    if len(outcomes) != 1 or (every and False in outcomes):
+        return None
+    return outcomes.pop()

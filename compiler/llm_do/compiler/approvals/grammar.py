@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT
+from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT
 from llm_do.bundle.errors import LlmDoError
 
 from ..syntax.limits import MAX_CONDITION_NESTING
@@ -30,9 +30,10 @@ comparison: param GLOB_OP STRING       -> glob
           | param COMPARE_OP value     -> compare
           | param _IN list             -> member
 
-param: NAME (INDEX | ANY | FIELD)*
+param: NAME (INDEX | ANY | EVERY | FIELD)*
 INDEX: "[" /[0-9]+/ "]"
 ANY: "[*]"
+EVERY: "[all]"
 FIELD: "." /[A-Za-z_][A-Za-z0-9_]*/
 
 list: "[" [value ("," value)*] "]"
@@ -62,7 +63,7 @@ _EXPECTED = {
     "STRING": "a quoted string", "NUMBER": "a number", "GLOB_OP": "`~`", "COMPARE_OP": "a comparison (`==`, `<`, ...)",
     "_IN": "`in`", "_AND": "`and`", "_OR": "`or`", "_NOT": "`not`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`",
     "RSQB": "`]`", "COMMA": "`,`", "TRUE": "`true`", "FALSE": "`false`", "NULL": "`null`", "INDEX": "`[N]`", "ANY": "`[*]`",
-    "FIELD": "`.KEY`",
+    "EVERY": "`[all]`", "FIELD": "`.KEY`",
 }
 """How lark's terminal names read in a message."""
 
@@ -168,6 +169,8 @@ def _param(tree: Any) -> Param:
     for step in steps:
         if step.type == "ANY":
             path.append(ANY_ELEMENT)
+        elif step.type == "EVERY":
+            path.append(EVERY_ELEMENT)
         else:
             path.append(int(str(step)[1:-1]) if step.type == "INDEX" else str(step)[1:])
     return Param(path=tuple(path), column=name.column - 1)

@@ -10,20 +10,21 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT, Action
+from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT, Action
 
 
 @dataclass(frozen=True, kw_only=True)
 class Param:
     path: tuple[str | int, ...]
-    """Keys and list indices: `argv[0]` is `("argv", 0)`; `argv[*]` (any element) is `("argv", "*")`."""
+    """Keys and list indices: `argv[0]` is `("argv", 0)`; `argv[*]` (any element) is `("argv", "*")`,
+    `recipients[all]` (every element) `("recipients", "[all]")`."""
     column: int
 
     @property
     def text(self) -> str:
         out = str(self.path[0])
         for step in self.path[1:]:
-            out += f"[{step}]" if isinstance(step, int) or step == ANY_ELEMENT else f".{step}"
+            out += step if step == EVERY_ELEMENT else f"[{step}]" if isinstance(step, int) or step == ANY_ELEMENT else f".{step}"
         return out
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT
+from llm_do.bundle.approval import QUANTIFIERS
 
 ANY_SCHEMA: dict[str, Any] = {}
 """A schema that says nothing: every type and value is possible."""
@@ -87,7 +87,7 @@ def _step(schema: dict[str, Any], step: str | int, root: dict[str, Any]) -> dict
     for branch in _branches(schema, root):
         if not branch.get("type") and not branch.get("properties") and not branch.get("items"):
             return ANY_SCHEMA  # nothing known about it: any path may exist
-        if step == ANY_ELEMENT:  # any element: what any of its positions may hold
+        if step in QUANTIFIERS:  # any or every element: what any of its positions may hold
             if branch.get("type") not in (None, "array") or "properties" in branch:
                 continue
             found += [s for s in branch.get("prefixItems") or [] if isinstance(s, dict)]

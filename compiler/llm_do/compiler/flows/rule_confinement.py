@@ -2,7 +2,7 @@
 where a conditional `allow` lets them through has, unasked, only the labels of the folders those
 conditions confine the path to (spec/language.md, "Labels"); a tool that says where it sends
 (`to:PARAM`) is no egress in the calls a conditional `allow` lets through when that rule holds the
-parameter to values it names (known destinations).
+parameter (every element of it, for a list of recipients) to values it names (known destinations).
 
 `ask write_file` + `allow write_file(path ~ 'drafts/**')` writes unasked only below drafts/, so
 its unasked writes are no egress even when the toolset's root holds a published folder; a write
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from llm_do.bundle.approval import ALLOW, ASK, DENY
+from llm_do.bundle.approval import ALLOW, ASK, DENY, EVERY_ELEMENT
 from llm_do.bundle.flow import EGRESS
 
 from ..approvals.nodes import ApprovalRule, Compare, Condition, Junction
@@ -110,9 +110,11 @@ def destinations(declared: Iterable[str]) -> tuple[str, ...]:
 
 def pins(condition: Condition, param: str) -> bool:
     """Whether every call the condition holds for has `param` among values the condition names:
-    `param == V`, `param in [...]`, `param ~ 'GLOB'`, an `and` with one of them, an `or` of them."""
+    `param == V`, `param in [...]`, `param ~ 'GLOB'`, the same of every element of a list
+    (`param[all] ~ 'GLOB'`), an `and` with one of them, an `or` of them. `param[*]` names one element
+    and leaves the others anywhere: it pins nothing."""
     if isinstance(condition, Compare):
-        return condition.param.path == (param,) and condition.op in PINNING_OPS
+        return condition.param.path in ((param,), (param, EVERY_ELEMENT)) and condition.op in PINNING_OPS
     if isinstance(condition, Junction):
         parts = [pins(arg, param) for arg in condition.args]
         return any(parts) if condition.op == "and" else all(parts)
