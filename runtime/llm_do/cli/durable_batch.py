@@ -46,13 +46,7 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
 
     click.echo(f"llm-do: batch id: {prefix.rstrip('-')}", err=True)
     progress, on_result = reporter(store, total, len(todo), verbose)
-    try:
-        durable.prepare(template)
-        workflow = register_batch_workflow(template, run)
-        durable.launch(url, executor=executor_id(), digest=digest, verbose=verbose)
-        with progress if progress is not None else nullcontext():
-            work(workflow, prefix, digest, todo, concurrency=concurrency, retry_failed=retry_failed,
-                 on_result=on_result)
-    finally:
-        durable.shutdown()
+    with durable.launched(template, lambda runtime: register_batch_workflow(runtime, run), url, executor=executor_id(),
+                          digest=digest, verbose=verbose) as workflow, progress if progress is not None else nullcontext():
+        work(workflow, prefix, digest, todo, concurrency=concurrency, retry_failed=retry_failed, on_result=on_result)
 

@@ -154,15 +154,11 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.names import executor_id
 
-    try:
-        durable.prepare(runtime)
-        workflow = durable.register_run_workflow(runtime)
-        durable.launch(url, executor=executor_id(run_id), digest=bundle_digest(runtime.bundle),
-                       verbose=session.setup.opts.verbose, recovering=record is None)
+    with durable.launched(runtime, durable.register_run_workflow, url, executor=executor_id(run_id),
+                          digest=bundle_digest(runtime.bundle), verbose=session.setup.opts.verbose,
+                          recovering=record is None) as workflow:
         outcome, value = asyncio.run(durable.start_or_resume(
             workflow, run_id, record, runtime, lambda info: click.echo(waiting_line(run_id, info, detached=False), err=True)))
-    finally:
-        durable.shutdown()
     if outcome == "suspended":
         click.echo(waiting_line(run_id, value, detached=True, db=resume_db), err=True)
         session.script_check = False

@@ -2,7 +2,9 @@
 a worker call is a step, so a run resumed after a crash replays what completed and never runs a
 completed step again.
 
-- `launch` starts DBOS for a DB URL (reusable by a durable batch: one launch, many workflows).
+- `launched` is DBOS's life around a run or a batch, in the one order DBOS accepts: the Agents
+  built (`prepare`) and the workflow registered before `launch` starts DBOS for a DB URL (one
+  launch, many workflows for a batch), `shutdown` however the block ends.
 - `DbosDurability` is the `Durability` a durable run's `Runtime` is given (`durable_runtime`):
   per-worker Agents carry pydantic-ai's `DBOSDurability` (model requests become steps), tools
   behind the approval gate are wrapped in `StepToolset` (one step per call), and an approval that
@@ -22,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +81,21 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0, recover
     if recovering:
         set_recovery_poll(LISTENER_POLL_SECONDS)
     DBOS.launch()
+
+
+@contextmanager
+def launched(runtime: Runtime, register: Callable[[Runtime], Any], db_url: str, *, executor: str, digest: str,
+             verbose: int = 0, recovering: bool = False) -> Iterator[Any]:
+    """DBOS started for `runtime`, yielding the workflow `register` made: every Agent built and the
+    workflow registered before `launch` (DBOS refuses both after it), DBOS shut down when the block
+    ends, whichever step fails."""
+    try:
+        prepare(runtime)
+        workflow = register(runtime)
+        launch(db_url, executor=executor, digest=digest, verbose=verbose, recovering=recovering)
+        yield workflow
+    finally:
+        shutdown()
 
 
 def set_recovery_poll(seconds: float) -> None:
