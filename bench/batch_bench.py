@@ -7,7 +7,7 @@ Each input is one run of a one-worker bundle whose model is scripted per run (a 
 FunctionModel: first a call of the Python tool `wait`, which sleeps `--wait` seconds, then an
 answer): two model requests and one waiting tool per input.
 
-(a) In one process, through `llm_do.runtime.batch.run_batch` and `run_one` (what `llm-do batch`
+(a) In one process, through `llm_do.runtime.batch.runs.run_batch` and `run_one` (what `llm-do batch`
     runs), a fresh Runtime per input, one shared LoadedBundle. Median of `--rounds`.
 (b) Whole `llm-do batch` processes with `--model test` (TestModel calls `wait` once, then
     answers), results written to a file as the command does: start-up included.
@@ -76,7 +76,8 @@ def scripted_model(worker: str):
 
 
 def in_process(bundle_path: Path, inputs: int, concurrency: int) -> float:
-    from llm_do.runtime.batch import BatchInput, run_batch, run_one
+    from llm_do.runtime.batch.runs.runs import BatchInput, run_batch, run_one
+
     from llm_do.runtime.bundle import load_bundle
     from llm_do.runtime.config import RuntimeConfig
 

@@ -50,7 +50,7 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         # It times how fast a cancelled command is killed (the runner, not the policy): flaky under load.
         "--deselect=tests/stdlib/test_shell_toolset.py::test_run_argv_cancelled_kills",
     ),
-    "runtime/llm_do/runtime/approvals.py": (
+    "runtime/llm_do/runtime/approvals/decisions.py": (
         "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py", "tests/runtime/test_gate_requests.py",
     ),
     "runtime/llm_do/runtime/toolsets/gate.py": (

@@ -12,7 +12,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import FunctionToolset
 
 from llm_do.runtime import legacy_tools
-from llm_do.runtime.toolset_approvals import tool_approval
+from llm_do.runtime.approvals.opaque_toolsets import tool_approval
 from tests.support.cli import run_cli, worker, write_project
 
 TOOLS_PY = """

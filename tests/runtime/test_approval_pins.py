@@ -78,7 +78,7 @@ def test_a_hosts_denial_for_the_session_is_asked_again_and_never_approves(build)
 
 def test_an_approver_has_no_callback_and_no_terminal_unless_given(capsys) -> None:
     """`Approver(mode)` alone asks nobody: in prompt mode it denies and says so on stderr."""
-    from llm_do.runtime.approvals import Approver
+    from llm_do.runtime.approvals.decisions import Approver
 
     request = ApprovalRequest("main", 1, "write_file", {"path": "a.txt"})
     decision, by = asyncio.run(Approver("prompt").decide(request))
@@ -162,7 +162,7 @@ def test_a_session_approval_covers_only_its_own_tool(build) -> None:
 
 
 def test_a_session_approval_does_not_depend_on_the_order_of_arguments() -> None:
-    from llm_do.runtime.approvals import Approver
+    from llm_do.runtime.approvals.decisions import Approver
 
     approver = Approver("prompt")
     approver.remember(ApprovalRequest("main", 1, "t", {"a": 1, "b": 2}))

@@ -15,7 +15,7 @@ import pytest
 from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.runtime import ApprovalDecision, Runtime, RuntimeConfig, run_worker
-from llm_do.runtime.approvals import ApprovalRequest
+from llm_do.runtime.approvals.decisions import ApprovalRequest
 from llm_do.runtime.events import ApprovalRequested
 from tests.support.approvals import turns
 from tests.support.cli import worker

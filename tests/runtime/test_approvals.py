@@ -294,7 +294,7 @@ def test_the_session_cache_is_keyed_by_worker_toolset_settings_tool_and_argument
     same tool in another worker is not what the person approved."""
     import asyncio
 
-    from llm_do.runtime.approvals import Approver
+    from llm_do.runtime.approvals.decisions import Approver
 
     base = dict(worker="main", depth=1, tool="write_file", args={"path": "a.txt", "content": "x"},
                 toolset="filesystem_project", settings={"path": "docs"})
@@ -328,7 +328,7 @@ def test_a_session_approval_holds_for_another_spelling_of_the_same_path(build) -
 
 def test_normalized_arguments_decide_the_session_key() -> None:
     """Two spellings of one path are one call when the toolset normalizes them."""
-    from llm_do.runtime.approvals import ApprovalRequest as Request
+    from llm_do.runtime.approvals.decisions import ApprovalRequest as Request
 
     a = Request("main", 1, "write_file", {"path": "./a.txt"}, "fs", {}, {"path": "a.txt"})
     b = Request("main", 1, "write_file", {"path": "a.txt"}, "fs", {}, {"path": "a.txt"})

@@ -120,7 +120,7 @@ def test_recorded_values_come_back_as_the_types_of_a_fixed_table() -> None:
     from pydantic_ai.exceptions import ModelRetry
     from pydantic_ai.messages import BinaryContent, ModelResponse, TextPart, ToolCallPart
 
-    from llm_do.runtime.approvals import ApprovalDecision
+    from llm_do.runtime.approvals.decisions import ApprovalDecision
     from llm_do.runtime.durable.record_format import LlmDoJson, RecordedStepFailed
 
     codec = LlmDoJson()

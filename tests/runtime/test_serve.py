@@ -27,8 +27,8 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from llm_do.runtime.approvals import ApprovalDecision
-from llm_do.runtime.mcp_approvals import DECLINED, NO_CHOICE, decision_of
+from llm_do.runtime.approvals.decisions import ApprovalDecision
+from llm_do.runtime.mcp.approvals import DECLINED, NO_CHOICE, decision_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.events import of_kind, read_events
 from tests.support.processes import alive
@@ -268,8 +268,8 @@ def test_the_client_is_asked_what_every_approver_is_asked_and_must_choose(build,
     process, with the 2026-era client, whose question comes back in the call's result."""
     from llm_do.cli.options import RunOptions
     from llm_do.cli.session import prepare_run
-    from llm_do.runtime import mcp_server
     from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.mcp import server as mcp_server
 
     climb = "docs/" + "release-notes/" * 8 + "../" * 9 + "tools.py"
     write = {"tool_calls": [{"tool": "write_file", "args": {"path": climb, "content": "import os\n"}}]}
@@ -566,8 +566,8 @@ def test_a_question_nobody_answers_in_time_stops_its_run(py_bundle: Path, script
     """In-process (the wait is shortened): a 2026-era client that never comes back with an answer."""
     from llm_do.cli.options import RunOptions
     from llm_do.cli.session import prepare_run
-    from llm_do.runtime import mcp_server
     from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.mcp import server as mcp_server
 
     monkeypatch.setattr(mcp_server, "ANSWER_WAIT", 0.2)
     events = tmp_path / "events.jsonl"

@@ -18,7 +18,7 @@ from pydantic_ai import TextPart, ToolCallPart
 
 from llm_do.bundle.views import SchemaSpec, ToolBinding, WorkerSpec
 from llm_do.runtime import Runtime, RuntimeConfig
-from llm_do.runtime.approvals import ApprovalDecision, ApprovalRequest, Approver, approve_all
+from llm_do.runtime.approvals.decisions import ApprovalDecision, ApprovalRequest, Approver, approve_all
 from llm_do.runtime.call_scope import CallFrame
 from llm_do.runtime.taint import (
     EMPTY,

@@ -18,8 +18,8 @@ from typing import IO, Any
 
 import pytest
 
-from llm_do.runtime.approvals import ApprovalRequest
-from llm_do.runtime.terminal_prompt import render_question
+from llm_do.runtime.approvals.decisions import ApprovalRequest
+from llm_do.runtime.approvals.terminal import render_question
 from llm_do.toolkit.hooks import Decisive
 from tests.support.cli import worker
 from tests.support.events import of_kind, read_events

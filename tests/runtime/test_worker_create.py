@@ -222,7 +222,7 @@ class EditedAtTheTerminal:
 
         import click
 
-        from llm_do.runtime import terminal_prompt
+        from llm_do.runtime.approvals import terminal as terminal_prompt
 
         self.asked = io.StringIO()
         self.shown: list[str] = []

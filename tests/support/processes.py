@@ -60,9 +60,9 @@ heavy = sorted(
                                "uvicorn", "starlette", "fastmcp", "cryptography")
         or m == "llm_do.provenance.signing"
         or m in ("pydantic_ai.mcp", "llm_do.runtime.toolsets.mcp", "llm_do.runtime.toolsets.mcp_transport")
-        or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch", "llm_do.runtime.telemetry",
-                         "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp_server", "llm_do.runtime.mcp_approvals",
-                         "llm_do.runtime.mcp_served_run", "llm_do.runtime.recording", "llm_do.cli.testing", "llm_do.cli.recording",
+        or m.startswith(("opentelemetry.sdk", "opentelemetry.exporter", "llm_do.runtime.batch.runs", "llm_do.runtime.telemetry",
+                         "llm_do.cli.display.", "llm_do.cli.commands.batch", "llm_do.cli.durable", "llm_do.runtime.mcp.server", "llm_do.runtime.mcp.approvals",
+                         "llm_do.runtime.mcp.served_run", "llm_do.runtime.recording", "llm_do.cli.testing", "llm_do.cli.recording",
                          "llm_do.cli.commands.test")))
     and m not in PYDANTIC_AI_BRINGS
 )

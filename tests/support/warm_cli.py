@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PRELOAD = ("llm_do.cli.main", "llm_do.cli.session", "pydantic_ai",
-           "llm_do.cli.commands.serve", "llm_do.runtime.mcp_server", "mcp.server.stdio", "mcp.server.lowlevel",
+           "llm_do.cli.commands.serve", "llm_do.runtime.mcp.server", "mcp.server.stdio", "mcp.server.lowlevel",
            "llm_do.cli.commands.exec", "llm_do.cli.commands.runs", "llm_do.cli.durable_run", "llm_do.runtime.durable.dbos")
 """What the parent imports once: the CLI, and what `serve` and a durable `exec` or `resume` import
 when they start."""

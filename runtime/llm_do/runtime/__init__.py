@@ -25,13 +25,13 @@ _EXPORTS: dict[str, str] = {
     "RuntimeConfig": "config",
     "CallContext": "call_scope",
     "CallFrame": "call_scope",
-    "ApprovalDecision": "approvals",
-    "ApprovalRequest": "approvals",
-    "approve_all": "approvals",
-    "reject_all": "approvals",
-    "strict": "approvals",
-    "approve_all_callback": "approvals",
-    "strict_mode_callback": "approvals",
+    "ApprovalDecision": "approvals.decisions",
+    "ApprovalRequest": "approvals.decisions",
+    "approve_all": "approvals.decisions",
+    "reject_all": "approvals.decisions",
+    "strict": "approvals.decisions",
+    "approve_all_callback": "approvals.decisions",
+    "strict_mode_callback": "approvals.decisions",
     "Services": "services",
     "ServiceProblem": "services",
     "Reference": "references",
@@ -57,7 +57,7 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .api import call_worker, call_worker_async, create_worker, run_worker, run_worker_async
-    from .approvals import (
+    from .approvals.decisions import (
         ApprovalDecision,
         ApprovalRequest,
         approve_all,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
     from llm_do.bundle.views import WorkerSpec
 
-    from .approvals import ApprovalDecision, ApprovalRequest
+    from .approvals.decisions import ApprovalDecision, ApprovalRequest
     from .args import WorkerArgs
     from .bundle import LoadedBundle
     from .config import RuntimeConfig

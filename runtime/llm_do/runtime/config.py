@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
     from llm_do.bundle.views import WorkerSpec
 
-    from .approvals import ApprovalCallback
+    from .approvals.decisions import ApprovalCallback
     from .budget import Budget
     from .events import RuntimeEvent
     from .references import ReferenceStore

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from llm_do.bundle.views import WorkerSpec
 
-    from .approvals import ApprovalDecision, ApprovalRequest
+    from .approvals.decisions import ApprovalDecision, ApprovalRequest
     from .bundle import LoadedBundle
     from .call_scope import CallContext, RunHost
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .approvals import ApprovalRequest
+    from .approvals.decisions import ApprovalRequest
 
 
 @dataclass

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from llm_do.bundle.approval import ApprovalMode
     from llm_do.bundle.model import UsageLimitsNode
 
-    from .approvals import ApprovalDecision, ApprovalRequest, Approver
+    from .approvals.decisions import ApprovalDecision, ApprovalRequest, Approver
     from .durability import Durability
     from .events import RuntimeEvent
     from .references import References
@@ -125,7 +125,7 @@ class Runtime:
     def approver(self) -> Approver:
         """Made when a first call needs approval: a run of allowed tools never loads approvals."""
         if self._approver is None:
-            from .approvals import Approver
+            from .approvals.decisions import Approver
 
             self._approver = Approver(self.approval_mode, self.config.approval_callback, self.config.interactive)
         return self._approver
@@ -142,7 +142,7 @@ class Runtime:
 
     async def ask_approval(self, request: ApprovalRequest) -> tuple[ApprovalDecision, str]:
         """Ask now: the host's event stream, else the approver (mode, callback or terminal)."""
-        from .approvals import ApprovalDecision
+        from .approvals.decisions import ApprovalDecision
 
         approver = self.approver
         if self._stream is not None and approver.mode == "prompt" and approver.callback is None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .approvals import ApprovalDecision, ApprovalRequest, request_callback
+from .approvals.decisions import ApprovalDecision, ApprovalRequest, request_callback
 from .errors import CallRefused, InputProblem
 
 

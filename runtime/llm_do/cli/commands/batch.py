@@ -21,8 +21,8 @@ from ..params import BUNDLE
 from ..session import RunSession, run_session
 
 if TYPE_CHECKING:
-    from llm_do.runtime.batch import BatchInput, BatchResult
-    from llm_do.runtime.batch_results import ResultsFile
+    from llm_do.runtime.batch.results import ResultsFile
+    from llm_do.runtime.batch.runs.runs import BatchInput, BatchResult
 
 
 @click.command(name="batch")
@@ -51,8 +51,8 @@ def batch(bundle_file: Path, inputs: Path, results: Path, concurrency: int, retr
     writing), 3 bundle refused, 130 interrupted
     (inputs cut off get no line; a rerun runs them).
     """
-    from llm_do.runtime.batch import parse_inputs
-    from llm_do.runtime.batch_results import BatchIdentity, ResultsFile
+    from llm_do.runtime.batch.results import BatchIdentity, ResultsFile
+    from llm_do.runtime.batch.runs.runs import parse_inputs
     from llm_do.runtime.errors import InputProblem
 
     from ..results_lock import hold_results, release_results
@@ -105,7 +105,7 @@ def batch(bundle_file: Path, inputs: Path, results: Path, concurrency: int, retr
 
 def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int,
          record: Path | None) -> None:
-    from llm_do.runtime.batch import run_batch, run_one
+    from llm_do.runtime.batch.runs.runs import run_batch, run_one
     from llm_do.runtime.run_label import RUN_LABEL
 
     from ..display.batch_progress import reporter
@@ -126,7 +126,7 @@ def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concur
 
 async def _recorded(session: RunSession, item: BatchInput, record: Path) -> BatchResult:
     """One input's run recorded as a cassette of its own (`DIR/WORKER.line-N.json`)."""
-    from llm_do.runtime.batch import run_one
+    from llm_do.runtime.batch.runs.runs import run_one
     from llm_do.runtime.runtime import Runtime
 
     from ..recording import Recording

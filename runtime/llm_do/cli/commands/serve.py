@@ -29,7 +29,7 @@ from ..session import run_session
 
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
-    from llm_do.runtime.mcp_server import BundleServer
+    from llm_do.runtime.mcp.server import BundleServer
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -115,7 +115,7 @@ def serve(bundle_file: Path, http: str | None, allow_remote: bool, workers: str 
     except ImportError:
         raise CliError("llm-do serve needs the `mcp` package: pip install 'llm-do[mcp]'", ExitCode.FAILED) from None
     with run_session(bundle, opts, interactive=False, children="always") as session:
-        from llm_do.runtime.mcp_server import BundleServer
+        from llm_do.runtime.mcp.server import BundleServer
 
         served = BundleServer(bundle, session.config, names, "client" if approvals_via_client else "nobody")
         try:

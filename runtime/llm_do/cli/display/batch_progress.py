@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from llm_do.runtime.batch import BatchResult
-    from llm_do.runtime.batch_results import ResultsFile
+    from llm_do.runtime.batch.results import ResultsFile
+    from llm_do.runtime.batch.runs.runs import BatchResult
 
 
 class BatchProgress:

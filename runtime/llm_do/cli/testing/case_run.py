@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from llm_do.bundle.approval import ApprovalMode
-    from llm_do.runtime.approvals import ApprovalDecision, ApprovalRequest
+    from llm_do.runtime.approvals.decisions import ApprovalDecision, ApprovalRequest
     from llm_do.runtime.bundle import LoadedBundle
     from llm_do.runtime.config import RuntimeConfig
     from llm_do.runtime.recording.cassette import Cassette
@@ -370,7 +370,7 @@ def _placeholder() -> Model:
 
 
 def _recorded_answers(replayer: Replayer, unanswered: list[str]) -> Callable[[ApprovalRequest], ApprovalDecision]:
-    from llm_do.runtime.approvals import ApprovalDecision
+    from llm_do.runtime.approvals.decisions import ApprovalDecision
 
     def answer(request: ApprovalRequest) -> ApprovalDecision:
         recorded = replayer.recorded_approval(request.tool)

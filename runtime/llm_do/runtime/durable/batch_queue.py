@@ -29,7 +29,7 @@ from dbos import DBOS, SetWorkflowID
 
 from llm_do.toolkit.processes import pid_alive
 
-from ..batch import BatchInput, BatchResult
+from ..batch.runs import BatchInput, BatchResult
 from ..runtime import Runtime
 from .dbos import durability_of, sibling
 from .names import short_digest

@@ -238,7 +238,7 @@ class DbosDurability:
         return StepToolset(toolset, prefix=self.prefix(spec.name), spec=spec, inline=inline)
 
     async def approve(self, runtime: RunHost, request: Any, ask: Any) -> tuple[Any, str]:
-        from ..approvals import ApprovalDecision
+        from ..approvals.decisions import ApprovalDecision
 
         config = runtime.config
         if runtime.approval_mode != "prompt" or self.answer_here or (

@@ -27,7 +27,7 @@ from pydantic_ai.exceptions import ModelRetry, ToolFailed
 
 from llm_do.bundle.errors import LlmDoError
 
-from ..approvals import ApprovalDecision
+from ..approvals.decisions import ApprovalDecision
 from ..budget import BudgetSpent
 from ..errors import CallRefused, RunFailed
 

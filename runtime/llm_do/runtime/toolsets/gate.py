@@ -40,7 +40,7 @@ from ..errors import RUN_ENDING, RunFailed
 from ..python_calls import python_running, worker_caller
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalDecision, ApprovalRequest
+    from ..approvals.decisions import ApprovalDecision, ApprovalRequest
 
 RESULT_PREVIEW = 2000
 _STRICTNESS: tuple[Action, ...] = (ALLOW, ASK, DENY)
@@ -170,7 +170,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         """The request naming exactly what would run: the worker, the toolset (its bundle key and
         this worker's settings for it), the tool, the arguments as the toolset normalizes them, and
         as every approver is shown them; `flow`: why the taint guard asks, if it does."""
-        from ..approvals import ApprovalRequest
+        from ..approvals.decisions import ApprovalRequest
 
         key = self._toolset_key(name, tool)
         settings = next((dict(u.settings) for u in self.spec.toolsets if key is not None and u.toolset == key), {})

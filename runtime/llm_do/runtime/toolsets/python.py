@@ -99,7 +99,7 @@ def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) 
                              "not a toolset or a toolset factory")
     if use.opaque_approval is None:
         return value if isinstance(value, AbstractToolset) else DynamicToolset(value, per_run_step=False, id=node["name"])
-    from ..toolset_approvals import factory_with_approvals, with_approvals
+    from ..approvals.opaque_toolsets import factory_with_approvals, with_approvals
 
     if isinstance(value, AbstractToolset):
         return with_approvals(value, use.opaque_approval, node["name"])

@@ -1,6 +1,6 @@
 """Asking the person at the terminal whether a tool call may run.
 
-The question is the description every approver gets (`approval_question`): the worker and its
+The question is the description every approver gets (`question`): the worker and its
 depth, the tool, each argument as the rules judge it (a path relative to the toolset's root, with
 the root beside it) and, for long text such as a file's content, its size and first lines, with
 `v` to see all of it. Enter alone answers nothing (the question is asked again); the answer is
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any, Literal, NamedTuple, Protocol
 
-from .approval_question import printable
+from .question import printable
 
 
 class AskedCall(Protocol):
@@ -47,7 +47,7 @@ CHOICES = "[y] approve once  [s] approve for this run  [n] deny  [r] revise with
 
 def render_question(request: AskedCall, full: bool = False) -> str:
     """The whole question but the choices: the description every approver gets
-    (`approval_question`), all of it with `full` (`v`)."""
+    (`question`), all of it with `full` (`v`)."""
     return f"llm-do: approval needed: {request.describe(full)}"
 
 

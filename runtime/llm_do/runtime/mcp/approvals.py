@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .approvals import ApprovalDecision, ApprovalRequest
+from ..approvals.decisions import ApprovalDecision, ApprovalRequest
 
 NOT_GIVEN = ("approval was not given: this MCP server asks no one (start `llm-do serve` with --approve-all, "
              "or with --approvals-via-client for a client that supports elicitation)")

@@ -21,12 +21,12 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .bundle import BundleRefused, LoadedBundle
-from .config import RuntimeConfig
-from .errors import InputProblem, failure_line
+from ..bundle import BundleRefused, LoadedBundle
+from ..config import RuntimeConfig
+from ..errors import InputProblem, failure_line
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from ..runtime import Runtime
 
 
 class InputsProblem(InputProblem):
@@ -91,8 +91,8 @@ async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput,
     """One input's run (on `runtime`, a durable batch's, else a fresh `Runtime`). A bundle refused
     mid-run (unverified Python) is every input's problem, so it ends the batch; every other failure
     is this input's."""
-    from .calls import usage_dict
-    from .runtime import Runtime
+    from ..calls import usage_dict
+    from ..runtime import Runtime
 
     runtime = runtime or Runtime(bundle, config)
     try:
@@ -101,7 +101,7 @@ async def run_one(bundle: LoadedBundle, config: RuntimeConfig, item: BatchInput,
         raise
     except Exception as exc:
         return BatchResult(item.line, None, failure_line(exc), usage_dict(runtime.usage))
-    from .events import jsonable
+    from ..events import jsonable
 
     return BatchResult(item.line, jsonable(result.output), None, result.usage)
 

@@ -5,7 +5,7 @@ returns the worker's output as text, and as structured content too when the work
 schema. Each call is its own `Runtime` run on one shared configuration, so a script's turns are
 consumed in order across the server's lifetime. While a call runs, its runtime events become
 progress notifications; a client's cancellation stops the run. A run asking a client of the
-2026-07-28 protocol for approval outlives the request that started it (`mcp_served_run`).
+2026-07-28 protocol for approval outlives the request that started it (`served_run`).
 Imported only by `llm-do serve`.
 """
 
@@ -27,12 +27,12 @@ from llm_do.bundle.version import VERSION
 from llm_do.bundle.views import WorkerSpec, shortened
 from llm_do.toolkit.processes import children, kill_new_descendants
 
-from .mcp_served_run import ServedRun
+from .served_run import ServedRun
 
 if TYPE_CHECKING:
-    from .bundle import LoadedBundle
-    from .config import RuntimeConfig
-    from .events import RuntimeEvent
+    from ..bundle import LoadedBundle
+    from ..config import RuntimeConfig
+    from ..events import RuntimeEvent
 
 ApprovalsFrom = Literal["nobody", "client"]
 ANSWER_WAIT = 600.0
@@ -76,7 +76,7 @@ class ProgressNotifier:
         self._task = asyncio.ensure_future(self._drain())
 
     def emit(self, event: RuntimeEvent) -> None:
-        from .event_text import describe
+        from ..event_text import describe
 
         message = describe(event.to_dict()).progress
         if message is not None:
@@ -190,8 +190,8 @@ class BundleServer:
     def _runtime(self, run: ServedRun, progress: ProgressNotifier) -> Any:
         """A run of its own for this call: the shared configuration, plus this call's progress
         and, with `--approvals-via-client`, its client to ask."""
-        from .mcp_approvals import ClientApprover, refuse_unasked
-        from .runtime import Runtime
+        from ..runtime import Runtime
+        from .approvals import ClientApprover, refuse_unasked
 
         listeners = [f for f in (self.config.on_event, progress.emit) if f is not None]
         self._calls += 1
@@ -216,8 +216,8 @@ class BundleServer:
     @staticmethod
     def _failure(worker: str, exc: BaseException) -> str:
         """One line for the client, and the same on stderr for whoever runs the server."""
-        from .bundle import BundleRefused
-        from .errors import InputProblem, failure_line, innermost
+        from ..bundle import BundleRefused
+        from ..errors import InputProblem, failure_line, innermost
 
         inner = innermost(exc)
         if isinstance(inner, (InputProblem, BundleRefused)):

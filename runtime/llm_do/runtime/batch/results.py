@@ -25,8 +25,8 @@ from typing import IO, Any, NamedTuple
 
 from llm_do.toolkit.files import atomic_write
 
-from .batch import BatchResult
-from .errors import InputProblem
+from ..errors import InputProblem
+from .runs import BatchResult
 
 HEADER_KEY = "llm_do_batch"
 

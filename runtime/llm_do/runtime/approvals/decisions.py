@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from llm_do.bundle.approval import ApprovalMode
 
-from .run_label import RUN_LABEL
+from ..run_label import RUN_LABEL
 
 FLOW_ASKED = "accept the flow in project.json (flows.accept) to let such a call through unasked"
 
@@ -62,16 +62,16 @@ class ApprovalRequest:
         return self.args if self.normalized_args is None else self.normalized_args
 
     def describe(self, full: bool = False) -> str:
-        """The description every approver gets (`approval_question`): the worker, its depth, the
+        """The description every approver gets (`question`): the worker, its depth, the
         tool and its toolset, then each argument as the rules judge it, paths and commands whole,
         long text as its size and first lines (all of it with `full`)."""
-        from .approval_question import describe_call
+        from .question import describe_call
 
         return describe_call(self, self.shown_args(), full)[0]
 
     def leaves_out(self) -> bool:
         """Whether `describe()` summarizes something `describe(full=True)` shows."""
-        from .approval_question import describe_call
+        from .question import describe_call
 
         return describe_call(self, self.shown_args())[1]
 
@@ -211,7 +211,7 @@ class Approver:
         if self.remembered(request):
             return ApprovalDecision(True, "session"), "session"
         if self.callback is not None:
-            from .host_callbacks import awaited, call_host, callback_failed
+            from ..host_callbacks import awaited, call_host, callback_failed
 
             decision = call_host("approval_callback", self.callback, request)
             if inspect.isawaitable(decision):
@@ -220,7 +220,7 @@ class Approver:
                 raise callback_failed("approval_callback", f"returned {type(decision).__name__}, not an ApprovalDecision")
             by = "callback"
         elif self.interactive:
-            from .terminal_prompt import Revision, ask_on_terminal
+            from .terminal import Revision, ask_on_terminal
 
             answer = await ask_on_terminal(request)
             if isinstance(answer, dict):
