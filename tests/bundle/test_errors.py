@@ -58,7 +58,7 @@ def test_the_usage_problems_are_input_problems() -> None:
     from llm_do.compiler.bundle_inputs import BundleInputProblem
     from llm_do.compiler.stages.load import ProjectNotFound
     from llm_do.runtime.durable.db_url import DbUrlProblem
-    from llm_do.runtime.durable.records import RecordProblem
+    from llm_do.runtime.durable.runs import RecordProblem
     from llm_do.runtime.script import ScriptProblem
     from llm_do.runtime.services import ServiceProblem
 

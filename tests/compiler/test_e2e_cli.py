@@ -103,7 +103,7 @@ def test_broken_front_matter_has_no_traceback(tmp_path: Path) -> None:
 
 ONLY_WHEN_USED = (
     # introspection and MCP listing: only for a project with Python or MCP servers
-    "llm_do.compiler.facts.records", "llm_do.compiler.facts.subprocess_runner", "llm_do.compiler.facts.static_reader",
+    "llm_do.compiler.facts.answers", "llm_do.compiler.facts.subprocess_runner", "llm_do.compiler.facts.static_reader",
     # the MCP server checks and the entry function's resolution: only for a project with servers, an entry function
     "llm_do.compiler.stages.mcp_servers", "llm_do.compiler.stages.resolve_entry",
     # stdlib toolsets the project's workers do not use (it uses filesystem_project_ro)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler.facts import fork_client
+from llm_do.compiler.facts.answers import ClassRequest, Facts, Request
 from llm_do.compiler.facts.preloaded_modules import ROOT, Preloaded
-from llm_do.compiler.facts.records import ClassRequest, Facts, Request
 from llm_do.compiler.facts.subprocess_runner import introspect
 from llm_do.compiler.pipeline import compile_project
 from tests.support.cli import write_project
@@ -259,7 +259,7 @@ SCRIPT = textwrap.dedent('''
     import sys, time
     from pathlib import Path
     from llm_do.compiler.facts import fork_client
-    from llm_do.compiler.facts.records import Request
+    from llm_do.compiler.facts.answers import Request
     from llm_do.compiler.facts.subprocess_runner import introspect
     root = Path(sys.argv[1])
     facts = introspect(Request(root=str(root), python_files=["tools.py"], classes=[]), root)

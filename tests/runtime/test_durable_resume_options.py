@@ -36,7 +36,7 @@ def test_the_printed_resume_runs_as_printed(durable_project: Path, tmp_path: Pat
     rid = run_id(first.stderr)
     assert _printed_resume(first.stderr) == ["resume", rid, "--db", db]
 
-    from llm_do.runtime.durable.records import Records
+    from llm_do.runtime.durable.runs import Records
 
     records = Records(db)
     try:

@@ -54,7 +54,7 @@ heavy = sorted(
     if (m == "llm_do.compiler" or m.startswith("llm_do.compiler.") or m == "llm_do.runtime.events"
         or m in ("llm_do.runtime.services", "llm_do.runtime.references", "llm_do.runtime.taint", "llm_do.runtime.budget")
         or m.startswith("llm_do.pricing")
-        or m in ("llm_do.runtime.session", "llm_do.runtime.conversation_store", "llm_do.cli.commands.chat")
+        or m in ("llm_do.runtime.conversation", "llm_do.runtime.conversation_store", "llm_do.cli.commands.chat")
         or m.startswith("llm_do.runtime.durable") or m.startswith("pydantic_ai.durable_exec")
         or m.split(".")[0] in ("jinja2", "lark", "networkx", "yaml", "rich", "dbos", "sqlalchemy", "mcp", "mcp_types",
                                "uvicorn", "starlette", "fastmcp", "cryptography")

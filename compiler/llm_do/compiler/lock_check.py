@@ -29,7 +29,7 @@ from .stages.load import ProjectNotFound, find_project
 from .syntax.sources import Unreadable, read_regular_file
 
 if TYPE_CHECKING:
-    from .facts.records import McpServerFact
+    from .facts.answers import McpServerFact
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""
@@ -93,7 +93,7 @@ def _servers_as_locked(data: bytes) -> dict[str, McpServerFact]:
     """The tools of the lock's MCP servers as it lists them, for a build that starts none: the run
     checks each server's live tools against the lock as it starts it (`llm_do.runtime.toolsets.mcp`),
     and a server not required starts only when used."""
-    from .facts.records import McpServerFact, McpToolFact
+    from .facts.answers import McpServerFact, McpToolFact
 
     try:
         toolsets = json.loads(data).get("toolsets") or {}

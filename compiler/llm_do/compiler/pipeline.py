@@ -31,7 +31,7 @@ from .syntax.sources import normalized
 from .syntax.worker_forms import default_worker_name
 
 if TYPE_CHECKING:
-    from .facts.records import McpServerFact
+    from .facts.answers import McpServerFact
 
 
 @dataclass

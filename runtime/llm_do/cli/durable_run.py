@@ -24,7 +24,7 @@ from .session import RunSession, run_session
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
     from llm_do.runtime.durable.budget_ledger import SharedBudget
-    from llm_do.runtime.durable.records import RunRecord
+    from llm_do.runtime.durable.runs import RunRecord
     from llm_do.runtime.runtime import Runtime
 
 
@@ -127,7 +127,7 @@ def share_budget(session: RunSession, url: str, key: str, *, spent_by: str) -> S
 
 def read_run(url: str, run_id: str) -> RunRecord:
     """The run's record; a RecordProblem (no such run or database) is a usage error (exit 2, cli/main.py)."""
-    from llm_do.runtime.durable.records import Records
+    from llm_do.runtime.durable.runs import Records
 
     records = Records(url)
     try:

@@ -17,7 +17,7 @@ _EXPORTS: dict[str, str] = {
     "AgentArgs": "args",
     "Runtime": "runtime",
     "RunResult": "runtime",
-    "Conversation": "session",
+    "Conversation": "conversation",
     "RunFailed": "errors",
     "InputProblem": "errors",
     "CallRefused": "errors",
@@ -71,13 +71,13 @@ if TYPE_CHECKING:
     from .bundle import BundleRefused, load_bundle
     from .call_scope import CallContext, CallFrame, WorkerHandle
     from .config import RuntimeConfig
+    from .conversation import Conversation
     from .created_workers import DefinitionProblem
     from .errors import CallRefused, InputProblem, RunFailed
     from .references import InMemoryReferenceStore, Reference, References, ReferenceStore, UnknownReference
     from .runtime import RunResult, Runtime
     from .seed_api import ApprovalController, WorkerCreationDefaults, WorkerSpec
     from .services import ServiceProblem, Services
-    from .session import Conversation
 
 
 def __getattr__(name: str) -> Any:

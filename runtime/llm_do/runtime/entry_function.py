@@ -22,7 +22,7 @@ from .call_scope import CallContext, CallFrame, RunHost, WorkerHandle
 from .entry_signature import EntrySignatureProblem, entry_params
 from .errors import CallRefused, InputProblem, RunFailed
 from .inputs import WorkerInputProblem, normalize_input
-from .python_calls import PythonCaller, python_running
+from .worker_calls_from_python import PythonCaller, python_running
 
 if TYPE_CHECKING:
     from llm_do.bundle.model import EntryFunctionNode

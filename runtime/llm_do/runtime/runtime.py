@@ -25,7 +25,7 @@ from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
 from .metering import DEFAULT_REQUEST_LIMIT, RunMeter
-from .python_calls import check_python_call, running_frame
+from .worker_calls_from_python import check_python_call, running_frame
 
 if TYPE_CHECKING:
     from pydantic_ai.usage import UsageLimits
@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from llm_do.bundle.model import UsageLimitsNode
 
     from .approvals.decisions import ApprovalDecision, ApprovalRequest, Approver
+    from .conversation import Conversation
     from .durability import Durability
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
-    from .session import Conversation
     from .taint import FlowGuard
 
 __all__ = ["RunResult", "Runtime", "usage_dict"]
@@ -380,7 +380,7 @@ class Runtime:
         """A conversation with the entry worker (or `worker`) on this runtime: `send(message)` runs
         one turn with the history so far. `thread` (an id) keeps it in the bundle directory's
         `.llm-do/threads/ID.json` and continues it from there."""
-        from .session import Conversation
+        from .conversation import Conversation
 
         return Conversation(self, thread=thread, worker=worker)
 

@@ -51,7 +51,7 @@ from llm_do.toolkit.files import atomic_write
 from llm_do.toolkit.user_state import folder_secret, signature
 
 if TYPE_CHECKING:
-    from .records import Facts, Request
+    from .answers import Facts, Request
 
 FORMAT = 2
 MAX_BYTES = 64 * 1024 * 1024
@@ -82,7 +82,7 @@ class IntrospectionCache:
         """The cached answer to `request` whose checks all still hold; None when there is none."""
         from pydantic import ValidationError  # a project without Python never asks: its build loads no pydantic records
 
-        from .records import Facts
+        from .answers import Facts
 
         material = _key_material(request)
         path = self._entry_path(material)

@@ -27,8 +27,7 @@ from llm_do.provenance.import_checks import file_stamp
 from llm_do.runtime.args import WorkerArgs
 from llm_do.toolkit import user_code
 
-from .project_reads import ProjectReads
-from .records import (
+from .answers import (
     ArgsCheck,
     ClassFact,
     ClassRequest,
@@ -42,6 +41,7 @@ from .records import (
     ToolFact,
     ToolsetFact,
 )
+from .project_reads import ProjectReads
 
 
 def _rel(root: Path, filename: str | None) -> str | None:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from .records import McpFacts, McpRequest, McpServerFact, McpToolFact
+from .answers import McpFacts, McpRequest, McpServerFact, McpToolFact
 
 STOP_GRACE = 5.0
 """Past its start time limit, how long a server's listing may take to stop it (the `mcp` client

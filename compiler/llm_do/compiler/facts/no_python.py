@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
-    from .records import ArgsCheck, ClassFact, Facts, FunctionFact, ImportEnvironment, ModuleFact, PyError
+    from .answers import ArgsCheck, ClassFact, Facts, FunctionFact, ImportEnvironment, ModuleFact, PyError
 
 
 @dataclass(frozen=True)

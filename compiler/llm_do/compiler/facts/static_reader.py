@@ -14,7 +14,7 @@ from llm_do.bundle.names import SERVICE_KIND, service_name_problem
 from llm_do.toolkit import user_code
 
 from ..syntax.sources import SourceMap
-from .records import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
+from .answers import ClassFact, ClassRequest, Facts, ModuleFact, PyError, ToolFact, ToolsetFact
 from .static_description import description_of, parameter_descriptions
 from .static_signature import parameters_of
 

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from llm_do.bundle.regular_files import read_regular_file
 
 from . import fork_client
-from .records import Facts, McpFacts, McpRequest, McpServerFact, PyError, Request
+from .answers import Facts, McpFacts, McpRequest, McpServerFact, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
 MOMENTARY_FAILURES = frozenset({"Y002", "Y005"})

@@ -19,8 +19,8 @@ from .load import LoadedProject
 from .parse import ParsedWorker
 
 if TYPE_CHECKING:
+    from ..facts.answers import ClassRequest
     from ..facts.cache import IntrospectionCache
-    from ..facts.records import ClassRequest
 
 
 @dataclass
@@ -80,7 +80,7 @@ def introspect(
     python_files = [*project.python_files, *project.directory_python]
     if not python_files and not refs.refs and entry_function is None:
         return NoPython(imported=import_python)
-    from ..facts.records import ClassRequest, FunctionRequest, Request
+    from ..facts.answers import ClassRequest, FunctionRequest, Request
     from ..facts.static_reader import read_statically
     from ..facts.subprocess_runner import introspect as run_child
 

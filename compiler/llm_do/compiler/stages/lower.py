@@ -44,7 +44,7 @@ from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
 
 if TYPE_CHECKING:
-    from ..facts.records import ClassFact
+    from ..facts.answers import ClassFact
     from .mcp_servers import McpServerInfo
 
 Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)

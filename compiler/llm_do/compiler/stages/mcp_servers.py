@@ -22,7 +22,7 @@ from ..syntax.manifest import McpServer
 from .load import LoadedProject
 
 if TYPE_CHECKING:
-    from ..facts.records import McpFacts, McpServerFact, McpToolFact
+    from ..facts.answers import McpFacts, McpServerFact, McpToolFact
 
 CREDENTIAL_KEY = re.compile(r"key|token|secret|passw|auth|cookie|credential", re.IGNORECASE)
 """Names of `env` and `headers` entries whose values are credentials, to be given as `${VAR}`."""
@@ -68,7 +68,7 @@ def list_servers(project: LoadedProject, *, import_python: bool,
     unreached = sorted(remote - known.keys()) if listed is not None else []
     if not servers and not known and not unreached:
         return None
-    from ..facts.records import McpFacts, McpRequest, McpServerFact  # a project without servers loads neither
+    from ..facts.answers import McpFacts, McpRequest, McpServerFact  # a project without servers loads neither
     from ..facts.subprocess_runner import list_mcp_servers
 
     facts = list_mcp_servers(McpRequest(root=str(project.root), servers=servers, start_timeout=start_timeout()),

@@ -28,8 +28,8 @@ from .worker_names import name_clash
 
 if TYPE_CHECKING:
     from ..approvals.params import ToolParams
+    from ..facts.answers import McpFacts, ModuleFact
     from ..facts.no_python import ProjectFacts
-    from ..facts.records import McpFacts, ModuleFact
     from .mcp_servers import McpServerInfo
 
 

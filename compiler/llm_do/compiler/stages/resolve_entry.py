@@ -17,7 +17,7 @@ from ..syntax.schema_refs import SchemaRef
 from .load import LoadedProject
 
 if TYPE_CHECKING:
-    from ..facts.records import FunctionFact
+    from ..facts.answers import FunctionFact
 
 
 @dataclass

@@ -18,8 +18,8 @@ from .parse import ParsedWorker
 if TYPE_CHECKING:
     from ..approvals.nodes import ApprovalRule
     from ..code.fingerprint import CodeIndex
+    from ..facts.answers import ClassFact, ModuleFact, ToolFact, ToolsetFact
     from ..facts.no_python import ProjectFacts
-    from ..facts.records import ClassFact, ModuleFact, ToolFact, ToolsetFact
     from ..flows.labels import LabelPolicy
     from .mcp_servers import McpServerInfo
     from .resolve_entry import ResolvedEntryFunction

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..errors import usage_problem
 
 if TYPE_CHECKING:
-    from llm_do.compiler.facts.records import McpServerFact
+    from llm_do.compiler.facts.answers import McpServerFact
     from llm_do.compiler.pipeline import CompileResult
     from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 

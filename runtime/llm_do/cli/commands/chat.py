@@ -6,7 +6,7 @@ arrives (in the live display when stderr is a terminal too), Ctrl-C cancels the 
 stdin, each reply on stdout, exit 0 at the end of input, so a conversation can be scripted; a turn
 that fails ends the chat as a failed run (exit 1).
 
-One Runtime and one run setup serve the whole conversation (runtime/session.py): approvals for
+One Runtime and one run setup serve the whole conversation (runtime/conversation.py): approvals for
 the session last, and a script's turns are consumed in order across the chat's turns.
 """
 
@@ -27,7 +27,7 @@ from ..session import print_output, run_failure, run_session, terminal_progress
 
 if TYPE_CHECKING:
     from llm_do.runtime.bundle import LoadedBundle
-    from llm_do.runtime.session import Conversation
+    from llm_do.runtime.conversation import Conversation
 
     from ..display.progress import Progress
     from ..display.reply import ReplyPrinter

@@ -20,7 +20,7 @@ from ..lock_options import LockOptions, lock_options
 from ..options import RunOptions, db_option, detach_option, run_options
 
 if TYPE_CHECKING:
-    from llm_do.runtime.durable.records import Records
+    from llm_do.runtime.durable.runs import Records
 
 
 @contextmanager
@@ -28,7 +28,7 @@ def _records(db: str | None) -> Iterator[Records]:
     """The runs database, open for one command and closed after it; what it cannot do (no such
     run, an approval already answered) is a RecordProblem: one line and exit 2 (cli/main.py)."""
     require_dbos()
-    from llm_do.runtime.durable.records import Records
+    from llm_do.runtime.durable.runs import Records
 
     records = Records(db_url(db))
     try:

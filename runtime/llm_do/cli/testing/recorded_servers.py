@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from llm_do.compiler.facts.records import McpServerFact
+    from llm_do.compiler.facts.answers import McpServerFact
 
 
 def recorded_listings(project: Path) -> dict[str, McpServerFact]:
     """Server name -> its tools as the first cassette (in case order) that recorded it listed them."""
-    from llm_do.compiler.facts.records import McpServerFact, McpToolFact
+    from llm_do.compiler.facts.answers import McpServerFact, McpToolFact
     from llm_do.compiler.stages.load import ProjectNotFound, find_project
     from llm_do.runtime.recording.cassette import CassetteRefused, read_cassette
 

@@ -115,7 +115,7 @@ def answer_queued(run_id: str, topic: str) -> bool:
     """Whether an answer to approval `topic` was sent to the run (consumed or not)."""
     from dbos._dbos import _get_dbos_instance
 
-    from .records import message_sent
+    from .runs import message_sent
 
     sys_db = _get_dbos_instance()._sys_db
     return message_sent(sys_db.engine, sys_db.tables, run_id, topic)  # no public API (RULES.md)

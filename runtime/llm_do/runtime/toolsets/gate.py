@@ -37,7 +37,7 @@ from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
 from ..call_scope import RUNNING_TOOL_CALL, CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
-from ..python_calls import python_running, worker_caller
+from ..worker_calls_from_python import python_running, worker_caller
 
 if TYPE_CHECKING:
     from ..approvals.decisions import ApprovalDecision, ApprovalRequest
