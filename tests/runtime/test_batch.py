@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_do.runtime.batch.runs.runs import BatchResult, InputsProblem, parse_inputs
+from llm_do.runtime.batch.runs import BatchResult, InputsProblem, parse_inputs
 
 from llm_do.runtime.batch.results import BatchIdentity, ResultsProblem, read_results
 from tests.support.batch import inputs_file, results_of

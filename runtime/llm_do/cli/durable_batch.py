@@ -16,7 +16,7 @@ import click
 
 if TYPE_CHECKING:
     from llm_do.runtime.batch.results import ResultsFile
-    from llm_do.runtime.batch.runs.runs import BatchInput, BatchResult
+    from llm_do.runtime.batch.runs import BatchInput, BatchResult
     from llm_do.runtime.runtime import Runtime
 
     from .session import RunSession
@@ -26,7 +26,7 @@ def run_durable_batch(session: RunSession, todo: list[BatchInput], store: Result
                       url: str, inputs_sha256: str, retry_failed: bool) -> None:
     """Work the batch's queue in DB_URL with this process's executor; failures are the session's
     to end (the processes a failed batch left are stopped there)."""
-    from llm_do.runtime.batch.runs.runs import run_one
+    from llm_do.runtime.batch.runs import run_one
     from llm_do.runtime.durable import dbos as durable
     from llm_do.runtime.durable.batch_queue import batch_prefix, executor_id, register_batch_workflow, work
     from llm_do.runtime.run_label import RUN_LABEL

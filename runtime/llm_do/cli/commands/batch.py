@@ -22,7 +22,7 @@ from ..session import RunSession, run_session
 
 if TYPE_CHECKING:
     from llm_do.runtime.batch.results import ResultsFile
-    from llm_do.runtime.batch.runs.runs import BatchInput, BatchResult
+    from llm_do.runtime.batch.runs import BatchInput, BatchResult
 
 
 @click.command(name="batch")
@@ -52,7 +52,7 @@ def batch(bundle_file: Path, inputs: Path, results: Path, concurrency: int, retr
     (inputs cut off get no line; a rerun runs them).
     """
     from llm_do.runtime.batch.results import BatchIdentity, ResultsFile
-    from llm_do.runtime.batch.runs.runs import parse_inputs
+    from llm_do.runtime.batch.runs import parse_inputs
     from llm_do.runtime.errors import InputProblem
 
     from ..results_lock import hold_results, release_results
@@ -105,7 +105,7 @@ def batch(bundle_file: Path, inputs: Path, results: Path, concurrency: int, retr
 
 def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concurrency: int, total: int,
          record: Path | None) -> None:
-    from llm_do.runtime.batch.runs.runs import run_batch, run_one
+    from llm_do.runtime.batch.runs import run_batch, run_one
     from llm_do.runtime.run_label import RUN_LABEL
 
     from ..display.batch_progress import reporter
@@ -126,7 +126,7 @@ def _run(session: RunSession, todo: list[BatchInput], store: ResultsFile, concur
 
 async def _recorded(session: RunSession, item: BatchInput, record: Path) -> BatchResult:
     """One input's run recorded as a cassette of its own (`DIR/WORKER.line-N.json`)."""
-    from llm_do.runtime.batch.runs.runs import run_one
+    from llm_do.runtime.batch.runs import run_one
     from llm_do.runtime.runtime import Runtime
 
     from ..recording import Recording

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from llm_do.runtime.batch.results import ResultsFile
-    from llm_do.runtime.batch.runs.runs import BatchResult
+    from llm_do.runtime.batch.runs import BatchResult
 
 
 class BatchProgress:
