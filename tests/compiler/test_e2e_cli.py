@@ -113,7 +113,7 @@ ONLY_WHEN_USED = (
     "difflib",
     # the approval rule grammar, condition checks and rule confinement: only for workers with approval rules
     "llm_do.compiler.approvals.nodes", "llm_do.compiler.approvals.grammar", "llm_do.compiler.approvals.check",
-    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
+    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.analysis.flows.rule_confinement",
     # the run options (frozen dataclasses, input handling): not for the commands that compile
     "llm_do.cli.options", "llm_do.cli.inputs",
     # the code index (`ast` fingerprints and effects of Python tools): only for a project with Python

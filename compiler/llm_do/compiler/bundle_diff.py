@@ -26,7 +26,10 @@ from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
-from .capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
+from .analysis.capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
+from .analysis.reach_text import rules_text, via_text
+from .analysis.rule_effects import Shift, same_rules, shifts
+from .analysis.rule_roots import rules_see_paths_in
 from .capability_diff import callers_of, capability_changes
 from .code_diff import code_changes
 from .cost_diff import cost_changes
@@ -45,9 +48,6 @@ from .diff_change import (
 )
 from .flow_diff import flow_changes
 from .mcp_diff import mcp_changes
-from .reach_text import rules_text, via_text
-from .rule_effects import Shift, same_rules, shifts
-from .rule_roots import rules_see_paths_in
 from .schema_diff import described, field_changes
 from .source_positions import position
 from .unread import Unread

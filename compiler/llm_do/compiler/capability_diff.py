@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .capabilities import ALLOW, GATES, LOCAL_KINDS, PROVIDER, Analysis, Reach, Step, kind_of
+from .analysis.capabilities import ALLOW, GATES, LOCAL_KINDS, PROVIDER, Analysis, Reach, Step, kind_of
+from .analysis.reach_text import gate_text, via_text
 from .diff_change import Change, Severity, Verb
-from .reach_text import gate_text, via_text
 
 
 def callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:

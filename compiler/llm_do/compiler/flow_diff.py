@@ -2,7 +2,7 @@
 longer covers it), a flow accepted, a label of a capability or of a folder changed (spec/diff.md,
 "Information flow"). Labels are those each side's analysis computed, declared or scanned.
 
-Both sides are analysed whole (`flows.trifecta`); a worker is reported where its flow forms, as
+Both sides are analysed whole (`trifecta`); a worker is reported where its flow forms, as
 the lint reports it, so a chain of callers does not repeat one flow.
 """
 
@@ -13,12 +13,11 @@ from typing import Any
 from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import ANY, EGRESS, LABELS
 
-from .capabilities import CUSTOM_PREFIX, Analysis, WorkerView
+from .analysis.capabilities import CUSTOM_PREFIX, Analysis, WorkerView
+from .analysis.flows.labels import python_labels, sorted_labels
+from .analysis.reach_text import gate_text, leg_text, via_text
+from .analysis.trifecta import Flow, acceptances_of, bundle_flows
 from .diff_change import Change
-from .flows.labels import python_labels, sorted_labels
-from .flows.text import leg_text
-from .flows.trifecta import Flow, acceptances_of, bundle_flows
-from .reach_text import gate_text, via_text
 
 
 def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str, WorkerView], dict[str, WorkerView]],

@@ -189,7 +189,7 @@ def _with_front_matter(node: dict[str, Any], rel: str, front_text: str, entry: l
     """Whether the worker's front matter parses with no problem, differs from the one of the pack's
     `entry` in `front_matter_edits.LOCAL_KEYS` alone, and passes the model checks with none; if
     so, the node has them as lower sets them."""
-    from ..worker_models import worker_model_problems
+    from ..analysis.worker_models import worker_model_problems
     from .front_matter_edits import local_keys, with_local_keys
 
     keys = local_keys(rel, front_text, entry[3])

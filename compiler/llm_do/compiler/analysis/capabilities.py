@@ -133,7 +133,7 @@ class Grant:
     via: str
     """What gives it in the owner: a tool, an opaque toolset, or the model (for `env:`)."""
     via_kind: str
-    """`tool`, `toolset` or `model` (`input` for the run's input, a leg of `flows.trifecta`)."""
+    """`tool`, `toolset` or `model` (`input` for the run's input, a leg of `trifecta`)."""
     gate: Gate
     labels: frozenset[str] = frozenset()
     """Its information-flow labels (`flows.labels`)."""
@@ -141,7 +141,7 @@ class Grant:
     """With conditional rules that confine the calls they allow to folders: the labels of those
     calls; the other labels come only with calls the gate's `approval` decides (`flows.rule_confinement`)."""
     source: str = ""
-    """For a leg of `flows.trifecta`: the capability that gives it."""
+    """For a leg of `trifecta`: the capability that gives it."""
 
 
 @dataclass
@@ -152,7 +152,7 @@ class WorkerView:
     grants: list[Grant] = field(default_factory=list)
     declassifies: bool = False
     """Its output can carry no free text (`llm_do.bundle.declassify`): its callers take in no
-    untrusted content from it (`flows.trifecta.leg_views` seals its untrusted leg)."""
+    untrusted content from it (`trifecta.leg_views` seals its untrusted leg)."""
     seals: frozenset[str] = frozenset()
     """Capabilities it holds that do not reach the workers calling it."""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from llm_do.bundle.flow import EGRESS, LABELS, PRIVATE, PUBLISHED, UNTRUSTED, folder_label
 
-from ..code.effects import NETWORK, PROCESS, WRITE
+from ...code.effects import NETWORK, PROCESS, WRITE
 
 LABEL_KINDS = frozenset(LABELS)
 """`private`, `untrusted`, `egress` as capability kinds: what a Python tool declares of itself."""

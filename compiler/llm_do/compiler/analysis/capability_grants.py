@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
+from ..provider_env import front_models, model_grants
 from .flows.grant_labels import (
     capability_labels,
     label_policy,
@@ -22,10 +23,9 @@ from .flows.grant_labels import (
     python_tool_labels,
 )
 from .flows.labels import NONE, sorted_labels
-from .provider_env import front_models, model_grants
 
 if TYPE_CHECKING:
-    from .stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
+    from ..stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
 
 CUSTOM = "custom"
 CALL = "call"

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.views import call_edges
 
-from .diagnostics import Location
+from ..diagnostics import Location
 
 if TYPE_CHECKING:
-    from .stages.resolved import ResolvedProject
+    from ..stages.resolved import ResolvedProject
 
 
 @dataclass

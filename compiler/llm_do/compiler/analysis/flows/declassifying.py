@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..stages.resolved import ResolvedWorker
+    from ...stages.resolved import ResolvedWorker
 
 
 def free_text_reason(worker: ResolvedWorker) -> str | None:

@@ -92,7 +92,7 @@ def unmatched_folders(root: str, keys: list[str]) -> Iterator[UnmatchedFolder]:
             elif os.path.isfile(os.path.join(root, parent, segment)):
                 yield UnmatchedFolder(key, file=True)
             elif names:
-                from ..suggest import closest
+                from ...suggest import closest
 
                 near = closest(segment, names)
                 if near is not None:

@@ -1,12 +1,20 @@
-"""A capability's path and gates in one line each, as `capabilities`, `diff` and the R rules say them.
+"""A capability's path and gates, and a flow's leg, in one line each, as `capabilities`, `diff`
+and the R rules say them.
 
-Text about an analysis result (`capabilities.Reach`), below both the check that warns about it
-(R001/R002) and the reports that list it.
+Text about an analysis result (`capabilities.Reach`, `trifecta.Leg`), below both the check that
+warns about it (R001/R002) and the reports that list it.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from llm_do.bundle.flow import INPUT
+
 from .capabilities import ALLOW, Reach, Step
+
+if TYPE_CHECKING:
+    from .trifecta import Leg
 
 
 def via_text(reach: Reach) -> str:
@@ -36,3 +44,10 @@ def gate_text(reach: Reach) -> str:
     if reach.gate == ALLOW:
         return "no approval"
     return f"{reach.gate} at " + ", ".join(_step_text(s) for s in reach.gated_steps)
+
+
+def leg_text(leg: Leg) -> str:
+    """`private fs.read:project/** via reader -> read_file [no approval]`; `untrusted: the run's input`."""
+    if leg.capability == INPUT:
+        return f"{leg.label}: the run's input"
+    return f"{leg.label}: {leg.capability} via {via_text(leg.reach)} [{gate_text(leg.reach)}]"

@@ -24,7 +24,7 @@ from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import EGRESS, INPUT, LABELS, PRIVATE, UNTRUSTED, covers, input_label
 from llm_do.bundle.views import entry_name
 
-from ..capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, Step, WorkerView, kind_of, plain_gate
+from .capabilities import GATES, OPEN, PROVIDER, Analysis, Gate, Grant, Reach, Step, WorkerView, kind_of, plain_gate
 
 LEG = "flow:"
 ASK_RANK = GATES.index(ASK)

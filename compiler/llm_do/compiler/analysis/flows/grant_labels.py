@@ -10,8 +10,8 @@ from .folders import folder_resolver
 from .labels import NONE, LabelPolicy, labels_of, mcp_labels, policy_of, python_labels
 
 if TYPE_CHECKING:
-    from ..code.fingerprint import TracedCode
-    from ..stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
+    from ...code.fingerprint import TracedCode
+    from ...stages.resolved import ResolvedProject, ResolvedTool, ResolvedWorker
 
 
 def label_policy(project: ResolvedProject) -> LabelPolicy:
@@ -27,8 +27,8 @@ def label_policy(project: ResolvedProject) -> LabelPolicy:
 def undeclared_tool_code(project: ResolvedProject, worker: ResolvedWorker, tool: ResolvedTool) -> TracedCode | None:
     """The code of an undeclared Python tool of the worker (its module's `TOOLS`, or the `TOOLSETS`
     toolset that builds it); None for a tool its module's `CAPABILITIES` declares, or no such code."""
-    from ..code.fingerprint import trace_tool, trace_toolset  # the code index: only for a project with Python
-    from ..code.project_index import project_code_index
+    from ...code.fingerprint import trace_tool, trace_toolset  # the code index: only for a project with Python
+    from ...code.project_index import project_code_index
 
     python_tool = project.python_tool(worker.name, tool.name)
     if python_tool is not None and python_tool.toolset_key == tool.toolset:
@@ -54,8 +54,8 @@ def opaque_python_labels(project: ResolvedProject, key: str, tool: str | None = 
     declared = toolset.module.capabilities
     if toolset.fact.name in declared or (tool is not None and tool in declared):
         return NONE
-    from ..code.fingerprint import trace_toolset  # the code index: only for a project with Python
-    from ..code.project_index import project_code_index
+    from ...code.fingerprint import trace_toolset  # the code index: only for a project with Python
+    from ...code.project_index import project_code_index
 
     return code_labels(trace_toolset(project_code_index(project), toolset.module.file, toolset.fact.name))
 

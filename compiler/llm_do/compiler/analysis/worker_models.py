@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from llm_do.bundle.names import matches_any, model_problem
 
-from .diagnostics import Diagnostic, Location, diagnostic
-from .syntax.limits import MAX_PATTERN_CHARS
+from ..diagnostics import Diagnostic, Location, diagnostic
+from ..syntax.limits import MAX_PATTERN_CHARS
 
 Locate = Callable[[tuple[str | int, ...], bool], Location]
 """Where a front matter value (False) or key (True) is, by its path."""

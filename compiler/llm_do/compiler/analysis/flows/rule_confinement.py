@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from llm_do.bundle.approval import ALLOW, ASK, DENY
 from llm_do.bundle.flow import EGRESS
 
-from ..approvals.nodes import ApprovalRule, Compare, Condition, Junction
+from ...approvals.nodes import ApprovalRule, Compare, Condition, Junction
 from .labels import LabelPolicy, labels_of, normalized_folder
 
 PATH_PARAM = ("path",)
