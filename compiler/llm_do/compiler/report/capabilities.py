@@ -21,7 +21,7 @@ from ..analysis.trifecta import Flow, Leg, bundle_flows
 from ..cost.bound import CostAnalysis, CostBound
 from ..cost.inputs import of_bundle
 from ..cost.text import bound_detail, bound_json, bound_summary, price_data_line
-from ..unread import NOT_EVALUATED, UNREAD_KEY, unread
+from ..diff.unread_sides import NOT_EVALUATED, UNREAD_KEY, unread
 from . import Renderers
 from .flow_text import flow_lines, flow_markdown
 

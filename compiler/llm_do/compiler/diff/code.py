@@ -17,10 +17,10 @@ from typing import Any
 from llm_do.bundle.model import CodeNode, CodePart
 from llm_do.bundle.views import entry_name
 
-from .code.effects import EFFECT_TEXT
-from .diff_change import Change, Severity, text_diff
-from .schema_diff import described, field_changes
-from .unread import unread_gate
+from ..code.effects import EFFECT_TEXT
+from .change import Change, Severity, text_diff
+from .schemas import described, field_changes
+from .unread_sides import unread_gate
 
 UNASKED = ("allow", "conditional")
 """Gates under which a tool runs with nobody asked (for some calls at least)."""
@@ -42,7 +42,7 @@ class Unit:
 
     @property
     def at(self) -> str:
-        """Where it is written (a `source_positions` key): its `def`, or a toolset's `TOOLSETS`."""
+        """Where it is written (a `diff.positions` key): its `def`, or a toolset's `TOOLSETS`."""
         if self.place is not None:
             return self.place
         function = self.code.get("function")

@@ -1,5 +1,5 @@
 """Where `capabilities` and `diff` get a bundle document from: a bundle.lock, a project directory
-(compiled in memory; `diff` also compares a bundle.lock in it with that build: `committed_lock`),
+(compiled in memory; `diff` also compares a bundle.lock in it with that build: `diff.committed_lock`),
 or `git:REV[:PATH]`, the project as committed at REV, exported to a temporary directory with `git
 archive` (the working tree is never touched), or the lock file PATH (`git:main:bundle.lock`) as
 committed at REV.
@@ -24,8 +24,8 @@ from llm_do.bundle import reader
 from llm_do.bundle.errors import BundleRefused, InputProblem, LlmDoError
 
 if TYPE_CHECKING:
-    from .pipeline import CompileResult
-    from .stages.resolved import ResolvedProject
+    from ..pipeline import CompileResult
+    from ..stages.resolved import ResolvedProject
 
 GIT_PREFIX = "git:"
 LOCK_SUFFIX = ".lock"
@@ -71,9 +71,9 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
     """The bundle document of the project at `project`; with `files_as`, its files are named that
     way (`git:REV:PATH/`) in messages instead of by a place on disk; with `committed` (`diff`), what
     its `bundle.lock`, if it has one that is not the build of its sources, holds instead
-    (`committed_lock`)."""
-    from .pipeline import compile_project
-    from .stages.load import ProjectNotFound
+    (`diff.committed_lock`)."""
+    from ..pipeline import compile_project
+    from ..stages.load import ProjectNotFound
 
     def named(text: str) -> str:
         return text.replace(f"{project}/", files_as).replace(str(project), files_as.rstrip("/:")) if files_as else text
@@ -88,11 +88,11 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
         raise ProjectHasErrors(label, result, files_as)
     doc = json.loads(result.bundle)
     if result.resolved is not None:
-        from .source_positions import POSITIONS_KEY, positions_of
+        from .positions import POSITIONS_KEY, positions_of
 
         doc[POSITIONS_KEY] = positions_of(result.resolved)
     if not import_python and result.resolved is not None:
-        from .unread import UNREAD_KEY
+        from .unread_sides import UNREAD_KEY
 
         doc[UNREAD_KEY] = _not_read(result.resolved)
     if committed:
@@ -105,7 +105,7 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
 
 
 def _not_read(resolved: ResolvedProject) -> dict[str, Any]:
-    """What the front matter and project.json say about what the text did not show (`unread.UNREAD_KEY`)."""
+    """What the front matter and project.json say about what the text did not show (`unread_sides.UNREAD_KEY`)."""
     workers = resolved.workers.items()
     return {
         "workers": {name: sorted(w.unknown_names) for name, w in workers if w.unknown_names},
@@ -126,7 +126,7 @@ def _syntax_hash(text: str) -> str | None:
     does not parse (its text then counts)."""
     import ast
 
-    from .code.module_code import digest, dump
+    from ..code.module_code import digest, dump
 
     try:
         return digest(dump(ast.parse(text)))

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .bundle_diff import BundleDiff, Change, placed
-from .diff_change import text_of
-from .unread import NOT_EVALUATED, UNREAD_KEY, Unread, unread
+from .bundle import BundleDiff, Change, placed
+from .change import text_of
+from .unread_sides import NOT_EVALUATED, UNREAD_KEY, Unread, unread
 
 
 def without_import(diff: BundleDiff, old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:

@@ -1,6 +1,6 @@
 """One change `llm-do diff` reports: what it is about, how risky, before and after (spec/diff.md).
 
-Shared by the analyses that find changes (`bundle_diff`, `code_diff`) and the renderers.
+Shared by the analyses that find changes (`diff.bundle`, `diff.code`) and the renderers.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Change:
     users: tuple[str, ...] = ()
     """The workers that run the code or read the text a `code` or `instructions` change is about."""
     at: str | None = None
-    """Where its cause is written, a key of `source_positions` (`rule:writer:write_file`,
+    """Where its cause is written, a key of `diff.positions` (`rule:writer:write_file`,
     `code:tools.py:_clean`): `file` and `line` come from it, on the new side (the old one when
     removed)."""
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .cost.bound import CostAnalysis, CostBound
-from .cost.inputs import of_bundle
-from .cost.text import bound_detail, bound_summary, gap_text
-from .diff_change import Change, Severity, Verb, text_of
+from ..cost.bound import CostAnalysis, CostBound
+from ..cost.inputs import of_bundle
+from ..cost.text import bound_detail, bound_summary, gap_text
+from .change import Change, Severity, Verb, text_of
 
 DEFAULT_RISE_FACTOR = 2.0
 

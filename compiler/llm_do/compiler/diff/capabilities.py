@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .analysis.capabilities import ALLOW, GATES, LOCAL_KINDS, PROVIDER, Analysis, Reach, Step, kind_of
-from .analysis.reach_text import gate_text, via_text
-from .diff_change import Change, Severity, Verb
+from ..analysis.capabilities import ALLOW, GATES, LOCAL_KINDS, PROVIDER, Analysis, Reach, Step, kind_of
+from ..analysis.reach_text import gate_text, via_text
+from .change import Change, Severity, Verb
 
 
 def callers_of(workers: set[str], edges: list[tuple[str, str]]) -> set[str]:
@@ -144,7 +144,7 @@ def cause_of(reach: Reach) -> str:
 
 
 def written_at(reach: Reach, gate: bool = False) -> str:
-    """Where what grants it is written (a `source_positions` key): the worker's line for the tool
+    """Where what grants it is written (a `diff.positions` key): the worker's line for the tool
     (its approval rule when only the gate changed), its toolsets entry, its `server_side_tools`,
     or its model."""
     final, worker = reach.steps[-1], reach.path[-1]

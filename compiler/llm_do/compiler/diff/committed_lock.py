@@ -23,10 +23,10 @@ from typing import Any
 from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.reader import verify_sealed
 
-from .bundle_diff import BundleDiff, Change, Incomparable, diff_bundles
-from .diff_change import change_line
-from .diff_entries import entries
-from .unread import Unread, unread
+from .bundle import BundleDiff, Change, Incomparable, diff_bundles
+from .change import change_line
+from .entries import entries
+from .unread_sides import Unread, unread
 
 COMMITTED_LOCK_KEY = "committed_lock"
 """Key of a compiled side's document (in memory only): its `bundle.lock` when that is not the build
@@ -40,7 +40,7 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
     """What `COMMITTED_LOCK_KEY` holds for the project at `root` whose build is `build`
     (`build_doc` parsed, with its `unread` keys without import); None when the project has no
     `bundle.lock`, or it is the build of its sources."""
-    from .syntax.sources import Unreadable, read_regular_file
+    from ..syntax.sources import Unreadable, read_regular_file
 
     try:
         data = read_regular_file(str(root / LOCK_NAME), limit=None)
@@ -55,7 +55,7 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
         lock_doc = json.loads(data)
     except (BundleRefused, ValueError, UnicodeDecodeError) as exc:
         return {"file": LOCK_NAME, "differences": [f"it is not a lock llm-do wrote: {exc}"], "diff": []}
-    from .lock_check import lock_differences, sources_on_disk
+    from ..lock_check import lock_differences, sources_on_disk
 
     if import_python:
         differences = lock_differences(data, build)

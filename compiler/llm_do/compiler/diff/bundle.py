@@ -5,7 +5,7 @@ are skipped; only changed nodes are descended into, and the capability analysis 
 some worker changed. What does not change meaning is not a change: a worker file moved
 (`source`), `sources`, `digest`, `root`, the compiler's version, key order and formatting, rules
 written differently, trailing whitespace in instructions. Transitive capabilities are compared
-in `capability_diff`.
+in `diff.capabilities`.
 
 Every change has a severity (`high`, `medium`, `low`), a verb (`added`, `widened`, `narrowed`,
 `removed`, `changed`), a subject, and before/after. High: a side effect gained, or made less
@@ -26,14 +26,12 @@ from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.model import SchemaNode, WorkerNode, WorkerTool
 from llm_do.bundle.views import call_edges, entry_name, used_toolsets
 
-from .analysis.capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
-from .analysis.reach_text import rules_text, via_text
-from .analysis.rule_effects import Shift, same_rules, shifts
-from .analysis.rule_roots import rules_see_paths_in
-from .capability_diff import callers_of, capability_changes
-from .code_diff import code_changes
-from .cost_diff import cost_changes
-from .diff_change import (
+from ..analysis.capabilities import ALLOW, Analysis, analyse, declares_only_reads, is_side_effect, views_of_bundle
+from ..analysis.reach_text import rules_text, via_text
+from ..analysis.rule_effects import Shift, same_rules, shifts
+from ..analysis.rule_roots import rules_see_paths_in
+from .capabilities import callers_of, capability_changes
+from .change import (
     AREAS,
     SEVERITIES,
     Area,
@@ -46,14 +44,16 @@ from .diff_change import (
     text_diff,
     text_of,
 )
-from .flow_diff import flow_changes
-from .mcp_diff import mcp_changes
-from .schema_diff import described, field_changes
-from .source_positions import position
-from .unread import Unread
+from .code import code_changes
+from .cost import cost_changes
+from .flows import flow_changes
+from .mcp import mcp_changes
+from .positions import position
+from .schemas import described, field_changes
+from .unread_sides import Unread
 
 __all__ = ["AREAS", "SEVERITIES", "Area", "BundleDiff", "Change", "Incomparable", "Severity", "Verb", "diff_bundles", "placed"]
-"""`Change` and its vocabulary live in `diff_change`; they are named here too, for the renderers."""
+"""`Change` and its vocabulary live in `diff.change`; they are named here too, for the renderers."""
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
 """Approvals from the most to the least permissive."""
@@ -158,7 +158,7 @@ def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _entry(entry: dict[str, Any]) -> dict[str, Any]:
     """The entry as compared: an entry function's calls are call edges, its code is compared by
-    `code_diff`, its hash has no meaning."""
+    `diff.code`, its hash has no meaning."""
     function = entry.get("function")
     if not function:
         return entry

@@ -13,11 +13,11 @@ from typing import Any
 from llm_do.bundle.approval import ASK
 from llm_do.bundle.flow import ANY, EGRESS, LABELS
 
-from .analysis.capabilities import CUSTOM_PREFIX, Analysis, WorkerView
-from .analysis.flows.labels import python_labels, sorted_labels
-from .analysis.reach_text import gate_text, leg_text, via_text
-from .analysis.trifecta import Flow, acceptances_of, bundle_flows
-from .diff_change import Change
+from ..analysis.capabilities import CUSTOM_PREFIX, Analysis, WorkerView
+from ..analysis.flows.labels import python_labels, sorted_labels
+from ..analysis.reach_text import gate_text, leg_text, via_text
+from ..analysis.trifecta import Flow, acceptances_of, bundle_flows
+from .change import Change
 
 
 def flow_changes(old: dict[str, Any], new: dict[str, Any], views: tuple[dict[str, WorkerView], dict[str, WorkerView]],

@@ -19,8 +19,8 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .stages.parse import ParsedWorker
-    from .stages.resolved import ResolvedProject
+    from ..stages.parse import ParsedWorker
+    from ..stages.resolved import ResolvedProject
 
 POSITIONS_KEY = "(positions)"
 FRONT_KEYS = ("description", "model", "compatible_models", "model_settings", "recursive", "attachments",

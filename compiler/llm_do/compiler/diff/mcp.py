@@ -1,15 +1,15 @@
 """`diff`'s MCP server changes: servers added or removed, their connection and settings as
 written, their locked tools added, removed, described or given another schema (spec/diff.md, area
-`mcp`). A local server's code is compared by `code_diff`, as a Python tool's. Pure.
+`mcp`). A local server's code is compared by `diff.code`, as a Python tool's. Pure.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .code_diff import parameter_texts_change
-from .diff_change import Change, Verb, text_diff, text_of
-from .schema_diff import field_changes
+from .change import Change, Verb, text_diff, text_of
+from .code import parameter_texts_change
+from .schemas import field_changes
 
 
 def mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
@@ -41,7 +41,7 @@ def mcp_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                                   text_of(after.get(key)), at=f"{server_at}.{key}"))
         bf, af = before.get("sources") or {}, after.get("sources") or {}
         if before.get("code") and after.get("code"):
-            bf = af = {}  # its code is compared as a Python tool's (`code_diff`): a comment changes nothing
+            bf = af = {}  # its code is compared as a Python tool's (`diff.code`): a comment changes nothing
         for rel in sorted(set(bf) | set(af)):  # the project files the server runs, from a lock made before `code`
             if bf.get(rel) != af.get(rel):
                 verb: Verb = "added" if rel not in bf else "removed" if rel not in af else "changed"

@@ -4,7 +4,7 @@ cannot judge (spec/diff.md, "Without import").
 Reading Python with `ast` sees literal `TOOLS` lists and each tool's `def`, never a schema class's
 fields, a tool list built by code, or an MCP server's tools (servers are not started). Pure: such
 a document in, what is unknown out, so `capabilities` shows it as unknown and `diff` says what it
-did not compare (`diff_unread` turns the sources that differ into entries).
+did not compare (`diff.unread` turns the sources that differ into entries).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def unread(doc: dict[str, Any]) -> list[Unread]:
 def unread_gate(doc: dict[str, Any], worker: str) -> str:
     """The gate a worker most likely applies to the tools the text does not show it (an MCP
     server not started): `allow` when one of its rules for a tool it does not list allows, else
-    `ask`, their default (`code_diff` ranks a server's code by who may run it unasked)."""
+    `ask`, their default (`diff.code` ranks a server's code by who may run it unasked)."""
     listed = set(((doc.get("workers") or {}).get(worker) or {}).get("tools") or {})
     rules = ((doc.get(UNREAD_KEY) or {}).get("rules") or {}).get(worker) or ()
     return "allow" if any(text.startswith("allow ") and target not in listed for target, text in rules) else "ask"

@@ -5,14 +5,14 @@ there) makes each of those workers reach something new: one capability change pe
 have one cause, so they are one entry, naming the workers, with the approval change at that tool
 leading for the gates it changed. One edit of the instructions of several workers (a template
 they include, a `vars` value they use) is one entry naming them too. Code changes are already one
-per cause (`code_diff`). Pure.
+per cause (`diff.code`). Pure.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .diff_change import SEVERITIES, Change, Severity
+from .change import SEVERITIES, Change, Severity
 
 
 @dataclass
