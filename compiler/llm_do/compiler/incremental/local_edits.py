@@ -5,7 +5,7 @@ instructions alone, and the front matter keys `description`, `model`, `compatibl
 `model_settings` through the worker's own node and per-worker checks alone (`front_matter_edits`).
 So when the only files that changed since a recorded build (`build_record`: the same tree, the
 same answers of imports, every other file the same) are workers whose old and new bodies both
-render without Jinja (`templates.render_plain`: no include, no file read, no problem to report),
+render without Jinja (`templates.render.render_plain`: no include, no file read, no problem to report),
 and whose text up to the body is the same or front matter that parses as the parse stage parses
 it with no problem, is the same but for those keys, and passes the model checks with none, a clean build
 writes the lock of the build before with three things changed: each such worker's node (its
@@ -98,7 +98,7 @@ def keep_workers(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, work
     """After a clean build that wrote `bundle`: what `recall_edits` needs of its workers, and the
     files the bodies that need Jinja read (rendered again here, each read noted): a worker file
     one of them includes or reads with `file()` is not a worker `recall_edits` may rebuild."""
-    from ..templates import TemplateContext, TemplateUnit, render_body, render_plain
+    from ..templates.render import TemplateContext, TemplateUnit, render_body, render_plain
     from .front_matter_cache import json_exact
     from .front_matter_edits import structure_hash
 
@@ -137,7 +137,7 @@ class _ReadLog(SourceMap):
 def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: dict[str, Any],
              changed: list[str]) -> Rebuilt | None:
     from ..syntax.front_matter_split import split_front_matter
-    from ..templates import render_plain
+    from ..templates.render import render_plain
 
     pack = packs.read(_material(root, lock, data))
     kept = _decoded(pack[0]) if pack is not None else None

@@ -15,7 +15,7 @@ from typing import Any
 
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
-from .syntax.limits import MAX_RENDERED_CHARS
+from ..syntax.limits import MAX_RENDERED_CHARS
 
 _MAX_POWER_BITS = 64 * 1024
 """The largest integer `**` may make: about 20000 digits, far more than instructions print."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .syntax.limits import MAX_TEMPLATE_BLOCKS, MAX_TEMPLATE_EXPRESSION_DEPTH
+from ..syntax.limits import MAX_TEMPLATE_BLOCKS, MAX_TEMPLATE_EXPRESSION_DEPTH
 
 _BLOCK_TAGS = frozenset({"for", "if", "macro", "call", "filter", "with", "block", "autoescape", "trans", "set"})
 """Tags with an end tag (`set` only without `=`: `{% set x %}...{% endset %}`)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from .syntax.sources import lexically_confined
+from ..syntax.sources import lexically_confined
 
 SHARED_TEMPLATES = "templates"
 

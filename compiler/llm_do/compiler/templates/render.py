@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic, Location, Related, diagnostic
-from .syntax.limits import MAX_RENDERED_CHARS
-from .syntax.sources import NotText, OutsideRoot, SourceFile, SourceMap, Unreadable, lexically_confined
-from .template_limits import nesting_overflow
-from .template_search import SEARCH_HINT, template_candidates
+from ..diagnostics import Diagnostic, Location, Related, diagnostic
+from ..syntax.limits import MAX_RENDERED_CHARS
+from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceMap, Unreadable, lexically_confined
+from .limits import nesting_overflow
+from .search import SEARCH_HINT, template_candidates
 
 if TYPE_CHECKING:
     from jinja2 import nodes
 
-    from .template_sandbox import BoundedSandbox
+    from .sandbox import BoundedSandbox
 
 _SYNTAX = re.compile(r"\{[{%#]")
 _SECRET_NAMES = re.compile(
@@ -50,7 +50,7 @@ class TemplateUnit:
     line_offset: int = 0
     include_site: Related | None = None
     directory: str | None = None
-    """A directory worker's directory: searched first for its includes (`template_search`)."""
+    """A directory worker's directory: searched first for its includes (`templates.search`)."""
 
     def location(self, line: int | None, column: int | None = None) -> Location:
         return Location(file=self.file, line=(line or 1) + self.line_offset, column=column)
@@ -81,7 +81,7 @@ class TemplateContext:
 def _environment(ctx: TemplateContext) -> BoundedSandbox:
     from jinja2 import BaseLoader, StrictUndefined, TemplateNotFound
 
-    from .template_sandbox import BoundedSandbox
+    from .sandbox import BoundedSandbox
 
     class ProjectLoader(BaseLoader):
         def get_source(self, environment, template):
@@ -125,7 +125,7 @@ def render_plain(text: str, variables: dict[str, Any]) -> str | None:
 
 
 def find_template(ctx: TemplateContext, name: str, directory: str | None) -> SourceFile:
-    """The template `name` stands for, by the search order of `template_search`. Raises
+    """The template `name` stands for, by the search order of `templates.search`. Raises
     OutsideRoot, or what reading the first candidate that exists raises (OSError: none exists)."""
     candidates = template_candidates(name, directory)
     for rel in candidates[:-1]:
@@ -235,7 +235,7 @@ def _column(lines: list[str], line: int, name: str) -> int | None:
 
 
 def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
-    from .syntax.hints import undefined_variable_hint
+    from ..syntax.hints import undefined_variable_hint
 
     return undefined_variable_hint(name, variables)
 
