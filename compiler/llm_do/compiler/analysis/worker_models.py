@@ -1,5 +1,5 @@
 """M001-M003 and P011 of one worker: what `stages.check.models` says of each worker, in a module
-of its own so that a build from the last lock (`incremental.local_edits`) checks an edited
+of its own so that a build from the last lock (`build.local_edits`) checks an edited
 worker's `model` and `compatible_models` without importing the check stage or pydantic."""
 
 from __future__ import annotations

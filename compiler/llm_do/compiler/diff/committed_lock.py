@@ -55,7 +55,7 @@ def committed_lock(root: Path, build: bytes, build_doc: dict[str, Any], *, impor
         lock_doc = json.loads(data)
     except (BundleRefused, ValueError, UnicodeDecodeError) as exc:
         return {"file": LOCK_NAME, "differences": [f"it is not a lock llm-do wrote: {exc}"], "diff": []}
-    from ..lock_check import lock_differences, sources_on_disk
+    from ..build.lock_check import lock_differences, sources_on_disk
 
     if import_python:
         differences = lock_differences(data, build)

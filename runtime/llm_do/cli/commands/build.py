@@ -126,13 +126,13 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
     """Whether a build record (`llm_do.provenance.build_record`) says the lock is what a build of the
     project writes now; if so, what the build would have said is said, and nothing is compiled.
     A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
-    the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""
+    the lock from the last one (`llm_do.compiler.build.local_edits`) and says so."""
     records = build_records()
     root = manifest_root(project)
     if records is None or root is None:
         return False
-    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits  # not for LLM_DO_NO_CACHE
-    from llm_do.compiler.incremental.packs import user_packs
+    from llm_do.compiler.build.local_edits import keep_rebuilt, recall_edits  # not for LLM_DO_NO_CACHE
+    from llm_do.compiler.cache.packs import user_packs
 
     packs = None if check else user_packs()
     recalled = recall_edits(records, root, lock, packs)
@@ -167,7 +167,7 @@ def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
 
 def _compile(project: Path, lock: Path, *, cache: bool) -> CompileResult:
     """Compile with a build record for the next build; a path that names no project is a usage error."""
-    from llm_do.compiler.lock_check import compile_recorded
+    from llm_do.compiler.build.lock_check import compile_recorded
     from llm_do.compiler.stages.load import ProjectNotFound
 
     try:
@@ -180,7 +180,7 @@ def _compile(project: Path, lock: Path, *, cache: bool) -> CompileResult:
 
 def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet: bool) -> int:
     """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
-    from llm_do.compiler.lock_check import check_lock
+    from llm_do.compiler.build.lock_check import check_lock
     from llm_do.compiler.stages.load import ProjectNotFound
 
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.lint_record import keep_lint, lint_records, recall_lint
+from llm_do.compiler.build.lint_record import keep_lint, lint_records, recall_lint
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 from llm_do.provenance.build_record import manifest_root, tree_before_build
 
@@ -41,7 +41,7 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
 
 
 def _linted(project: Path, *, import_python: bool, cache: bool) -> ProjectDiagnostics:
-    """The project's diagnostics: what its lint record (`llm_do.compiler.lint_record`) says when
+    """The project's diagnostics: what its lint record (`llm_do.compiler.build.lint_record`) says when
     nothing it depends on changed since, else a compile's, recorded for the next lint."""
     records = lint_records() if cache else None
     root = manifest_root(project) if records is not None else None

@@ -35,7 +35,7 @@ from llm_do.provenance.user_cache import SignedEntries
 
 from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceKind, SourceMap, Unreadable, normalized
 from ..syntax.worker_forms import worker_directory
-from .packs import SignedPacks, code_material
+from ..cache.packs import SignedPacks, code_material
 
 if TYPE_CHECKING:
     from ..stages.parse import ParsedWorker
@@ -99,7 +99,7 @@ def keep_workers(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, work
     files the bodies that need Jinja read (rendered again here, each read noted): a worker file
     one of them includes or reads with `file()` is not a worker `recall_edits` may rebuild."""
     from ..templates.render import TemplateContext, TemplateUnit, render_body, render_plain
-    from .front_matter_cache import json_exact
+    from ..cache.front_matter_cache import json_exact
     from .front_matter_edits import structure_hash
 
     if not json_exact(variables):

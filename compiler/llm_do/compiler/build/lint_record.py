@@ -20,8 +20,8 @@ from llm_do.provenance.tree_listing import Listing
 from llm_do.provenance.user_cache import SignedEntries, cache_folder
 
 if TYPE_CHECKING:
-    from .diagnostics import Diagnostic
-    from .pipeline import CompileResult
+    from ..diagnostics import Diagnostic
+    from ..pipeline import CompileResult
 
 FOLDER = "lints"
 MAX_BYTES = 16 * 1024 * 1024
@@ -40,7 +40,7 @@ def recall_lint(records: SignedEntries, root: Path, *, import_python: bool) -> l
         return None
     if changed_files(body, root, None) != {}:
         return None
-    from .diagnostics import Diagnostic
+    from ..diagnostics import Diagnostic
 
     try:
         return [Diagnostic.from_json(d) for d in body["diagnostics"]]

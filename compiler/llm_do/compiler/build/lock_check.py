@@ -23,13 +23,13 @@ from llm_do.provenance.build_record import build_records, record, tree_before_bu
 from llm_do.provenance.lock_sources import VERSION_FIELDS, Comparison
 
 from .collection_pause import collection_paused
-from .incremental.packs import user_packs
-from .pipeline import CompileResult, compile_project
-from .stages.load import ProjectNotFound, find_project
-from .syntax.sources import Unreadable, read_regular_file
+from ..cache.packs import user_packs
+from ..pipeline import CompileResult, compile_project
+from ..stages.load import ProjectNotFound, find_project
+from ..syntax.sources import Unreadable, read_regular_file
 
 if TYPE_CHECKING:
-    from .facts.records import McpServerFact
+    from ..facts.records import McpServerFact
 
 NODE_SECTIONS = {"workers": "worker", "toolsets": "toolset"}
 """Sections whose members are nodes with their own hash, and what one member is called."""
@@ -93,7 +93,7 @@ def _servers_as_locked(data: bytes) -> dict[str, McpServerFact]:
     """The tools of the lock's MCP servers as it lists them, for a build that starts none: the run
     checks each server's live tools against the lock as it starts it (`llm_do.runtime.toolsets.mcp`),
     and a server not required starts only when used."""
-    from .facts.records import McpServerFact, McpToolFact
+    from ..facts.records import McpServerFact, McpToolFact
 
     try:
         toolsets = json.loads(data).get("toolsets") or {}
@@ -158,7 +158,7 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
     packs = user_packs()
     manifest, sources = result.loaded.manifest, result.loaded.sources
     if packs is not None and result.resolved is not None and manifest is not None:
-        from .incremental.local_edits import keep_workers  # only with the user's cache: not for LLM_DO_NO_CACHE
+        from .local_edits import keep_workers  # only with the user's cache: not for LLM_DO_NO_CACHE
 
         keep_workers(packs, result.loaded.root, lock, result.bundle, (w.parsed for w in result.resolved.workers.values()),
                     sources.files, manifest.vars)
@@ -273,7 +273,7 @@ def _package_differences(before: dict[str, Any], after: dict[str, Any]) -> list[
 
 
 def main() -> None:
-    """`python -m llm_do.compiler.lock_check PROJECT LOCK`, the lock's bytes on stdin: the comparison
+    """`python -m llm_do.compiler.build.lock_check PROJECT LOCK`, the lock's bytes on stdin: the comparison
     (`compare_with_build`) as one JSON line on stdout. How the Python API, which never imports the
     compiler, asks when no build record answers (`llm_do.runtime.built_lock`)."""
     import sys

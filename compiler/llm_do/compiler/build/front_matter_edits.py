@@ -28,7 +28,7 @@ from ..provider_env import front_models, grant_key, model_grants
 from ..syntax.positions import PositionTable
 from ..syntax.value_checks import first_unfit
 from ..syntax.yaml_document import YamlProblem
-from .front_matter_cache import json_exact
+from ..cache.front_matter_cache import json_exact
 
 LOCAL_KEYS = ("description", "model", "compatible_models", "model_settings")
 
