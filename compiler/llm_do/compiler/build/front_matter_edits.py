@@ -22,13 +22,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache.front_matter_cache import json_exact
 from ..diagnostics import Location
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..provider_env import front_models, grant_key, model_grants
 from ..syntax.positions import PositionTable
 from ..syntax.value_checks import first_unfit
 from ..syntax.yaml_document import YamlProblem
-from ..cache.front_matter_cache import json_exact
 
 LOCAL_KEYS = ("description", "model", "compatible_models", "model_settings")
 

@@ -33,9 +33,9 @@ from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, document_json, node_ha
 from llm_do.provenance.build_record import changed_files, recorded, rerecord
 from llm_do.provenance.user_cache import SignedEntries
 
+from ..cache.packs import SignedPacks, code_material
 from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceKind, SourceMap, Unreadable, normalized
 from ..syntax.worker_forms import worker_directory
-from ..cache.packs import SignedPacks, code_material
 
 if TYPE_CHECKING:
     from ..stages.parse import ParsedWorker
@@ -98,8 +98,8 @@ def keep_workers(packs: SignedPacks, root: Path, lock: Path, bundle: bytes, work
     """After a clean build that wrote `bundle`: what `recall_edits` needs of its workers, and the
     files the bodies that need Jinja read (rendered again here, each read noted): a worker file
     one of them includes or reads with `file()` is not a worker `recall_edits` may rebuild."""
-    from ..templates.render import TemplateContext, TemplateUnit, render_body, render_plain
     from ..cache.front_matter_cache import json_exact
+    from ..templates.render import TemplateContext, TemplateUnit, render_body, render_plain
     from .front_matter_edits import structure_hash
 
     if not json_exact(variables):

@@ -22,11 +22,11 @@ from llm_do.bundle.errors import REBUILD
 from llm_do.provenance.build_record import build_records, record, tree_before_build
 from llm_do.provenance.lock_sources import VERSION_FIELDS, Comparison
 
-from .collection_pause import collection_paused
 from ..cache.packs import user_packs
 from ..pipeline import CompileResult, compile_project
 from ..stages.load import ProjectNotFound, find_project
 from ..syntax.sources import Unreadable, read_regular_file
+from .collection_pause import collection_paused
 
 if TYPE_CHECKING:
     from ..facts.records import McpServerFact
