@@ -1,7 +1,8 @@
 """A lock made the fastest way that gives a clean build's bytes, above the pipeline that compiles
 (`build_lock`): recalled from a build record (`lock_check.compile_recorded` keeps one), rebuilt
 from the last lock after edits local to a worker (`local_edits`, `front_matter_edits`), or
-compiled; `build --check` (`lock_check`), and a lint answered from its record (`lint_record`).
+compiled; `build --check` (`lock_check`); and a lint answered from its record or compiled and
+recorded (`lint_project`, `lint_record`).
 
 Imports only the standard library here: `llm-do build` of an unchanged project loads no stage.
 """
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from ..pipeline import CompileResult
 
 How = Literal["recalled", "rebuilt", "compiled"]
+LintHow = Literal["recalled", "compiled"]
 
 
 @dataclass(frozen=True)
@@ -90,3 +92,37 @@ def _diagnostics(recorded: list[Any]) -> list[Diagnostic] | None:
         return [Diagnostic.from_json(d) for d in recorded]
     except ValueError:
         return None
+
+
+@dataclass(frozen=True)
+class LintOutcome:
+    """How a lint was answered, and what it says."""
+
+    how: LintHow
+    root: Path
+    """The project's directory."""
+    diagnostics: list[Diagnostic]
+
+
+def lint_project(project: Path, *, import_python: bool = True, cache: bool = True) -> LintOutcome:
+    """The diagnostics of the project at `project`: what its lint record says when nothing it
+    depends on changed since (`cache`), else a compile's (no bundle emitted), recorded for the next
+    lint. Raises `ProjectNotFound` when the path names no project and OSError when a file cannot be read."""
+    from llm_do.provenance.build_record import manifest_root, tree_before_build
+
+    from .lint_record import keep_lint, lint_records, recall_lint
+
+    records = lint_records() if cache else None
+    root = manifest_root(project) if records is not None else None
+    listing = None
+    if records is not None and root is not None:
+        recalled = recall_lint(records, root, import_python=import_python)
+        if recalled is not None:
+            return LintOutcome("recalled", root, recalled)
+        listing = tree_before_build(root, None)
+    from ..pipeline import compile_project
+
+    result = compile_project(project, import_python=import_python, emit_bundle=False, cache=cache, review=True)
+    if records is not None and root is not None and listing is not None:
+        keep_lint(records, root, listing, result, import_python=import_python)
+    return LintOutcome("compiled", result.loaded.root, result.diagnostics)

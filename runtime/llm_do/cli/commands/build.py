@@ -12,7 +12,7 @@ from llm_do.provenance.build_record import manifest_root
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
-from ._compile import as_report, print_diagnostics
+from ._compile import as_report, print_diagnostics, project_not_found
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -129,7 +129,7 @@ def _built(project: Path, lock: Path, *, cache: bool) -> BuildOutcome:
 
     try:
         return build_lock(project, lock, cache=cache)
-    except _project_not_found() as exc:
+    except project_not_found() as exc:
         raise usage_problem(str(exc)) from None
     except OSError as exc:
         raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
@@ -141,13 +141,6 @@ def _say_diagnostics(project: Path, outcome: BuildOutcome, quiet: bool) -> None:
         from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 
         print_diagnostics([ProjectDiagnostics(str(project), outcome.root, outcome.diagnostics, None)], quiet=quiet)
-
-
-def _project_not_found() -> type[Exception]:
-    """`ProjectNotFound`, imported only when a build raised: a recalled build loads no stage."""
-    from llm_do.compiler.stages.load import ProjectNotFound
-
-    return ProjectNotFound
 
 
 def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet: bool) -> int:
