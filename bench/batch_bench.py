@@ -77,7 +77,6 @@ def scripted_model(worker: str):
 
 def in_process(bundle_path: Path, inputs: int, concurrency: int) -> float:
     from llm_do.runtime.batch.runs import BatchInput, run_batch, run_one
-
     from llm_do.runtime.bundle import load_bundle
     from llm_do.runtime.config import RuntimeConfig
 

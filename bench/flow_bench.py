@@ -64,8 +64,8 @@ def flow_project(root: Path, n: int) -> Path:
 @contextlib.contextmanager
 def without_flows() -> Iterator[None]:
     """The build with the flow work replaced by no-ops (the baseline)."""
-    from llm_do.compiler import capability_grants
-    from llm_do.compiler.flows.labels import NONE
+    from llm_do.compiler.analysis import capability_grants
+    from llm_do.compiler.analysis.flows.labels import NONE
     from llm_do.compiler.stages.check import capabilities
 
     saved = (capabilities.check_flows, capability_grants.capability_labels, capability_grants.python_tool_labels,

@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
 
     imp("click + llm_do.cli.main", lambda: __import__("llm_do.cli.main"))
     imp("llm_do.compiler.pipeline (build)", lambda: __import__("llm_do.compiler.pipeline"))
-    imp("llm_do.compiler.lock_check (build --check, beyond build)", lambda: __import__("llm_do.compiler.lock_check"))
+    imp("llm_do.compiler.build.lock_check (build --check, beyond build)", lambda: __import__("llm_do.compiler.build.lock_check"))
     imp("jinja2 sandbox (first templated body)", lambda: __import__("jinja2.sandbox"))
     imp("llm_do.compiler.report.diagnostics.text (printing)", lambda: __import__("llm_do.compiler.report.diagnostics.text"))
 
-    from llm_do.compiler.lock_check import check_lock
+    from llm_do.compiler.build.lock_check import check_lock
     from llm_do.compiler.stages.check import check
     from llm_do.compiler.stages.emit import emit
     from llm_do.compiler.stages.introspect import collect_refs, introspect

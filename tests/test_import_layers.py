@@ -1,4 +1,4 @@
-"""The packages import downward: no module needs a module that needs it back.
+"""The packages import downward: `LAYERS` is the order, and no import climbs it.
 
 Function-level (deferred) imports count too: deferring an import keeps start-up fast, it does not
 make a circle acceptable. Imports under `if TYPE_CHECKING:` are for annotations only and skipped.
@@ -59,6 +59,104 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+
+
+LAYERS = (
+    "llm_do.cli",
+    "llm_do.compiler",
+    "llm_do.compiler.report",
+    "llm_do.compiler.diff",
+    "llm_do.compiler.build",
+    "llm_do.compiler.pipeline",
+    "llm_do.compiler.stages",
+    "llm_do.compiler.legacy",
+    "llm_do.compiler.facts | llm_do.compiler.analysis | llm_do.compiler.cost",
+    "llm_do.compiler.analysis.flows",
+    "llm_do.compiler.approvals | llm_do.compiler.code | llm_do.compiler.templates | llm_do.compiler.cache",
+    "llm_do.compiler.syntax",
+    "llm_do.compiler.diagnostics",
+    "llm_do.compiler.codes | llm_do.compiler.suggest | llm_do.compiler.provider_env",
+    "llm_do",
+    "llm_do.runtime",
+    "llm_do.toolsets | llm_do.providers",
+    "llm_do.stdlib | llm_do.provenance | llm_do.pricing",
+    "llm_do.toolkit",
+    "llm_do.bundle",
+)
+"""Every package and module of `llm_do`, top to bottom: a module may import its own layer and the
+layers below it, never one above (import-linter's `layers` contract). Names on one line, split by
+`|`, are one floor of independent rooms: neither imports the other.
+
+A module belongs to the longest name it starts with. A name with names inside it (`llm_do`,
+`llm_do.compiler`, `llm_do.compiler.analysis`) holds only its root modules, which are a layer of
+their own, so a circle through a package's root is seen; a new root module or subpackage of one
+of them has no layer until it is placed here. README.md and docs/DESIGN-layout.md print the list.
+"""
+
+
+def _names(layers: tuple[str, ...]) -> dict[str, int]:
+    """Each name in `layers` -> the index of its floor."""
+    return {name.strip(): floor for floor, layer in enumerate(layers) for name in layer.split("|")}
+
+
+def _layer_of(module: str, names: dict[str, int], modules: dict[str, Path]) -> str | None:
+    best = max((n for n in names if module == n or module.startswith(n + ".")), key=len, default=None)
+    if best is None or module == best:
+        return best
+    holds_names = any(n.startswith(best + ".") for n in names)
+    root_module = module.rpartition(".")[0] == best and modules[module].name != "__init__.py"
+    return None if holds_names and not root_module else best
+
+
+def _climbs(modules: dict[str, Path], layers: tuple[str, ...]) -> list[str]:
+    """Every module no layer holds, every name no module has, and every import that climbs."""
+    names = _names(layers)
+    problems = [f"{name}: no such module or package" for name in names if name not in modules]
+    layer = {m: _layer_of(m, names, modules) for m in modules}
+    problems += [f"{m}: in no layer of LAYERS" for m, at in sorted(layer.items()) if at is None]
+    for module, path in sorted(modules.items()):
+        for target in sorted(_imports(module, path, modules)):
+            a, b = layer[module], layer[target]
+            if a is not None and b is not None and a != b and names[b] <= names[a]:
+                problems.append(f"{module} ({a}) imports {target} ({b})")
+    return problems
+
+
+def test_no_import_climbs_the_layers() -> None:
+    problems = _climbs(_modules(), LAYERS)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layers_check_sees_a_circle_through_a_package_root_and_a_sibling(tmp_path: Path) -> None:
+    files = {"pkg.a": "from pkg.a.sub import x\n", "pkg.a.sub": "", "pkg.a.sub.x": "from pkg.a import y\n",
+             "pkg.a.y": "", "pkg.b": "", "pkg.b.z": "from pkg.c import w\n", "pkg.c": "", "pkg.c.w": "",
+             "pkg.d": ""}
+    modules: dict[str, Path] = {}
+    for name, text in files.items():
+        path = tmp_path / f"{name}.py"
+        if any(other.startswith(name + ".") for other in files):
+            path = tmp_path / name / "__init__.py"
+            path.parent.mkdir()
+        path.write_text(text)
+        modules[name] = path
+    layers = ("pkg.a", "pkg.a.sub", "pkg.b | pkg.c")
+    assert _climbs(modules, layers) == ["pkg.d: in no layer of LAYERS",
+                                        "pkg.a.sub.x (pkg.a.sub) imports pkg.a.y (pkg.a)",
+                                        "pkg.b.z (pkg.b) imports pkg.c.w (pkg.c)"]
+
+
+def _printed_layers(path: Path) -> str:
+    """The block after the line `Import layers` in `path`, as LAYERS prints it there."""
+    text = path.read_text(encoding="utf-8")
+    return text.split("Import layers", 1)[1].split("```\n", 2)[1]
+
+
+def test_the_readme_and_the_design_layout_print_the_layers() -> None:
+    printed = "".join(layer.replace("llm_do.", "") + "\n" for layer in LAYERS)
+    for document in (ROOT / "README.md", ROOT / "docs" / "DESIGN-layout.md"):
+        assert _printed_layers(document) == printed, f"{document.name}'s import layers are not LAYERS"
+
+
 def test_no_module_imports_a_module_that_imports_it_back() -> None:
     modules = _modules()
     graph = {m: _imports(m, p, modules) for m, p in modules.items()}
@@ -89,17 +187,6 @@ def test_the_check_sees_a_deferred_circle(tmp_path: Path) -> None:
     assert _imports("pkg.b", b, modules) == {"pkg.a"}
 
 
-def test_the_bundle_package_imports_no_other_llm_do_package() -> None:
-    """`llm_do.bundle` is the floor every package stands on (the format: model, bytes, reader,
-    views, approval vocabulary); it imports only itself (and, tests/bundle checks, the standard
-    library)."""
-    modules = _modules()
-    for module, path in modules.items():
-        if module == "llm_do.bundle" or module.startswith("llm_do.bundle."):
-            outside = sorted(t for t in _imports(module, path, modules) if not t.startswith("llm_do.bundle"))
-            assert not outside, f"{module} imports {outside}"
-
-
 COMPILER_USES_OF_THE_RUNTIME = {
     "llm_do.runtime.args": "PromptInput and WorkerArgs: the schema classes user Python subclasses",
     "llm_do.runtime.entry_signature": "the entry function's parameters, read as a run calls it",
@@ -116,63 +203,3 @@ def test_the_compiler_imports_the_runtime_only_where_it_meets_user_code_or_runs(
     used = {t for module, path in modules.items() if module.startswith("llm_do.compiler")
             for t in _imports(module, path, modules) if t.startswith("llm_do.runtime")} - {"llm_do.runtime"}
     assert used <= set(COMPILER_USES_OF_THE_RUNTIME), sorted(used - set(COMPILER_USES_OF_THE_RUNTIME))
-
-
-def test_nothing_outside_the_cli_imports_it() -> None:
-    """The CLI composes the compiler and the runtime (`llm_do.cli`); no module below it names it,
-    deferred imports included."""
-    modules = _modules()
-    outside = {m: sorted(t for t in _imports(m, p, modules) if t == "llm_do.cli" or t.startswith("llm_do.cli."))
-               for m, p in modules.items() if m != "llm_do.cli" and not m.startswith("llm_do.cli.")}
-    importers = {m: t for m, t in outside.items() if t}
-    assert not importers, f"modules outside llm_do.cli import it: {importers}"
-
-
-def test_no_two_packages_of_the_compiler_import_each_other() -> None:
-    """Package level: `stages` may import `syntax`, `facts`, `legacy` and `approvals`, but none of
-    them imports `stages` back (a package and its own subpackages aside)."""
-    modules = _modules()
-
-    def folder(module: str) -> str:
-        return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
-
-    arrows: set[tuple[str, str]] = set()
-    for module, path in modules.items():
-        if not module.startswith("llm_do.compiler."):
-            continue
-        for target in _imports(module, path, modules):
-            a, b = folder(module), folder(target)
-            if b.startswith("llm_do.compiler") and a != b and not b.startswith(a + ".") and not a.startswith(b + "."):
-                arrows.add((a, b))
-    both = sorted((a, b) for a, b in arrows if a < b and (b, a) in arrows)
-    assert not both, f"packages that import each other: {both}"
-
-
-def _package(module: str) -> str:
-    """`llm_do.runtime.toolsets.gate` -> `llm_do.runtime`: the packages of the one namespace."""
-    return ".".join(module.split(".")[:2])
-
-
-def test_no_two_packages_import_each_other() -> None:
-    """Packages layer as modules do (`cli -> {compiler, runtime} -> stdlib -> toolkit -> bundle`): the runtime
-    imports the stdlib to build the built-in toolsets, the stdlib imports only `toolkit` (and the
-    bundle format), never the runtime back."""
-    modules = _modules()
-    edges: dict[tuple[str, str], tuple[str, str]] = {}
-    for module, path in modules.items():
-        for target in _imports(module, path, modules):
-            pair = (_package(module), _package(target))
-            if pair[0] != pair[1]:
-                edges.setdefault(pair, (module, target))
-    both = sorted(f"{a} <-> {b} ({' -> '.join(edges[a, b])}; {' -> '.join(edges[b, a])})"
-                  for a, b in edges if a < b and (b, a) in edges)
-    assert not both, "packages that import each other: " + "; ".join(both)
-
-
-def test_the_toolkit_imports_only_the_bundle_format() -> None:
-    """What tools are written against stands on the format alone: the stdlib and the runtime build on it."""
-    modules = _modules()
-    for module, path in modules.items():
-        if _package(module) == "llm_do.toolkit":
-            outside = {t for t in _imports(module, path, modules) if _package(t) not in ("llm_do.toolkit", "llm_do.bundle")}
-            assert not outside, f"{module} imports {sorted(outside)}"

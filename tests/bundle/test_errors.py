@@ -55,7 +55,7 @@ def test_names_follow_the_rule() -> None:
 
 def test_the_usage_problems_are_input_problems() -> None:
     """What the CLI ends with exit 2 without a handler of its own (cli/main.py)."""
-    from llm_do.compiler.bundle_inputs import BundleInputProblem
+    from llm_do.compiler.diff.inputs import BundleInputProblem
     from llm_do.compiler.stages.load import ProjectNotFound
     from llm_do.runtime.durable.db_url import DbUrlProblem
     from llm_do.runtime.durable.runs import RecordProblem

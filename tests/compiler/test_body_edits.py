@@ -1,5 +1,5 @@
 """A `build` after edits to worker bodies alone writes the lock of the recorded build with the
-edited nodes, source hashes and digest taken again (`incremental.local_edits`): exactly a clean
+edited nodes, source hashes and digest taken again (`build.local_edits`): exactly a clean
 build's bytes, with a clean build's diagnostics; every edit it cannot answer for (a toolset in the front matter, a
 body that needs Jinja or that a template reads, a file a diagnostic is about, any other file) and
 any pack it cannot trust means a compile, as without a cache."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.incremental import local_edits
-from llm_do.compiler.incremental import packs as packs_module
+from llm_do.compiler.build import local_edits
+from llm_do.compiler.cache import packs as packs_module
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.projects import assert_built_as_clean, clean_build, lock_rebuild_attempts
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.canonical import node_hash, seal
-from llm_do.compiler import lock_check
+from llm_do.compiler.build import lock_check
 from llm_do.provenance import build_record
 from llm_do.provenance.build_record import build_records, recall
 from llm_do.provenance.user_cache import SignedEntries

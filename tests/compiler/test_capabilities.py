@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.capabilities import Analysis, Gate, Grant, WorkerView, analyse, is_side_effect
+from llm_do.compiler.analysis.capabilities import Analysis, Gate, Grant, WorkerView, analyse, is_side_effect
 from llm_do.compiler.report.schemas import CapabilitiesDocument
 from tests.support.cli import run_cli, worker, write_project
 

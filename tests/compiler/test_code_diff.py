@@ -1,4 +1,4 @@
-"""`code_diff` on bundle documents: one entry per cause, severity by who is asked, short at any size."""
+"""`diff.code` on bundle documents: one entry per cause, severity by who is asked, short at any size."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from llm_do.bundle.format import BUNDLE_FORMAT
-from llm_do.compiler.bundle_diff import diff_bundles
+from llm_do.compiler.diff.bundle import diff_bundles
 
 
 def _code(helper_effects: list[str]) -> dict[str, Any]:

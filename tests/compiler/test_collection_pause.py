@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from llm_do.compiler import pipeline
-from llm_do.compiler.collection_pause import collection_paused
-from llm_do.compiler.lock_check import compile_recorded
+from llm_do.compiler.build.collection_pause import collection_paused
+from llm_do.compiler.build.lock_check import compile_recorded
 from tests.support.cli import worker, write_project
 
 
@@ -37,7 +37,7 @@ def test_a_build_compiles_with_the_collector_off(tmp_path: Path, monkeypatch: py
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("llm_do.compiler.lock_check.compile_project", spy)
+    monkeypatch.setattr("llm_do.compiler.build.lock_check.compile_project", spy)
     assert gc.isenabled()
     assert compile_recorded(root, root / "bundle.lock").bundle is not None
     assert seen == [False] and gc.isenabled()

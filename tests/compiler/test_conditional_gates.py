@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from llm_do.compiler.bundle_diff import diff_bundles
-from llm_do.compiler.capabilities import analyse
+from llm_do.compiler.analysis.capabilities import analyse
+from llm_do.compiler.diff.bundle import diff_bundles
 from llm_do.compiler.report.capabilities import report, to_text
 
 RULES = [{"action": "allow", "when": {"op": "glob", "param": ["path"], "value": "output/**"},

@@ -3,9 +3,9 @@ and never longer than GitHub takes, whatever the project's size (issue 15 sectio
 
 from __future__ import annotations
 
-from llm_do.compiler.bundle_diff import BundleDiff, Change
-from llm_do.compiler.diff_change import edit_cause
-from llm_do.compiler.diff_entries import entries
+from llm_do.compiler.diff.bundle import BundleDiff, Change
+from llm_do.compiler.diff.change import edit_cause
+from llm_do.compiler.diff.entries import entries
 from llm_do.compiler.report.diff_markdown import COMMENT_LIMIT, MARGIN, to_markdown
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from llm_do.compiler.bundle_diff import BundleDiff, diff_bundles
-from llm_do.compiler.bundle_inputs import compile_document
-from llm_do.compiler.diff_unread import without_import
+from llm_do.compiler.diff.bundle import BundleDiff, diff_bundles
+from llm_do.compiler.diff.inputs import compile_document
+from llm_do.compiler.diff.unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 from llm_do.compiler.report.schemas import CapabilitiesDocument, DiffDocument
 from tests.support.cli import run_cli

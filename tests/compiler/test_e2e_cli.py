@@ -113,17 +113,17 @@ ONLY_WHEN_USED = (
     "difflib",
     # the approval rule grammar, condition checks and rule confinement: only for workers with approval rules
     "llm_do.compiler.approvals.nodes", "llm_do.compiler.approvals.grammar", "llm_do.compiler.approvals.check",
-    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.flows.rule_confinement",
+    "llm_do.compiler.approvals.params", "llm_do.compiler.approvals.lower", "llm_do.compiler.analysis.flows.rule_confinement",
     # the run options (frozen dataclasses, input handling): not for the commands that compile
     "llm_do.cli.options", "llm_do.cli.inputs",
     # the code index (`ast` fingerprints and effects of Python tools): only for a project with Python
     "llm_do.compiler.code.fingerprint", "llm_do.compiler.code.module_code", "llm_do.compiler.code.project_index",
-    # a worker's edits kept and recalled (`incremental.local_edits`): only with the user's cache (LLM_DO_NO_CACHE here)
-    "llm_do.compiler.incremental.local_edits",
+    # a worker's edits kept and recalled (`build.local_edits`): only with the user's cache (LLM_DO_NO_CACHE here)
+    "llm_do.compiler.build.local_edits",
 )
 """Modules a compile loads only for a project that uses them."""
 
-ONLY_FOR_BUILD = ("llm_do.compiler.stages.lower", "llm_do.compiler.stages.emit", "llm_do.compiler.incremental.splice")
+ONLY_FOR_BUILD = ("llm_do.compiler.stages.lower", "llm_do.compiler.stages.emit", "llm_do.compiler.cache.splice")
 """Modules that build and write the bundle document: `lint` writes none."""
 
 COMPILE_PROBE = f"LAZY = {ONLY_WHEN_USED + ONLY_FOR_BUILD!r}\n" + """
@@ -191,7 +191,7 @@ print("RESULT", code, " ".join(sorted(m for m in sys.modules if m.split(".")[0] 
 def test_lint_loads_the_run_input_models_and_yaml_only_when_it_uses_them(tmp_path: Path) -> None:
     """`PromptInput` (llm_do.runtime.args) only for entry.args, a call of a prompt worker or a
     lock's worker node; PyYAML only for front matter the last build did not keep
-    (`incremental.front_matter_cache`): the first lint parses it, the second (of an edited body, so
+    (`cache.front_matter_cache`): the first lint parses it, the second (of an edited body, so
     the first lint's record no longer holds) takes it from the cache."""
     root = write_project(tmp_path / "proj", ONE_WORKER)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
@@ -244,7 +244,7 @@ def test_an_unchanged_project_is_checked_built_and_linted_without_loading_the_co
 
 def test_a_worker_edit_is_built_from_the_last_lock_without_pydantic_or_the_compiler(tmp_path: Path) -> None:
     """After an edit of a worker's description, model and body, `build` writes the lock from the
-    last one (`incremental.local_edits`): YAML reads the edited front matter, emit's atomic
+    last one (`build.local_edits`): YAML reads the edited front matter, emit's atomic
     write writes it, and no pydantic, Jinja or other compiler stage is imported."""
     root = write_project(tmp_path / "proj", PROJECT)
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}

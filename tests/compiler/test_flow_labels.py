@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from llm_do.compiler.analysis.flows.labels import LabelPolicy, labels_of, policy_of, python_labels
 from llm_do.compiler.code.effects import ENVIRONMENT, NETWORK, PROCESS, WRITE
-from llm_do.compiler.flows.labels import LabelPolicy, labels_of, policy_of, python_labels
 
 NONE: frozenset[str] = frozenset()
 P, U, E = "private", "untrusted", "egress"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.bundle_diff import diff_bundles
-from llm_do.compiler.bundle_inputs import compile_document
+from llm_do.compiler.diff.bundle import diff_bundles
+from llm_do.compiler.diff.inputs import compile_document
 from llm_do.compiler.report.schemas import CapabilitiesDocument
 from tests.support.cli import run_cli, worker, write_project
 

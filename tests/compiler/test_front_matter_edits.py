@@ -1,6 +1,6 @@
 """A `build` after front matter edits that touch only `description`, `model`, `compatible_models`
 or `model_settings` writes the lock of the recorded build with the edited nodes (their local keys,
-model grants and hash), source hashes and digest taken again (`incremental.local_edits`): exactly
+model grants and hash), source hashes and digest taken again (`build.local_edits`): exactly
 a clean build's bytes with a clean build's diagnostics. Any other front matter edit, one a
 diagnostic would be about (a parse problem, a model no provider knows), and a pack that was
 forged mean a compile, as without a cache."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_do.compiler.incremental import packs as packs_module
-from llm_do.compiler.incremental.front_matter_edits import structure_hash
+from llm_do.compiler.build.front_matter_edits import structure_hash
+from llm_do.compiler.cache import packs as packs_module
 from llm_do.compiler.stages.parse import parse_worker
 from llm_do.compiler.syntax.sources import SourceMap
 from tests.support.cli import run_cli, worker, write_project

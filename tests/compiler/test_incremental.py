@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler import pipeline
-from llm_do.compiler.incremental import packs as packs_module
-from llm_do.compiler.incremental.splice import SECTIONS, node_spans
+from llm_do.compiler.cache import packs as packs_module
+from llm_do.compiler.cache.splice import SECTIONS, node_spans
 from llm_do.compiler.pipeline import CompileResult, compile_project
 from tests.support.cli import run_cli, worker, write_project
 

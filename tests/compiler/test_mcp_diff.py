@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from llm_do.compiler.bundle_diff import diff_bundles
+from llm_do.compiler.diff.bundle import diff_bundles
 from tests.support.cli import run_cli, worker, write_project
 
 

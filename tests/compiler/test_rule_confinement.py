@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from llm_do.compiler.analysis.flows.labels import policy_of
+from llm_do.compiler.analysis.flows.rule_confinement import allowed_folders, conditional_labels
 from llm_do.compiler.approvals.grammar import parse_rule
-from llm_do.compiler.flows.labels import policy_of
-from llm_do.compiler.flows.rule_confinement import allowed_folders, conditional_labels
 
 POLICY = policy_of({"site": "published", "inbox": "untrusted"}, {})
 

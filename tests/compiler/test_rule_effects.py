@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm_do.compiler.rule_effects import same_rules, shifts
+from llm_do.compiler.analysis.rule_effects import same_rules, shifts
 
 
 def rule(action: str, when: dict[str, Any] | None, text: str = "") -> dict[str, Any]:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from llm_do.compiler.analysis.flows.rule_confinement import confining_rules, pins
+from llm_do.compiler.analysis.rule_effects import shifts
 from llm_do.compiler.approvals.grammar import RuleSyntaxProblem, parse_rule
 from llm_do.compiler.approvals.lower import condition_tree
-from llm_do.compiler.flows.rule_confinement import confining_rules, pins
-from llm_do.compiler.rule_effects import shifts
 from tests.support.cli import worker, write_project
 from tests.support.lint import ANY, lint
 

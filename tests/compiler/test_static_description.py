@@ -16,9 +16,9 @@ from pydantic_ai import FunctionToolset, Tool
 from pydantic_ai._griffe import doc_descriptions
 from pydantic_ai.exceptions import UserError
 
+from llm_do.compiler.diff.schemas import described
 from llm_do.compiler.facts.static_description import describe, description_of, parameter_descriptions
 from llm_do.compiler.facts.static_signature import parameters_of
-from llm_do.compiler.schema_diff import described
 from llm_do.compiler.stages.load import load
 from llm_do.toolkit import user_code
 

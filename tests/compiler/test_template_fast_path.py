@@ -6,7 +6,7 @@ import pytest
 from jinja2 import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from llm_do.compiler.templates import substitute_plain_variables
+from llm_do.compiler.templates.render import substitute_plain_variables
 
 VARIABLES = {"company": "Acme", "seats": 45, "ratio": 0.5, "strict": False, "nothing": None, "items": [1, 2]}
 JINJA = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)

@@ -14,7 +14,7 @@ import pytest
 
 import llm_do
 from llm_do.bundle.canonical import source_hash
-from llm_do.compiler import lock_check
+from llm_do.compiler.build import lock_check
 from llm_do.provenance import build_record
 from llm_do.provenance.build_record import build_records, recall, recorded, rerecord
 from llm_do.provenance.user_cache import SignedEntries

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_do.runtime.batch.runs import BatchResult, InputsProblem, parse_inputs
 
 from llm_do.runtime.batch.results import BatchIdentity, ResultsProblem, read_results
+from llm_do.runtime.batch.runs import BatchResult, InputsProblem, parse_inputs
 from tests.support.batch import inputs_file, results_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.projects import build_project, copy_project

@@ -17,8 +17,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from llm_do.runtime.batch.runs import BatchInput
 
+from llm_do.runtime.batch.runs import BatchInput
 from tests.support.batch import inputs_file, results_of
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.postgres import POSTGRES_GROUP

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.bundle.canonical import seal
-from llm_do.compiler import lock_check
+from llm_do.compiler.build import lock_check
 from tests.support.cli import one_line_error, run_cli, worker
 from tests.support.projects import resealed as reseal
 

@@ -306,9 +306,9 @@ def forgetting_user_modules(base: str) -> Iterator[None]:
 
 
 def lock_rebuild_attempts(monkeypatch: Any) -> list[bool]:
-    """Each attempt of `build` to write the lock from the last one (`incremental.local_edits`),
+    """Each attempt of `build` to write the lock from the last one (`build.local_edits`),
     in order: whether it could."""
-    from llm_do.compiler.incremental import local_edits
+    from llm_do.compiler.build import local_edits
 
     tried: list[bool] = []
     real = local_edits._rebuilt

@@ -66,7 +66,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("P009", "not-text", "error", "A source file is not UTF-8 text.",
          "Worker files, project.json, templates and Python files are read as UTF-8 (a byte-order "
          "mark is allowed and ignored).",
-         raised_in=("stages.load", "syntax.value_checks", "templates")),
+         raised_in=("stages.load", "syntax.value_checks", "templates.render")),
     Rule("P010", "unsupported-version", "error", "project.json declares a version this compiler does not know.",
          "The manifest format is version 1.",
          raised_in=("syntax.validation",)),
@@ -76,8 +76,8 @@ RULES: dict[str, Rule] = _rules(
          "are at most 1000 characters; rendered instructions are at most 4 MiB; a template nests blocks at most 20 deep "
          "and an expression at most 40; an approval condition nests `not` and parentheses at most 100 deep. Such inputs are never what a project needs, and the "
          "limits keep a stray or hostile file from stalling or crashing the build.",
-         raised_in=("approvals.grammar", "stages.load", "syntax.json_reading", "syntax.sources", "syntax.value_checks", "syntax.yaml_positions", "templates",
-                    "worker_models")),
+         raised_in=("analysis.worker_models", "approvals.grammar", "stages.load", "syntax.json_reading", "syntax.sources", "syntax.value_checks",
+                    "syntax.yaml_positions", "templates.render")),
     # --- F: files and paths
     Rule("F001", "file-not-found", "error", "A file the project names does not exist.",
          "Paths in project.json and in references are relative to the project root (the directory "
@@ -284,25 +284,25 @@ RULES: dict[str, Rule] = _rules(
     Rule("T001", "template-syntax", "error", "Instructions that are not a valid Jinja template.",
          "Worker bodies are Jinja templates rendered at build time. Use `{% raw %}` around text "
          "that contains `{{` or `{%` literally.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     Rule("T002", "undefined-variable", "error", "A template variable that is not defined.",
          "Templates see the keys of `vars` in project.json and the function `file()`. Undefined "
          "variables are an error, found from the template itself rather than by rendering, so every "
          "one is reported.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     Rule("T003", "include-not-found", "error", "An `{% include %}` of a file that does not exist.",
          "Include paths are relative to the project root.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     Rule("T004", "include-outside-root", "error", "An include or file() path that leaves the project root.",
          "Templates may read files of the project only.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     Rule("T005", "secret-in-bundle", "warning", "A file that looks like secrets is baked into the bundle.",
          "Files such as .env, *.pem or id_rsa read with `file()` or `{% include %}` end up in "
          "bundle.lock in clear text.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     Rule("T006", "template-error", "error", "Rendering the instructions failed.",
          "The template is valid but raised an error when rendered with the project's vars.",
-         raised_in=("templates",)),
+         raised_in=("templates.render",)),
     # --- G: the call graph
     Rule("G001", "undeclared-recursion", "error", "A call cycle among workers not all declared `recursive: true`.",
          "A worker that can end up calling itself again must say so, so recursion is a decision and "
@@ -335,15 +335,15 @@ RULES: dict[str, Rule] = _rules(
     Rule("M001", "unknown-provider", "error", "A model name whose provider prefix pydantic-ai does not know.",
          "Models are written `provider:model-name`, e.g. `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, "
          "`ollama:llama3.2`. `test` names pydantic-ai's TestModel.",
-         raised_in=("stages.check.models", "worker_models")),
+         raised_in=("analysis.worker_models", "stages.check.models")),
     Rule("M002", "model-and-compatible-models", "error", "A worker sets both `model` and `compatible_models`.",
          "`model` fixes the model; `compatible_models` lets the run choose one that matches. Use one.",
-         raised_in=("worker_models",)),
+         raised_in=("analysis.worker_models",)),
     Rule("M003", "default-model-incompatible", "error", "The project default model matches none of a worker's compatible_models.",
          "A worker without `model` runs on its caller's model when that matches its patterns, and on the "
          "project default otherwise (and whenever it runs first, as the entry or from the command line), "
          "so the default must match one of its patterns.",
-         raised_in=("worker_models",)),
+         raised_in=("analysis.worker_models",)),
     # --- A: approvals
     Rule("A001", "invalid-approval-rule", "error", "An approvals entry that is not `ACTION TOOL` or `ACTION TOOL(CONDITION)`.",
          "ACTION is allow, ask or deny; TOOL a tool name, a toolset or worker name (all its tools), or a "

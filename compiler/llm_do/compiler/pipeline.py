@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.provenance.build_record import recorded_manifest
 
+from .cache.front_matter_cache import FrontMatterCache
+from .cache.packs import user_packs
 from .codes import RULES
 from .diagnostics import Diagnostic, diagnostic, has_errors, sorted_diagnostics
 from .facts.cache import user_cache
-from .incremental.front_matter_cache import FrontMatterCache
-from .incremental.packs import user_packs
 from .stages.check import check
 from .stages.entry_mark import apply_entry_mark
 from .stages.introspect import collect_refs, entry_function_ref, introspect
@@ -44,9 +44,9 @@ class CompileResult:
     """The checks of the introspection answers the build used (`llm_do.provenance.import_checks`); None when
     an answer was used that nothing can tell is still true (no cache, or it could not be kept)."""
     front_matter_reused: int = 0
-    """How many workers' front matter was taken as the last build read it (`incremental.front_matter_cache`)."""
+    """How many workers' front matter was taken as the last build read it (`cache.front_matter_cache`)."""
     spliced: int = 0
-    """How many nodes of the bundle were written from the text the last build kept (`incremental.splice`)."""
+    """How many nodes of the bundle were written from the text the last build kept (`cache.splice`)."""
 
     @property
     def ok(self) -> bool:
@@ -72,7 +72,7 @@ def compile_project(
     """Compile the project at `path` (a directory or its project.json).
 
     `cache`: take the introspection of Python that did not change from the user's cache (see
-    `facts.cache`), and the text of the lock's nodes that did not change (`incremental.splice`);
+    `facts.cache`), and the text of the lock's nodes that did not change (`cache.splice`);
     `LLM_DO_NO_CACHE` turns it off too. `listed`: remote MCP servers already listed, not reached
     (`stages.mcp_servers.list_servers`). `review`: also the checks of the whole project that
     `lint` makes and `build` does not (`stages.check.cost`).
@@ -126,7 +126,7 @@ def compile_project(
     diagnostics = _apply_suppressions(loaded, diagnostics)
     result.diagnostics = sorted_diagnostics(within_files(diagnostics, loaded.sources.files, loaded.root))
     if emit_bundle and result.ok:
-        from .incremental.splice import emit_spliced  # lower and emit: not for `lint`, which emits no bundle
+        from .cache.splice import emit_spliced  # lower and emit: not for `lint`, which emits no bundle
         from .stages.emit import emit
         from .stages.lower import lower
 

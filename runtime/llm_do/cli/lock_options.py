@@ -121,6 +121,6 @@ def _verify_signature(bundle: LoadedBundle, key: Path) -> None:
 def _compare_with_build(bundle: LoadedBundle, project: Path | None) -> Comparison:
     """No record answers: compile the project beside the lock (`RecordedAnswer.project`) and compare
     (the compiler is imported here only)."""
-    from llm_do.compiler.lock_check import compare_with_build
+    from llm_do.compiler.build.lock_check import compare_with_build
 
     return compare_with_build(project or bundle.root, bundle.path, bundle.text.data)

@@ -4,7 +4,7 @@ obey the rule `llm-do exec` obeys, with `as_built=True` (or `RuntimeConfig(as_bu
 `--as-built` and a `StaleLockWarning` for its note.
 
 The runtime never imports the compiler, so when no build record answers, the compile that does runs
-in a child process (`python -m llm_do.compiler.lock_check`), which also records its answer: the
+in a child process (`python -m llm_do.compiler.build.lock_check`), which also records its answer: the
 next load of the same lock is answered by the record.
 """
 
@@ -45,7 +45,7 @@ def check_built(lock: Path, data: bytes, root: Path, sources: Mapping[str, Any],
 def compare_in_child(lock: Path, data: bytes, project: Path) -> Comparison:
     """The lock bytes against a build of `project` (its manifest or root) now, compiled in a child process."""
     try:
-        done = subprocess.run([sys.executable, "-m", "llm_do.compiler.lock_check", str(project), str(lock)],
+        done = subprocess.run([sys.executable, "-m", "llm_do.compiler.build.lock_check", str(project), str(lock)],
                               input=data, capture_output=True, check=False)
     except OSError as exc:
         raise BundleRefused(f"{lock}: refused: cannot compare it with a build of its sources: {exc.strerror}; "

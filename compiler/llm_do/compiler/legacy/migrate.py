@@ -128,6 +128,6 @@ def cyclic_workers(project: ResolvedProject | None) -> set[str]:
     """Names of the workers on a call cycle (self-calls included): they need `recursive: true`."""
     if project is None:
         return set()
-    from ..call_graph import call_graph
+    from ..analysis.call_graph import call_graph
 
     return set().union(*call_graph(project).cycles())

@@ -14,14 +14,14 @@ from typing import Any
 
 from llm_do.bundle.views import call_edges, entry_name
 
-from ..capabilities import ALLOW, Analysis, Reach, WorkerView, is_side_effect, sorted_reaches, views_of_bundle
+from ..analysis.capabilities import ALLOW, Analysis, Reach, WorkerView, is_side_effect, sorted_reaches, views_of_bundle
+from ..analysis.flows.labels import sorted_labels
+from ..analysis.reach_text import gate_text, via_text
+from ..analysis.trifecta import Flow, Leg, bundle_flows
 from ..cost.bound import CostAnalysis, CostBound
 from ..cost.inputs import of_bundle
 from ..cost.text import bound_detail, bound_json, bound_summary, price_data_line
-from ..flows.labels import sorted_labels
-from ..flows.trifecta import Flow, Leg, bundle_flows
-from ..reach_text import gate_text, via_text
-from ..unread import NOT_EVALUATED, UNREAD_KEY, unread
+from ..diff.unread_sides import NOT_EVALUATED, UNREAD_KEY, unread
 from . import Renderers
 from .flow_text import flow_lines, flow_markdown
 

@@ -3,7 +3,7 @@ JSON for tools.
 
 Renderers (`report.Renderer`) over one `DiffReport`: the `BundleDiff` and the inputs it compares
 (spec/diff.md; the JSON Schema is runtime/llm_do/cli/schemas/diff.schema.json). Every format lists one entry per
-cause (`diff_entries`), risky first; the summary counts entries.
+cause (`diff.entries`), risky first; the summary counts entries.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..bundle_diff import SEVERITIES, BundleDiff
-from ..diff_change import change_line
-from ..diff_entries import CauseEntry, counts, entries, first_names
+from ..diff.bundle import SEVERITIES, BundleDiff
+from ..diff.change import change_line
+from ..diff.entries import CauseEntry, counts, entries, first_names
 from . import Renderers, diff_markdown
 
 DIFF_FORMAT = 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..bundle_diff import BundleDiff
+from ..diff.bundle import BundleDiff
 
 GRAPH_LIMIT = 60
 """Most workers the Markdown call graph shows (those the changes touch come first)."""

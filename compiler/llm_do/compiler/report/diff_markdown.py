@@ -9,8 +9,8 @@ artifact).
 
 from __future__ import annotations
 
-from ..bundle_diff import BundleDiff
-from ..diff_entries import CauseEntry, counts, entries, first_names
+from ..diff.bundle import BundleDiff
+from ..diff.entries import CauseEntry, counts, entries, first_names
 from .diff_graph import mermaid
 
 COMMENT_LIMIT = 65_536

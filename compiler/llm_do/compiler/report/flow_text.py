@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..flows.text import leg_text
-from ..flows.trifecta import Flow, Leg
+from ..analysis.reach_text import leg_text
+from ..analysis.trifecta import Flow, Leg
 
 STATUS = {"armed": "ARMED: egress with no approval on the way", "gated": "egress behind approval",
           "accepted": "accepted in project.json"}

@@ -18,8 +18,8 @@ from typing import Any
 from llm_do.bundle.views import call_edges
 from llm_do.toolkit.user_code import module_name
 
-from ..call_graph import CallGraph
-from ..capabilities import ALLOW, LOCAL_KINDS, analyse, kind_of
+from ..analysis.call_graph import CallGraph
+from ..analysis.capabilities import ALLOW, LOCAL_KINDS, analyse, kind_of
 from ..cost.bound import CostAnalysis
 from ..cost.inputs import of_bundle
 from ..syntax.worker_forms import directory_tools_file

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..bundle_diff import Area, Severity, Verb
-from ..unread import UnreadKind
+from ..diff.bundle import Area, Severity, Verb
+from ..diff.unread_sides import UnreadKind
 
 
 class _Strict(BaseModel):

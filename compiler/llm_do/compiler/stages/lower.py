@@ -37,8 +37,14 @@ from llm_do.bundle.names import SERVICE_KIND
 from llm_do.bundle.version import VERSION
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
-from ..capability_grants import OPAQUE, mcp_capability, python_tool_capabilities, tool_destinations, worker_grants
-from ..flows.declassifying import declassifies
+from ..analysis.capability_grants import (
+    OPAQUE,
+    mcp_capability,
+    python_tool_capabilities,
+    tool_destinations,
+    worker_grants,
+)
+from ..analysis.flows.declassifying import declassifies
 from ..syntax.sources import NotText, OutsideRoot, Unreadable
 from .check.capabilities import project_inert_acceptances
 from .resolved import PythonTool, ResolvedProject, ResolvedTool, ResolvedWorker
@@ -194,7 +200,7 @@ def _worker_tool(tool: ResolvedTool, destinations: tuple[str, ...] = ()) -> Work
         entry["rules"] = [rule_entry(r) for r in tool.rules]
         entry["default"] = cast(Approval, tool.default_approval)
         if destinations:
-            from ..flows.rule_confinement import confining_rules
+            from ..analysis.flows.rule_confinement import confining_rules
 
             if confined_by := confining_rules(tool.rules, destinations):
                 entry["confined_by"] = confined_by

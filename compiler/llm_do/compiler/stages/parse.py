@@ -34,7 +34,7 @@ class ParsedWorker:
     legacy: bool
     data: dict[str, Any]
     """The front matter as YAML gave it (its `.agent`-era names upgraded), which `front` was
-    validated from: what a build from the last lock compares an edit with (`incremental.local_edits`)."""
+    validated from: what a build from the last lock compares an edit with (`build.local_edits`)."""
     incomplete: frozenset[str] = frozenset()
     """Front matter keys whose value an error already reported dropped in whole or part (an
     unknown key counts for the absent key it most resembles): what is missing there is not a second
@@ -53,7 +53,7 @@ class ParsedWorker:
 
 def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocument | YamlProblem] | None = None,
                  ) -> tuple[ParsedWorker | None, list[Diagnostic]]:
-    """`yaml_loader`: `load_yaml` (the default), or what answers as it does (`incremental.front_matter_cache`)."""
+    """`yaml_loader`: `load_yaml` (the default), or what answers as it does (`cache.front_matter_cache`)."""
     file = source.path
     top = Location(file=file, line=1, column=1)
     split = split_front_matter(source.text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic
 from ..syntax.worker_forms import worker_directory
-from ..templates import TemplateContext, TemplateUnit, render_body
+from ..templates.render import TemplateContext, TemplateUnit, render_body
 from .resolved import ResolvedProject
 
 

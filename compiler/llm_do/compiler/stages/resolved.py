@@ -16,11 +16,11 @@ from .load import LoadedProject
 from .parse import ParsedWorker
 
 if TYPE_CHECKING:
+    from ..analysis.flows.labels import LabelPolicy
     from ..approvals.nodes import ApprovalRule
     from ..code.fingerprint import CodeIndex
     from ..facts.answers import ClassFact, ModuleFact, ToolFact, ToolsetFact
     from ..facts.no_python import ProjectFacts
-    from ..flows.labels import LabelPolicy
     from .mcp_servers import McpServerInfo
     from .resolve_entry import ResolvedEntryFunction
 

@@ -1,5 +1,5 @@
 """Where a .worker file's front matter ends: no pydantic, so a build that reads only this much of
-a worker (`incremental.local_edits`) does not import the front matter's model."""
+a worker (`build.local_edits`) does not import the front matter's model."""
 
 from __future__ import annotations
 

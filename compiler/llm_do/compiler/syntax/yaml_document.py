@@ -1,7 +1,7 @@
 """What `yaml_positions.load_yaml` answers: a document with positions, or a problem.
 
 Apart from the parser, so that what takes these answers from elsewhere (the front matter the last
-build read, `incremental.front_matter_cache`) does not load PyYAML.
+build read, `cache.front_matter_cache`) does not load PyYAML.
 """
 
 from __future__ import annotations

@@ -31,6 +31,14 @@ def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool
         raise usage_problem(f"{exc.filename or path}: {exc.strerror}") from None
 
 
+def project_not_found() -> type[Exception]:
+    """`ProjectNotFound`, for an `except` clause: imported only when a command raised, so a build or
+    lint answered from its record loads no stage."""
+    from llm_do.compiler.stages.load import ProjectNotFound
+
+    return ProjectNotFound
+
+
 def as_report(project: str, result: CompileResult, files_as: str | None = None) -> ProjectDiagnostics:
     from llm_do.compiler.report.diagnostics import ProjectDiagnostics
 

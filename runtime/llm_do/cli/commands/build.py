@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from llm_do.provenance.build_record import build_records, manifest_root
+from llm_do.provenance.build_record import manifest_root
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
-from ._compile import as_report, print_diagnostics
+from ._compile import as_report, print_diagnostics, project_not_found
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from llm_do.compiler.pipeline import CompileResult
+    from llm_do.compiler.build import BuildOutcome
 
 LOCK_NAME = "bundle.lock"
 
@@ -57,30 +57,31 @@ def build(project: Path, output: Path | None, check: bool, sign_with: Path | Non
         raise usage_problem("--sign writes a signature, --check writes nothing; give one")
     lock = lock_path(project, output)
     key = _signing_key(sign_with)
-    if not no_cache and _recalled(project, lock, check=check, quiet=quiet):
-        if not check:
-            _signed(lock, key, quiet)
-        return ExitCode.OK
     if check:
         return _check(project, lock, output, cache=not no_cache, quiet=quiet)
-    result = _compile(project, lock, cache=not no_cache)
-    print_diagnostics([as_report(str(project), result)], quiet=quiet)
-    if _is_source(lock, result.loaded.root, result.loaded.sources.files):
+    outcome = _built(project, lock, cache=not no_cache)
+    _say_diagnostics(project, outcome, quiet)
+    counted = f"({outcome.workers} worker{'s' if outcome.workers != 1 else ''})"
+    if outcome.how == "recalled":
+        _done(f"{_shown(lock)} is up to date {counted}", quiet)
+        _signed(lock, key, quiet)
+        return ExitCode.OK
+    result = outcome.result
+    if result is not None and _is_source(lock, result.loaded.root, result.loaded.sources.files):
         raise usage_problem(f"{lock} is a source of the project; write the lock elsewhere")
-    if result.bundle is None:
+    if outcome.bundle is None:
         click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
         return ExitCode.FAILED
     from llm_do.compiler.stages.emit import write_atomic
 
     try:
-        unchanged = lock.is_file() and lock.read_bytes() == result.bundle
+        unchanged = outcome.how == "compiled" and lock.is_file() and lock.read_bytes() == outcome.bundle
         if not unchanged:
-            write_atomic(lock, result.bundle)
+            write_atomic(lock, outcome.bundle)
     except OSError as exc:
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
-    workers = len(result.resolved.workers) if result.resolved else 0
-    verb = "is up to date" if unchanged else "written"
-    _done(f"{_shown(lock)} {verb} ({workers} worker{'s' if workers != 1 else ''})", quiet)
+    outcome.keep()
+    _done(f"{_shown(lock)} {'is up to date' if unchanged else 'written'} {counted}", quiet)
     _signed(lock, key, quiet)
     return ExitCode.OK
 
@@ -122,65 +123,38 @@ def _signed(lock: Path, key: Ed25519PrivateKey | None, quiet: bool) -> None:
     _done(f"{_shown(path)} written", quiet)
 
 
-def _recalled(project: Path, lock: Path, *, check: bool, quiet: bool) -> bool:
-    """Whether a build record (`llm_do.provenance.build_record`) says the lock is what a build of the
-    project writes now; if so, what the build would have said is said, and nothing is compiled.
-    A `build` after edits to worker bodies or to front matter keys local to a worker alone writes
-    the lock from the last one (`llm_do.compiler.incremental.local_edits`) and says so."""
-    records = build_records()
-    root = manifest_root(project)
-    if records is None or root is None:
-        return False
-    from llm_do.compiler.incremental.local_edits import keep_rebuilt, recall_edits  # not for LLM_DO_NO_CACHE
-    from llm_do.compiler.incremental.packs import user_packs
-
-    packs = None if check else user_packs()
-    recalled = recall_edits(records, root, lock, packs)
-    if recalled is None:
-        return False
-    body = recalled.record
-    if body["diagnostics"]:
-        from llm_do.compiler.diagnostics import Diagnostic
-        from llm_do.compiler.report.diagnostics import ProjectDiagnostics
-
-        try:
-            diagnostics = [Diagnostic.from_json(d) for d in body["diagnostics"]]
-        except ValueError:
-            return False
-        print_diagnostics([ProjectDiagnostics(str(project), root, diagnostics, None)], quiet=quiet)
-    workers = body["workers"]
-    counted = "" if check else f" ({workers} worker{'s' if workers != 1 else ''})"
-    if recalled.rebuilt is None:
-        _done(f"{_shown(lock)} is up to date{counted}", quiet)
-        return True
-    from llm_do.compiler.stages.emit import write_atomic
-
-    assert packs is not None
-    try:
-        write_atomic(lock, recalled.rebuilt.bundle)
-    except OSError as exc:
-        raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
-    keep_rebuilt(records, packs, root, lock, recalled)
-    _done(f"{_shown(lock)} written{counted}", quiet)
-    return True
-
-
-def _compile(project: Path, lock: Path, *, cache: bool) -> CompileResult:
-    """Compile with a build record for the next build; a path that names no project is a usage error."""
-    from llm_do.compiler.lock_check import compile_recorded
-    from llm_do.compiler.stages.load import ProjectNotFound
+def _built(project: Path, lock: Path, *, cache: bool) -> BuildOutcome:
+    """The lock recalled, rebuilt or compiled (`build_lock`); a path that names no project is a usage error."""
+    from llm_do.compiler.build import build_lock
 
     try:
-        return compile_recorded(project, lock, cache=cache)
-    except ProjectNotFound as exc:
+        return build_lock(project, lock, cache=cache)
+    except project_not_found() as exc:
         raise usage_problem(str(exc)) from None
     except OSError as exc:
         raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
 
 
+def _say_diagnostics(project: Path, outcome: BuildOutcome, quiet: bool) -> None:
+    """What the build said, recalled or compiled alike; none said loads no report module."""
+    if outcome.diagnostics:
+        from llm_do.compiler.report.diagnostics import ProjectDiagnostics
+
+        print_diagnostics([ProjectDiagnostics(str(project), outcome.root, outcome.diagnostics, None)], quiet=quiet)
+
+
 def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet: bool) -> int:
-    """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1."""
-    from llm_do.compiler.lock_check import check_lock
+    """Build in memory and compare with the lock: 0 when it is what `build` would write, else 1; a
+    build record that says it is (`recall_lock`) answers without building."""
+    if cache:
+        from llm_do.compiler.build import recall_lock
+
+        recalled = recall_lock(project, lock, rebuild=False)
+        if recalled is not None:
+            _say_diagnostics(project, recalled, quiet)
+            _done(f"{_shown(lock)} is up to date", quiet)
+            return ExitCode.OK
+    from llm_do.compiler.build.lock_check import check_lock
     from llm_do.compiler.stages.load import ProjectNotFound
 
     try:

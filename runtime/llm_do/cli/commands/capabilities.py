@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.diff.inputs import BundleInputProblem, ProjectHasErrors, load_document
 from llm_do.compiler.report.capabilities import RENDERERS, report
 
 from ..compile_options import no_cache_option, no_import_option

@@ -10,10 +10,10 @@ import shlex
 
 import click
 
-from llm_do.compiler.bundle_diff import SEVERITIES, Incomparable, diff_bundles
-from llm_do.compiler.bundle_inputs import BundleInputProblem, ProjectHasErrors, load_document
-from llm_do.compiler.committed_lock import with_committed_locks
-from llm_do.compiler.diff_unread import without_import
+from llm_do.compiler.diff.bundle import SEVERITIES, Incomparable, diff_bundles
+from llm_do.compiler.diff.committed_lock import with_committed_locks
+from llm_do.compiler.diff.inputs import BundleInputProblem, ProjectHasErrors, load_document
+from llm_do.compiler.diff.unread import without_import
 from llm_do.compiler.report.diff import RENDERERS, DiffInputs, DiffReport
 
 from ..compile_options import no_cache_option, no_import_option

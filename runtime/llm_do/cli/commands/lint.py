@@ -6,14 +6,13 @@ from pathlib import Path
 
 import click
 
-from llm_do.compiler.lint_record import keep_lint, lint_records, recall_lint
+from llm_do.compiler.build import lint_project
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
-from llm_do.provenance.build_record import manifest_root, tree_before_build
 
 from ..compile_options import no_cache_option, no_import_option, quiet_option
-from ..errors import ExitCode
+from ..errors import ExitCode, usage_problem
 from ..report_output import format_option, print_report
-from ._compile import as_report, compile_or_exit, errors_only
+from ._compile import errors_only, project_not_found
 
 
 @click.command()
@@ -41,17 +40,12 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
 
 
 def _linted(project: Path, *, import_python: bool, cache: bool) -> ProjectDiagnostics:
-    """The project's diagnostics: what its lint record (`llm_do.compiler.lint_record`) says when
-    nothing it depends on changed since, else a compile's, recorded for the next lint."""
-    records = lint_records() if cache else None
-    root = manifest_root(project) if records is not None else None
-    listing = None
-    if records is not None and root is not None:
-        recalled = recall_lint(records, root, import_python=import_python)
-        if recalled is not None:
-            return ProjectDiagnostics(project.as_posix(), root, recalled)
-        listing = tree_before_build(root, None)
-    result = compile_or_exit(project, import_python=import_python, emit_bundle=False, cache=cache, review=True)
-    if records is not None and root is not None and listing is not None:
-        keep_lint(records, root, listing, result, import_python=import_python)
-    return as_report(project.as_posix(), result)
+    """The project's diagnostics (`lint_project`: its lint record's when nothing it depends on
+    changed since, else a compile's); a path that names no project is a usage error."""
+    try:
+        outcome = lint_project(project, import_python=import_python, cache=cache)
+    except project_not_found() as exc:
+        raise usage_problem(str(exc)) from None
+    except OSError as exc:
+        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
+    return ProjectDiagnostics(project.as_posix(), outcome.root, outcome.diagnostics)

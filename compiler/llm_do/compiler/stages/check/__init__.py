@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...call_graph import CallGraph, call_graph
+from ...analysis.call_graph import CallGraph, call_graph
 from ...diagnostics import Diagnostic
 from ..resolved import ResolvedProject
 from .capabilities import check_capabilities

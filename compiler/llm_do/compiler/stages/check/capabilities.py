@@ -1,6 +1,6 @@
 """R001 / R002 (and, through `flows`, R003-R006): what the entry can do with nobody asked, and privilege gained through delegation.
 
-The rules run the same analysis as `llm-do capabilities` (`compiler.capabilities`), over views built from
+The rules run the same analysis as `llm-do capabilities` (`compiler.analysis.capabilities`), over views built from
 the resolved project instead of a bundle, so lint and the bundle's readers never disagree.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from llm_do.bundle.approval import PYTHON_TOOL_DEFAULT
 
-from ...call_graph import CallGraph
-from ...capabilities import (
+from ...analysis.call_graph import CallGraph
+from ...analysis.capabilities import (
     ALLOW,
     OPEN,
     Analysis,
@@ -22,10 +22,10 @@ from ...capabilities import (
     kind_of,
     plain_gate,
 )
-from ...capability_grants import worker_grants
+from ...analysis.capability_grants import worker_grants
+from ...analysis.flows.declassifying import declassifies
+from ...analysis.reach_text import via_text
 from ...diagnostics import Diagnostic, Location, diagnostic
-from ...flows.declassifying import declassifies
-from ...reach_text import via_text
 from ..resolved import ResolvedProject
 from .flows import check_flows, inert_acceptances, project_flows
 

@@ -3,7 +3,7 @@
 A review of the whole project's models and limits, so `lint` runs it (`compile_project(...,
 review=True)`) and `build` does not: a build after an edit of a worker's `model` or
 `model_settings` is written from the last lock without the check stage
-(`incremental.local_edits`), and a build's diagnostics must not depend on which way it went.
+(`build.local_edits`), and a build's diagnostics must not depend on which way it went.
 The bound is `cost.bound`'s, over the resolved project, so lint and `capabilities` agree.
 """
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
+from ...analysis.flows.folders import unmatched_folders
+from ...analysis.flows.labels import normalized_folder
 from ...diagnostics import Diagnostic, diagnostic
-from ...flows.folders import unmatched_folders
-from ...flows.labels import normalized_folder
 from ..resolved import ResolvedProject
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from llm_do.bundle.flow import UNTRUSTED
 
-from ...capability_grants import tool_destinations
+from ...analysis.capability_grants import tool_destinations
+from ...analysis.flows.declassifying import free_text_reason
+from ...analysis.trifecta import LEG, FlowAnalysis
 from ...diagnostics import Diagnostic, diagnostic
-from ...flows.declassifying import free_text_reason
-from ...flows.trifecta import LEG, FlowAnalysis
 from ..resolved import ResolvedProject, ResolvedWorker
 
 PRECISION_CODES = frozenset({"R011", "R012", "R013", "R014"})
@@ -60,7 +60,9 @@ def _destination_notes(project: ResolvedProject, worker: ResolvedWorker, silence
                                   tool.at, hint=f"its parameters: {', '.join(sorted(known or ())) or 'none'}"))
         if "R012" in silenced or not tool.rules:
             continue
-        from ...flows.rule_confinement import confining_rules  # here: few tools both say where they send and have rules
+        from ...analysis.flows.rule_confinement import (
+            confining_rules,  # here: few tools both say where they send and have rules
+        )
 
         for index in confining_rules(tool.rules, params):
             rule = tool.rules[index]

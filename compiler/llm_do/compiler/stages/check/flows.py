@@ -1,7 +1,7 @@
 """R003 / R004 / R005 / R006: the lethal trifecta over call paths, and flow acceptances that match
 nothing.
 
-The rule runs `flows.trifecta` over the same views as R001/R002 (`capabilities.project_views`),
+The rule runs `trifecta` over the same views as R001/R002 (`capabilities.project_views`),
 with the server-side tools added as grants: lint, `capabilities` and `diff` see the same flows.
 Which acceptances accept nothing is also what the bundle records (`flow.INERT`, written by
 `lower`), so the run honours exactly the entries R006 leaves alone.
@@ -13,10 +13,10 @@ import json
 
 from llm_do.bundle.flow import ANY, INPUT, LABELS
 
-from ...capabilities import PROVIDER, Grant, WorkerView, kind_of, provider_grant
+from ...analysis.capabilities import PROVIDER, Grant, WorkerView, kind_of, provider_grant
+from ...analysis.reach_text import gate_text, via_text
+from ...analysis.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
 from ...diagnostics import Diagnostic, Location, Related, diagnostic
-from ...flows.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
-from ...reach_text import gate_text, via_text
 from ..resolved import ResolvedProject
 from .flow_precision import PRECISION_CODES, check_flow_precision
 

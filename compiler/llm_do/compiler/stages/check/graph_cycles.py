@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
 

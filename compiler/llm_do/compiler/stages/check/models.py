@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from llm_do.bundle.names import model_problem
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
+from ...analysis.worker_models import Locate, worker_model_problems
 from ...diagnostics import Diagnostic, diagnostic
-from ...worker_models import Locate, worker_model_problems
 from ..resolved import ResolvedProject
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ portable worker (one file that works anywhere) sees which are not."""
 
 from __future__ import annotations
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ...syntax.worker_forms import worker_directory
 from ..resolved import ResolvedProject, ResolvedWorker

@@ -8,7 +8,7 @@ worker, whose format had no `calls:`, gets the warning L004 instead of the error
 
 from __future__ import annotations
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ...facts.python_calls import PythonCall, literal_calls
 from ...syntax.sources import NotText, OutsideRoot, Unreadable

@@ -4,10 +4,10 @@ declare what the tool does (`CAPABILITIES`) instead of leaving the labels to the
 
 from __future__ import annotations
 
-from ...call_graph import CallGraph
+from ...analysis.call_graph import CallGraph
+from ...analysis.flows.grant_labels import undeclared_tool_code
 from ...code.effects import NETWORK, PROCESS
 from ...diagnostics import Diagnostic, Location, diagnostic
-from ...flows.grant_labels import undeclared_tool_code
 from ..resolved import ResolvedProject
 
 PYTHON_KINDS = ("python_tool", "python_toolset")

@@ -1,0 +1,128 @@
+"""A lock made the fastest way that gives a clean build's bytes, above the pipeline that compiles
+(`build_lock`): recalled from a build record (`lock_check.compile_recorded` keeps one), rebuilt
+from the last lock after edits local to a worker (`local_edits`, `front_matter_edits`), or
+compiled; `build --check` (`lock_check`); and a lint answered from its record or compiled and
+recorded (`lint_project`, `lint_record`).
+
+Imports only the standard library here: `llm-do build` of an unchanged project loads no stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
+    from ..pipeline import CompileResult
+
+How = Literal["recalled", "rebuilt", "compiled"]
+LintHow = Literal["recalled", "compiled"]
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """How a lock was made and what its build says, as a compile would have said it."""
+
+    how: How
+    root: Path
+    """The project's directory."""
+    diagnostics: list[Diagnostic]
+    workers: int
+    bundle: bytes | None
+    """The lock's bytes to write: None when recalled (the lock holds them) or when the compile failed."""
+    result: CompileResult | None = None
+    """The compile's result (`compiled` only)."""
+    keep: Callable[[], None] = field(default=lambda: None, repr=False)
+    """To call once `bundle` is written: a rebuilt lock is recorded for the next build."""
+
+
+def build_lock(project: Path, lock: Path, *, cache: bool = True) -> BuildOutcome:
+    """The lock at `lock` for the project at `project` (a directory or its project.json), recalled
+    or rebuilt when a build record allows it (`cache`), else compiled and recorded. Raises
+    `ProjectNotFound` when the path names no project and OSError when a file cannot be read."""
+    if cache:
+        recalled = recall_lock(project, lock)
+        if recalled is not None:
+            return recalled
+    from .lock_check import compile_recorded
+
+    result = compile_recorded(project, lock, cache=cache)
+    workers = len(result.resolved.workers) if result.resolved else 0
+    return BuildOutcome("compiled", result.loaded.root, result.diagnostics, workers, result.bundle, result)
+
+
+def recall_lock(project: Path, lock: Path, *, rebuild: bool = True) -> BuildOutcome | None:
+    """What a build record says of the lock (`recalled`), or, after edits local to workers and with
+    `rebuild`, the bytes a clean build writes now (`rebuilt`); None when the project must be compiled."""
+    from llm_do.provenance.build_record import build_records, manifest_root
+
+    records = build_records()
+    root = manifest_root(project)
+    if records is None or root is None:
+        return None
+    from ..cache.packs import user_packs
+    from .local_edits import keep_rebuilt, recall_edits
+
+    packs = user_packs() if rebuild else None
+    recalled = recall_edits(records, root, lock, packs)
+    if recalled is None:
+        return None
+    body = recalled.record
+    diagnostics = _diagnostics(body["diagnostics"])
+    if diagnostics is None:
+        return None
+    rebuilt = recalled.rebuilt
+    if rebuilt is None:
+        return BuildOutcome("recalled", root, diagnostics, body["workers"], None)
+    assert packs is not None
+    return BuildOutcome("rebuilt", root, diagnostics, body["workers"], rebuilt.bundle,
+                        keep=lambda: keep_rebuilt(records, packs, root, lock, recalled))
+
+
+def _diagnostics(recorded: list[Any]) -> list[Diagnostic] | None:
+    """The record's diagnostics (None for a damaged one); none recorded loads no diagnostics module."""
+    if not recorded:
+        return []
+    from ..diagnostics import Diagnostic
+
+    try:
+        return [Diagnostic.from_json(d) for d in recorded]
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class LintOutcome:
+    """How a lint was answered, and what it says."""
+
+    how: LintHow
+    root: Path
+    """The project's directory."""
+    diagnostics: list[Diagnostic]
+
+
+def lint_project(project: Path, *, import_python: bool = True, cache: bool = True) -> LintOutcome:
+    """The diagnostics of the project at `project`: what its lint record says when nothing it
+    depends on changed since (`cache`), else a compile's (no bundle emitted), recorded for the next
+    lint. Raises `ProjectNotFound` when the path names no project and OSError when a file cannot be read."""
+    from llm_do.provenance.build_record import manifest_root, tree_before_build
+
+    from .lint_record import keep_lint, lint_records, recall_lint
+
+    records = lint_records() if cache else None
+    root = manifest_root(project) if records is not None else None
+    listing = None
+    if records is not None and root is not None:
+        recalled = recall_lint(records, root, import_python=import_python)
+        if recalled is not None:
+            return LintOutcome("recalled", root, recalled)
+        listing = tree_before_build(root, None)
+    from ..pipeline import compile_project
+
+    result = compile_project(project, import_python=import_python, emit_bundle=False, cache=cache, review=True)
+    if records is not None and root is not None and listing is not None:
+        keep_lint(records, root, listing, result, import_python=import_python)
+    return LintOutcome("compiled", result.loaded.root, result.diagnostics)
