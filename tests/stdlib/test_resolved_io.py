@@ -173,12 +173,31 @@ def test_a_platform_without_descriptors_for_one_call_uses_the_plain_functions(
     assert not descriptors_supported()
 
 
+@pytest.mark.parametrize("flag", ["_NOFOLLOW", "_DIRECTORY"])
+def test_a_platform_without_o_nofollow_or_o_directory_uses_the_plain_functions(
+        monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
+    """Without them a link on the way would be followed: the descriptors would guard nothing."""
+    monkeypatch.setattr(resolved_io, flag, 0)  # what `getattr(os, "O_...", 0)` gives there
+    assert not descriptors_supported()
+
+
 def test_without_descriptors_a_write_makes_its_folders_and_a_read_reads(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the platform has no `dir_fd` (Windows), the plain path functions do the same job."""
-    monkeypatch.setattr(resolved_io, "descriptors_supported", lambda: False)
+    """Where the platform has no `dir_fd` (Windows: the functions raise NotImplementedError when
+    given one), the plain path functions do the same job."""
+    real_open = os.open
+
+    def open_without_dir_fd(path, flags, mode=0o777, *, dir_fd=None):  # type: ignore[no-untyped-def]
+        if dir_fd is not None:
+            raise NotImplementedError("dir_fd unavailable on this platform")
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", open_without_dir_fd)
+    assert not descriptors_supported()
     target = confine(tree, "out/new/deep/a.txt")
     write_resolved(tree, target, b"plain")
     assert read_resolved(tree, target, 100) == b"plain"
+    write_resolved(tree, confine(tree, "out/new/deep/b.txt"), b"beside it")  # the folder is there now
+    assert sorted(os.listdir(tree / "out/new/deep")) == ["a.txt", "b.txt"]
 
 
 def _descriptors() -> int:
