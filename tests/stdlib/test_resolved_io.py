@@ -220,20 +220,27 @@ def test_reads_writes_and_refusals_leave_no_descriptor_open(tree: Path) -> None:
     assert _descriptors() == before
 
 
-def test_a_write_under_way_is_a_hidden_temporary_beside_the_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until it is complete, the new text is in a dot file ending in .tmp (what listings, watchers
-    and ignore rules leave out), never in a visible file of the project."""
-    seen: list[str] = []
+def test_a_write_is_on_disk_in_a_hidden_temporary_before_it_replaces_the_file(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a crash the file holds its old text or its new one, never a part: the new text is
+    flushed and synced (fsync) in a temporary beside it before it is renamed over the file. The
+    temporary is a dot file ending in .tmp, which listings, watchers and ignore rules leave out."""
+    (tree / "out/d/a.txt").write_text("old")
+    at_sync: list[dict[str, str]] = []
     real_fsync = os.fsync
 
     def fsync_and_look(fd: int) -> None:
-        seen.extend(os.listdir(tree / "out/d"))
+        folder = tree / "out/d"
+        at_sync.append({name: (folder / name).read_text() for name in os.listdir(folder)})
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync_and_look)
     write_resolved(tree, confine(tree, "out/d/a.txt"), b"new")
-    assert len(seen) == 1 and seen[0].startswith(".a.txt.") and seen[0].endswith(".tmp"), seen
-    assert os.listdir(tree / "out/d") == ["a.txt"]
+    [seen] = at_sync
+    [temporary] = [name for name in seen if name != "a.txt"]
+    assert seen == {"a.txt": "old", temporary: "new"}
+    assert temporary.startswith(".a.txt.") and temporary.endswith(".tmp"), temporary
+    assert os.listdir(tree / "out/d") == ["a.txt"] and (tree / "out/d/a.txt").read_text() == "new"
 
 
 def test_a_write_that_fails_leaves_no_temporary(tree: Path) -> None:
