@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,15 @@ def test_an_entry_reads_back_for_its_material_only(entries: SignedEntries) -> No
     assert entries.read({**MATERIAL, "bundle": "another lock"}) is None
 
 
-def test_the_folders_and_key_are_the_users_alone(entries: SignedEntries) -> None:
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The usual umask, under which a folder made without a mode is everyone's to read."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def test_the_folders_and_key_are_the_users_alone(entries: SignedEntries, umask_022: None) -> None:
     """Root reads anything, so the modes are checked, not a read by another user."""
     entries.write(MATERIAL, {"workers": 3})
     assert stat.S_IMODE(entries.folder.stat().st_mode) == 0o700
@@ -115,13 +124,15 @@ def test_writing_prunes_the_least_recently_read_entries(tmp_path: Path) -> None:
 
 
 def test_pruning_keeps_a_folder_within_its_limit_and_removes_down_to_three_quarters(tmp_path: Path) -> None:
+    """The oldest go first, whatever their names: ages shuffled against the names' order."""
     folder = tmp_path / "cache"
-    for i in range(8):
-        path = folder / "ab" / f"{i}.json"
+    ages = {"a": 3, "b": 0, "c": 7, "d": 1, "e": 5, "f": 2, "g": 6, "h": 4}
+    for name, age in ages.items():
+        path = folder / "ab" / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"x" * 100)
-        os.utime(path, ns=(i * 10**9, i * 10**9))
+        os.utime(path, ns=(age * 10**9, age * 10**9))
     prune(folder, 800)
     assert len(list(folder.glob("*/*.json"))) == 8  # at the limit: nothing goes
-    prune(folder, 799)
-    assert sorted(p.name for p in folder.glob("*/*.json")) == ["3.json", "4.json", "5.json", "6.json", "7.json"]
+    prune(folder, 799)  # down to 599 bytes: the three oldest go
+    assert sorted(p.stem for p in folder.glob("*/*.json")) == ["a", "c", "e", "g", "h"]
