@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from llm_do.compiler import pipeline
+from llm_do.compiler.lint_record import lint_records
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.projects import compile_calls
 
@@ -136,3 +137,25 @@ def test_another_manifest_beside_project_json_is_neither_recalled_nor_recorded(
     assert "orphan" not in run_cli("lint", project / "alt.json").stderr
     assert "orphan" in run_cli("lint", project / "project.json").stderr
     assert len(compiles) == 2
+
+
+DAMAGES = {
+    "a diagnostic that does not decode": lambda body: {**body, "diagnostics": [{"code": "G003", "severity": "warning"}]},
+    "diagnostics that are no list": lambda body: {**body, "diagnostics": "G003"},
+    "a body that is no object": lambda body: [body],
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+def test_a_signed_record_whose_diagnostics_do_not_decode_changes_nothing(
+        project: Path, records: Path, compiles: list[Path], damage) -> None:
+    """Signed with the user's key (as an older llm-do's record would be), yet not a lint's record:
+    the lint compiles and says what a compile says."""
+    first = run_cli("lint", project)
+    [entry] = records.rglob("*.json")
+    kept = json.loads(json.loads(entry.read_text())["entry"])
+    signed = lint_records()
+    assert signed is not None
+    signed.write(kept["key"], damage(kept["body"]))
+    again = run_cli("lint", project)
+    assert (again.exit_code, again.stderr) == (first.exit_code, first.stderr) and len(compiles) == 2
