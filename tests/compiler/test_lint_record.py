@@ -13,6 +13,7 @@ import pytest
 
 from llm_do.compiler import pipeline
 from llm_do.compiler.lint_record import lint_records
+from llm_do.provenance import build_record
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.projects import compile_calls
 
@@ -159,3 +160,21 @@ def test_a_signed_record_whose_diagnostics_do_not_decode_changes_nothing(
     signed.write(kept["key"], damage(kept["body"]))
     again = run_cli("lint", project)
     assert (again.exit_code, again.stderr) == (first.exit_code, first.stderr) and len(compiles) == 2
+
+
+def test_a_lint_by_other_llm_do_code_with_another_pythonpath_or_of_a_copy_compiles_again(
+        project: Path, tmp_path: Path, compiles: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lint record is keyed as a build record is: by llm-do's code (an upgrade may find other
+    problems), what shapes `sys.path` and the project's place, not by the tree's listing alone."""
+    run_cli("lint", project)
+    assert len(compiles) == 1
+    copy = shutil.copytree(project, tmp_path / "copy")
+    run_cli("lint", copy)
+    assert len(compiles) == 2
+    monkeypatch.setenv("PYTHONPATH", "src")
+    run_cli("lint", project)
+    assert len(compiles) == 3
+    monkeypatch.delenv("PYTHONPATH")
+    monkeypatch.setattr(build_record, "code_stamp", lambda: "the stamp of other code")
+    run_cli("lint", project)
+    assert len(compiles) == 4
