@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from llm_do.compiler import pipeline
 from llm_do.compiler.lint_record import lint_records
 from llm_do.provenance import build_record
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.mcp import SERVER, STDIO_SERVER, mcp_project
 from tests.support.projects import compile_calls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -178,3 +180,15 @@ def test_a_lint_by_other_llm_do_code_with_another_pythonpath_or_of_a_copy_compil
     monkeypatch.setattr(build_record, "code_stamp", lambda: "the stamp of other code")
     run_cli("lint", project)
     assert len(compiles) == 4
+
+
+def test_a_project_with_an_mcp_server_is_not_recorded(
+        tmp_path: Path, records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its tools are listed live from the server, which a record could not tell changed: each lint
+    lists them again."""
+    monkeypatch.setenv("LLM_DO_TEST_PYTHON", sys.executable)
+    monkeypatch.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
+    root = write_project(tmp_path / "mcp", mcp_project(STDIO_SERVER))
+    linted = run_cli("lint", root)
+    assert linted.exit_code == 0, linted.stderr
+    assert not records.exists()
