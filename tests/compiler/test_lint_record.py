@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,7 +153,7 @@ DAMAGES = {
 
 @pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
 def test_a_signed_record_whose_diagnostics_do_not_decode_changes_nothing(
-        project: Path, records: Path, compiles: list[Path], damage) -> None:
+        project: Path, records: Path, compiles: list[Path], damage: Callable[[Any], Any]) -> None:
     """Signed with the user's key (as an older llm-do's record would be), yet not a lint's record:
     the lint compiles and says what a compile says."""
     first = run_cli("lint", project)

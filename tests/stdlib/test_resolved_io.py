@@ -151,7 +151,7 @@ def test_a_link_on_the_way_is_refused_whatever_error_the_platform_opens_it_with(
     """Opening a link with O_NOFOLLOW fails with ENOTDIR on Linux, ELOOP on macOS, EMLINK on FreeBSD."""
     real_open = os.open
 
-    def open_as_the_platform_does(path, flags, mode=0o777, *, dir_fd=None):  # type: ignore[no-untyped-def]
+    def open_as_the_platform_does(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
         if dir_fd is not None and flags & os.O_NOFOLLOW and os.path.islink(f"/proc/self/fd/{dir_fd}/{path}"):
             raise OSError(code, os.strerror(code))
         return real_open(path, flags, mode, dir_fd=dir_fd)
@@ -186,7 +186,7 @@ def test_without_descriptors_a_write_makes_its_folders_and_a_read_reads(tree: Pa
     given one), the plain path functions do the same job."""
     real_open = os.open
 
-    def open_without_dir_fd(path, flags, mode=0o777, *, dir_fd=None):  # type: ignore[no-untyped-def]
+    def open_without_dir_fd(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
         if dir_fd is not None:
             raise NotImplementedError("dir_fd unavailable on this platform")
         return real_open(path, flags, mode)
