@@ -194,3 +194,23 @@ def test_a_project_with_an_mcp_server_is_not_recorded(
     linted = run_cli("lint", root)
     assert linted.exit_code == 0, linted.stderr
     assert not records.exists()
+
+
+def test_the_lint_records_are_pruned_past_16_mb(records: Path) -> None:
+    """As spec/language.md says: past 16 MiB the least recently used go, down to three quarters."""
+    signed = lint_records()
+    assert signed is not None
+    signed.write({"n": "00"}, "x")
+    overhead = signed.path({"n": "00"}).stat().st_size - 1  # all but the body, alike for every entry
+    signed.path({"n": "00"}).unlink()
+    limit = 16 * 1024 * 1024
+
+    def total() -> int:
+        return sum(p.stat().st_size for p in records.glob("*/*.json"))
+
+    for n in range(15):
+        signed.write({"n": f"{n:02d}"}, "x" * (1024 * 1024 - overhead))
+    signed.write({"n": "15"}, "x" * (limit - total() - overhead))  # exactly at the limit: all kept
+    assert total() == limit and len(list(records.glob("*/*.json"))) == 16
+    signed.write({"n": "16"}, "x")  # one byte past it
+    assert total() <= limit * 3 // 4
