@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from llm_do.compiler import pipeline
+from llm_do.compiler.lint_record import lint_records
+from llm_do.provenance import build_record
 from tests.support.cli import run_cli, worker, write_project
+from tests.support.mcp import SERVER, STDIO_SERVER, mcp_project
 from tests.support.projects import compile_calls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -136,3 +142,75 @@ def test_another_manifest_beside_project_json_is_neither_recalled_nor_recorded(
     assert "orphan" not in run_cli("lint", project / "alt.json").stderr
     assert "orphan" in run_cli("lint", project / "project.json").stderr
     assert len(compiles) == 2
+
+
+DAMAGES = {
+    "a diagnostic that does not decode": lambda body: {**body, "diagnostics": [{"code": "G003", "severity": "warning"}]},
+    "diagnostics that are no list": lambda body: {**body, "diagnostics": "G003"},
+    "a body that is no object": lambda body: [body],
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+def test_a_signed_record_whose_diagnostics_do_not_decode_changes_nothing(
+        project: Path, records: Path, compiles: list[Path], damage: Callable[[Any], Any]) -> None:
+    """Signed with the user's key (as an older llm-do's record would be), yet not a lint's record:
+    the lint compiles and says what a compile says."""
+    first = run_cli("lint", project)
+    [entry] = records.rglob("*.json")
+    kept = json.loads(json.loads(entry.read_text())["entry"])
+    signed = lint_records()
+    assert signed is not None
+    signed.write(kept["key"], damage(kept["body"]))
+    again = run_cli("lint", project)
+    assert (again.exit_code, again.stderr) == (first.exit_code, first.stderr) and len(compiles) == 2
+
+
+def test_a_lint_by_other_llm_do_code_with_another_pythonpath_or_of_a_copy_compiles_again(
+        project: Path, tmp_path: Path, compiles: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lint record is keyed as a build record is: by llm-do's code (an upgrade may find other
+    problems), what shapes `sys.path` and the project's place, not by the tree's listing alone."""
+    run_cli("lint", project)
+    assert len(compiles) == 1
+    copy = shutil.copytree(project, tmp_path / "copy")
+    run_cli("lint", copy)
+    assert len(compiles) == 2
+    monkeypatch.setenv("PYTHONPATH", "src")
+    run_cli("lint", project)
+    assert len(compiles) == 3
+    monkeypatch.delenv("PYTHONPATH")
+    monkeypatch.setattr(build_record, "code_stamp", lambda: "the stamp of other code")
+    run_cli("lint", project)
+    assert len(compiles) == 4
+
+
+def test_a_project_with_an_mcp_server_is_not_recorded(
+        tmp_path: Path, records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its tools are listed live from the server, which a record could not tell changed: each lint
+    lists them again."""
+    monkeypatch.setenv("LLM_DO_TEST_PYTHON", sys.executable)
+    monkeypatch.setenv("LLM_DO_TEST_MCP_SERVER", str(SERVER))
+    root = write_project(tmp_path / "mcp", mcp_project(STDIO_SERVER))
+    linted = run_cli("lint", root)
+    assert linted.exit_code == 0, linted.stderr
+    assert not records.exists()
+
+
+def test_the_lint_records_are_pruned_past_16_mb(records: Path) -> None:
+    """As spec/language.md says: past 16 MiB the least recently used go, down to three quarters."""
+    signed = lint_records()
+    assert signed is not None
+    signed.write({"n": "00"}, "x")
+    overhead = signed.path({"n": "00"}).stat().st_size - 1  # all but the body, alike for every entry
+    signed.path({"n": "00"}).unlink()
+    limit = 16 * 1024 * 1024
+
+    def total() -> int:
+        return sum(p.stat().st_size for p in records.glob("*/*.json"))
+
+    for n in range(15):
+        signed.write({"n": f"{n:02d}"}, "x" * (1024 * 1024 - overhead))
+    signed.write({"n": "15"}, "x" * (limit - total() - overhead))  # exactly at the limit: all kept
+    assert total() == limit and len(list(records.glob("*/*.json"))) == 16
+    signed.write({"n": "16"}, "x")  # one byte past it
+    assert total() <= limit * 3 // 4
