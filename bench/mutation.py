@@ -91,7 +91,7 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     "runtime/llm_do/provenance/user_cache.py": ("tests/provenance/test_user_cache.py",
                                                 "tests/provenance/test_record_soundness.py",
                                                 "tests/compiler/test_build_record.py"),
-    "compiler/llm_do/compiler/lint_record.py": ("tests/compiler/test_lint_record.py",),
+    "compiler/llm_do/compiler/build/lint_record.py": ("tests/compiler/test_lint_record.py",),
     "runtime/llm_do/runtime/budget.py": ("tests/runtime/test_budget.py",),
     "runtime/llm_do/runtime/durable/budget_ledger.py": ("tests/runtime/test_budget_ledger.py",
                                                         "tests/runtime/test_durable_budget.py"),

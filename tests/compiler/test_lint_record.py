@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from llm_do.compiler import pipeline
-from llm_do.compiler.lint_record import lint_records
+from llm_do.compiler.build.lint_record import lint_records
 from llm_do.provenance import build_record
 from tests.support.cli import run_cli, worker, write_project
 from tests.support.mcp import SERVER, STDIO_SERVER, mcp_project
