@@ -57,6 +57,8 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         "tests/runtime/test_gate_requests.py", "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py",
         "tests/runtime/test_rules_race.py", "tests/runtime/test_attachment_reads.py", "tests/runtime/test_events.py",
         "tests/runtime/test_scripts.py",
+        # The taint guard's runs: the gate asks (or refuses) an egress from a frame holding both legs.
+        "tests/runtime/test_taint.py",
     ),
     "runtime/llm_do/bundle/approval.py": ("tests/runtime/test_approval_policy.py",),
     "runtime/llm_do/runtime/taint.py": (

@@ -372,3 +372,38 @@ def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves
     assert found is not None and found[0] == Source("private", "fs.read:project/**", "main", "post")
     nowhere = FlowGuard({"paths": {"site": "published"}})  # no project: no move is judged, wherever it is
     assert nowhere.moved_private(spec, "post", None, ([os.path.abspath("a")], os.path.abspath("site"))) is None
+
+
+
+KIT_TOOLS = '''
+from pydantic_ai.toolsets import FunctionToolset
+
+
+def stamp(text: str) -> str:
+    """Stamp a text."""
+    return f"stamped {text}"
+
+
+def make_kit(ctx):
+    return FunctionToolset([stamp])
+
+
+TOOLSETS = {"kit": make_kit}
+'''
+
+
+def test_a_worker_that_can_publish_calls_a_tool_the_bundle_does_not_list_from_an_armed_frame(build) -> None:
+    """main can write public/ (an egress) and holds the secret and the run's input when it calls
+    `stamp` of an opaque toolset (made at run time: no entry in the bundle, no egress grant): it
+    runs, unasked."""
+    bundle = build({**PROJECT, "project.json": {**PROJECT["project.json"], "python_files": ["tools.py"]},
+                    "tools.py": KIT_TOOLS,
+                    "main.worker": worker("toolsets: [filesystem_project, kit]\napprovals: [allow write_file, allow kit]",
+                                          "Talk.")})
+    events: list[Any] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns(READ_CALL, [ToolCallPart("stamp", {"text": "x"})], [TextPart("done")]),
+        approval_mode="reject_all", on_event=events.append))
+    assert runtime.run("go").output == "done"
+    assert [(e.tool, e.outcome, e.result) for e in events if type(e).__name__ == "ToolReturned"][1:] == [
+        ("stamp", "ok", "stamped x")]
