@@ -374,6 +374,18 @@ def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves
     assert nowhere.moved_private(spec, "post", None, ([os.path.abspath("a")], os.path.abspath("site"))) is None
 
 
+def test_a_move_carries_out_the_private_source_its_tools_read_grant_names(tmp_path: Path) -> None:
+    """The source is the tool's grant labelled private (what a `flows.accept` entry names), not its
+    egress grant beside it."""
+    for folder in ("site", "notes"):
+        (tmp_path / folder).mkdir()
+    root = os.path.realpath(tmp_path)
+    spec = _spec(grants=({"capability": "fs.write:project/**", "tool": "post", "labels": ["egress"]},
+                         {"capability": "fs.read:project/notes/**", "tool": "post", "labels": ["private"]}))
+    found = FlowGuard({"paths": {"site": "published"}}, tmp_path).moved_private(
+        spec, "post", None, ([os.path.join(root, "notes/a.txt")], os.path.join(root, "site")))
+    assert found == (Source("private", "fs.read:project/notes/**", "main", "post"), "notes/a.txt into site")
+
 
 KIT_TOOLS = '''
 from pydantic_ai.toolsets import FunctionToolset
