@@ -387,6 +387,20 @@ def test_a_move_carries_out_the_private_source_its_tools_read_grant_names(tmp_pa
     assert found == (Source("private", "fs.read:project/notes/**", "main", "post"), "notes/a.txt into site")
 
 
+def test_a_labelled_folder_a_link_takes_out_of_the_project_leaves_moves_judged(tmp_path: Path) -> None:
+    """`flows.paths` names `mirror`, a link to a folder outside the project:
+    it labels nothing inside, and a move of a private file into `site` is still judged."""
+    project, outside = tmp_path / "proj", tmp_path / "elsewhere"
+    for folder in (project / "site", project / "notes", outside):
+        folder.mkdir(parents=True)
+    (project / "mirror").symlink_to(outside)
+    root = os.path.realpath(project)
+    spec = _spec(grants=({"capability": "fs.read:project/**", "tool": "post", "labels": ["private"]},))
+    guard = FlowGuard({"paths": {"mirror": "published", "site": "published"}}, project)
+    found = guard.moved_private(spec, "post", None, ([os.path.join(root, "notes/a.txt")], os.path.join(root, "site")))
+    assert found is not None and found[1] == "notes/a.txt into site"
+
+
 KIT_TOOLS = '''
 from pydantic_ai.toolsets import FunctionToolset
 
