@@ -66,6 +66,8 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     ),
     "runtime/llm_do/runtime/verified_imports.py": (
         "tests/runtime/test_verified_imports_hook.py", "tests/runtime/test_verified_imports.py",
+        # `PYTHONPATH=src`: a verified module reached through another sys.path entry (`_served_elsewhere`).
+        "tests/runtime/test_verified_imports_src_layout.py",
     ),
     "runtime/llm_do/runtime/recording/redaction.py": (
         "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",
