@@ -57,6 +57,8 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
         "tests/runtime/test_gate_requests.py", "tests/runtime/test_approval_pins.py", "tests/runtime/test_approvals.py",
         "tests/runtime/test_rules_race.py", "tests/runtime/test_attachment_reads.py", "tests/runtime/test_events.py",
         "tests/runtime/test_scripts.py",
+        # The taint guard's runs: the gate asks (or refuses) an egress from a frame holding both legs.
+        "tests/runtime/test_taint.py",
     ),
     "runtime/llm_do/bundle/approval.py": ("tests/runtime/test_approval_policy.py",),
     "runtime/llm_do/runtime/taint.py": (
@@ -64,6 +66,8 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     ),
     "runtime/llm_do/runtime/verified_imports.py": (
         "tests/runtime/test_verified_imports_hook.py", "tests/runtime/test_verified_imports.py",
+        # `PYTHONPATH=src`: a verified module reached through another sys.path entry (`_served_elsewhere`).
+        "tests/runtime/test_verified_imports_src_layout.py",
     ),
     "runtime/llm_do/runtime/recording/redaction.py": (
         "tests/recording/test_redaction.py", "tests/recording/test_cassette_secrets.py",

@@ -84,6 +84,16 @@ def test_escaped_and_hex_forms_of_a_secret_are_redacted(encode, decode) -> None:
     assert "[redacted $MY_SECRET]" in redacted
 
 
+def test_a_secret_with_line_breaks_and_tabs_is_redacted_where_json_escapes_them() -> None:
+    """A key in PEM form in the environment: JSON writes its line breaks and tabs as `\\n`, `\\r`,
+    `\\t` (twice over in JSON inside JSON)."""
+    secret = "-----BEGIN KEY-----\nMIIEv\tQAB\r\n-----END KEY-----"
+    redactor = Redactor({secret: "TLS_KEY"}, [])
+    for encoded in (json.dumps({"k": secret}), json.dumps(json.dumps({"k": secret}))):
+        redacted = redactor.text(encoded)
+        assert "[redacted $TLS_KEY]" in redacted and "MIIEv" not in redacted, encoded
+
+
 def test_every_string_of_json_data_is_redacted_keys_too() -> None:
     data = {"k": [f"x {SECRET}", {SECRET: 1}, 3, None, True], f"key {SECRET}": f"v{SECRET}"}
     assert REDACTOR.data(data) == {"k": [f"x [redacted ${NAME}]", {f"[redacted ${NAME}]": 1}, 3, None, True],

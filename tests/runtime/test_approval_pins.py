@@ -222,7 +222,7 @@ TOOLS_PY = '''
     import os
     from pathlib import Path
 
-    from pydantic_ai import ModelRetry
+    from pydantic_ai import ModelRetry, ToolReturn
     from pydantic_ai.toolsets import FunctionToolset
 
     HERE = Path(__file__).parent
@@ -255,11 +255,25 @@ TOOLS_PY = '''
         return {"name": name, "size": 2}
 
 
+    class Handle:
+        """Something only Python can hold."""
+
+
+    def handle(name: str) -> object:
+        """Returns what no model can be sent."""
+        return Handle()
+
+
+    def tagged(name: str) -> ToolReturn:
+        """Sends text to the model and keeps a handle for the program (metadata is not sent)."""
+        return ToolReturn(f"tagged {name}", metadata=Handle())
+
+
     def make_dynamic(ctx):
         return FunctionToolset([poke])
 
 
-    listed = FunctionToolset([poke, fussy, broken, info])
+    listed = FunctionToolset([poke, fussy, broken, info, handle, tagged])
     if os.environ.get("LLM_DO_TEST_EXTRA_TOOL"):
         listed.add_function(extra)  # the same file, another tool list: the bundle knows only `poke`
 
@@ -443,6 +457,29 @@ def test_a_crashing_tool_ends_the_run_naming_tool_worker_and_error(bundle_of, sc
                              "a tool that raises ModelRetry instead tells the model and the run goes on\n")
     returned = [(e["tool"], e["outcome"], e["result"]) for e in of_kind(read_events(events), "tool_returned")]
     assert returned == [("broken", "crashed", "ValueError: kaboom now")]
+
+
+@pytest.mark.process
+def test_a_result_the_model_cannot_be_sent_ends_the_run_naming_tool_worker_and_type(bundle_of, script) -> None:
+    bundle = bundle_of("listed")
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "handle", "args": {"name": "h"}}]}, {"text": "done"}]}})
+    result = run_cli("exec", bundle, "go", "--script", s)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("llm-do: run failed: tool 'handle' of worker 'main' returned a value of type Handle, "
+                                    "which cannot be sent to the model: ")
+    assert result.stderr.count("\n") == 1  # one line, no traceback
+
+
+@pytest.mark.process
+def test_a_tool_return_whose_metadata_only_python_holds_reaches_the_model(bundle_of, script, tmp_path: Path) -> None:
+    """ToolReturn's metadata is for the program, never sent: it need not be something JSON can hold."""
+    bundle = bundle_of("listed")
+    s = script({"workers": {"main": [{"tool_calls": [{"tool": "tagged", "args": {"name": "t"}}]}, {"text": "done"}]}})
+    events = tmp_path / "events.jsonl"
+    result = run_cli("exec", bundle, "go", "--script", s, "--events", events)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    assert [e["outcome"] for e in of_kind(read_events(events), "tool_returned")] == ["ok"]
 
 
 @pytest.mark.process

@@ -372,3 +372,64 @@ def test_what_a_move_carries_is_judged_by_the_folders_as_the_filesystem_resolves
     assert found is not None and found[0] == Source("private", "fs.read:project/**", "main", "post")
     nowhere = FlowGuard({"paths": {"site": "published"}})  # no project: no move is judged, wherever it is
     assert nowhere.moved_private(spec, "post", None, ([os.path.abspath("a")], os.path.abspath("site"))) is None
+
+
+def test_a_move_carries_out_the_private_source_its_tools_read_grant_names(tmp_path: Path) -> None:
+    """The source is the tool's grant labelled private (what a `flows.accept` entry names), not its
+    egress grant beside it."""
+    for folder in ("site", "notes"):
+        (tmp_path / folder).mkdir()
+    root = os.path.realpath(tmp_path)
+    spec = _spec(grants=({"capability": "fs.write:project/**", "tool": "post", "labels": ["egress"]},
+                         {"capability": "fs.read:project/notes/**", "tool": "post", "labels": ["private"]}))
+    found = FlowGuard({"paths": {"site": "published"}}, tmp_path).moved_private(
+        spec, "post", None, ([os.path.join(root, "notes/a.txt")], os.path.join(root, "site")))
+    assert found == (Source("private", "fs.read:project/notes/**", "main", "post"), "notes/a.txt into site")
+
+
+def test_a_labelled_folder_a_link_takes_out_of_the_project_leaves_moves_judged(tmp_path: Path) -> None:
+    """`flows.paths` names `mirror`, a link to a folder outside the project:
+    it labels nothing inside, and a move of a private file into `site` is still judged."""
+    project, outside = tmp_path / "proj", tmp_path / "elsewhere"
+    for folder in (project / "site", project / "notes", outside):
+        folder.mkdir(parents=True)
+    (project / "mirror").symlink_to(outside)
+    root = os.path.realpath(project)
+    spec = _spec(grants=({"capability": "fs.read:project/**", "tool": "post", "labels": ["private"]},))
+    guard = FlowGuard({"paths": {"mirror": "published", "site": "published"}}, project)
+    found = guard.moved_private(spec, "post", None, ([os.path.join(root, "notes/a.txt")], os.path.join(root, "site")))
+    assert found is not None and found[1] == "notes/a.txt into site"
+
+
+KIT_TOOLS = '''
+from pydantic_ai.toolsets import FunctionToolset
+
+
+def stamp(text: str) -> str:
+    """Stamp a text."""
+    return f"stamped {text}"
+
+
+def make_kit(ctx):
+    return FunctionToolset([stamp])
+
+
+TOOLSETS = {"kit": make_kit}
+'''
+
+
+def test_a_worker_that_can_publish_calls_a_tool_the_bundle_does_not_list_from_an_armed_frame(build) -> None:
+    """main can write public/ (an egress) and holds the secret and the run's input when it calls
+    `stamp` of an opaque toolset (made at run time: no entry in the bundle, no egress grant): it
+    runs, unasked."""
+    bundle = build({**PROJECT, "project.json": {**PROJECT["project.json"], "python_files": ["tools.py"]},
+                    "tools.py": KIT_TOOLS,
+                    "main.worker": worker("toolsets: [filesystem_project, kit]\napprovals: [allow write_file, allow kit]",
+                                          "Talk.")})
+    events: list[Any] = []
+    runtime = Runtime.load(bundle, RuntimeConfig(
+        model=turns(READ_CALL, [ToolCallPart("stamp", {"text": "x"})], [TextPart("done")]),
+        approval_mode="reject_all", on_event=events.append))
+    assert runtime.run("go").output == "done"
+    assert [(e.tool, e.outcome, e.result) for e in events if type(e).__name__ == "ToolReturned"][1:] == [
+        ("stamp", "ok", "stamped x")]

@@ -166,7 +166,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         return binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY)
 
     def approval_request(self, frame: CallFrame, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext],
-                         flow: str | None = None) -> ApprovalRequest:
+                         flow: str | None) -> ApprovalRequest:
         """The request naming exactly what would run: the worker, the toolset (its bundle key and
         this worker's settings for it), the tool, the arguments as the toolset normalizes them, and
         as every approver is shown them; `flow`: why the taint guard asks, if it does."""
@@ -180,7 +180,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
                                edit=edit, shown=hooks.shown_args(name, tool_args), flow=flow)
 
     async def _ask(self, frame: CallFrame, name: str, tool_args: dict[str, Any],
-                   tool: ToolsetTool[CallContext], flow: str | None = None) -> dict[str, Any] | None:
+                   tool: ToolsetTool[CallContext], flow: str | None) -> dict[str, Any] | None:
         """Ask whoever answers for this run; a denial refuses the call. Returns the arguments a
         person edited before approving, if any."""
         request, decision = await self._answer(frame, name, tool_args, tool, flow)
