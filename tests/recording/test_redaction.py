@@ -61,6 +61,45 @@ def test_base64_of_a_blob_holding_a_secret_is_redacted_at_any_alignment(blob: st
     assert not base64_holds(redacted, SECRET.encode())
 
 
+PUNCTUATED = b"pass>>>???word"
+"""A secret whose base64 holds `+` and `/` at every alignment: the URL-safe alphabet writes them `-` and `_`."""
+
+
+@pytest.mark.parametrize("blob", _base64_blobs(PUNCTUATED))
+def test_base64_of_a_secret_with_plus_and_slash_is_redacted_in_either_alphabet(blob: str) -> None:
+    assert base64_holds(blob, PUNCTUATED)
+    redacted = Redactor({PUNCTUATED.decode(): "PASSWORD"}, []).text(f"attachment: {blob} end")
+    assert "[redacted $PASSWORD]" in redacted
+    assert not base64_holds(redacted, PUNCTUATED)
+
+
+@pytest.mark.parametrize("before", [b"", b"a", b"ab"])
+def test_in_base64_only_the_characters_that_hold_the_neighbours_bits_are_left(before: bytes) -> None:
+    """Every character made of the secret's bits alone is replaced: the two or three left beside the
+    marker also hold bits of the blob around it, and give away no more than a few bits of the
+    secret's first and last bytes."""
+    secret = SECRET.encode()
+    blob = base64.b64encode(before + secret + b"!tail").decode()
+    first = -(-8 * len(before) // 6)  # characters with a bit of `before`
+    last = 8 * (len(before) + len(secret)) // 6  # from here on, a bit of the tail
+    assert REDACTOR.text(blob) == f"{blob[:first]}[redacted ${NAME}]{blob[last:]}"
+
+
+def test_a_secret_that_looks_escaped_is_redacted_as_written() -> None:
+    """A value holding what reads as an escape (`%41`, a backslash and `n`) is found as it is, not
+    only as what unescaping makes of it."""
+    secret = "pa%41ss\\nw0rd"
+    assert Redactor({secret: "ODD_KEY"}, []).text(f"x {secret} y") == "x [redacted $ODD_KEY] y"
+
+
+def test_a_secret_is_redacted_where_json_escapes_its_slashes() -> None:
+    """Some JSON writers (PHP's, a few APIs) escape `/` as `\\/`."""
+    secret = "https://user:pw@db.example/x"
+    for text in (json.dumps({"u": secret}).replace("/", "\\/"), json.dumps(json.dumps({"u": secret}).replace("/", "\\/"))):
+        redacted = Redactor({secret: "DB_URL"}, []).text(text)
+        assert "[redacted $DB_URL]" in redacted and "pw@db" not in redacted, text
+
+
 @pytest.mark.parametrize(("encode", "decode"), [
     (lambda s: quote(f"k={s}&x", safe=""), unquote),
     (lambda s: quote_plus(f"k={s} x"), lambda t: unquote(t.replace("+", " "))),
