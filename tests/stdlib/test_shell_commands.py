@@ -462,3 +462,22 @@ def test_descriptors_name_every_command() -> None:
             assert name in description, (toolset, name)
     for sub in GIT.subcommands:
         assert sub in STDLIB_TOOLSETS["shell_readonly"].tools[0].description
+
+
+def test_what_a_command_touches_is_judged_where_it_lands(root: Path) -> None:
+    """The paths a rule, the protected paths and the flow labels judge (issue 36's mutants of
+    commands.py): mv into a folder replaces the file inside it, onto a new name that name; a
+    path-valued flag is read like an operand; the normalized argv starts with the command."""
+    def touches(line: str, toolset: str = "shell_file_ops") -> tuple[tuple[str, str], ...]:
+        return parse_command(toolset, line, root).touches
+
+    assert touches("mv a.txt sub") == (("a.txt", "replace"), ("sub/a.txt", "replace"))
+    assert touches("mv -t sub a.txt") == (("a.txt", "replace"), ("sub/a.txt", "replace"))
+    assert touches("mv a.txt new.txt") == (("a.txt", "replace"), ("new.txt", "replace"))
+    assert touches("grep -f a.txt sub", "shell_readonly") == (("sub", "read"), ("a.txt", "read"))
+    assert parse_command("shell_file_ops", "mv a.txt sub", root).normalized == ("mv", "a.txt", "sub")
+
+
+def test_grep_confines_every_path_after_its_pattern(root: Path) -> None:
+    assert "outside" in refused(root, "grep pat ../outside/x")
+    assert "outside" in refused(root, "grep pat a.txt ../outside/x")
