@@ -481,3 +481,5 @@ def test_what_a_command_touches_is_judged_where_it_lands(root: Path) -> None:
 def test_grep_confines_every_path_after_its_pattern(root: Path) -> None:
     assert "outside" in refused(root, "grep pat ../outside/x")
     assert "outside" in refused(root, "grep pat a.txt ../outside/x")
+    judged = parse_command("shell_readonly", "grep pat a.txt sub", root)
+    assert judged.normalized == judged.shown == ("grep", "pat", "a.txt", "sub")  # the pattern once, each path once
