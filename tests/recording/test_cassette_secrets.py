@@ -203,3 +203,79 @@ def test_a_page_at_the_start_or_end_of_the_file_has_no_cut_there() -> None:
     data = pages(text, [(0, 10), (10, 100)])
     redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
     assert "".join(page_texts(data)) == text
+
+
+@pytest.mark.parametrize(("stub", "redacted"), [(3, True), (2, False)])
+def test_three_characters_of_a_secret_across_a_gap_are_redacted_two_are_left(stub: int, redacted: bool) -> None:
+    """The edge of a gap is redacted from `MIN_EDGE` (3) characters of a secret on: a page ending
+    with its first three characters, one beginning with its last three; two characters are left (a
+    cut leaves at most two on the far side of a gap)."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at + stub), (at + len(SECRET) - stub, 100)])
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    cut = ["API_TOKEN=[redacted $API_TOKEN]", "[redacted $API_TOKEN]\nNEXT=1\n"]
+    assert page_texts(data) == (cut if redacted else [text[:at + stub], text[at + len(SECRET) - stub:]])
+
+
+def test_joined_pages_leave_the_end_of_a_secrets_value_where_the_page_before_shows_no_secret() -> None:
+    """A page that begins with the last characters of a secret's value, joined to the page before it,
+    is no cut: what precedes it was read, and is not the secret."""
+    text = f"sum: {SECRET[-6:]} end\n"
+    data = pages(text, [(0, 5), (5, 100)])
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert "".join(page_texts(data)) == text
+
+
+def test_a_page_whose_result_is_missing_or_not_text_is_skipped() -> None:
+    """A paged call with no result in the cassette (the run stopped) or a result that is not text is
+    left alone; the other pages of the file are still redacted."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at + 5), (at + 5, 100), (at + 9, 100)])
+    returns = data["calls"][0]["requests"][1]["messages"][0]["parts"]
+    returns[2]["content"] = [{"kind": "not text"}]
+    del returns[1]  # the second call's result never came
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert returns[0]["content"].startswith("API_TOKEN=[redacted $API_TOKEN]\n[truncated")
+    assert returns[1]["content"] == [{"kind": "not text"}]
+
+
+def test_pages_of_the_same_path_by_two_tools_are_two_files() -> None:
+    """Two tools can read the same path under different folders: a page of one does not continue a
+    page of the other, so the first page's end, a cut, still has its secret's beginning redacted."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at + 5), (at + 5, 100)])
+    second = data["calls"][0]["requests"][0]["response"]["parts"][1]
+    second["tool_name"] = "read_archive"
+    data["calls"][0]["requests"][1]["messages"][0]["parts"][1]["content"] = "another file's rest\n"
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert page_texts(data) == ["API_TOKEN=[redacted $API_TOKEN]", "another file's rest\n"]
+
+
+def test_a_page_call_answered_by_a_retry_prompt_is_no_page() -> None:
+    """A paged read that failed (the model was told to retry) returned nothing of the file: the page
+    before it still ends at a cut, so the secret's beginning there is redacted."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at + 5), (at + 5, 100)])
+    returns = data["calls"][0]["requests"][1]["messages"][0]["parts"]
+    returns[1] = {"part_kind": "retry-prompt", "tool_name": "read_file", "tool_call_id": "main:1.2",
+                  "content": "the file changed; read it again"}
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert returns[0]["content"].startswith("API_TOKEN=[redacted $API_TOKEN]\n[truncated")
+    assert returns[1]["content"] == "the file changed; read it again"
+
+
+def test_all_but_one_character_of_a_secret_at_a_gap_is_redacted_whole() -> None:
+    """The longest piece of a secret at a gap is redacted, up to all of it but the one character the
+    gap took: a page beginning with its value but the first character, one ending with it but the last."""
+    text = f"API_TOKEN={SECRET}\nNEXT=1\n"
+    at = text.index(SECRET)
+    data = pages(text, [(0, at), (at + 1, 100)])
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert page_texts(data) == ["API_TOKEN=", "[redacted $API_TOKEN]\nNEXT=1\n"]
+    data = pages(text, [(0, at + len(SECRET) - 1), (at + len(SECRET), 100)])
+    redact_paged_reads(data, SecretFinder({SECRET: "API_TOKEN"}))
+    assert page_texts(data) == ["API_TOKEN=[redacted $API_TOKEN]", "\nNEXT=1\n"]

@@ -60,8 +60,6 @@ class Segment:
 def redact_paged_reads(data: dict[str, Any], finder: SecretFinder) -> None:
     """Redact, in place, the parts of paged reads' results that hold part of a secret (`data`: a
     cassette as JSON, before the rest of its redaction)."""
-    if not finder.forms:
-        return
     results = _tool_returns(data)
     pages: dict[tuple[str, str], list[Page]] = {}
     for call_id, (tool, path, offset) in _page_calls(data).items():
