@@ -208,3 +208,19 @@ def test_a_lock_moved_out_of_its_project_is_not_current(built: Path, tmp_path: P
     records = build_records()
     assert records is not None
     assert recall(records, built, moved) is None
+
+
+def test_a_file_written_within_the_clock_tick_before_the_record_is_read_at_every_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a coarse clock a later write in the same tick leaves size and times as they were, so a
+    file changed less than `RACY_NS` before the record is kept with no stamp: hashed at each check."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = write_project(tmp_path / "proj", PROJECT)
+    assert run_cli("build", root).exit_code == 0
+    files = _record(root)["files"]
+    assert isinstance(files, dict) and set(files) >= {"main.worker", "helper.worker"}
+    assert all(stamp is None for _, stamp in files.values())
+
+
+def test_a_project_given_as_its_project_json_finds_the_records_of_its_folder(built: Path) -> None:
+    assert build_record.manifest_root(built / "project.json") == build_record.manifest_root(built) == built.resolve()
