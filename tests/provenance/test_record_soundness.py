@@ -223,4 +223,8 @@ def test_a_file_written_within_the_clock_tick_before_the_record_is_read_at_every
 
 
 def test_a_project_given_as_its_project_json_finds_the_records_of_its_folder(built: Path) -> None:
+    """And only as project.json: records are kept by the folder, so another manifest beside it
+    (fewer workers, other vars) must not find them."""
     assert build_record.manifest_root(built / "project.json") == build_record.manifest_root(built) == built.resolve()
+    (built / "alt.json").write_text((built / "project.json").read_text())
+    assert build_record.manifest_root(built / "alt.json") is None
