@@ -228,3 +228,11 @@ def test_a_project_given_as_its_project_json_finds_the_records_of_its_folder(bui
     assert build_record.manifest_root(built / "project.json") == build_record.manifest_root(built) == built.resolve()
     (built / "alt.json").write_text((built / "project.json").read_text())
     assert build_record.manifest_root(built / "alt.json") is None
+
+
+def test_a_recorded_file_replaced_by_a_named_pipe_is_no_answer(built: Path) -> None:
+    """The tree lists the same names, the stamp differs and the pipe is not read: "unknown", not an error."""
+    body = _record(built)
+    (built / "helper.worker").unlink()
+    os.mkfifo(built / "helper.worker")
+    assert changed_files(body, built, built / LOCK) is None
