@@ -16,7 +16,8 @@ import llm_do
 from llm_do.bundle.canonical import source_hash
 from llm_do.compiler.build import lock_check
 from llm_do.provenance import build_record
-from llm_do.provenance.build_record import build_records, recall, recorded, rerecord
+from llm_do.provenance.build_record import build_records, changed_files, recall, recorded, rerecord, tree_before_build
+from llm_do.provenance.tree_listing import list_tree
 from llm_do.provenance.user_cache import SignedEntries
 from tests.support.cli import run_cli, worker, write_project
 
@@ -64,10 +65,14 @@ def test_a_file_edited_while_the_build_runs_leaves_no_record(built: Path, monkey
         return result
 
     monkeypatch.setattr(lock_check, "compile_project", edited_during)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(built.parent / "fresh cache"))  # without the fixture's record
     (built / LOCK).unlink()
     assert run_cli("build", built).exit_code == 0
     monkeypatch.setattr(lock_check, "compile_project", real)
     assert b"Help with anything" not in (built / LOCK).read_bytes()
+    records = build_records()
+    assert records is not None
+    assert recorded(records, built, built / LOCK) is None
     assert not _recalled(built)
     result = run_cli("build", built, "--check")
     assert result.exit_code == 1, result.stderr
@@ -154,3 +159,80 @@ def test_renewing_a_record_for_a_file_that_changed_again_keeps_none(built: Path)
     rerecord(records, built, built / LOCK, new_bytes, body, {"helper.worker": built_from})
     (built / LOCK).write_bytes(new_bytes)
     assert recorded(records, built, built / LOCK) is None
+
+
+def _record(root: Path) -> dict[str, object]:
+    records = build_records()
+    assert records is not None
+    found = recorded(records, root, root / LOCK)
+    assert found is not None
+    return found[1]
+
+
+def test_a_record_whose_files_do_not_decode_is_not_trusted(built: Path) -> None:
+    """A record of another shape (a later format, a lint's) answers "unknown", never an error."""
+    body = _record(built)
+    assert changed_files(body, built, built / LOCK) == {}
+    assert changed_files({**body, "files": None}, built, built / LOCK) is None
+    assert changed_files({**body, "files": {"helper.worker": "one hash, no stamp"}}, built, built / LOCK) is None
+
+
+def test_an_import_that_finds_something_else_now_is_no_file_change(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None, not an empty set of changed files: a run (`lock_sources`) and `build` (`local_edits`)
+    read an empty set as "the lock is current"."""
+    body = _record(built)
+    monkeypatch.setattr(build_record, "checks_hold", lambda checks, root: False)
+    assert changed_files({**body, "import_checks": [["a check"]]}, built, built / LOCK) is None
+
+
+def test_a_lint_lists_the_whole_tree(built: Path) -> None:
+    """A lint writes no lock, so nothing is left out of its listing (the lock is one of its files)."""
+    listing = tree_before_build(built, None)
+    assert listing == list_tree(str(built)) and listing != tree_before_build(built, built / LOCK)
+
+
+def test_a_record_made_by_another_python_at_the_same_path_is_not_recalled(built: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interpreter upgraded in place keeps its path and its environment."""
+    assert _recalled(built)
+    monkeypatch.setattr(sys, "version", sys.version + " (upgraded)")
+    assert not _recalled(built)
+
+
+def test_a_lock_moved_out_of_its_project_is_not_current(built: Path, tmp_path: Path) -> None:
+    """The lock names its project relative to its own folder (`root`), so the same bytes elsewhere
+    point at another folder; the project's listing, which leaves the lock out, is the same."""
+    moved = tmp_path / "elsewhere" / LOCK
+    moved.parent.mkdir()
+    (built / LOCK).rename(moved)
+    records = build_records()
+    assert records is not None
+    assert recall(records, built, moved) is None
+
+
+def test_a_file_written_within_the_clock_tick_before_the_record_is_read_at_every_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a coarse clock a later write in the same tick leaves size and times as they were, so a
+    file changed less than `RACY_NS` before the record is kept with no stamp: hashed at each check."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = write_project(tmp_path / "proj", PROJECT)
+    assert run_cli("build", root).exit_code == 0
+    files = _record(root)["files"]
+    assert isinstance(files, dict) and set(files) >= {"main.worker", "helper.worker"}
+    assert all(stamp is None for _, stamp in files.values())
+
+
+def test_a_project_given_as_its_project_json_finds_the_records_of_its_folder(built: Path) -> None:
+    """And only as project.json: records are kept by the folder, so another manifest beside it
+    (fewer workers, other vars) must not find them."""
+    assert build_record.manifest_root(built / "project.json") == build_record.manifest_root(built) == built.resolve()
+    (built / "alt.json").write_text((built / "project.json").read_text())
+    assert build_record.manifest_root(built / "alt.json") is None
+
+
+def test_a_recorded_file_replaced_by_a_named_pipe_is_no_answer(built: Path) -> None:
+    """The tree lists the same names, the stamp differs and the pipe is not read: "unknown", not an error."""
+    body = _record(built)
+    (built / "helper.worker").unlink()
+    os.mkfifo(built / "helper.worker")
+    assert changed_files(body, built, built / LOCK) is None

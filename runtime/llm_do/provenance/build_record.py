@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.canonical import sha256_hex, source_hash
-from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.regular_files import read_regular_file
 from llm_do.bundle.version import VERSION
 
@@ -103,7 +102,7 @@ def _stamped_files(root: Path, files: dict[str, str]) -> dict[str, list[Any]] | 
     for rel, digest in files.items():
         try:
             stamped[rel] = [digest, _stamp(os.path.join(root, rel), digest, now)]
-        except (OSError, LlmDoError, ValueError):
+        except (OSError, ValueError):  # unreadable, or changed since it was read
             return None
     return stamped
 
@@ -122,7 +121,7 @@ def recorded(records: SignedEntries, root: Path, lock: Path) -> tuple[bytes, dic
     the lock cannot be read or no record was kept for its bytes."""
     try:
         data = read_regular_file(lock)
-    except (OSError, LlmDoError, ValueError):
+    except OSError:  # missing, or not a regular file (`IrregularFile`); no limit, so never too large
         return None
     body = read_record(records, root, lock, data)
     return (data, body) if body is not None else None
@@ -154,7 +153,7 @@ def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[s
             data = read_regular_file(path)
             if source_hash(data) != digest:
                 changed[rel] = data
-    except (OSError, LlmDoError, TypeError, ValueError):
+    except (OSError, TypeError, ValueError):  # unreadable, or an entry that does not decode
         return None
     return changed if all(checks_hold(checks, root) for checks in import_checks) else None
 
@@ -168,7 +167,7 @@ def rerecord(records: SignedEntries, root: Path, lock: Path, bundle: bytes, body
     for rel, digest in changed.items():
         try:
             files[rel] = [digest, _stamp(os.path.join(root, rel), digest, now)]
-        except (OSError, LlmDoError, ValueError):
+        except (OSError, ValueError):
             return
     records.write(_material(root, lock, bundle), {**body, "files": files})
 
@@ -217,8 +216,9 @@ def code_stamp() -> str:
         for folder, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):
-                st = os.stat(os.path.join(folder, name))
-                stamp.update(f"{folder}/{name}:{st.st_mtime_ns}:{st.st_size}\n".encode())
+                path = os.path.join(folder, name)
+                st = os.stat(path)
+                stamp.update(f"{path}:{st.st_mtime_ns}:{st.st_size}\n".encode())
     return stamp.hexdigest()
 
 
