@@ -3,7 +3,8 @@ the stderr console."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,23 +21,27 @@ def compile_or_exit(path: Path, *, import_python: bool = True, emit_bundle: bool
                     listed: Mapping[str, McpServerFact] | None = None, review: bool = False) -> CompileResult:
     """Compile, turning a path that names no project into a usage error (exit 2)."""
     from llm_do.compiler.pipeline import compile_project
-    from llm_do.compiler.stages.load import ProjectNotFound
 
-    try:
+    with usage_errors(path):
         return compile_project(path, import_python=import_python, emit_bundle=emit_bundle, lock_dir=lock_dir,
                                cache=cache, listed=listed, review=review)
-    except ProjectNotFound as exc:
-        raise usage_problem(str(exc)) from None
+
+
+@contextmanager
+def usage_errors(path: Path) -> Iterator[None]:
+    """A path that names no project, or a file of it that cannot be read, as a usage error (exit 2),
+    never a traceback. `ProjectNotFound` is imported only when something was raised, so a build or
+    lint answered from its record loads no stage."""
+    try:
+        yield
     except OSError as exc:
         raise usage_problem(f"{exc.filename or path}: {exc.strerror}") from None
+    except Exception as exc:
+        from llm_do.compiler.stages.load import ProjectNotFound
 
-
-def project_not_found() -> type[Exception]:
-    """`ProjectNotFound`, for an `except` clause: imported only when a command raised, so a build or
-    lint answered from its record loads no stage."""
-    from llm_do.compiler.stages.load import ProjectNotFound
-
-    return ProjectNotFound
+        if isinstance(exc, ProjectNotFound):
+            raise usage_problem(str(exc)) from None
+        raise
 
 
 def as_report(project: str, result: CompileResult, files_as: str | None = None) -> ProjectDiagnostics:

@@ -12,7 +12,7 @@ from llm_do.provenance.build_record import manifest_root
 
 from ..compile_options import no_cache_option, quiet_option
 from ..errors import ExitCode, usage_problem
-from ._compile import as_report, print_diagnostics, project_not_found
+from ._compile import as_report, print_diagnostics, usage_errors
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -127,12 +127,8 @@ def _built(project: Path, lock: Path, *, cache: bool) -> BuildOutcome:
     """The lock recalled, rebuilt or compiled (`build_lock`); a path that names no project is a usage error."""
     from llm_do.compiler.build import build_lock
 
-    try:
+    with usage_errors(project):
         return build_lock(project, lock, cache=cache)
-    except project_not_found() as exc:
-        raise usage_problem(str(exc)) from None
-    except OSError as exc:
-        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
 
 
 def _say_diagnostics(project: Path, outcome: BuildOutcome, quiet: bool) -> None:
@@ -149,20 +145,16 @@ def _check(project: Path, lock: Path, output: Path | None, *, cache: bool, quiet
     if cache:
         from llm_do.compiler.build import recall_lock
 
-        recalled = recall_lock(project, lock, rebuild=False)
+        with usage_errors(project):
+            recalled = recall_lock(project, lock, rebuild=False)
         if recalled is not None:
             _say_diagnostics(project, recalled, quiet)
             _done(f"{_shown(lock)} is up to date", quiet)
             return ExitCode.OK
     from llm_do.compiler.build.lock_check import check_lock
-    from llm_do.compiler.stages.load import ProjectNotFound
 
-    try:
+    with usage_errors(project):
         status = check_lock(project, lock, cache=cache)
-    except ProjectNotFound as exc:
-        raise usage_problem(str(exc)) from None
-    except OSError as exc:
-        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
     print_diagnostics([as_report(str(project), status.result)], quiet=quiet)
     if status.current:
         _done(f"{_shown(lock)} is up to date", quiet)

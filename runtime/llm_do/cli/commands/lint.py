@@ -10,9 +10,9 @@ from llm_do.compiler.build import lint_project
 from llm_do.compiler.report.diagnostics import RENDERERS, ProjectDiagnostics, counts
 
 from ..compile_options import no_cache_option, no_import_option, quiet_option
-from ..errors import ExitCode, usage_problem
+from ..errors import ExitCode
 from ..report_output import format_option, print_report
-from ._compile import errors_only, project_not_found
+from ._compile import errors_only, usage_errors
 
 
 @click.command()
@@ -42,10 +42,6 @@ def lint(projects: tuple[Path, ...], fmt: str, no_import: bool, no_cache: bool, 
 def _linted(project: Path, *, import_python: bool, cache: bool) -> ProjectDiagnostics:
     """The project's diagnostics (`lint_project`: its lint record's when nothing it depends on
     changed since, else a compile's); a path that names no project is a usage error."""
-    try:
+    with usage_errors(project):
         outcome = lint_project(project, import_python=import_python, cache=cache)
-    except project_not_found() as exc:
-        raise usage_problem(str(exc)) from None
-    except OSError as exc:
-        raise usage_problem(f"{exc.filename or project}: {exc.strerror}") from None
     return ProjectDiagnostics(project.as_posix(), outcome.root, outcome.diagnostics)
