@@ -8,7 +8,7 @@ the runtime gate all name these, and none of them should pull in more to do so.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final, Literal
 
@@ -145,15 +145,19 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
         inner = holds(condition["arg"], args)
         return None if inner is None else not inner
     if op in ("and", "or"):
-        settles = op == "or"  # the value that decides: true for `or`, false for `and`
-        unsettled = False
-        for part in condition["args"]:
-            value = holds(part, args)
-            if value is settles:
-                return settles
-            unsettled = unsettled or value is None
-        return None if unsettled else not settles
+        return _kleene((holds(part, args) for part in condition["args"]), settles=op == "or")
     return _quantified(args, condition["param"], op, condition["value"])
+
+
+def _kleene(values: Iterable[bool | None], *, settles: bool) -> bool | None:
+    """An `or` (`settles` true) or an `and` (`settles` false) in Kleene logic: `settles` as soon as one
+    value is, else unsettled if one is, else the other truth value (that of no values at all)."""
+    unsettled = False
+    for value in values:
+        if value is settles:
+            return settles
+        unsettled = unsettled or value is None
+    return None if unsettled else not settles
 
 
 def _quantified(value: Any, path: Sequence[str | int], op: str, expected: Any) -> bool | None:
@@ -164,11 +168,7 @@ def _quantified(value: Any, path: Sequence[str | int], op: str, expected: Any) -
         if isinstance(step, str) and step in QUANTIFIERS:
             if not isinstance(value, (list, tuple)):
                 return None
-            outcomes = {_quantified(item, path[i + 1:], op, expected) for item in value}
-            decides = step == ANY_ELEMENT  # an `or` is decided by a true element, an `and` by a false one
-            if decides in outcomes:
-                return decides
-            return None if None in outcomes else not decides
+            return _kleene((_quantified(item, path[i + 1:], op, expected) for item in value), settles=step == ANY_ELEMENT)
         value = lookup(value, (step,))
         if value is MISSING:
             return None
