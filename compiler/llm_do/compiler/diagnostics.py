@@ -90,6 +90,15 @@ class Diagnostic:
                    line=d["line"], column=d["column"], hint=d["hint"], related=tuple(rel))
 
 
+def recorded_diagnostics(recorded: list[Any]) -> list[Diagnostic] | None:
+    """Diagnostics read back from a build or lint record (`as_json` each); None when one is not a
+    diagnostic (a damaged record, which the caller answers by compiling)."""
+    try:
+        return [Diagnostic.from_json(d) for d in recorded]
+    except ValueError:
+        return None
+
+
 def related_json(r: Related) -> dict[str, Any]:
     return {"file": r.file, "line": r.line, "column": r.column, "message": r.message}
 

@@ -86,12 +86,9 @@ def _diagnostics(recorded: list[Any]) -> list[Diagnostic] | None:
     """The record's diagnostics (None for a damaged one); none recorded loads no diagnostics module."""
     if not recorded:
         return []
-    from ..diagnostics import Diagnostic
+    from ..diagnostics import recorded_diagnostics
 
-    try:
-        return [Diagnostic.from_json(d) for d in recorded]
-    except ValueError:
-        return None
+    return recorded_diagnostics(recorded)
 
 
 @dataclass(frozen=True)

@@ -40,12 +40,9 @@ def recall_lint(records: SignedEntries, root: Path, *, import_python: bool) -> l
         return None
     if changed_files(body, root, None) != {}:
         return None
-    from ..diagnostics import Diagnostic
+    from ..diagnostics import recorded_diagnostics
 
-    try:
-        return [Diagnostic.from_json(d) for d in body["diagnostics"]]
-    except ValueError:  # what `from_json` raises for anything that is not a diagnostic
-        return None
+    return recorded_diagnostics(body["diagnostics"])
 
 
 def keep_lint(records: SignedEntries, root: Path, listing: Listing, result: CompileResult, *, import_python: bool) -> None:
