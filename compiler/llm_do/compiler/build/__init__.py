@@ -1,7 +1,7 @@
 """A lock made the fastest way that gives a clean build's bytes, above the pipeline that compiles
 (`build_lock`): recalled from a build record (`lock_check.compile_recorded` keeps one), rebuilt
 from the last lock after edits local to a worker (`local_edits`, `front_matter_edits`), or
-compiled; `build --check` (`lock_check`); and a lint answered from its record or compiled and
+compiled; `write_lock`, which writes it as `llm-do build` does; `build --check` (`lock_check`); and a lint answered from its record or compiled and
 recorded (`lint_project`, `lint_record`).
 
 Imports only the standard library here: `llm-do build` of an unchanged project loads no stage.
@@ -9,7 +9,7 @@ Imports only the standard library here: `llm-do build` of an unchanged project l
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,7 +36,12 @@ class BuildOutcome:
     result: CompileResult | None = None
     """The compile's result (`compiled` only)."""
     keep: Callable[[], None] = field(default=lambda: None, repr=False)
-    """To call once `bundle` is written: a rebuilt lock is recorded for the next build."""
+    """To call once `bundle` is written (`write_lock` does): a rebuilt lock is recorded for the next build."""
+
+    @property
+    def failed(self) -> bool:
+        """The build has errors: there is no lock to write, and the old one stays."""
+        return self.how != "recalled" and self.bundle is None
 
 
 def build_lock(project: Path, lock: Path, *, cache: bool = True) -> BuildOutcome:
@@ -52,6 +57,37 @@ def build_lock(project: Path, lock: Path, *, cache: bool = True) -> BuildOutcome
     result = compile_recorded(project, lock, cache=cache)
     workers = len(result.resolved.workers) if result.resolved else 0
     return BuildOutcome("compiled", result.loaded.root, result.diagnostics, workers, result.bundle, result)
+
+
+class LockIsSource(ValueError):
+    """The lock would be written over a source of the project."""
+
+
+def write_lock(outcome: BuildOutcome, lock: Path) -> bool:
+    """Write a lock `build_lock` made, atomically, and record it for the next build: True when the
+    file changed. A recalled lock already holds its bytes and a failed build writes nothing (the old
+    lock stays); a compiled lock equal to the file is not rewritten. `llm-do build` writes through
+    this, so a host building from Python gets what the command writes. Raises `LockIsSource` when
+    `lock` is one of the project's sources, and OSError when it cannot be written."""
+    result = outcome.result
+    if result is not None and _is_source(lock, result.loaded.root, result.loaded.sources.files):
+        raise LockIsSource(f"{lock} is a source of the project; write the lock elsewhere")
+    if outcome.how == "recalled" or outcome.bundle is None:
+        return False
+    unchanged = outcome.how == "compiled" and lock.is_file() and lock.read_bytes() == outcome.bundle
+    if not unchanged:
+        from ..stages.emit import write_atomic
+
+        write_atomic(lock, outcome.bundle)
+    outcome.keep()
+    return not unchanged
+
+
+def _is_source(lock: Path, root: Path, sources: Mapping[str, object]) -> bool:
+    try:
+        return lock.resolve().relative_to(root).as_posix() in sources
+    except ValueError:
+        return False  # outside the project
 
 
 def recall_lock(project: Path, lock: Path, *, rebuild: bool = True) -> BuildOutcome | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,22 +65,18 @@ def build(project: Path, output: Path | None, check: bool, sign_with: Path | Non
         _done(f"{_shown(lock)} is up to date {counted}", quiet)
         _signed(lock, key, quiet)
         return ExitCode.OK
-    result = outcome.result
-    if result is not None and _is_source(lock, result.loaded.root, result.loaded.sources.files):
-        raise usage_problem(f"{lock} is a source of the project; write the lock elsewhere")
-    if outcome.bundle is None:
-        click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
-        return ExitCode.FAILED
-    from llm_do.compiler.stages.emit import write_atomic
+    from llm_do.compiler.build import LockIsSource, write_lock
 
     try:
-        unchanged = outcome.how == "compiled" and lock.is_file() and lock.read_bytes() == outcome.bundle
-        if not unchanged:
-            write_atomic(lock, outcome.bundle)
+        written = write_lock(outcome, lock)
+    except LockIsSource as exc:
+        raise usage_problem(str(exc)) from None
     except OSError as exc:
         raise usage_problem(f"cannot write {lock}: {exc.strerror}") from None
-    outcome.keep()
-    _done(f"{_shown(lock)} {'is up to date' if unchanged else 'written'} {counted}", quiet)
+    if outcome.failed:
+        click.echo(f"build failed; {_shown(lock)} left unchanged", err=True)
+        return ExitCode.FAILED
+    _done(f"{_shown(lock)} {'written' if written else 'is up to date'} {counted}", quiet)
     _signed(lock, key, quiet)
     return ExitCode.OK
 
@@ -177,13 +172,6 @@ def build_command(project: Path, output: Path | None) -> str:
     if output is not None:
         words += ["-o", str(output)]
     return shlex.join(words)
-
-
-def _is_source(lock: Path, root: Path, sources: Mapping[str, object]) -> bool:
-    try:
-        return lock.resolve().relative_to(root).as_posix() in sources
-    except ValueError:
-        return False  # outside the project
 
 
 def _shown(path: Path) -> str:
