@@ -103,11 +103,12 @@ def interrupt_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool]) -> 
 
 
 def test_a_timeout_abandons_a_blocking_sync_tool(bundle: Path) -> None:
+    """Timed from the tool's start, not the process's: an interpreter slow to start on a loaded
+    machine is not what is judged (the tool blocks 40 s; abandoned, the run ends at once)."""
     proc = start(bundle, call("block", seconds=40), "--timeout", "1")
-    started = time.monotonic()
-    code, out, err, _ = finish(proc)
-    assert time.monotonic() - started < 1 + LIMIT
-    assert (bundle.parent / "started").exists()
+    wait_for((bundle.parent / "started").exists, "the tool start")
+    code, out, err, took = finish(proc)
+    assert took < 1 + LIMIT
     assert code == 1
     assert out == ""
     [line] = err.splitlines()
