@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_do.provenance import user_cache
 from llm_do.provenance.user_cache import SignedEntries, cache_folder, path_environment, prune
 from llm_do.toolkit.user_state import folder_secret, signature
 
@@ -136,3 +137,46 @@ def test_pruning_keeps_a_folder_within_its_limit_and_removes_down_to_three_quart
     assert len(list(folder.glob("*/*.json"))) == 8  # at the limit: nothing goes
     prune(folder, 799)  # down to 599 bytes: the three oldest go
     assert sorted(p.stem for p in folder.glob("*/*.json")) == ["a", "c", "e", "g", "h"]
+
+
+def test_a_process_writing_many_entries_counts_the_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting lists and stats every entry: done at each write, a build slowed down with the size
+    of the cache (a third of the suite's build time went there)."""
+    counts: list[Path] = []
+    real = user_cache.prune
+
+    def counting(folder: Path, limit: int, pattern: str = "*/*.json") -> int:
+        counts.append(folder)
+        return real(folder, limit, pattern)
+
+    monkeypatch.setattr(user_cache, "prune", counting)
+    entries = SignedEntries(tmp_path / "cache", max_bytes=1 << 20)
+    for n in range(200):
+        entries.write({"n": n}, "x" * 100)
+    assert len(counts) == 1
+    assert all(entries.read({"n": n}) == "x" * 100 for n in range(200))
+
+
+def test_what_other_processes_wrote_is_pruned_within_an_eighth_of_the_limit(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    limit = 64 * 1024
+    entries = SignedEntries(folder, max_bytes=limit)
+    entries.write({"n": "first"}, "x")  # counted now
+    for n in range(10):  # another process's entries: this one does not know of them
+        path = folder / "ab" / f"{n}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * (limit // 8))
+        os.utime(path, ns=(n, n))
+
+    def total() -> int:
+        return sum(p.stat().st_size for p in folder.glob("*/*.json"))
+
+    assert total() > limit
+    written = 0
+    n = 0
+    while written <= limit // 8:
+        entries.write({"n": n}, "y" * 1000)
+        written += entries.path({"n": n}).stat().st_size
+        n += 1
+    assert total() <= limit
+    assert entries.read({"n": n - 1}) == "y" * 1000  # the oldest went, not what was just written

@@ -77,8 +77,9 @@ class SignedEntries:
             secret = self._secret(create=True)
             text = json.dumps({"key": material, "body": body}, sort_keys=True, separators=(",", ":"))
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            atomic_write(path, json.dumps({"entry": text, "mac": signature(secret, text)}).encode())
-            prune(self.folder, self.max_bytes)
+            data = json.dumps({"entry": text, "mac": signature(secret, text)}).encode()
+            atomic_write(path, data)
+            keep_within(self.folder, self.max_bytes, len(data))
         except OSError:
             return
 
@@ -90,9 +91,9 @@ class SignedEntries:
         return folder_secret(self.folder, create=create)
 
 
-def prune(folder: Path, limit: int, pattern: str = "*/*.json") -> None:
+def prune(folder: Path, limit: int, pattern: str = "*/*.json") -> int:
     """Remove the least recently used entries (the files `pattern` matches) until the folder holds
-    at most three quarters of `limit`."""
+    at most three quarters of `limit`, when it holds more than `limit`; the bytes it then holds."""
     entries = []
     total = 0
     for path in folder.glob(pattern):
@@ -103,9 +104,31 @@ def prune(folder: Path, limit: int, pattern: str = "*/*.json") -> None:
         entries.append((st.st_mtime_ns, st.st_size, path))
         total += st.st_size
     if total <= limit:
-        return
+        return total
     for _, size, path in sorted(entries):
         path.unlink(missing_ok=True)
         total -= size
         if total <= limit * 3 // 4:
+            break
+    return total
+
+
+_counted: dict[tuple[Path, str], tuple[int, int]] = {}
+"""By folder and pattern: the bytes this process last counted there, and the bytes it wrote since."""
+
+
+def keep_within(folder: Path, limit: int, written: int, pattern: str = "*/*.json") -> None:
+    """After `written` bytes were written into `folder`: `prune` it when it may now hold more than
+    `limit`. Counting lists and stats every entry, so a process counts a folder once and then adds
+    what it writes, counting again when that passes the limit, or when it wrote an eighth of the
+    limit since (what other processes wrote meanwhile then counts too): a build does not slow down
+    with the size of the cache, and a folder passes its limit by at most an eighth of it per
+    process writing at once."""
+    key = (folder, pattern)
+    known = _counted.get(key)
+    if known is not None:
+        counted, since = known[0], known[1] + written
+        if counted + since <= limit and since <= limit // 8:
+            _counted[key] = (counted, since)
             return
+    _counted[key] = (prune(folder, limit, pattern), 0)

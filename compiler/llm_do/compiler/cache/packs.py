@@ -20,7 +20,7 @@ from typing import Any
 
 from llm_do.bundle.version import VERSION
 from llm_do.provenance.build_record import code_stamp
-from llm_do.provenance.user_cache import cache_folder, prune
+from llm_do.provenance.user_cache import cache_folder, keep_within
 from llm_do.toolkit.files import atomic_write
 from llm_do.toolkit.user_state import folder_secret
 
@@ -83,8 +83,9 @@ class SignedPacks:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             secret = folder_secret(self.folder, create=True)
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            atomic_write(path, b"%s\n%s\n%s" % (header, _mac(secret, header, data).encode(), data))
-            prune(self.folder, self.max_bytes, "*/*.pack")
+            packed = b"%s\n%s\n%s" % (header, _mac(secret, header, data).encode(), data)
+            atomic_write(path, packed)
+            keep_within(self.folder, self.max_bytes, len(packed), "*/*.pack")
         except OSError:
             return
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from llm_do.bundle.version import VERSION
 from llm_do.provenance.import_checks import checks_hold, file_hash, import_listing, variable_hashes
 from llm_do.provenance.user_cache import NO_CACHE_VARIABLE as NO_CACHE_VARIABLE  # where the test support finds it
-from llm_do.provenance.user_cache import cache_folder, path_environment, prune
+from llm_do.provenance.user_cache import cache_folder, keep_within, path_environment
 from llm_do.toolkit.files import atomic_write
 from llm_do.toolkit.user_state import folder_secret, signature
 
@@ -129,9 +129,10 @@ class IntrospectionCache:
             body = json.dumps({"format": FORMAT, "key": material, "variants": variants}, sort_keys=True,
                               separators=(",", ":"))
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            atomic_write(path, json.dumps({"entry": body, "mac": signature(secret, body)}).encode())
+            data = json.dumps({"entry": body, "mac": signature(secret, body)}).encode()
+            atomic_write(path, data)
             self.used_checks.append(checks)
-            prune(self.folder, MAX_BYTES)
+            keep_within(self.folder, MAX_BYTES, len(data))
         except OSError:
             self.untracked = True
 
