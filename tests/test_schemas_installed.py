@@ -55,7 +55,7 @@ def _example_documents() -> list[tuple[str, str, Any]]:
             out.append(("project", root / "project.json", json.loads((root / "project.json").read_text(encoding="utf-8"))))
         for path in sorted(root.rglob("*.worker")):
             split = split_front_matter(path.read_text(encoding="utf-8").replace("\r\n", "\n"))
-            assert not isinstance(split, str), path
+            assert isinstance(split, tuple), path
             out.append(("worker", path, yaml.safe_load(split[0]) or {}))
         for path in sorted(root.glob("tests/*.yaml")):
             out.append(("case", path, yaml.safe_load(path.read_text(encoding="utf-8"))))
@@ -86,7 +86,7 @@ def test_init_names_the_installed_schemas_in_the_files_it_writes(tmp_path: Path)
         text = worker.read_text(encoding="utf-8")
         assert text.split("\n")[1] == f"# yaml-language-server: $schema={schema_id('worker')}"
         split = split_front_matter(text)
-        assert not isinstance(split, str)
+        assert isinstance(split, tuple)
         jsonschema.validate(yaml.safe_load(split[0]), installed("worker"), cls=jsonschema.Draft202012Validator)
     assert lint(root).diagnostics == []  # llm-do reads past `$schema` and the comment
 

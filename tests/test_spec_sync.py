@@ -412,7 +412,7 @@ def _documents() -> list[tuple[str, str, Any]]:
             if any(part.startswith(".") for part in path.relative_to(root).parts):
                 continue
             split = split_front_matter(path.read_text(encoding="utf-8-sig").replace("\r\n", "\n"))
-            assert not isinstance(split, str), f"{path}: {split}"
+            assert isinstance(split, tuple), f"{path}: {split}"
             out.append(("worker", path.relative_to(REPO).as_posix(), yaml.safe_load(split[0]) or {}))
     return out
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from .codes import RULES
+from .codes import Rule
 
 
 class Severity(StrEnum):
@@ -128,22 +128,23 @@ class LazyLocation(Protocol):
 
 
 def diagnostic(
-    code: str,
+    code: Rule,
     message: str,
     at: Location | LazyLocation,
     *,
     hint: str | None = None,
     related: tuple[Related, ...] | list[Related] = (),
 ) -> Diagnostic:
-    """Make a diagnostic; its severity comes from the rule registry, so a code means one thing.
+    """Make a diagnostic of the rule `code` (a constant of `codes`: `codes.UNKNOWN_KEY`); its code
+    and severity come from the rule, so a code means one thing.
 
     `at` may be any object with a `resolve()` giving the Location, for positions found lazily.
     """
     if not isinstance(at, Location):
         at = at.resolve()
     return Diagnostic(
-        code=code,
-        severity=Severity(RULES[code].severity),
+        code=code.code,
+        severity=Severity(code.severity),
         message=message,
         file=at.file,
         line=at.line,

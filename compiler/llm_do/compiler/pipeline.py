@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.provenance.build_record import recorded_manifest
 
+from . import codes
 from .cache.front_matter_cache import FrontMatterCache
 from .cache.packs import user_packs
 from .codes import RULES
@@ -158,7 +159,7 @@ def _without_template_follow_ons(loaded: LoadedProject, found: list[Diagnostic])
     """Templates see only `vars`: when an error dropped it, "undefined variable" is its follow-on."""
     if "vars" not in loaded.manifest_incomplete:
         return found
-    return [d for d in found if d.code != "T002"]
+    return [d for d in found if d.code != codes.UNDEFINED_VARIABLE.code]
 
 
 def _apply_suppressions(loaded: LoadedProject, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -169,9 +170,10 @@ def _apply_suppressions(loaded: LoadedProject, diagnostics: list[Diagnostic]) ->
     for i, code in enumerate(manifest.suppress):
         rule = RULES.get(code.upper())
         if rule is None:
-            diagnostics.append(diagnostic("C001", f"'{code}' is not a diagnostic code", loaded.at("suppress", i, key=False)))
+            diagnostics.append(diagnostic(codes.INVALID_SUPPRESSION,
+                                          f"'{code}' is not a diagnostic code", loaded.at("suppress", i, key=False)))
         elif rule.severity == "error":
-            diagnostics.append(diagnostic("C001", f"{rule.code} is an error and cannot be suppressed",
+            diagnostics.append(diagnostic(codes.INVALID_SUPPRESSION, f"{rule.code} is an error and cannot be suppressed",
                                           loaded.at("suppress", i, key=False)))
         else:
             silenced.add(rule.code)

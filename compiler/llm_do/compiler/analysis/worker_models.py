@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from llm_do.bundle.names import matches_any, model_problem
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..syntax.limits import MAX_PATTERN_CHARS
 
@@ -21,18 +22,20 @@ def worker_model_problems(name: str, model: str | None, compatible_models: list[
     given the project's default model and the prefixes of its model factories."""
     out: list[Diagnostic] = []
     if model is not None and (problem := model_problem(model, registered)):
-        out.append(diagnostic("M001", problem[0], at(("model",), False), hint=problem[1]))
+        out.append(diagnostic(codes.UNKNOWN_PROVIDER, problem[0], at(("model",), False), hint=problem[1]))
     if model is not None and compatible_models is not None:
-        out.append(diagnostic("M002", f"'{name}' sets both model and compatible_models", at(("compatible_models",), True),
+        out.append(diagnostic(codes.MODEL_AND_COMPATIBLE_MODELS,
+                              f"'{name}' sets both model and compatible_models", at(("compatible_models",), True),
                               hint="keep `model` to fix the model, or `compatible_models` to let the run choose"))
     elif model is None and compatible_models and default is not None:
         too_long = [i for i, p in enumerate(compatible_models) if len(p) > MAX_PATTERN_CHARS]
         for i in too_long:
-            out.append(diagnostic("P011", f"a pattern of {len(compatible_models[i])} characters, more than "
-                                          f"the {MAX_PATTERN_CHARS} a pattern may have", at(("compatible_models", i), False)))
+            out.append(diagnostic(codes.LIMIT_EXCEEDED,
+                                  f"a pattern of {len(compatible_models[i])} characters, more than "
+                                  f"the {MAX_PATTERN_CHARS} a pattern may have", at(("compatible_models", i), False)))
         if not too_long and not matches_any(default, compatible_models):
             out.append(diagnostic(
-                "M003",
+                codes.DEFAULT_MODEL_INCOMPATIBLE,
                 f"the project default model '{default}' matches none of {compatible_models}",
                 at(("compatible_models",), True),
                 hint="set `model` on this worker, or change the project default",

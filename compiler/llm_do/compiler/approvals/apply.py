@@ -11,6 +11,7 @@ import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
 from .effect import overruled_by, unconditional_approval
@@ -109,13 +110,14 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
         if not targeted and rule.target not in groups and worker.unlisted and not hidden:
             worker.unresolved.append(rule.text)  # it may match a tool `--no-import` cannot list: said, not refused
             diagnostics.append(diagnostic(
-                "C002", f"'{rule.target}' matches none of the tools the text shows; it may match a tool of "
-                        f"{', '.join(repr(n) for n in worker.unlisted)}, which is made when its module runs, so it is "
-                        "not resolved without import", places.at(i, rule.target_column),
+                codes.RULE_NOT_RESOLVED_WITHOUT_IMPORT,
+                f"'{rule.target}' matches none of the tools the text shows; it may match a tool of "
+                f"{', '.join(repr(n) for n in worker.unlisted)}, which is made when its module runs, so it is "
+                "not resolved without import", places.at(i, rule.target_column),
                 hint="`llm-do lint` without --no-import resolves it"))
             continue
         if not targeted and rule.target not in groups and not hidden:  # hidden: it may match a tool an error hides
-            diagnostics.append(diagnostic("A002", f"'{rule.target}' matches none of this worker's tools",
+            diagnostics.append(diagnostic(codes.APPROVAL_RULE_MATCHES_NOTHING, f"'{rule.target}' matches none of this worker's tools",
                                           places.at(i, rule.target_column),
                                           hint=did_you_mean(rule.target, sorted(worker.tools) + sorted(groups))))
             continue
@@ -123,7 +125,8 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
             continue
         if rule.condition is not None and hits_opaque:
             diagnostics.append(diagnostic(
-                "A009", f"'{rule.text}' puts a condition on the tools of '{hits_opaque[0]}', whose parameters are known only at run time",
+                codes.UNENFORCEABLE_CONDITION,
+                f"'{rule.text}' puts a condition on the tools of '{hits_opaque[0]}', whose parameters are known only at run time",
                 places.at(i, rule.target_column),
                 hint="name the tools the condition is for, or gate the toolset without a condition"))
             continue
@@ -136,7 +139,7 @@ def apply_rules(worker: RuledWorker[ToolT], source: str | None, params_of: Calla
             names, findings = check_condition(rule, candidates) if candidates else ([], [])
             for f in findings:
                 diagnostics.append(diagnostic(f.code, f.message, places.at(i, f.column), hint=f.hint))
-            if any(f.code in ("A003", "A004", "A005") for f in findings):
+            if any(f.code in (codes.UNKNOWN_RULE_PARAMETER, codes.RULE_TYPE_MISMATCH, codes.GLOB_ON_NON_STRING) for f in findings):
                 continue
         if rule.action == "allow":
             names = _askable(rule, names, worker, always_asked, places, diagnostics)
@@ -165,7 +168,8 @@ def _askable(rule: ApprovalRule, names: list[str], worker: RuledWorker[ToolT], a
         if not always_asked(tool):
             kept.append(name)
         elif rule.target in (tool.name, tool.group):
-            diagnostics.append(diagnostic("A010", f"'{rule.text}' does not apply to '{name}': it is asked on every call",
+            diagnostics.append(diagnostic(codes.RULE_CANNOT_ALLOW,
+                                          f"'{rule.text}' does not apply to '{name}': it is asked on every call",
                                           places.at(rule.index, rule.target_column),
                                           hint=f"remove the rule; the run's approval mode (--approve-all) answers {name}"))
     return kept
@@ -193,6 +197,6 @@ def _report_overruled(worker: RuledWorker[Any], applying: dict[str, list[Approva
             message = f"'{rule.text}' has no effect: the later '{winner.text}' decides every call it matches"
             hint = "the last matching allow or ask decides; reorder or remove the rules"
         where = places.at(winner.index, 0)
-        diagnostics.append(diagnostic("A006", message, places.at(rule.index, 0), hint=hint,
+        diagnostics.append(diagnostic(codes.APPROVAL_RULE_OVERRULED, message, places.at(rule.index, 0), hint=hint,
                                       related=[Related(file=where.file, line=where.line, column=where.column,
                                                        message="this rule decides instead")]))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from llm_do.bundle.approval import EVERY_ELEMENT, ORDERING_OPS, QUANTIFIERS, compare
 
+from .. import codes
 from ..suggest import did_you_mean
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, compares
 from .params import ToolParams, fits, json_type, types_of, values_of
@@ -19,7 +20,7 @@ from .path_globs import misplaced
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
-    code: str
+    code: codes.Rule
     message: str
     column: int
     """0-based offset in the rule's text."""
@@ -37,7 +38,7 @@ def check_condition(rule: ApprovalRule, candidates: dict[str, ToolParams]) -> tu
                   if all(params.lookup(t.param.path) is not None for t in tests)]
     if not applicable:
         return [], [_unknown_param(rule, tests, candidates)]
-    findings: dict[tuple[str, int], Finding] = {}
+    findings: dict[tuple[codes.Rule, int], Finding] = {}
     for name in applicable:
         for finding in _type_findings(tests, candidates[name], name):
             findings.setdefault((finding.code, finding.column), finding)
@@ -45,13 +46,14 @@ def check_condition(rule: ApprovalRule, candidates: dict[str, ToolParams]) -> tu
         return applicable, list(findings.values())
     out: list[Finding] = []
     if all(_static(rule.condition, candidates[name]) is False for name in applicable):
-        out.append(Finding(code="A007", column=rule.target_column, hint=_listed_values(tests, candidates[applicable[0]]),
+        out.append(Finding(code=codes.APPROVAL_RULE_NEVER_MATCHES, column=rule.target_column,
+                           hint=_listed_values(tests, candidates[applicable[0]]),
                            message=f"'{rule.text}' can never match: no call of {_names(applicable)} satisfies its condition"))
     raw = [name for name in applicable if not candidates[name].normalized]
     for test in tests:
         if test.op == "glob" and raw and _path_like(test):
             out.append(Finding(
-                code="A008", column=test.param.column,
+                code=codes.RAW_PATH_CONDITION, column=test.param.column,
                 message=f"'{test.param.text} ~ {test.value!r}' is matched against the raw argument of {_names(raw)}, "
                         "which no toolset normalizes (`..`, `.` and symbolic links are not resolved)",
                 hint="check the path inside the tool, or use a stdlib filesystem toolset, whose paths rules see resolved"))
@@ -85,7 +87,7 @@ def _positional_findings(condition: Condition, tests: list[Compare], params: lis
             continue
         commands = ", ".join(f"{c} (argv[{', '.join(str(i) for i in sorted(fixed[c]))}])" for c in sorted(fixed))
         out.append(Finding(
-            code="A012", column=test.param.column,
+            code=codes.POSITIONAL_ARGV_RULE, column=test.param.column,
             message=f"'{test.param.text}' tests one position of the command line, which holds another operand, or a "
                     "flag, when a call gives more operands than you expect (`cat a b` has two)",
             hint="test every position with `argv[*]` (any element)"
@@ -116,7 +118,7 @@ def _root_findings(tests: list[Compare], params: list[ToolParams]) -> list[Findi
             continue
         found = next((m for p in params if path[0] in p.path_params and (m := misplaced(test.value, p.root))), None)
         if found is not None:
-            out.append(Finding(code="A011", column=test.value_column,
+            out.append(Finding(code=codes.PATH_GLOB_OUTSIDE_ROOT, column=test.value_column,
                                message=f"glob {test.value!r} on '{test.param.text}' {found.reason}",
                                hint=f"write '{found.fixed}'" if found.fixed else "leave the rule out: it can never match"))
     return out
@@ -148,8 +150,8 @@ def _unknown_param(rule: ApprovalRule, tests: list[Compare], candidates: dict[st
             hint = did_you_mean(head, known) if head not in known else None
             if hint is None and known:
                 hint = f"parameters: {', '.join(known)}"
-            return Finding(code="A003", column=test.param.column, message=f"{where} has {what}", hint=hint)
-    return Finding(code="A003", column=tests[0].param.column,
+            return Finding(code=codes.UNKNOWN_RULE_PARAMETER, column=test.param.column, message=f"{where} has {what}", hint=hint)
+    return Finding(code=codes.UNKNOWN_RULE_PARAMETER, column=tests[0].param.column,
                    message=f"no tool of '{rule.target}' has every parameter the condition tests",
                    hint="split the rule: one per tool")
 
@@ -163,22 +165,22 @@ def _type_findings(tests: list[Compare], params: ToolParams, tool: str) -> list[
         name = test.param.text
         if test.op == "glob":
             if types is not None and "string" not in types:
-                out.append(Finding(code="A005", column=test.param.column,
+                out.append(Finding(code=codes.GLOB_ON_NON_STRING, column=test.param.column,
                                    message=f"'{name}' of '{tool}' is {_kinds(types)}, not a string: `~` matches strings only",
                                    hint="compare it with ==, !=, <, <=, >, >= or in"))
         elif test.op in ORDERING_OPS:
             if json_type(test.value) not in ("integer", "number"):
-                out.append(Finding(code="A004", column=test.value_column,
+                out.append(Finding(code=codes.RULE_TYPE_MISMATCH, column=test.value_column,
                                    message=f"`{test.op}` compares numbers; {_literal(test.value)} is not a number"))
             elif types is not None and "number" not in types:
-                out.append(Finding(code="A004", column=test.param.column,
+                out.append(Finding(code=codes.RULE_TYPE_MISMATCH, column=test.param.column,
                                    message=f"'{name}' of '{tool}' is {_kinds(types)}; `{test.op}` compares numbers"))
         else:
             values = test.value if test.op == "in" else (test.value,)
             columns = test.value_columns if test.op == "in" else (test.value_column,)
             for value, column in zip(values, columns):
                 if not fits(value, types):
-                    out.append(Finding(code="A004", column=column,
+                    out.append(Finding(code=codes.RULE_TYPE_MISMATCH, column=column,
                                        message=f"'{name}' of '{tool}' is {_kinds(types or frozenset())}: it never equals "
                                                f"{_literal(value)}, {_kinds(frozenset({json_type(value)}))}"))
     return out

@@ -13,6 +13,7 @@ from typing import Any
 from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT
 from llm_do.bundle.errors import LlmDoError
 
+from .. import codes
 from ..syntax.limits import MAX_CONDITION_NESTING
 from .nodes import ApprovalRule, Compare, Condition, Junction, Negation, Param
 
@@ -76,7 +77,7 @@ class RuleSyntaxProblem(LlmDoError, ValueError):
     """A rule that does not parse; `column` is the 0-based offset of the problem in the rule, and
     `code` the diagnostic: A001, or P011 for a condition nested past the limit."""
 
-    def __init__(self, message: str, column: int, code: str = "A001") -> None:
+    def __init__(self, message: str, column: int, code: codes.Rule = codes.INVALID_APPROVAL_RULE) -> None:
         super().__init__(message)
         self.column = column
         self.code = code
@@ -121,7 +122,7 @@ def parse_rule(text: str, index: int) -> ApprovalRule:
     too_deep = _nesting_overflow(text)
     if too_deep is not None:
         raise RuleSyntaxProblem(f"the condition nests more than {MAX_CONDITION_NESTING} deep (`not` and parentheses)",
-                              too_deep, "P011")
+                              too_deep, codes.LIMIT_EXCEEDED)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:

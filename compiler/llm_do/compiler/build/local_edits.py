@@ -34,6 +34,7 @@ from llm_do.provenance.build_record import changed_files, recorded, rerecord
 from llm_do.provenance.user_cache import SignedEntries
 
 from ..cache.packs import SignedPacks, code_material
+from ..codes import Rule
 from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceKind, SourceMap, Unreadable, normalized
 from ..syntax.worker_forms import worker_directory
 
@@ -159,7 +160,7 @@ def _rebuilt(packs: SignedPacks, root: Path, lock: Path, data: bytes, record: di
         except (OSError, OutsideRoot, NotText, Unreadable):
             return None
         split = split_front_matter(source.text)
-        if isinstance(split, str):
+        if isinstance(split, Rule):
             return None
         body = split[1]
         instructions = render_plain(body, variables)

@@ -19,11 +19,12 @@ from pydantic import ValidationError
 
 from llm_do.bundle.regular_files import read_regular_file
 
+from .. import codes
 from . import fork_client
 from .answers import Facts, McpFacts, McpRequest, McpServerFact, PyError, Request
 
 DEFAULT_TIMEOUT = 60.0
-MOMENTARY_FAILURES = frozenset({"Y002", "Y005"})
+MOMENTARY_FAILURES = frozenset({codes.PYTHON_IMPORT_TIMEOUT.code, codes.INTROSPECTION_FAILED.code})
 """The time limit passed, or the child died: answers of the moment, not of the sources."""
 
 
@@ -42,12 +43,12 @@ def introspect(request: Request, root: Path, timeout: float | None = None) -> Fa
     if run is None:
         run = _fresh_child(text, root, timeout)
     if run.timed_out:
-        return Facts(imported=False, failure=_timed_out(run.stderr, root, timeout), failure_code="Y002")
+        return Facts(imported=False, failure=_timed_out(run.stderr, root, timeout), failure_code=codes.PYTHON_IMPORT_TIMEOUT.code)
     try:
         return Facts.model_validate_json(run.stdout)
     except ValidationError:
         tail = (run.stderr or "").strip().splitlines()[-1:] or [f"exit status {run.returncode}"]
-        return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code="Y005")
+        return Facts(imported=False, failure=PyError(message=tail[0][:500]), failure_code=codes.INTROSPECTION_FAILED.code)
 
 
 def _names_pydantic_ai(request: Request, root: Path) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 
+from ..codes import Rule
 from ..syntax.front_matter import split_front_matter
 from .upgrade import LEGACY_WORKER_SUFFIX, MANIFEST_REMOVED, already_done
 
@@ -42,7 +43,7 @@ def migrated_name(path: str) -> str:
 def migrate_front_matter(text: str, *, recursive: bool) -> tuple[str, bool]:
     """The worker text with today's keys; and whether it declared `entry: true`."""
     split = split_front_matter(text)
-    if isinstance(split, str):
+    if isinstance(split, Rule):
         return text, False
     front, body, _ = split
     lines = front.split("\n")

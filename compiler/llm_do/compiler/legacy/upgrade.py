@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..syntax.positions import LazyPositions, Path, Positions, PositionTable
 
@@ -83,10 +84,12 @@ def _upgrade(
             at = Location(file=file, line=pos.line, column=pos.column)
             value = _get(data, path)
             if already and (why := already_done(path, value)):
-                diagnostics.append(diagnostic("L003", f"'{path[-1]}: {json.dumps(value)}' is already what llm-do does: {why}",
+                diagnostics.append(diagnostic(codes.LEGACY_KEY_DEFAULT,
+                                              f"'{path[-1]}: {json.dumps(value)}' is already what llm-do does: {why}",
                                               at, hint="remove it (`llm-do migrate` does)"))
             else:
-                diagnostics.append(diagnostic("L001", f"'{path[-1]}' is a key of the .agent era with no equivalent here", at, hint=hint))
+                diagnostics.append(diagnostic(codes.LEGACY_KEY,
+                                              f"'{path[-1]}' is a key of the .agent era with no equivalent here", at, hint=hint))
             del _get(data, path[:-1])[path[-1]]
     for path, new in aliases.items():
         if not _has(data, path):
@@ -95,7 +98,7 @@ def _upgrade(
         if new in parent:
             pos = positions.key(path)
             diagnostics.append(
-                diagnostic("P006", f"'{path[-1]}' and '{new}' both given; they are the same setting",
+                diagnostic(codes.INVALID_VALUE, f"'{path[-1]}' and '{new}' both given; they are the same setting",
                            Location(file=file, line=pos.line, column=pos.column), hint=f"keep '{new}' only")
             )
             del parent[path[-1]]

@@ -8,6 +8,7 @@ introspection needs (the entry's input schema validates `entry.args`).
 
 from __future__ import annotations
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..syntax.manifest import Entry
 from .load import IMPLICIT_ENTRY, LoadedProject
@@ -50,6 +51,6 @@ def apply_entry_mark(loaded: LoadedProject, parsed: list[ParsedWorker]) -> list[
 
 
 def _twice(worker: ParsedWorker, other: Location, says: str) -> Diagnostic:
-    return diagnostic("N014", f"worker '{worker.name}' is marked `entry: true`, but {says}",
+    return diagnostic(codes.ENTRY_MARKED_TWICE, f"worker '{worker.name}' is marked `entry: true`, but {says}",
                       worker.at("entry", key=True), hint="mark one entry only: remove `entry: true`, or the other entry",
                       related=[Related.at(other, "the other entry")])

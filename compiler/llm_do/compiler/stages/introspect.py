@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import codes
 from ..diagnostics import Diagnostic, diagnostic
 from ..facts.no_python import NoPython, ProjectFacts
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX
@@ -56,7 +57,7 @@ def entry_function_ref(project: LoadedProject) -> tuple[SchemaRef | None, list[D
     try:
         return parse_ref(text), []
     except RefProblem as exc:
-        code = exc.code if exc.code == "F002" else "N011"
+        code = exc.code if exc.code is codes.PATH_OUTSIDE_ROOT else codes.UNKNOWN_ENTRY_FUNCTION
         message = str(exc).replace("class reference", "function reference").replace("class name", "function name")
         return None, [diagnostic(code, f"entry.function: {message}", project.at("entry", "function", key=False),
                                  hint="write `PATH.py:NAME`, e.g. `entry.py:main`")]

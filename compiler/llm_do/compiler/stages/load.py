@@ -10,6 +10,7 @@ from pathlib import Path
 from llm_do.bundle.errors import InputProblem
 from llm_do.bundle.regular_files import what_instead
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_manifest
 from ..suggest import did_you_mean_file
@@ -158,7 +159,7 @@ def _read_manifest(
     try:
         text = sources.read(manifest_file, "manifest").text
     except (NotText, Unreadable, OutsideRoot) as exc:
-        code = exc.code if isinstance(exc, Unreadable) else "F002" if isinstance(exc, OutsideRoot) else "P009"
+        code = exc.code if isinstance(exc, Unreadable) else codes.PATH_OUTSIDE_ROOT if isinstance(exc, OutsideRoot) else codes.NOT_TEXT
         said = str(exc) if isinstance(exc, OutsideRoot) else f"{MANIFEST_NAME} is {exc}"
         diagnostics.append(diagnostic(code, said, Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
@@ -172,20 +173,21 @@ def _read_manifest(
     positions: Positions = lazy
     if read.has_duplicates:
         for path, pos in lazy.table.duplicates:
-            diagnostics.append(diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=manifest_file, line=pos.line,
-                                                                                          column=pos.column)))
+            diagnostics.append(diagnostic(codes.DUPLICATE_KEY, f"duplicate key '{path[-1]}'",
+                                          Location(file=manifest_file, line=pos.line, column=pos.column)))
     unfit = first_unfit(data)
     if unfit is not None:
         pos = positions.key(unfit.path) if unfit.at_key else positions.value(unfit.path)
         diagnostics.append(diagnostic(unfit.code, unfit.message, Location(file=manifest_file, line=pos.line, column=pos.column)))
         return None, empty, frozenset()
     if not isinstance(data, dict):
-        diagnostics.append(diagnostic("P006", f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
+        diagnostics.append(diagnostic(codes.INVALID_VALUE,
+                                      f"{MANIFEST_NAME} must be a JSON object", Location(file=manifest_file, line=1, column=1)))
         return None, empty, frozenset()
     editor_schema = data.pop(EDITOR_SCHEMA_KEY, None)  # for editors only (`llm-do init` writes it)
     if editor_schema is not None and not isinstance(editor_schema, str):
         pos = positions.value((EDITOR_SCHEMA_KEY,))
-        diagnostics.append(diagnostic("P006", f"{EDITOR_SCHEMA_KEY}: the URL of the JSON Schema editors validate "
+        diagnostics.append(diagnostic(codes.INVALID_VALUE, f"{EDITOR_SCHEMA_KEY}: the URL of the JSON Schema editors validate "
                                       f"{MANIFEST_NAME} with must be a string", Location(file=manifest_file, line=pos.line,
                                                                                          column=pos.column)))
     data, positions, found = upgrade_manifest(data, manifest_file, positions)
@@ -240,11 +242,11 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
         try:
             lexically_confined(entry)
         except OutsideRoot as exc:
-            diagnostics.append(diagnostic("F002", f"worker_files entry {exc}", at))
+            diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT, f"worker_files entry {exc}", at))
             continue
         if len(entry) > MAX_PATTERN_CHARS:
-            diagnostics.append(diagnostic("P011", f"a pattern of {len(entry)} characters, more than the "
-                                                  f"{MAX_PATTERN_CHARS} a pattern may have", at))
+            diagnostics.append(diagnostic(codes.LIMIT_EXCEEDED, f"a pattern of {len(entry)} characters, more than the "
+                                                                f"{MAX_PATTERN_CHARS} a pattern may have", at))
             continue
         matches, outside, unreadable = _glob(project.sources, entry)
         for rel in outside:
@@ -252,16 +254,17 @@ def expand_worker_files(project: LoadedProject, diagnostics: list[Diagnostic]) -
         for rel, problem in unreadable:
             if rel not in seen:
                 seen.add(rel)
-                diagnostics.append(diagnostic("F006", f"pattern '{entry}' matches '{rel}', {problem}", at))
+                diagnostics.append(diagnostic(codes.NOT_A_REGULAR_FILE, f"pattern '{entry}' matches '{rel}', {problem}", at))
         if not matches and not outside and not unreadable:
-            diagnostics.append(diagnostic("F003", f"pattern '{entry}' matches no worker file", at))
+            diagnostics.append(diagnostic(codes.GLOB_MATCHES_NOTHING, f"pattern '{entry}' matches no worker file", at))
         for rel in matches:
             if rel not in seen:
                 seen.add(rel)
                 out.append(rel)
     for rel, (pattern, at) in escaping.items():
         if pattern:
-            diagnostics.append(diagnostic("F002", f"pattern '{pattern}' matches '{rel}', which leads outside the project root", at))
+            diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT,
+                                          f"pattern '{pattern}' matches '{rel}', which leads outside the project root", at))
     return out
 
 
@@ -274,22 +277,22 @@ def _listed_file(
     try:
         project.sources.confined(entry)
     except OutsideRoot as exc:
-        diagnostics.append(diagnostic("F002", f"{listed} entry {exc}", at))
+        diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT, f"{listed} entry {exc}", at))
         return None
     rel = normalized(entry)
     if kind == "worker" and not rel.endswith(WORKER_SUFFIXES):
-        diagnostics.append(diagnostic("F005", f"'{entry}' is not a .worker file", at))
+        diagnostics.append(diagnostic(codes.NOT_A_WORKER_FILE, f"'{entry}' is not a .worker file", at))
         return None
     problem = _not_regular(os.path.join(str(project.root), rel))
     if problem == "missing":
-        diagnostics.append(diagnostic("F001", f"{kind} file '{entry}' not found", at,
+        diagnostics.append(diagnostic(codes.FILE_NOT_FOUND, f"{kind} file '{entry}' not found", at,
                                       hint=did_you_mean_file(rel, files_beside(project.root, rel))))
         return None
     if problem:
-        diagnostics.append(diagnostic("F006", f"{kind} file '{entry}' is {problem}", at))
+        diagnostics.append(diagnostic(codes.NOT_A_REGULAR_FILE, f"{kind} file '{entry}' is {problem}", at))
         return None
     if rel in seen:
-        diagnostics.append(diagnostic("F004", f"'{entry}' is listed more than once", at))
+        diagnostics.append(diagnostic(codes.DUPLICATE_FILE, f"'{entry}' is listed more than once", at))
         return None
     seen.add(rel)
     return rel
@@ -358,24 +361,26 @@ def read_sources(project: LoadedProject, diagnostics: list[Diagnostic]) -> list[
         try:
             source = project.sources.read(rel, kind)  # type: ignore[arg-type]
         except NotText as exc:
-            diagnostics.append(diagnostic("P009", f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
+            diagnostics.append(diagnostic(codes.NOT_TEXT, f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
         except NotRegularSource as exc:  # it changed since it was listed
-            diagnostics.append(diagnostic("F006", f"'{rel}' is {exc}", project.at()))
+            diagnostics.append(diagnostic(codes.NOT_A_REGULAR_FILE, f"'{rel}' is {exc}", project.at()))
             continue
         except Unreadable as exc:
             diagnostics.append(diagnostic(exc.code, f"'{rel}' is {exc}", Location(file=rel, line=1, column=1)))
             continue
         except OutsideRoot as exc:
             if rel in project.directory_python:
-                diagnostics.append(diagnostic("F002", f"'{rel}' {exc}", Location(file=project.directory_python[rel], line=1, column=1)))
+                diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT,
+                                              f"'{rel}' {exc}", Location(file=project.directory_python[rel], line=1, column=1)))
                 continue
             key = "worker_files" if kind == "worker" else "python_files"
             index = getattr(project, key).index(rel)
-            diagnostics.append(diagnostic("F002", f"{key} entry {exc}", project.at(key, index, key=False)))
+            diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT, f"{key} entry {exc}", project.at(key, index, key=False)))
             continue
         except OSError as exc:
-            diagnostics.append(diagnostic("F001", f"cannot read '{rel}': {exc.strerror}", Location(file=rel, line=1, column=1)))
+            diagnostics.append(diagnostic(codes.FILE_NOT_FOUND,
+                                          f"cannot read '{rel}': {exc.strerror}", Location(file=rel, line=1, column=1)))
             continue
         if kind == "worker":
             workers.append(source)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from llm_do.bundle.mcp_config import connection, redacted, start_timeout
 
+from .. import codes
 from ..diagnostics import Diagnostic, diagnostic
 from ..suggest import did_you_mean
 from ..syntax.manifest import McpServer
@@ -88,51 +89,53 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
     if manifest is None or not manifest.mcp_servers:
         return out, diagnostics
     if not import_python and any(not s.opaque for s in manifest.mcp_servers.values()):
-        diagnostics.append(diagnostic("X006", "MCP servers were not started (--no-import): their tools are not checked",
+        diagnostics.append(diagnostic(codes.MCP_NOT_STARTED, "MCP servers were not started (--no-import): their tools are not checked",
                                       project.at("mcp_servers")))
     configs = {n: connection(s.model_dump()) for n, s in manifest.mcp_servers.items()}
     for name, settings in manifest.mcp_servers.items():
         at = project.at("mcp_servers", name)
         if name in reserved:
-            diagnostics.append(diagnostic("X004", f"MCP server '{name}' has the name of {reserved[name]}", at,
+            diagnostics.append(diagnostic(codes.MCP_SERVER_NAME, f"MCP server '{name}' has the name of {reserved[name]}", at,
                                           hint="rename the server"))
             continue
         if bool(settings.command) == bool(settings.url):
             which = "both `command` and `url`" if settings.command else "neither `command` nor `url`"
-            diagnostics.append(diagnostic("X005", f"MCP server '{name}' has {which}", at,
+            diagnostics.append(diagnostic(codes.MCP_SERVER_CONFIG, f"MCP server '{name}' has {which}", at,
                                           hint="a stdio server has `command` (and `args`, `env`); an HTTP server has `url`"))
             continue
         misplaced = [k for k in (("args", "env") if settings.url else ("headers",)) if getattr(settings, k)]
         if misplaced:
-            diagnostics.append(diagnostic("X005", f"MCP server '{name}' has `{misplaced[0]}`, which only a "
-                                                  f"{'stdio' if settings.url else 'URL'} server takes",
+            diagnostics.append(diagnostic(codes.MCP_SERVER_CONFIG, f"MCP server '{name}' has `{misplaced[0]}`, which only a "
+                                                                   f"{'stdio' if settings.url else 'URL'} server takes",
                                           project.at("mcp_servers", name, misplaced[0])))
             continue
         for where in ("env", "headers"):
             for key, value in getattr(settings, where).items():
                 if CREDENTIAL_KEY.search(key) and value and "${" not in value:
                     diagnostics.append(diagnostic(
-                        "X007", f"MCP server '{name}': `{where}.{key}` is written literally, so bundle.lock would hold it",
+                        codes.MCP_LITERAL_SECRET,
+                        f"MCP server '{name}': `{where}.{key}` is written literally, so bundle.lock would hold it",
                         project.at("mcp_servers", name, where, key, key=False),
                         hint="write the secret part as ${VAR} and set VAR in the environment"))
         info = out[name] = McpServerInfo(name, settings)
         if settings.opaque:
-            diagnostics.append(diagnostic("X003", f"MCP server '{name}' is opaque: its tools are not listed or locked, "
-                                                  "and each is asked at run time", at))
+            diagnostics.append(diagnostic(codes.OPAQUE_MCP_SERVER,
+                                          f"MCP server '{name}' is opaque: its tools are not listed or locked, "
+                                          "and each is asked at run time", at))
             continue
         if facts is None:
             continue
         fact = facts.servers.get(name)
         if fact is not None and fact.unreached:
             diagnostics.append(diagnostic(
-                "X008", f"MCP server '{name}' is remote, and `llm-do test` reaches no server without --live: no "
-                        "cassette of the project's cases recorded its tools", at,
+                codes.MCP_REMOTE_UNRECORDED, f"MCP server '{name}' is remote, and `llm-do test` reaches no server without --live: no "
+                                             "cassette of the project's cases recorded its tools", at,
                 hint="record a case's cassette from a run that uses it (`--record DIR`), or run `llm-do test --live`"))
             continue
         if fact is None or fact.tools is None:
             why = facts.failure or (fact.error if fact is not None else "it was not listed")
             why = redacted(why or "it was not listed", configs, os.environ)  # no secret from a ${VAR} in any report
-            diagnostics.append(diagnostic("X001", f"MCP server '{name}' could not be listed: {why}", at,
+            diagnostics.append(diagnostic(codes.MCP_SERVER_UNLISTABLE, f"MCP server '{name}' could not be listed: {why}", at,
                                           hint='fix the server, or mark it "opaque": true'))
             continue
         listed = {t.name: t for t in fact.tools}
@@ -141,7 +144,7 @@ def check_servers(project: LoadedProject, facts: McpFacts | None, *, import_pyth
             if tool in listed:
                 wanted[tool] = listed[tool]
             else:
-                diagnostics.append(diagnostic("X002", f"MCP server '{name}' has no tool '{tool}'",
+                diagnostics.append(diagnostic(codes.MCP_UNKNOWN_TOOL, f"MCP server '{name}' has no tool '{tool}'",
                                               project.at("mcp_servers", name, "allowed_tools", i, key=False),
                                               hint=did_you_mean(tool, listed)))
         prefix = settings.prefix

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..legacy.upgrade import LEGACY_WORKER_SUFFIX, upgrade_front_matter
 from ..syntax.cascade import dropped_keys
@@ -57,13 +58,13 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
     file = source.path
     top = Location(file=file, line=1, column=1)
     split = split_front_matter(source.text)
-    if split == "P003":
-        return None, [diagnostic("P003", "the file does not start with front matter", top,
+    if split is codes.MISSING_FRONT_MATTER:
+        return None, [diagnostic(codes.MISSING_FRONT_MATTER, "the file does not start with front matter", top,
                                  hint="start the file with a line '---', the front matter, then a line '---'")]
-    if split == "P004":
-        return None, [diagnostic("P004", "the front matter opened on line 1 is never closed", top,
+    if split is codes.UNTERMINATED_FRONT_MATTER:
+        return None, [diagnostic(codes.UNTERMINATED_FRONT_MATTER, "the front matter opened on line 1 is never closed", top,
                                  hint="end the front matter with a line that is exactly '---'")]
-    if isinstance(split, str):
+    if isinstance(split, codes.Rule):
         raise ValueError(f"split_front_matter gave the unknown problem {split!r}")
     front_text, body, body_line = split
     if yaml_loader is None:
@@ -79,14 +80,14 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
         pos = doc.positions.key(unfit.path) if unfit.at_key else doc.positions.value(unfit.path)
         return None, [diagnostic(unfit.code, unfit.message, Location(file=file, line=pos.line, column=pos.column))]
     diagnostics = [
-        diagnostic("P008", f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column),
+        diagnostic(codes.DUPLICATE_KEY, f"duplicate key '{path[-1]}'", Location(file=file, line=pos.line, column=pos.column),
                    related=_first_given(doc.positions, path, file))
         for path, pos in doc.duplicate_keys
     ]
     data = {} if doc.data is None else doc.data
     if not isinstance(data, dict):
         pos = doc.positions.value(())
-        diagnostics.append(diagnostic("P006", "the front matter must be a mapping of keys to values",
+        diagnostics.append(diagnostic(codes.INVALID_VALUE, "the front matter must be a mapping of keys to values",
                                       Location(file=file, line=pos.line, column=pos.column)))
         return None, diagnostics
     legacy = file.endswith(LEGACY_WORKER_SUFFIX)
@@ -100,7 +101,8 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
     directory = worker_directory(file)
     if name is not None and directory is not None and name != default_worker_name(file):
         diagnostics.append(diagnostic(
-            "N013", f"the worker in '{directory}/' is named '{default_worker_name(file)}' after its directory, not '{name}'",
+            codes.DIRECTORY_WORKER_NAME,
+            f"the worker in '{directory}/' is named '{default_worker_name(file)}' after its directory, not '{name}'",
             Location(file=file, line=positions.key(("name",)).line, column=positions.key(("name",)).column),
             hint=f"remove `name:`, or rename the directory to '{name}'"))
         name = None
@@ -108,7 +110,7 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
         name = default_worker_name(file)
         if not _NAME.match(name):
             what = "directory" if directory is not None else "file name"
-            diagnostics.append(diagnostic("P007", f"the {what} gives the worker the invalid name '{name}'", top,
+            diagnostics.append(diagnostic(codes.INVALID_NAME, f"the {what} gives the worker the invalid name '{name}'", top,
                                           hint="rename the directory" if directory is not None
                                           else "add `name:` to the front matter"))
             return None, diagnostics

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from llm_do.stdlib.descriptor import sub_directory
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
+from .. import codes
 from ..approvals.apply import apply_rules
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean, did_you_mean_file
@@ -44,7 +45,8 @@ def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *,
         first = table.get(name) or outer.get(name)
         if first is None:
             return True
-        diagnostics.append(diagnostic("N009", f"{kind} '{name}' is exported by '{first.module.file}' and '{module.file}'",
+        diagnostics.append(diagnostic(codes.DUPLICATE_PYTHON_NAME,
+                                      f"{kind} '{name}' is exported by '{first.module.file}' and '{module.file}'",
                                       Location(file=module.file, line=line)))
         return False
 
@@ -133,7 +135,8 @@ def resolve(
         project.entry_function, project.entry = fn, fn.label
         return project, diagnostics
     if manifest.entry is not None and manifest.entry.calls is not None:
-        diagnostics.append(diagnostic("N010", "entry.calls is given without entry.function; an entry worker's calls are its toolsets",
+        diagnostics.append(diagnostic(codes.ENTRY_CONFLICT,
+                                      "entry.calls is given without entry.function; an entry worker's calls are its toolsets",
                                       loaded.at("entry", "calls"), hint="remove entry.calls, or give entry.function"))
     entry_unknown = unknowns.entry or unknowns.any_worker or manifest.entry_worker in unknowns.workers
     if manifest.entry_worker not in workers and not entry_unknown:
@@ -144,7 +147,8 @@ def resolve(
             hint = "no worker_files entry matches a worker file (F003 says which), so there is no worker at all"
         else:
             hint = 'worker_files lists no worker file: add them, e.g. "worker_files": ["**/*.worker"]'
-        diagnostics.append(diagnostic("N006", f"the entry worker '{manifest.entry_worker}' is not defined", where, hint=hint))
+        diagnostics.append(diagnostic(codes.UNKNOWN_ENTRY,
+                                      f"the entry worker '{manifest.entry_worker}' is not defined", where, hint=hint))
     return project, diagnostics
 
 def _resolve_declared_calls(project: ResolvedProject, worker: ResolvedWorker, unknowns: Unknowns,
@@ -156,7 +160,7 @@ def _resolve_declared_calls(project: ResolvedProject, worker: ResolvedWorker, un
         elif name in unknowns.workers or unknowns.any_worker:
             worker.calls_unknown = True
         else:
-            diagnostics.append(diagnostic("N012", f"calls names '{name}', which is not a worker", at,
+            diagnostics.append(diagnostic(codes.UNKNOWN_CALLED_WORKER, f"calls names '{name}', which is not a worker", at,
                                           hint=did_you_mean(name, project.workers)))
 
 
@@ -174,13 +178,13 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
             worker.output_ref = ref
         if ref.file is not None:
             if not os.path.isfile(os.path.join(project.loaded.root, ref.file)):  # False, not OSError, for a name too long
-                diagnostics.append(diagnostic("S002", f"'{ref.file}' in {key} does not exist", at,
+                diagnostics.append(diagnostic(codes.REF_FILE_NOT_FOUND, f"'{ref.file}' in {key} does not exist", at,
                                               hint=did_you_mean_file(ref.file, files_beside(project.loaded.root, ref.file))))
                 continue
             try:
                 project.loaded.sources.confined(ref.file)
             except OutsideRoot as exc:
-                diagnostics.append(diagnostic("F002", f"{key} {exc}", at))
+                diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT, f"{key} {exc}", at))
                 continue
         fact = facts.classes.get(ref.text)
         if fact is None or fact.error is not None:
@@ -192,18 +196,18 @@ def _resolve_schemas(project: ResolvedProject, worker: ResolvedWorker, refs: Sch
         if (ref.file is None and not facts.imported) or not fact.certain:
             continue
         if not fact.found:
-            diagnostics.append(diagnostic("S003", f"'{ref.module}' defines no class '{ref.qualname}'", at,
+            diagnostics.append(diagnostic(codes.CLASS_NOT_FOUND, f"'{ref.module}' defines no class '{ref.qualname}'", at,
                                           hint=did_you_mean(ref.qualname, fact.candidates)))
         elif key == "schema_in_ref" and not fact.is_worker_args:
-            diagnostics.append(diagnostic("S004", f"'{ref.qualname}' does not subclass WorkerArgs", at,
+            diagnostics.append(diagnostic(codes.NOT_WORKER_ARGS, f"'{ref.qualname}' does not subclass WorkerArgs", at,
                                           hint="derive it from llm_do.runtime.WorkerArgs and implement prompt_messages()"))
         elif key == "schema_in_ref" and fact.abstract:
-            diagnostics.append(diagnostic("S005", f"'{ref.qualname}' does not implement prompt_messages()", at,
+            diagnostics.append(diagnostic(codes.PROMPT_MESSAGES_MISSING, f"'{ref.qualname}' does not implement prompt_messages()", at,
                                           hint="def prompt_messages(self) -> list[str | Attachment]: ..."))
         elif key == "schema_out_ref" and not fact.is_model:
-            diagnostics.append(diagnostic("S006", f"'{ref.qualname}' is not a pydantic model", at))
+            diagnostics.append(diagnostic(codes.NOT_A_MODEL, f"'{ref.qualname}' is not a pydantic model", at))
         elif fact.schema_error:
-            diagnostics.append(diagnostic("S006", f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
+            diagnostics.append(diagnostic(codes.NOT_A_MODEL, f"'{ref.qualname}' has no JSON Schema: {fact.schema_error}", at))
 
 
 def _always_asked(tool: ResolvedTool) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..suggest import did_you_mean
 from ..syntax.schema_refs import SchemaRef
@@ -51,10 +52,11 @@ def resolve_entry_function(
     at = loaded.at("entry", "function", key=False)
     fn = ResolvedEntryFunction(ref.text if ref else manifest.entry.function.strip(), ref, at)
     if manifest.entry.worker is not None:
-        diagnostics.append(diagnostic("N010", "the entry is a worker or a function, never both: entry.worker and entry.function are given",
+        diagnostics.append(diagnostic(codes.ENTRY_CONFLICT,
+                                      "the entry is a worker or a function, never both: entry.worker and entry.function are given",
                                       loaded.at("entry", "worker"), hint="remove entry.worker, or entry.function"))
     if ref is not None and ref.file is not None and not os.path.isfile(os.path.join(loaded.root, ref.file)):
-        diagnostics.append(diagnostic("F001", f"entry.function: file '{ref.file}' not found", at))
+        diagnostics.append(diagnostic(codes.FILE_NOT_FOUND, f"entry.function: file '{ref.file}' not found", at))
     elif ref is not None:
         fn.fact = fact
         _check_function_fact(fn, at, diagnostics)
@@ -62,20 +64,21 @@ def resolve_entry_function(
     if names is None:
         fn.calls_declared = False
         fn.calls = dict.fromkeys(sorted(workers))
-        diagnostics.append(diagnostic("G004", f"entry function '{fn.label}' declares no calls, so the compiler cannot see which workers "
-                                              "it calls; it may call every worker", at,
+        diagnostics.append(diagnostic(codes.ENTRY_CALLS_UNDECLARED,
+                                      f"entry function '{fn.label}' declares no calls, so the compiler cannot see which workers "
+                                      "it calls; it may call every worker", at,
                                       hint='list them: "calls": ["worker", ...] in entry'))
         return fn
     for i, name in enumerate(names):
         item = loaded.at("entry", "calls", i, key=False)
         if name in fn.calls:
-            diagnostics.append(diagnostic("N007", f"'{name}' is listed twice in entry.calls", item))
+            diagnostics.append(diagnostic(codes.DUPLICATE_REFERENCE, f"'{name}' is listed twice in entry.calls", item))
         elif name in workers:
             fn.calls[name] = item
         elif name in unknown_workers or any_worker_unknown:
             fn.calls_unknown = True
         else:
-            diagnostics.append(diagnostic("N012", f"entry.calls names '{name}', which is not a worker", item,
+            diagnostics.append(diagnostic(codes.UNKNOWN_CALLED_WORKER, f"entry.calls names '{name}', which is not a worker", item,
                                           hint=did_you_mean(name, workers)))
     return fn
 
@@ -85,14 +88,16 @@ def _check_function_fact(fn: ResolvedEntryFunction, at: Location, diagnostics: l
     if fact is None or fact.error is not None or ref is None:
         return  # not imported (--no-import), or its module failed: Y001 says so
     if not fact.found:
-        diagnostics.append(diagnostic("N011", f"'{ref.file or ref.module}' defines no function '{ref.qualname}'", at,
+        diagnostics.append(diagnostic(codes.UNKNOWN_ENTRY_FUNCTION,
+                                      f"'{ref.file or ref.module}' defines no function '{ref.qualname}'", at,
                                       hint=did_you_mean(ref.qualname, fact.candidates)))
     elif fact.problem is not None:
-        diagnostics.append(diagnostic("N011", f"entry function '{ref.qualname}' {fact.problem}", at,
+        diagnostics.append(diagnostic(codes.UNKNOWN_ENTRY_FUNCTION, f"entry function '{ref.qualname}' {fact.problem}", at,
                                       hint="an entry function takes a context (annotated CallContext, or named ctx) "
                                            "and an input: `async def main(ctx, input)`"))
     elif fact.input is not None and fact.input.abstract:
-        diagnostics.append(diagnostic("S005", f"'{fact.input.qualname}' does not implement prompt_messages()", at,
+        diagnostics.append(diagnostic(codes.PROMPT_MESSAGES_MISSING,
+                                      f"'{fact.input.qualname}' does not implement prompt_messages()", at,
                                       hint="def prompt_messages(self) -> list[str | Attachment]: ..."))
     elif fact.input is not None and fact.input.schema_error:
-        diagnostics.append(diagnostic("S006", f"'{fact.input.qualname}' has no JSON Schema: {fact.input.schema_error}", at))
+        diagnostics.append(diagnostic(codes.NOT_A_MODEL, f"'{fact.input.qualname}' has no JSON Schema: {fact.input.schema_error}", at))

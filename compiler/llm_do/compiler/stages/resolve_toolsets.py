@@ -10,6 +10,7 @@ from llm_do.bundle.approval import MCP_TOOL_DEFAULT, PYTHON_TOOL_DEFAULT, WORKER
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
 from ..syntax.positions import PositionTable
@@ -31,7 +32,7 @@ def listed_once(parsed: ParsedWorker, key: str, names: Sequence[str],
     for i, name in enumerate(names):
         at = parsed.at(key, i)
         if name in seen:
-            diagnostics.append(diagnostic("N007", f"'{name}' is listed twice in {key}", at))
+            diagnostics.append(diagnostic(codes.DUPLICATE_REFERENCE, f"'{name}' is listed twice in {key}", at))
             continue
         seen.add(name)
         yield i, name, at
@@ -41,7 +42,7 @@ def _add_tool(worker: ResolvedWorker, tool: ResolvedTool, diagnostics: list[Diag
     existing = worker.tools.get(tool.name)
     if existing is not None:
         diagnostics.append(diagnostic(
-            "N005",
+            codes.TOOL_NAME_CONFLICT,
             f"tool '{tool.name}' from '{tool.group}' conflicts with '{tool.name}' from '{existing.group}'",
             tool.at,
             hint=_conflict_hint(tool, existing),
@@ -92,7 +93,7 @@ def resolve_toolsets(
                 where = parsed.at("toolsets", i, ref.name, "path")
                 if "path" not in (ref.settings or {}):  # the .agent era's generated_agents_dir
                     where = project.loaded.at("generated_agents_dir", key=False)
-                diagnostics.append(diagnostic("F002", f"the path of {ref.name}: {exc}", where))
+                diagnostics.append(diagnostic(codes.PATH_OUTSIDE_ROOT, f"the path of {ref.name}: {exc}", where))
                 worker.unknown_names |= {ref.name, *(t.name for t in descriptor.tools)}
                 continue
             if ref.name in CREATING_TOOLSETS:
@@ -106,7 +107,7 @@ def resolve_toolsets(
         python = project.python_toolset(worker.name, ref.name)
         known = ref.name in project.workers or python is not None or ref.name in project.mcp_servers
         if settings and known:
-            diagnostics.append(diagnostic("N008", f"'{ref.name}' takes no settings; only stdlib toolsets do",
+            diagnostics.append(diagnostic(codes.SETTINGS_NOT_ACCEPTED, f"'{ref.name}' takes no settings; only stdlib toolsets do",
                                           parsed.at("toolsets", i, ref.name)))
         if ref.name in project.workers:
             worker.toolsets.append(ResolvedToolsetUse(kind="worker", name=ref.name, settings={}, at=at))
@@ -154,7 +155,7 @@ def resolve_toolsets(
         hint = suggested.text
         if python_tool is not None:
             hint = f"'{ref.name}' is a Python tool: list it under `tools:`"
-        diagnostics.append(diagnostic("N003", f"unknown toolset or worker '{ref.name}'", at, hint=hint))
+        diagnostics.append(diagnostic(codes.UNKNOWN_TOOLSET, f"unknown toolset or worker '{ref.name}'", at, hint=hint))
 
 
 def _use_mcp_server(worker: ResolvedWorker, server: McpServerInfo, at: Location, diagnostics: list[Diagnostic]) -> None:
@@ -192,7 +193,7 @@ def resolve_tools(project: ResolvedProject, worker: ResolvedWorker, python_known
                     hint = f"'{name}' is a toolset or worker: list it under `toolsets:`"
                 elif not project.python_tools and not own:
                     hint = "tools come from the TOOLS of files listed in python_files, or of a directory worker's tools.py"
-                diagnostics.append(diagnostic("N004", f"unknown tool '{name}'", at, hint=hint))
+                diagnostics.append(diagnostic(codes.UNKNOWN_TOOL, f"unknown tool '{name}'", at, hint=hint))
             continue
         _add_tool(worker, ResolvedTool(name=name, kind="python_tool", toolset=tool.toolset_key, group=name,
                                    default_approval=PYTHON_TOOL_DEFAULT, at=at), diagnostics)
@@ -217,5 +218,6 @@ def _check_created_workers_collected(project: ResolvedProject, toolset: str, fol
     if project.loaded.collects(sample):
         return
     diagnostics.append(diagnostic(
-        "F007", f"{toolset} writes workers to '{folder}', which no worker_files entry covers: the next build leaves "
-                "them out", at, hint=f"add '{sample.replace('new_worker', '*')}' (or '**/*.worker') to worker_files"))
+        codes.CREATED_WORKERS_NOT_COLLECTED,
+        f"{toolset} writes workers to '{folder}', which no worker_files entry covers: the next build leaves "
+        "them out", at, hint=f"add '{sample.replace('new_worker', '*')}' (or '**/*.worker') to worker_files"))

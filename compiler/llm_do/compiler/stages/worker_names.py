@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 from llm_do.stdlib.registry import STDLIB_TOOLSETS
 
+from .. import codes
+
 
 @dataclass(frozen=True)
 class NameClash:
-    code: str
+    code: codes.Rule
     message: str
 
 
@@ -21,9 +23,9 @@ def name_clash(name: str, workers: Mapping[str, str], python_toolsets: Container
     """Why a worker cannot be named `name`, or None: `workers` maps each name taken to its file."""
     first = workers.get(name)
     if first is not None:
-        return NameClash("N001", f"a worker named '{name}' is already defined in '{first}'")
+        return NameClash(codes.DUPLICATE_WORKER, f"a worker named '{name}' is already defined in '{first}'")
     if name in STDLIB_TOOLSETS or name in python_toolsets or name in mcp_servers:
         kind = ("a stdlib toolset" if name in STDLIB_TOOLSETS else "a Python toolset" if name in python_toolsets
                 else "an MCP server")
-        return NameClash("N002", f"worker '{name}' has the name of {kind}")
+        return NameClash(codes.WORKER_SHADOWS_TOOLSET, f"worker '{name}' has the name of {kind}")
     return None

@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from llm_do.toolkit.model_defaults import empty_list
 
+from ..codes import Rule
 from .front_matter_split import split_front_matter
 from .yaml_document import YamlProblem
 
@@ -108,7 +109,7 @@ def has_entry_mark(text: str) -> bool:
     """Whether a worker file's front matter says `entry: true` (False for one that does not parse):
     how a folder without project.json and main.worker is known to be a project."""
     split = split_front_matter(text)
-    if isinstance(split, str):
+    if isinstance(split, Rule):
         return False
     from .yaml_positions import load_yaml  # PyYAML: only for a folder without project.json
 

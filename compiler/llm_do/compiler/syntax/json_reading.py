@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import codes
 from .hints import json_trailing_comma
 from .limits import MAX_NESTING, json_nesting_overflow
 
@@ -21,7 +22,7 @@ MAX_DIGITS = 4300
 
 @dataclass(frozen=True)
 class JsonProblem:
-    code: str
+    code: codes.Rule
     message: str
     line: int
     column: int
@@ -35,15 +36,15 @@ class JsonData:
 
 
 class _Refused(ValueError):
-    def __init__(self, code: str, message: str, token: str) -> None:
-        super().__init__(code, message)
+    def __init__(self, code: codes.Rule, message: str, token: str) -> None:
+        super().__init__(code.code, message)
         self.code, self.message, self.token = code, message, token
 
 
 def read_json(text: str) -> JsonData | JsonProblem:
     offset = json_nesting_overflow(text)
     if offset is not None:
-        return _at("P011", f"lists and objects nested more than {MAX_NESTING} deep", text, offset)
+        return _at(codes.LIMIT_EXCEEDED, f"lists and objects nested more than {MAX_NESTING} deep", text, offset)
     duplicated: list[bool] = []
     try:
         data = json.loads(text, object_pairs_hook=_duplicates_noted(duplicated), parse_constant=_no_constant,
@@ -51,21 +52,21 @@ def read_json(text: str) -> JsonData | JsonProblem:
     except json.JSONDecodeError as exc:
         comma = json_trailing_comma(text, exc.pos)
         if comma is not None:
-            problem = _at("P002", f"invalid JSON: a trailing comma before '{text[exc.pos]}'", text, comma)
+            problem = _at(codes.JSON_SYNTAX, f"invalid JSON: a trailing comma before '{text[exc.pos]}'", text, comma)
             return replace(problem, hint="remove this comma: JSON allows none after the last item")
-        return JsonProblem("P002", f"invalid JSON: {exc.msg}", exc.lineno, exc.colno)
+        return JsonProblem(codes.JSON_SYNTAX, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno)
     except _Refused as exc:
         return _at(exc.code, exc.message, text, text.find(exc.token))
     return JsonData(data, bool(duplicated))
 
 
 def _no_constant(token: str) -> float:
-    raise _Refused("P002", f"invalid JSON: {token} is not a JSON value", token)
+    raise _Refused(codes.JSON_SYNTAX, f"invalid JSON: {token} is not a JSON value", token)
 
 
 def _bounded_int(token: str) -> int:
     if len(token.lstrip("-")) > MAX_DIGITS:
-        raise _Refused("P011", f"a number of {len(token)} digits, more than the {MAX_DIGITS} a number may have", token)
+        raise _Refused(codes.LIMIT_EXCEEDED, f"a number of {len(token)} digits, more than the {MAX_DIGITS} a number may have", token)
     return int(token)
 
 
@@ -81,7 +82,7 @@ def _duplicates_noted(found: list[bool]) -> Callable[[list[tuple[str, object]]],
     return hook
 
 
-def _at(code: str, message: str, text: str, offset: int) -> JsonProblem:
+def _at(code: codes.Rule, message: str, text: str, offset: int) -> JsonProblem:
     offset = max(0, min(offset, len(text)))
     line_start = text.rfind("\n", 0, offset) + 1
     return JsonProblem(code, message, text.count("\n", 0, offset) + 1, offset - line_start + 1)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from llm_do.bundle.errors import LlmDoError
 from llm_do.toolkit.user_code import module_name
 
+from .. import codes
 from .sources import OutsideRoot, lexically_confined
 
 _QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -24,7 +25,7 @@ class SchemaRef:
 
 
 class RefProblem(LlmDoError, ValueError):
-    def __init__(self, code: str, message: str, hint: str | None = None) -> None:
+    def __init__(self, code: codes.Rule, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.hint = hint
@@ -37,22 +38,23 @@ def parse_ref(text: str, *, legacy: bool = False) -> SchemaRef:
         if legacy and "." in text and _QUALNAME.match(text):
             module, _, qualname = text.rpartition(".")
             return SchemaRef(text, module, qualname, None)
-        raise RefProblem("S001", f"'{text}' is not a class reference",
+        raise RefProblem(codes.INVALID_REF, f"'{text}' is not a class reference",
                        hint="write `schemas.py:ClassName` or `package.module:ClassName`")
     left, _, qualname = text.rpartition(":")
     if not _QUALNAME.match(qualname):
-        raise RefProblem("S001", f"'{qualname}' in '{text}' is not a class name")
+        raise RefProblem(codes.INVALID_REF, f"'{qualname}' in '{text}' is not a class name")
     if left.endswith(".py") or "/" in left or "\\" in left:
         try:
             rel = lexically_confined(left)
         except OutsideRoot as exc:
-            raise RefProblem("F002", f"schema reference {exc}") from None
+            raise RefProblem(codes.PATH_OUTSIDE_ROOT, f"schema reference {exc}") from None
         path_module = module_name(rel)
         if path_module is None:
-            raise RefProblem("S001", f"'{left}' cannot be imported as a module: every part of the path must be a Python identifier",
-                           hint="rename the file, e.g. `my-schemas.py` to `my_schemas.py`")
+            raise RefProblem(codes.INVALID_REF,
+                             f"'{left}' cannot be imported as a module: every part of the path must be a Python identifier",
+                             hint="rename the file, e.g. `my-schemas.py` to `my_schemas.py`")
         return SchemaRef(text, path_module, qualname, rel)
     if not _QUALNAME.match(left):
-        raise RefProblem("S001", f"'{left}' in '{text}' is neither a .py path nor a module name",
+        raise RefProblem(codes.INVALID_REF, f"'{left}' in '{text}' is neither a .py path nor a module name",
                        hint="write `schemas.py:ClassName` or `package.module:ClassName`")
     return SchemaRef(text, left, qualname, None)

@@ -10,12 +10,13 @@ import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from llm_do.bundle import regular_files
 from llm_do.bundle.canonical import normalize_source, sha256_hex, tagged
 from llm_do.bundle.errors import LlmDoError
 
+from .. import codes
 from .limits import MAX_FILE_BYTES
 
 SourceKind = Literal["manifest", "worker", "python", "template", "file"]
@@ -40,17 +41,17 @@ class OutsideRoot(LlmDoError, ValueError):
 class Unreadable(LlmDoError, ValueError):
     """A file the compiler refuses to read; `code` is the diagnostic that says so."""
 
-    code = ""
+    code: ClassVar[codes.Rule]
 
 
 class NotRegularSource(Unreadable):
     """A project file that is a pipe, device, socket or directory."""
 
-    code = "F006"
+    code = codes.NOT_A_REGULAR_FILE
 
 
 class TooLarge(Unreadable):
-    code = "P011"
+    code = codes.LIMIT_EXCEEDED
 
 
 def _too_large(size: int, limit: int) -> str:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, diagnostic
 from ..suggest import did_you_mean
 from .positions import Path, Positions
@@ -118,7 +119,7 @@ def _one(model: type[BaseModel], err: ErrorDetails, path: Path, file: str, posit
         pos = positions.key(path)
         known = _keys_at(model, path[:-1])
         return diagnostic(
-            "P005",
+            codes.UNKNOWN_KEY,
             f"unknown key '{key}'" + (f" in {prefix}{_dotted(path[:-1])}" if path[:-1] else (f" in {where}" if where else "")),
             Location(file=file, line=pos.line, column=pos.column),
             hint=did_you_mean(key, known) or (f"known keys: {', '.join(sorted(known))}" if known else None),
@@ -126,25 +127,25 @@ def _one(model: type[BaseModel], err: ErrorDetails, path: Path, file: str, posit
     if kind == "missing":
         pos = positions.value(path[:-1])
         return diagnostic(
-            "P006",
+            codes.INVALID_VALUE,
             f"missing required key '{path[-1]}'" + (f" in {_dotted(path[:-1])}" if path[:-1] else ""),
             Location(file=file, line=pos.line, column=pos.column),
         )
     pos = positions.value(path)
     at = Location(file=file, line=pos.line, column=pos.column)
     if path == ("version",) and kind == "literal_error":
-        return diagnostic("P010", f"unsupported version {err.get('input')!r}; this compiler reads version 1", at,
+        return diagnostic(codes.UNSUPPORTED_VERSION, f"unsupported version {err.get('input')!r}; this compiler reads version 1", at,
                           hint='write "version": 1')
     if path == ("name",) and kind == "string_pattern_mismatch":
         return diagnostic(
-            "P007",
+            codes.INVALID_NAME,
             f"invalid worker name {err.get('input')!r}: names match [A-Za-z_][A-Za-z0-9_-]*",
             at,
         )
     message = err["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
-    return diagnostic("P006", f"{_dotted(path) or 'value'}: {message[0].lower() + message[1:]}", at)
+    return diagnostic(codes.INVALID_VALUE, f"{_dotted(path) or 'value'}: {message[0].lower() + message[1:]}", at)
 
 
 def _keys_at(model: Any, path: Path) -> list[str]:

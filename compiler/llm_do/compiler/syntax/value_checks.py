@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import codes
 from .limits import MAX_NESTING
 from .positions import Path
 
@@ -24,7 +25,7 @@ class Unfit:
     path: Path
     at_key: bool
     """The problem is the key that ends `path`, not its value."""
-    code: str
+    code: codes.Rule
     message: str
 
 
@@ -36,17 +37,17 @@ def first_unfit(data: Any) -> Unfit | None:
         if isinstance(value, str):
             problem = _text_problem(value)
             if problem:
-                return Unfit(path, False, "P009", f"a string with {problem}")
+                return Unfit(path, False, codes.NOT_TEXT, f"a string with {problem}")
         elif isinstance(value, float) and not math.isfinite(value):
-            return Unfit(path, False, "P006", f"the number {value} has no JSON form; write a finite number")
+            return Unfit(path, False, codes.INVALID_VALUE, f"the number {value} has no JSON form; write a finite number")
         elif isinstance(value, dict | list):
             if len(path) >= MAX_NESTING:
-                return Unfit(path, False, "P011", f"lists and mappings nested more than {MAX_NESTING} deep")
+                return Unfit(path, False, codes.LIMIT_EXCEEDED, f"lists and mappings nested more than {MAX_NESTING} deep")
             items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
             for key, _ in items:
                 problem = _text_problem(key) if isinstance(key, str) else None
                 if problem:
-                    return Unfit(path + (key,), True, "P009", f"a key with {problem}")
+                    return Unfit(path + (key,), True, codes.NOT_TEXT, f"a key with {problem}")
             pending.extend((path + (key,), item) for key, item in reversed(items))
     return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..codes import Rule
 from .positions import Path, Pos, PositionTable
 
 
@@ -16,7 +17,7 @@ from .positions import Path, Pos, PositionTable
 class YamlProblem:
     message: str
     pos: Pos
-    code: str
+    code: Rule
     hint: str | None = None
 
 

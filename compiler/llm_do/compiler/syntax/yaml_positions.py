@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from .. import codes
 from .limits import MAX_NESTING, MAX_YAML_VALUES
 from .positions import Path, Pos, PositionTable
 from .yaml_document import YamlDocument, YamlProblem
@@ -53,7 +54,7 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
     marks = _Marks(text, line_offset)
     too_deep = _nesting_overflow(text)
     if too_deep is not None:
-        return YamlProblem(f"lists and mappings nested more than {MAX_NESTING} deep", marks.pos(too_deep), "P011")
+        return YamlProblem(f"lists and mappings nested more than {MAX_NESTING} deep", marks.pos(too_deep), codes.LIMIT_EXCEEDED)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -63,13 +64,13 @@ def load_yaml(text: str, line_offset: int = 0) -> YamlDocument | YamlProblem:
         else:
             doc.positions.values[()] = Pos(1 + line_offset, 1)
     except _Limit as exc:
-        return YamlProblem(exc.message, marks.pos(exc.mark), "P011")
+        return YamlProblem(exc.message, marks.pos(exc.mark), codes.LIMIT_EXCEEDED)
     except yaml.MarkedYAMLError as exc:
         error = explain(text, exc.context, _mark(exc.context_mark), exc.problem, _mark(exc.problem_mark), line_offset)
         return YamlProblem(f"invalid YAML: {error.message}", marks.pos(error.mark) if error.mark else Pos(1 + line_offset, 1),
-                           "P001", error.hint)
+                           codes.YAML_SYNTAX, error.hint)
     except yaml.YAMLError as exc:
-        return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1), "P001")
+        return YamlProblem(f"invalid YAML: {exc}", Pos(1 + line_offset, 1), codes.YAML_SYNTAX)
     finally:
         loader.dispose()
     return doc

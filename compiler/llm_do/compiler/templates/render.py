@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..syntax.limits import MAX_RENDERED_CHARS
 from ..syntax.sources import NotText, OutsideRoot, SourceFile, SourceMap, Unreadable, lexically_confined
@@ -152,7 +153,7 @@ def render_body(ctx: TemplateContext, unit: TemplateUnit) -> tuple[str | None, l
         return None, diagnostics + [_render_error(ctx, unit, exc)]
     if len(rendered) > MAX_RENDERED_CHARS:
         return None, diagnostics + [diagnostic(
-            "P011", f"the instructions render to {len(rendered)} characters, more than the {MAX_RENDERED_CHARS} allowed",
+            codes.LIMIT_EXCEEDED, f"the instructions render to {len(rendered)} characters, more than the {MAX_RENDERED_CHARS} allowed",
             unit.location(1, 1))]
     return rendered, diagnostics
 
@@ -173,7 +174,7 @@ def _render_error(ctx: TemplateContext, unit: TemplateUnit, exc: Exception) -> D
     else:
         message = f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"
     site = ctx.include_sites.get(file)
-    return diagnostic("T006", f"rendering failed: {message}", Location(file=file, line=line),
+    return diagnostic(codes.TEMPLATE_ERROR, f"rendering failed: {message}", Location(file=file, line=line),
                       related=(site,) if site else ())
 
 
@@ -185,15 +186,15 @@ def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list
     too_deep = nesting_overflow(ctx.env, unit.text)
     if too_deep is not None:
         line, message = too_deep
-        return [diagnostic("P011", f"the template has {message}", unit.location(line), related=related)]
+        return [diagnostic(codes.LIMIT_EXCEEDED, f"the template has {message}", unit.location(line), related=related)]
     try:
         tree = ctx.env.parse(unit.text)
         undeclared = meta.find_undeclared_variables(tree)  # also finds what only the compiler refuses
         return _analyze_tree(ctx, unit, tree, undeclared, defined, related)
     except TemplateSyntaxError as exc:  # and TemplateAssertionError (a block defined twice, ...)
-        return [diagnostic("T001", f"template syntax error: {exc.message}", unit.location(exc.lineno), related=related)]
+        return [diagnostic(codes.TEMPLATE_SYNTAX, f"template syntax error: {exc.message}", unit.location(exc.lineno), related=related)]
     except RecursionError:
-        return [diagnostic("T001", "template syntax error: nested too deeply to be read", unit.location(1, 1),
+        return [diagnostic(codes.TEMPLATE_SYNTAX, "template syntax error: nested too deeply to be read", unit.location(1, 1),
                            related=related)]
 
 
@@ -213,7 +214,7 @@ def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree: nodes.Template
     lines = unit.text.split("\n")
     for name, line in sorted(first_use.items(), key=lambda kv: (kv[1], kv[0])):
         out.append(diagnostic(
-            "T002", f"undefined variable '{name}'", unit.location(line, _column(lines, line, name)),
+            codes.UNDEFINED_VARIABLE, f"undefined variable '{name}'", unit.location(line, _column(lines, line, name)),
             hint=_undefined_hint(name, ctx.variables), related=related,
         ))
     assigned = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
@@ -252,17 +253,17 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit,
     try:
         source = find_template(ctx, name, unit.directory)
     except OutsideRoot as exc:
-        return [diagnostic("T004", f"include {exc}", at, related=related)]
+        return [diagnostic(codes.INCLUDE_OUTSIDE_ROOT, f"include {exc}", at, related=related)]
     except NotText as exc:
-        return [diagnostic("P009", f"included '{name}' is {exc}", at, related=related)]
+        return [diagnostic(codes.NOT_TEXT, f"included '{name}' is {exc}", at, related=related)]
     except Unreadable as exc:
         return [diagnostic(exc.code, f"included '{name}' is {exc}", at, related=related)]
     except OSError:
-        return [diagnostic("T003", f"included template '{name}' not found", at,
+        return [diagnostic(codes.INCLUDE_NOT_FOUND, f"included template '{name}' not found", at,
                            hint=SEARCH_HINT, related=related)]
     out = []
     if looks_secret(source.path):
-        out.append(diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at))
+        out.append(diagnostic(codes.SECRET_IN_BUNDLE, f"'{source.path}' looks like a secrets file and is baked into the bundle", at))
     seen = f"{unit.directory or ''}:{source.path}"  # its own includes are searched from the worker's directory
     if seen in ctx.analyzed:
         return out + ctx.analyzed[seen]  # repeated for each includer; the pipeline drops the duplicates
@@ -279,13 +280,13 @@ def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: 
     try:
         source = ctx.sources.read(lexically_confined(path), "file")
     except OutsideRoot as exc:
-        return [diagnostic("T004", f"file() {exc}", at, related=related)]
+        return [diagnostic(codes.INCLUDE_OUTSIDE_ROOT, f"file() {exc}", at, related=related)]
     except NotText as exc:
-        return [diagnostic("P009", f"file('{path}') is {exc}", at, related=related)]
+        return [diagnostic(codes.NOT_TEXT, f"file('{path}') is {exc}", at, related=related)]
     except Unreadable as exc:
         return [diagnostic(exc.code, f"file('{path}') is {exc}", at, related=related)]
     except OSError:
-        return [diagnostic("T003", f"file('{path}'): no such file in the project", at, related=related)]
+        return [diagnostic(codes.INCLUDE_NOT_FOUND, f"file('{path}'): no such file in the project", at, related=related)]
     if looks_secret(source.path) or looks_secret(PurePosixPath(path).name):
-        return [diagnostic("T005", f"'{source.path}' looks like a secrets file and is baked into the bundle", at)]
+        return [diagnostic(codes.SECRET_IN_BUNDLE, f"'{source.path}' looks like a secrets file and is baked into the bundle", at)]
     return []

@@ -227,5 +227,5 @@ def _addable(directory: Path, name: str) -> str | None:
 
 def _refuse_clash(name: str, clash: NameClash | None) -> None:
     if clash is not None:
-        raise usage_problem(f"cannot add the worker '{name}': {clash.message} ({clash.code}); choose another name")
+        raise usage_problem(f"cannot add the worker '{name}': {clash.message} ({clash.code.code}); choose another name")
 

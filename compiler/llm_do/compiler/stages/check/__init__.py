@@ -1,8 +1,8 @@
 """Stage 5, check: run every rule over the resolved project.
 
 Each rule is a module here with one pure function `(project, graph) -> diagnostics`
-(`Rule` below); `ALL_RULES` is the order they run in. Which codes each raises is in
-`codes.RULES` (`raised_in`).
+(`Rule` below); `ALL_RULES` is the order they run in. The codes each raises are the `codes`
+constants it names (`codes.UNDECLARED_RECURSION`).
 """
 
 from __future__ import annotations

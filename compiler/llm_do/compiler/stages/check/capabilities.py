@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from llm_do.bundle.approval import PYTHON_TOOL_DEFAULT
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...analysis.capabilities import (
     ALLOW,
@@ -91,11 +92,12 @@ def check_capabilities(project: ResolvedProject, graph: CallGraph) -> list[Diagn
     silenced = {c.upper() for c in project.manifest.suppress}
     views = project_views(project)
     flows = check_flows(project, views, silenced)  # R003-R006
-    if {"R001", "R002"} <= silenced:
+    if {codes.UNAPPROVED_SIDE_EFFECT.code, codes.WRITE_THROUGH_DELEGATION.code} <= silenced:
         return flows  # nothing more to report: skip the analysis (the build of a big project pays for it)
     analysis = Analysis(views)
-    out = [] if "R001" in silenced else _unapproved_side_effects(project, analysis)
-    return flows + out + ([] if "R002" in silenced else _write_through_delegation(project, views, analysis))
+    out = [] if codes.UNAPPROVED_SIDE_EFFECT.code in silenced else _unapproved_side_effects(project, analysis)
+    through = [] if codes.WRITE_THROUGH_DELEGATION.code in silenced else _write_through_delegation(project, views, analysis)
+    return flows + out + through
 
 
 def _owner_location(project: ResolvedProject, reach: Reach) -> Location:
@@ -119,7 +121,7 @@ def _unapproved_side_effects(project: ResolvedProject, analysis: Analysis) -> li
         if first is not None and project.entry_function is None:
             hint += f", or `ask {first}` to those of '{project.entry}'"
         out.append(diagnostic(
-            "R001",
+            codes.UNAPPROVED_SIDE_EFFECT,
             f"the entry '{project.entry}' can use {reach.capability} with no approval on the way: "
             f"{' -> '.join(reach.path)} -> {final.via}",
             _owner_location(project, reach), hint=hint,
@@ -143,7 +145,7 @@ def _write_through_delegation(project: ResolvedProject, views: dict[str, WorkerV
         more = f" (and {len(writes) - 1} more)" if len(writes) > 1 else ""
         worker = project.workers[name]
         out.append(diagnostic(
-            "R002",
+            codes.WRITE_THROUGH_DELEGATION,
             f"'{name}' has no write tool of its own but can write through '{first.path[1]}': "
             f"{first.capability} via {via_text(first)}{more}",
             worker.calls.get(first.path[1]) or worker.parsed.name_location,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from llm_do.bundle.names import model_problem
 
+from ... import codes
 from ...cost.bound import CostAnalysis, Gap
 from ...cost.inputs import of_project
 from ...diagnostics import Diagnostic, Location, diagnostic
@@ -43,8 +44,9 @@ def _unpriced(project: ResolvedProject, analysis: CostAnalysis) -> list[Diagnost
     for model, at in named:
         if model_problem(model, registered) is None and price_sheet(model, analysis.inputs.prices) is None:
             version, _ = data_release()
-            out.append(diagnostic("B002", f"no price is known for '{model}' (genai-prices {version} does not list it): "
-                                          "what a run on it costs has no bound, and a run with --max-cost refuses it", at,
+            out.append(diagnostic(codes.UNPRICED_MODEL,
+                                  f"no price is known for '{model}' (genai-prices {version} does not list it): "
+                                  "what a run on it costs has no bound, and a run with --max-cost refuses it", at,
                                   hint=f"declare its price in project.json: \"cost\": {{\"prices\": {{\"{model}\": "
                                        "{\"input_mtok\": ..., \"output_mtok\": ..., \"context_window\": ...}}}"))
     return out
@@ -63,8 +65,9 @@ def _unbounded(project: ResolvedProject, analysis: CostAnalysis) -> list[Diagnos
             by_model.setdefault(gap.model, []).append(gap)
         for model, found in by_model.items():
             why = "; ".join(g.why for g in found)
-            out.append(diagnostic("B001", f"a run of '{project.entry}' can cost any amount: one request of '{name}' on "
-                                          f"'{model}' has no worst case: {why}", _where(project, name), hint=UNBOUNDED_HINT))
+            out.append(diagnostic(codes.UNBOUNDED_COST,
+                                  f"a run of '{project.entry}' can cost any amount: one request of '{name}' on "
+                                  f"'{model}' has no worst case: {why}", _where(project, name), hint=UNBOUNDED_HINT))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
@@ -49,6 +50,7 @@ def _args_diagnostics(project: ResolvedProject, errors: list[dict], hint: str) -
         at = project.loaded.at(*path, key=False)
         where = ".".join(str(p) for p in loc) or "args"
         message = err["msg"]
-        out.append(diagnostic("S007", f"entry.args.{where}: {message[0].lower() + message[1:]}" if loc else f"entry.args: {message}",
+        out.append(diagnostic(codes.INVALID_ENTRY_ARGS,
+                              f"entry.args.{where}: {message[0].lower() + message[1:]}" if loc else f"entry.args: {message}",
                               at, hint=hint))
     return out

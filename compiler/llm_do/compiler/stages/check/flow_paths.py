@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...analysis.flows.folders import unmatched_folders
 from ...analysis.flows.labels import normalized_folder
@@ -11,7 +12,7 @@ from ..resolved import ResolvedProject
 
 def check_flow_paths(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
     manifest = project.manifest
-    if not manifest.flows.paths or "F010" in {c.upper() for c in manifest.suppress}:
+    if not manifest.flows.paths or codes.FLOWS_PATH_MATCHES_NOTHING.code in {c.upper() for c in manifest.suppress}:
         return []
     written = {normalized_folder(key): key for key in manifest.flows.paths}
     out: list[Diagnostic] = []
@@ -32,5 +33,5 @@ def check_flow_paths(project: ResolvedProject, graph: CallGraph) -> list[Diagnos
         else:
             message = f"flows.paths '{key}' names no folder of the project, so nothing is labelled {label}"
             hint = f"did you mean '{found.closest}'?"
-        out.append(diagnostic("F010", message, project.loaded.at("flows", "paths", key), hint=hint))
+        out.append(diagnostic(codes.FLOWS_PATH_MATCHES_NOTHING, message, project.loaded.at("flows", "paths", key), hint=hint))
     return out

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from llm_do.bundle.flow import UNTRUSTED
 
+from ... import codes
 from ...analysis.capability_grants import tool_destinations
 from ...analysis.flows.declassifying import free_text_reason
 from ...analysis.trifecta import LEG, FlowAnalysis
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject, ResolvedWorker
 
-PRECISION_CODES = frozenset({"R011", "R012", "R013", "R014"})
+PRECISION_CODES = frozenset(r.code for r in (codes.DECLASSIFYING_CALLEE, codes.CONFINED_EGRESS, codes.UNKNOWN_DESTINATION,
+                                              codes.FREE_TEXT_CALLEE))
 
 
 def check_flow_precision(project: ResolvedProject, analysis: FlowAnalysis, silenced: set[str]) -> list[Diagnostic]:
@@ -22,8 +24,9 @@ def check_flow_precision(project: ResolvedProject, analysis: FlowAnalysis, silen
         for callee in worker.calls:
             callers.setdefault(callee, []).append(name)
     out: list[Diagnostic] = []
+    callee_notes = {codes.DECLASSIFYING_CALLEE.code, codes.FREE_TEXT_CALLEE.code}
     for name, worker in sorted(project.workers.items()):
-        if worker.output_ref is not None and callers.get(name) and not {"R011", "R014"} <= silenced:
+        if worker.output_ref is not None and callers.get(name) and not callee_notes <= silenced:
             out += _callee_note(analysis, name, worker, sorted(callers[name]))
         out += _destination_notes(project, worker, silenced)
     return [d for d in out if d.code not in silenced]
@@ -39,10 +42,11 @@ def _callee_note(analysis: FlowAnalysis, name: str, worker: ResolvedWorker, call
     who = ", ".join(f"'{c}'" for c in callers)
     reason = free_text_reason(worker)
     if reason is None:
-        return [diagnostic("R011", f"'{name}' declassifies: its output ({ref}) can carry no free text, so {who} "
-                                   f"take{'s' if len(callers) == 1 else ''} in no untrusted content from it ({leg})", at)]
-    return [diagnostic("R014", f"'{name}' hands untrusted content to {who}: {reason} in its output ({ref}), and it "
-                               f"reads {leg}", at,
+        return [diagnostic(codes.DECLASSIFYING_CALLEE,
+                           f"'{name}' declassifies: its output ({ref}) can carry no free text, so {who} "
+                           f"take{'s' if len(callers) == 1 else ''} in no untrusted content from it ({leg})", at)]
+    return [diagnostic(codes.FREE_TEXT_CALLEE,
+                       f"'{name}' hands untrusted content to {who}: {reason} in its output ({ref}), and it reads {leg}", at,
                        hint="give every field a number, boolean, enum, date or e-mail type, or a pattern without spaces")]
 
 
@@ -54,11 +58,12 @@ def _destination_notes(project: ResolvedProject, worker: ResolvedWorker, silence
             continue
         known = _parameters(project, worker, tool.name)
         missing = [p for p in params if known is not None and p not in known]
-        if missing and "R013" not in silenced:
-            out.append(diagnostic("R013", f"'{tool.name}' declares it sends to {', '.join(missing)}, which "
-                                          f"{'is no parameter' if len(missing) == 1 else 'are no parameters'} of it",
+        if missing and codes.UNKNOWN_DESTINATION.code not in silenced:
+            out.append(diagnostic(codes.UNKNOWN_DESTINATION,
+                                  f"'{tool.name}' declares it sends to {', '.join(missing)}, which "
+                                  f"{'is no parameter' if len(missing) == 1 else 'are no parameters'} of it",
                                   tool.at, hint=f"its parameters: {', '.join(sorted(known or ())) or 'none'}"))
-        if "R012" in silenced or not tool.rules:
+        if codes.CONFINED_EGRESS.code in silenced or not tool.rules:
             continue
         from ...analysis.flows.rule_confinement import (
             confining_rules,  # here: few tools both say where they send and have rules
@@ -66,8 +71,9 @@ def _destination_notes(project: ResolvedProject, worker: ResolvedWorker, silence
 
         for index in confining_rules(tool.rules, params):
             rule = tool.rules[index]
-            out.append(diagnostic("R012", f"`{rule.text}` confines where '{tool.name}' sends ({', '.join(params)}): "
-                                          "the calls it allows are no egress for the flow guard",
+            out.append(diagnostic(codes.CONFINED_EGRESS,
+                                  f"`{rule.text}` confines where '{tool.name}' sends ({', '.join(params)}): "
+                                  "the calls it allows are no egress for the flow guard",
                                   worker.parsed.at("approvals", rule.index)))
     return out
 

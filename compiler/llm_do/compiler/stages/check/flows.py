@@ -13,6 +13,7 @@ import json
 
 from llm_do.bundle.flow import ANY, INPUT, LABELS
 
+from ... import codes
 from ...analysis.capabilities import PROVIDER, Grant, WorkerView, kind_of, provider_grant
 from ...analysis.reach_text import gate_text, via_text
 from ...analysis.trifecta import Flow, FlowAnalysis, Leg, acceptances_of, leg_views
@@ -45,7 +46,7 @@ def inert_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> froze
 
 
 def check_flows(project: ResolvedProject, views: dict[str, WorkerView], silenced: set[str]) -> list[Diagnostic]:
-    if silenced >= {"R003", "R005", "R006"} | PRECISION_CODES and \
+    if silenced >= {codes.ARMED_TRIFECTA.code, codes.GATED_TRIFECTA.code, codes.UNUSED_FLOW_ACCEPTANCE.code} | PRECISION_CODES and \
             not any(w.parsed.front.server_side_tools for w in project.workers.values()):
         return []
     analysis = project_flows(project, views)
@@ -63,35 +64,36 @@ def check_flows(project: ResolvedProject, views: dict[str, WorkerView], silenced
             if flow.accepted is not None:
                 continue
             if flow.provider is not None:
-                out.append(_diagnostic("R004", project, flow, flow.provider))
+                out.append(_diagnostic(codes.PROVIDER_TRIFECTA, project, flow, flow.provider))
                 continue
             if flow.armed:  # one at each tool that gives an armed egress (newcomer G5)
-                out += [_diagnostic("R003", project, flow, egress) for egress in analysis.armed_egress(worker)]
+                out += [_diagnostic(codes.ARMED_TRIFECTA, project, flow, egress) for egress in analysis.armed_egress(worker)]
                 continue
-        if "R005" not in silenced:
+        if codes.GATED_TRIFECTA.code not in silenced:
             gated.setdefault(analysis.egress_granter(worker), []).append(worker)
     for workers in gated.values():
         first = analysis.flow(workers[0])
         assert first is not None
-        out.append(_diagnostic("R005", project, first, first.egress, len(workers) - 1))
+        out.append(_diagnostic(codes.GATED_TRIFECTA, project, first, first.egress, len(workers) - 1))
     return out + _unmatched_acceptances(project, analysis) + check_flow_precision(project, analysis, silenced)
 
 
-def _diagnostic(code: str, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
+def _diagnostic(code: codes.Rule, project: ResolvedProject, flow: Flow, egress: Leg, more: int = 0) -> Diagnostic:
     private, untrusted, _ = flow.legs
     owner = egress.reach.path[-1]
     final = egress.reach.steps[-1]
-    if code == "R005":
+    if code is codes.GATED_TRIFECTA:
         others = f" (and {more} more worker{'s' if more != 1 else ''} through the same egress)" if more else ""
         message = (f"'{flow.worker}'{others} holds the lethal trifecta, with its egress behind approval "
                    f"({gate_text(egress.reach)}): {_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
         hint = None
     else:
-        how = "a server-side tool the provider runs, which no approval can gate" if code == "R004" else "no approval on the way"
+        how = ("a server-side tool the provider runs, which no approval can gate" if code is codes.PROVIDER_TRIFECTA
+               else "no approval on the way")
         message = (f"'{flow.worker}' can be steered by untrusted content into sending private data out, with {how}: "
                    f"{_leg_text(private)}; {_leg_text(untrusted)}; {_leg_text(egress)}")
         hint = (f"drop `{final.via}` from '{owner}' or the private or untrusted leg"
-                if code == "R004" else f"add `ask {final.via}` to the approvals of '{owner}'")
+                if code is codes.PROVIDER_TRIFECTA else f"add `ask {final.via}` to the approvals of '{owner}'")
         hint += f", or accept the flow in project.json (`flows.accept`: worker '{flow.worker}', the legs and a reason)"
     related = [Related.at(_leg_location(project, flow, leg), f"{leg.label} leg: {_leg_text(leg)}")
                for leg in (private, untrusted)]
@@ -136,7 +138,7 @@ def _unmatched_acceptances(project: ResolvedProject, analysis: FlowAnalysis) -> 
             problem = f"its legs are not all named: {_unnamed_text(analysis, entry.worker)}"
             hint = (f"remove the entry, or name every leg, as in {json.dumps(analysis.acceptance_for(entry.worker))} "
                     "(with your reason)")
-        out.append(diagnostic("R006", f"the flow acceptance for '{entry.worker}' matches nothing: {problem}",
+        out.append(diagnostic(codes.UNUSED_FLOW_ACCEPTANCE, f"the flow acceptance for '{entry.worker}' matches nothing: {problem}",
                               project.loaded.at("flows", "accept", i, key=False), hint=hint))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
@@ -19,9 +20,10 @@ def check_cycles(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]
             callee = min(v for v in graph.calls[name] if v in group)
             at = graph.position(name, callee)
             if worker.parsed.legacy:
-                out.append(diagnostic("L002", f"'{name}' takes part in the call cycle {shown}", at,
+                out.append(diagnostic(codes.LEGACY_RECURSION, f"'{name}' takes part in the call cycle {shown}", at,
                                       hint="the .agent format cannot declare recursion; migrate to .worker and add `recursive: true`"))
             else:
-                out.append(diagnostic("G001", f"'{name}' takes part in the call cycle {shown} but is not declared recursive",
+                out.append(diagnostic(codes.UNDECLARED_RECURSION,
+                                      f"'{name}' takes part in the call cycle {shown} but is not declared recursive",
                                       at, hint="add `recursive: true` to its front matter if the recursion is intended"))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
@@ -19,7 +20,7 @@ def check_depth(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
         d = depth.get(caller)
         if d is not None and d >= max_depth:
             out.append(diagnostic(
-                "G002",
+                codes.CALL_EXCEEDS_MAX_DEPTH,
                 f"'{caller}' runs at depth {d} at the earliest, so its call to '{callee}' would run at depth {d + 1},"
                 f" past max_depth {max_depth}",
                 graph.position(caller, callee),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ..resolved import ResolvedProject
@@ -12,7 +13,7 @@ def check_reachability(project: ResolvedProject, graph: CallGraph) -> list[Diagn
     if reached is None:
         return []
     return [
-        diagnostic("G003", f"worker '{name}' is not reachable from the entry '{project.entry}'",
+        diagnostic(codes.UNREACHABLE_WORKER, f"worker '{name}' is not reachable from the entry '{project.entry}'",
                    project.worker_location(name),
                    hint=f"list '{name}' in {'entry.calls or ' if project.entry_function else ''}the toolsets of a worker "
                         "that should call it, or remove it")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from llm_do.bundle.names import model_problem
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...analysis.worker_models import Locate, worker_model_problems
 from ...diagnostics import Diagnostic, diagnostic
@@ -21,7 +22,7 @@ def check_models(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]
     default = project.manifest.defaults.model
     registered = set(project.facts.model_factories)
     if default is not None and (problem := model_problem(default, registered)):
-        out.append(diagnostic("M001", problem[0], project.loaded.at("defaults", "model", key=False), hint=problem[1]))
+        out.append(diagnostic(codes.UNKNOWN_PROVIDER, problem[0], project.loaded.at("defaults", "model", key=False), hint=problem[1]))
     for name in sorted(project.workers):
         parsed = project.workers[name].parsed
         out.extend(worker_model_problems(name, parsed.front.model, parsed.front.compatible_models, _locate(parsed),

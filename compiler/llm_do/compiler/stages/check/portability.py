@@ -3,6 +3,7 @@ portable worker (one file that works anywhere) sees which are not."""
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, diagnostic
 from ...syntax.worker_forms import worker_directory
@@ -17,7 +18,8 @@ def check_portability(project: ResolvedProject, graph: CallGraph) -> list[Diagno
             continue
         uses = _python_uses(worker)
         if uses:
-            out.append(diagnostic("Y007", f"single-file worker '{name}' depends on the project's Python: {', '.join(uses)}",
+            out.append(diagnostic(codes.SINGLE_FILE_WORKER_USES_PYTHON,
+                                  f"single-file worker '{name}' depends on the project's Python: {', '.join(uses)}",
                                   worker.parsed.name_location,
                                   hint=f"to keep it with its Python, make it a directory worker ({name}/worker.worker) "
                                        "with that Python beside it"))

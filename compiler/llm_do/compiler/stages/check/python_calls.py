@@ -8,6 +8,7 @@ worker, whose format had no `calls:`, gets the warning L004 instead of the error
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...diagnostics import Diagnostic, Location, diagnostic
 from ...facts.python_calls import PythonCall, literal_calls
@@ -40,8 +41,9 @@ def check_python_calls(project: ResolvedProject, graph: CallGraph) -> list[Diagn
         for call in _calls(project, function.ref.file, function.ref.qualname, None):
             if call.worker not in function.calls:
                 out.append(diagnostic(
-                    "G005", f"the entry function '{function.label}' calls worker '{call.worker}', which entry.calls "
-                            "does not declare", Location(file=function.ref.file, line=call.line, column=call.column),
+                    codes.UNDECLARED_PYTHON_CALL,
+                    f"the entry function '{function.label}' calls worker '{call.worker}', which entry.calls "
+                    "does not declare", Location(file=function.ref.file, line=call.line, column=call.column),
                     hint=f"add '{call.worker}' to entry.calls in project.json"))
     return out
 
@@ -58,7 +60,7 @@ def _undeclared_in_tool(project: ResolvedProject, worker: ResolvedWorker, tool: 
                         call: PythonCall) -> Diagnostic:
     what = "" if call.worker in project.workers else " (no worker of the project has that name)"
     return diagnostic(
-        "L004" if worker.parsed.legacy else "G005",
+        codes.LEGACY_PYTHON_CALL if worker.parsed.legacy else codes.UNDECLARED_PYTHON_CALL,
         f"tool '{tool}' of worker '{worker.name}' calls worker '{call.worker}'{what}, which '{worker.name}' "
         "does not declare", Location(file=file, line=call.line, column=call.column),
         hint=f"add '{call.worker}' to `calls:` in the front matter of {worker.parsed.file}"

@@ -4,6 +4,7 @@ declare what the tool does (`CAPABILITIES`) instead of leaving the labels to the
 
 from __future__ import annotations
 
+from ... import codes
 from ...analysis.call_graph import CallGraph
 from ...analysis.flows.grant_labels import undeclared_tool_code
 from ...code.effects import NETWORK, PROCESS
@@ -16,7 +17,7 @@ SENDING = (NETWORK, PROCESS)
 
 
 def check_undeclared_calls(project: ResolvedProject, graph: CallGraph) -> list[Diagnostic]:
-    if "R007" in {c.upper() for c in project.manifest.suppress}:
+    if codes.UNDECLARED_THIRD_PARTY_CALLS.code in {c.upper() for c in project.manifest.suppress}:
         return []
     out: list[Diagnostic] = []
     seen: set[tuple[str | None, str]] = set()
@@ -35,7 +36,7 @@ def check_undeclared_calls(project: ResolvedProject, graph: CallGraph) -> list[D
             first = code.unknown[0]
             calls = ", ".join(c.name for c in code.unknown)
             out.append(diagnostic(
-                "R007",
+                codes.UNDECLARED_THIRD_PARTY_CALLS,
                 f"tool '{tool.name}' has no CAPABILITIES entry and calls third-party code the effect scan does not "
                 f"know ({calls}): its information-flow labels count it as possible egress (untrusted, egress)",
                 Location(file=first.file, line=first.line, column=first.column),
