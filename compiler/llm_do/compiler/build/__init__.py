@@ -4,7 +4,8 @@ from the last lock after edits local to a worker (`local_edits`, `front_matter_e
 compiled; `write_lock`, which writes it as `llm-do build` does; `build --check` (`lock_check`); and a lint answered from its record or compiled and
 recorded (`lint_project`, `lint_record`).
 
-Imports only the standard library here: `llm-do build` of an unchanged project loads no stage.
+Imports only the standard library (and the errors module below it) here: `llm-do build` of an
+unchanged project loads no stage.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from llm_do.bundle.errors import InputProblem
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
@@ -59,8 +62,8 @@ def build_lock(project: Path, lock: Path, *, cache: bool = True) -> BuildOutcome
     return BuildOutcome("compiled", result.loaded.root, result.diagnostics, workers, result.bundle, result)
 
 
-class LockIsSource(ValueError):
-    """The lock would be written over a source of the project."""
+class LockIsSource(InputProblem):
+    """The lock would be written over a source of the project: a usage error to the CLI."""
 
 
 def write_lock(outcome: BuildOutcome, lock: Path) -> bool:
