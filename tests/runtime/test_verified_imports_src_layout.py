@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.cli import run_cli, worker
 from tests.support.events import of_kind, read_events
-from tests.support.projects import build_project, copy_project
+from tests.support.projects import build_project
 
 pytestmark = pytest.mark.process
 
@@ -31,20 +31,15 @@ PROJECT: dict[str, Any] = {
 EDITED = 'import pathlib\npathlib.Path(__file__).with_name("CANARY").write_text("ran")\nV = "EDITED"\n'
 
 
-@pytest.fixture(scope="module")
-def _template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("src_layout") / "proj"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", str(root / "src"))
-        return build_project(root, PROJECT)
-
-
 @pytest.fixture
-def bundle(_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    copied = copy_project(_template, tmp_path / "proj")
-    monkeypatch.syspath_prepend(str(copied.parent / "src"))  # what PYTHONPATH=src does for the run
-    monkeypatch.setenv("PYTHONPATH", str(copied.parent / "src"))  # and for the build that tells whether the lock is the project's
-    return copied
+def bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project built in this process as the run will see it (`src` on PYTHONPATH and on
+    `sys.path`): the run's check that its lock is the build of the sources beside it then finds the
+    build's record instead of compiling again in a child process."""
+    root = tmp_path / "proj"
+    monkeypatch.syspath_prepend(str(root / "src"))  # what PYTHONPATH=src does for the run
+    monkeypatch.setenv("PYTHONPATH", str(root / "src"))  # and for the build
+    return build_project(root, PROJECT)
 
 
 def _run(bundle: Path, tool: str, tmp_path: Path) -> tuple[int, str, list[dict[str, Any]]]:
