@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai import TextPart, ToolCallPart
 
-from llm_do.runtime import RuntimeConfig, run_worker
+from llm_do.runtime import Runtime, RuntimeConfig, load_bundle, run_worker
+from llm_do.runtime.bundle import LoadedBundle
 from tests.support.approvals import turns
 from tests.support.cli import worker
 
@@ -25,8 +25,10 @@ RACE_PROJECT = {
 }
 
 
-def _race_once(bundle: Path, calls: list[ToolCallPart]) -> list[Any]:
-    root = bundle.parent
+def _race_once(loaded: LoadedBundle, calls: list[ToolCallPart]) -> list[Any]:
+    """One run of `calls` on the bundle, loaded (and checked against its sources) once per test:
+    the folders each run makes anew would otherwise make every load compile the project again."""
+    root = loaded.root
     for folder in ("out", "src"):
         shutil.rmtree(root / folder, ignore_errors=True)
     (root / "out/d").mkdir(parents=True)
@@ -34,7 +36,7 @@ def _race_once(bundle: Path, calls: list[ToolCallPart]) -> list[Any]:
     (root / "out/lnk").symlink_to("../src")
     events: list[Any] = []
     config = RuntimeConfig(model=turns(calls, [TextPart("done")]), approval_mode="reject_all", on_event=events.append)
-    assert run_worker(bundle, "go", config=config).output == "done"
+    assert Runtime(loaded, config).run("go").output == "done"
     return events
 
 
@@ -43,10 +45,11 @@ def test_a_link_moved_under_an_allowed_write_does_not_lead_it_past_a_deny(build)
     src/) and `write_file out/d/x.py`, concurrently, under reject_all. The write was allowed for
     `out/d/x.py`; by the time it holds the lock, that path leads into src/: it must not run."""
     bundle = build(RACE_PROJECT)
+    loaded = load_bundle(bundle)
     calls = [ToolCallPart("shell", {"command": "mv out/d out/old"}), ToolCallPart("shell", {"command": "mv out/lnk out/d"}),
              ToolCallPart("write_file", {"path": "out/d/x.py", "content": "evil"})]
     for _ in range(20):
-        events = _race_once(bundle, calls)
+        events = _race_once(loaded, calls)
         assert list((bundle.parent / "src").iterdir()) == []
         written = [e for e in events if e.kind == "tool_returned" and e.tool == "write_file"]
         assert len(written) == 1
@@ -59,7 +62,7 @@ def test_a_write_that_holds_the_lock_first_writes_where_it_was_judged(build) -> 
     bundle = build(RACE_PROJECT)
     calls = [ToolCallPart("write_file", {"path": "out/d/x.py", "content": "fine"}),
              ToolCallPart("shell", {"command": "mv out/d out/old"}), ToolCallPart("shell", {"command": "mv out/lnk out/d"})]
-    _race_once(bundle, calls)
+    _race_once(load_bundle(bundle), calls)
     assert (bundle.parent / "out/old/x.py").read_text() == "fine"
     assert list((bundle.parent / "src").iterdir()) == []
 
