@@ -139,9 +139,7 @@ def test_pruning_keeps_a_folder_within_its_limit_and_removes_down_to_three_quart
     assert sorted(p.stem for p in folder.glob("*/*.json")) == ["a", "c", "e", "g", "h"]
 
 
-def test_a_process_writing_many_entries_counts_the_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counting lists and stats every entry: done at each write, a build slowed down with the size
-    of the cache (a third of the suite's build time went there)."""
+def _counting_prunes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     counts: list[Path] = []
     real = user_cache.prune
 
@@ -150,6 +148,13 @@ def test_a_process_writing_many_entries_counts_the_folder_once(tmp_path: Path, m
         return real(folder, limit, pattern)
 
     monkeypatch.setattr(user_cache, "prune", counting)
+    return counts
+
+
+def test_a_process_writing_many_entries_counts_the_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting lists and stats every entry: done at each write, a build slowed down with the size
+    of the cache (a third of the suite's build time went there)."""
+    counts = _counting_prunes(monkeypatch)
     entries = SignedEntries(tmp_path / "cache", max_bytes=1 << 20)
     for n in range(200):
         entries.write({"n": n}, "x" * 100)
@@ -180,3 +185,43 @@ def test_what_other_processes_wrote_is_pruned_within_an_eighth_of_the_limit(tmp_
         n += 1
     assert total() <= limit
     assert entries.read({"n": n - 1}) == "y" * 1000  # the oldest went, not what was just written
+
+
+def test_a_folder_counted_full_is_pruned_at_the_write_that_passes_its_limit(tmp_path: Path) -> None:
+    """What the count found stays counted: a small write that takes a nearly full folder past its
+    limit prunes at once."""
+    probe = SignedEntries(tmp_path / "probe", max_bytes=1 << 20)
+    probe.write({"n": "a"}, "x")
+    small = probe.path({"n": "a"}).stat().st_size  # an entry like the two written below
+    folder = tmp_path / "cache"
+    limit = 64 * 1024
+    for n in range(8):  # entries of earlier processes: the limit, less room for one small entry and 10 bytes
+        path = folder / "ab" / f"{n}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * (limit // 8 - (small + 10 if n == 7 else 0)))
+        os.utime(path, ns=(n, n))
+    entries = SignedEntries(folder, max_bytes=limit)
+    entries.write({"n": "b"}, "x")  # the first write counts the folder: 10 bytes under the limit
+    assert len(list(folder.glob("*/*.json"))) == 9
+    entries.write({"n": "c"}, "x")  # past the limit now, by a small write
+    assert sum(p.stat().st_size for p in folder.glob("*/*.json")) <= limit * 3 // 4
+    assert entries.read({"n": "c"}) == "x"
+
+def test_a_process_counts_again_after_writing_an_eighth_of_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = _counting_prunes(monkeypatch)
+    limit = 1 << 20
+    entries = SignedEntries(tmp_path / "cache", max_bytes=limit)
+    entries.write({"n": "first"}, "x")
+    assert len(counts) == 1
+    written = 0
+    n = 0
+    while True:  # entries of one size, until the next would pass an eighth of the limit
+        entries.write({"n": n}, "y" * 1000)
+        size = entries.path({"n": n}).stat().st_size
+        written += size
+        n += 1
+        if written + size > limit // 8:
+            break
+    assert len(counts) == 1  # an eighth of the limit written since the count, or less: not counted again
+    entries.write({"n": n}, "y" * 1000)
+    assert len(counts) == 2
