@@ -38,7 +38,7 @@ class TaintedFrame(Protocol):
     """What the guard reads and writes of a call's frame (`call_scope.CallFrame`)."""
 
     worker: str
-    taint: frozenset[Any]
+    taint: FrameTaint
 
     @property
     def parent(self) -> TaintedFrame | None: ...
@@ -65,6 +65,9 @@ class Source(NamedTuple):
 
 
 Taint = frozenset[Source]
+FrameTaint = frozenset[tuple[str, str, str, str]]
+"""What a call frame holds: `Source`s, and the plain tuples the gate adds (`WorkerSpec.taken_in`),
+which equal the `Source`s they spell."""
 EMPTY: Taint = frozenset()
 INPUT_SOURCE = Source(UNTRUSTED, INPUT, "", INPUT)
 
@@ -178,7 +181,7 @@ class FlowGuard:
         self._written_paths: Mapping[str, str] = flows.get("paths") or {}
         self._paths: dict[str, str] | None = None
 
-    def start(self, spec: WorkerSpec, taint: Taint) -> Taint:
+    def start(self, spec: WorkerSpec, taint: FrameTaint) -> FrameTaint:
         """A new frame's taint (`taint`: its caller's, or what a chat thread's earlier turns took
         in), with the untrusted content of the worker's server-side web tools."""
         web = [t.get("tool_type") for t in spec.server_side_tools if t.get("tool_type") in PROVIDER_UNTRUSTED]

@@ -292,7 +292,7 @@ def _project(bundle: VerifiedSources) -> Project:
     return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces, by_path, dirs, {}, build)
 
 
-def import_verified(bundle: VerifiedSources, name: str) -> Any:
+def import_verified(bundle: VerifiedSources, name: str) -> ModuleType:
     """Import `name` with `bundle`'s verified sources served."""
     activate(bundle)
     return importlib.import_module(name)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+
+if TYPE_CHECKING:
+    from dbos._schemas.system_database import SystemSchema  # DBOS's private tables (RULES.md)
 
 from llm_do.bundle.errors import InputProblem
 
@@ -191,7 +194,7 @@ def _approval_number(key: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def message_sent(engine: sa.Engine, tables: Any, run_id: str, topic: str) -> bool:
+def message_sent(engine: sa.Engine, tables: type[SystemSchema], run_id: str, topic: str) -> bool:
     """Whether a message on `topic` was sent to run `run_id` (received or not). DBOS has no public
     API for this: `engine` and `tables` are its private system database's (RULES.md)."""
     table = tables.notifications

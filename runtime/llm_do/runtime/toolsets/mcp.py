@@ -43,19 +43,19 @@ if TYPE_CHECKING:
 
     from ..bundle import LoadedBundle
     from ..call_scope import CallContext, RunHost
-    from ..config import RemoteMcp
+    from ..config import McpServer, RemoteMcp
 
 
 RUN_MARK = "LLM_DO_MCP_RUN"
 """The environment variable that marks the processes of one run's stdio servers (and whatever they start)."""
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A schema as JSON reads it back: the lock's copy and the live one compare equal when equal."""
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def locked_differences(node: Mapping[str, Any], live: dict[str, dict[str, Any]]) -> str | None:
+def locked_differences(node: Mapping[str, Any], live: Mapping[str, Mapping[str, object]]) -> str | None:
     """Why the live tools (server name -> input schema) do not match the lock, or None."""
     server = node["name"]
     prefix = node.get("prefix")
@@ -78,7 +78,7 @@ class McpServers:
         self.bundle = bundle
         self.remote = remote
         self.environ = dict(os.environ if environ is None else environ)
-        self._servers: dict[str, MCPToolset[Any]] = {}
+        self._servers: dict[str, McpServer] = {}
         self._stack = AsyncExitStack()
         self._mark: str | None = None
         """`LLM_DO_MCP_RUN=VALUE`, set when the first stdio server starts."""
@@ -94,7 +94,7 @@ class McpServers:
             raise
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self._servers.clear()
         if self._mark is None:
             await self._stack.aclose()
@@ -120,14 +120,14 @@ class McpServers:
             self._mark = f"{RUN_MARK}={os.getpid()}-{secrets.token_hex(8)}"
         return self._mark
 
-    async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
+    async def server(self, key: str, node: Mapping[str, Any]) -> McpServer:
         """The started server of toolset `key`, started (and checked against the lock) if not yet; a
         remote one through the run's `remote_mcp` when it has one (recording, replaying)."""
         found = self._servers.get(key)
         if found is not None:
             return found
         name = node["name"]
-        server: MCPToolset[Any]
+        server: McpServer
         if node["server"].get("url") and self.remote is not None:
             server = await self.remote(name, node, lambda: self._start(node))
         else:
@@ -140,7 +140,7 @@ class McpServers:
         self._servers[key] = server
         return server
 
-    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[Any]:
+    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[CallContext]:
         try:
             from pydantic_ai.mcp import MCPToolset
         except ImportError:
@@ -151,7 +151,7 @@ class McpServers:
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         try:
             mark = None if node["server"].get("url") else self._stdio_mark()
-            server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log, mark),
+            server: MCPToolset[CallContext] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log, mark),
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
@@ -192,12 +192,11 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
     def id(self) -> str | None:
         return f"mcp:{self.node['name']}"
 
-    async def _server(self) -> MCPToolset[Any]:
+    async def _server(self) -> McpServer:
         servers = self.runtime.mcp_servers
         if servers is None:
             raise RunFailed(f"MCP server '{self.node['name']}' is used outside a run")
-        server: MCPToolset[Any] = await servers.server(self.key, self.node)
-        return server
+        return await servers.server(self.key, self.node)
 
     async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         server = await self._server()
@@ -216,7 +215,7 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         return tools
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
-                        tool: ToolsetTool[CallContext]) -> Any:
+                        tool: ToolsetTool[CallContext]) -> object:
         server = await self._server()
         prefix = self.node.get("prefix")
         return await server.direct_call_tool(name[len(prefix) + 1 :] if prefix else name, tool_args)
@@ -226,5 +225,5 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         return f"{prefix}_{name}" if prefix else name
 
 
-def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
+def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
     return LockedMcpToolset(runtime, node, use)
