@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent, Tool
     from pydantic_ai.models import Model
 
-    from .call_scope import CallContext
     from llm_do.bundle.model import DefaultsNode, EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
+
+    from .call_scope import CallContext
 
 __all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources", "read_bundle"]
 

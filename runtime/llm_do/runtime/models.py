@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.views import WorkerSpec

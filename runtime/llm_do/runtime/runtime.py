@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     from .approvals.decisions import ApprovalDecision, ApprovalRequest, Approver
     from .call_scope import ServerPool
-    from .created_workers import WorkerDefinition
     from .conversation import Conversation
+    from .created_workers import WorkerDefinition
     from .durability import Durability
     from .events import RuntimeEvent
     from .references import References
@@ -172,7 +172,7 @@ class Runtime:
         """The bundle's flow policy (`taint`), made when a first worker with labelled grants is
         called or its gate consulted: a run of unlabelled workers never imports it."""
         if self._flow_guard is None:
-            from .taint import FlowGuard, FrameTaint
+            from .taint import FlowGuard
 
             self._flow_guard = FlowGuard(self.bundle.text.get("flows"), self.bundle.root)
         return self._flow_guard

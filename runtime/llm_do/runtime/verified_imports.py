@@ -25,7 +25,7 @@ from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, all_suffixes
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
