@@ -13,9 +13,8 @@ below the composer imports it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from pydantic_ai.toolsets import AbstractToolset
 
     from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals.decisions import ApprovalDecision, ApprovalRequest
@@ -45,7 +45,7 @@ thread of its own, calls a worker on it (`call_worker`)."""
 class ServerPool(Protocol):
     """The run's open MCP servers (`toolsets.mcp.McpServers`): a toolset asks for its server."""
 
-    async def server(self, key: str, node: Mapping[str, Any]) -> McpServer: ...
+    async def server(self, key: str, node: ToolsetNode) -> McpServer: ...
 
 
 class RunHost(Protocol):

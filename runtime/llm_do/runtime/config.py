@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pydantic_ai.usage import UsageLimits
 
     from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals.decisions import ApprovalCallback
@@ -49,7 +50,7 @@ class McpServer(Protocol):
     async def direct_call_tool(self, name: str, args: dict[str, object]) -> object: ...
 
 
-RemoteMcp = Callable[[str, Mapping[str, Any], Callable[[], Awaitable[McpServer]]], Awaitable[McpServer]]
+RemoteMcp = Callable[[str, "ToolsetNode", Callable[[], Awaitable[McpServer]]], Awaitable[McpServer]]
 """`(server name, its bundle node, start) -> the server the run uses`: `start()` starts the real one
 (a pydantic-ai `MCPToolset`); what is returned lists and calls tools as it does."""
 

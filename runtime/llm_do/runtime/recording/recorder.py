@@ -5,7 +5,7 @@ supports, since it wraps the model, not a provider's HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
     from pydantic_ai.settings import ModelSettings
 
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from ..bundle import LoadedBundle
@@ -82,14 +83,14 @@ class Recorder:
                 heard(event)
             self.on_event(event)
 
-        async def remote_mcp(name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+        async def remote_mcp(name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
             """The remote server as the run's own hook gives it (one that refuses to reach it, say), recording."""
             started = start if reach is None else (lambda: reach(name, node, start))
             return await self.remote_mcp(name, node, started)
 
         return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=remote_mcp)
 
-    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[McpServer]]) -> McpServer:
+    async def remote_mcp(self, name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
         """`RuntimeConfig.remote_mcp`: the remote server started, recording."""
         server = await start()
         record = self.remote[name] = RemoteServer(name=name)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from pydantic_ai.models.function import FunctionModel
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
     from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
 
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from ..bundle import LoadedBundle
@@ -73,7 +74,7 @@ class Replayer:
         self.models[path] = replay
         return replay, record.model
 
-    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[McpServer]]) -> McpServer:
+    async def remote_mcp(self, name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
         """`RuntimeConfig.remote_mcp`: the server's recording standing in for it (it is not started)."""
         record = self.remote.get(name)
         if record is None:

@@ -41,6 +41,8 @@ from .mcp_transport import failure_text, transport
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
+    from llm_do.bundle.model import McpConnection, ToolsetNode
+
     from ..bundle import LoadedBundle
     from ..call_scope import CallContext, RunHost
     from ..config import McpServer, RemoteMcp
@@ -55,7 +57,7 @@ def _plain(value: object) -> object:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def locked_differences(node: Mapping[str, Any], live: Mapping[str, Mapping[str, object]]) -> str | None:
+def locked_differences(node: ToolsetNode, live: Mapping[str, Mapping[str, object]]) -> str | None:
     """Why the live tools (server name -> input schema) do not match the lock, or None."""
     server = node["name"]
     prefix = node.get("prefix")
@@ -67,6 +69,13 @@ def locked_differences(node: Mapping[str, Any], live: Mapping[str, Mapping[str, 
             return (f"the input schema of tool '{name}' of MCP server '{server}' changed since the build; "
                     f"review the change and {REBUILD}")
     return None
+
+
+def _connection(node: ToolsetNode) -> McpConnection:
+    """How to reach an MCP toolset's server (the bundle gives every MCP node one)."""
+    connection = node["server"]
+    assert connection is not None, node["name"]
+    return connection
 
 
 class McpServers:
@@ -120,7 +129,7 @@ class McpServers:
             self._mark = f"{RUN_MARK}={os.getpid()}-{secrets.token_hex(8)}"
         return self._mark
 
-    async def server(self, key: str, node: Mapping[str, Any]) -> McpServer:
+    async def server(self, key: str, node: ToolsetNode) -> McpServer:
         """The started server of toolset `key`, started (and checked against the lock) if not yet; a
         remote one through the run's `remote_mcp` when it has one (recording, replaying)."""
         found = self._servers.get(key)
@@ -128,7 +137,7 @@ class McpServers:
             return found
         name = node["name"]
         server: McpServer
-        if node["server"].get("url") and self.remote is not None:
+        if _connection(node).get("url") and self.remote is not None:
             server = await self.remote(name, node, lambda: self._start(node))
         else:
             server = await self._start(node)
@@ -140,7 +149,7 @@ class McpServers:
         self._servers[key] = server
         return server
 
-    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[CallContext]:
+    async def _start(self, node: ToolsetNode) -> MCPToolset[CallContext]:
         try:
             from pydantic_ai.mcp import MCPToolset
         except ImportError:
@@ -150,8 +159,8 @@ class McpServers:
         self._verify_files(name, node)
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         try:
-            mark = None if node["server"].get("url") else self._stdio_mark()
-            server: MCPToolset[CallContext] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log, mark),
+            mark = None if _connection(node).get("url") else self._stdio_mark()
+            server: MCPToolset[CallContext] = MCPToolset(transport(_connection(node), self.bundle.root, self.environ, log, mark),
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
@@ -159,11 +168,11 @@ class McpServers:
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
-            said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
-            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
+            said = redacted(failure_text(exc, log), _connection(node), self.environ)  # no secret from ${VAR}s
+            raise RunFailed(f"MCP server '{name}' ({describe(_connection(node))}) failed to start: {said}") from None
         return server
 
-    def _verify_files(self, name: str, node: Mapping[str, Any]) -> None:
+    def _verify_files(self, name: str, node: ToolsetNode) -> None:
         """Refuse to start a server whose project files (`mcp_sources`) changed since the build,
         as an edited Python tool is refused: checked now, just before it starts, since a worker
         may have written one since the bundle was loaded."""
@@ -182,7 +191,7 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
     """One worker call's view of a run's MCP server: only the locked tools, as locked (an opaque
     server: every tool it lists, with the worker's approval for the toolset)."""
 
-    def __init__(self, runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> None:
+    def __init__(self, runtime: RunHost, node: ToolsetNode, use: UsedToolset) -> None:
         self.runtime = runtime
         self.node = node
         self.use = use
@@ -225,5 +234,5 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         return f"{prefix}_{name}" if prefix else name
 
 
-def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
+def mcp_toolset(runtime: RunHost, node: ToolsetNode, use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
     return LockedMcpToolset(runtime, node, use)

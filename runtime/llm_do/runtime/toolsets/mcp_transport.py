@@ -9,6 +9,7 @@ built on it), and imports no pydantic-ai.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from llm_do.bundle.errors import innermost
 from llm_do.bundle.mcp_config import expanded
 
 
-def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
+def transport(config: Mapping[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
               mark: str | None = None) -> Any:
     """The FastMCP transport for a server's configuration as written, `${VAR}`s filled from
     `environ`: stdio started in the project root (not kept alive past its session, so nothing
