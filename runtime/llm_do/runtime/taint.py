@@ -153,7 +153,7 @@ def callers(frame: TaintedFrame) -> list[str]:
     return out
 
 
-def as_json(taint: Taint) -> list[list[str]]:
+def as_json(taint: FrameTaint) -> list[list[str]]:
     """A taint as a chat thread stores it."""
     return [list(s) for s in sorted(taint)]
 
