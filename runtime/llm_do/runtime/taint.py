@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 
 from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, PUBLISHED, UNTRUSTED, covers, folder_label, input_label
 
@@ -98,6 +98,16 @@ def accepted(entries: Sequence[FlowAcceptanceNode], workers: Sequence[str], tain
     return None
 
 
+class FlowCheckJson(TypedDict):
+    """A `FlowCheck` as events carry it (`FlowGuarded`)."""
+
+    egress: list[str]
+    private: list[dict[str, str]]
+    untrusted: list[dict[str, str]]
+    accepted: str | None
+    reason: str
+
+
 class FlowCheck(NamedTuple):
     """Why a call from a frame is asked (or let through as accepted)."""
 
@@ -120,7 +130,7 @@ class FlowCheck(NamedTuple):
             return f"{holds}; project.json accepts this flow: {self.accepted}"
         return holds
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FlowCheckJson:
         return {"egress": list(self.egress), "private": [s.to_json() for s in self.private],
                 "untrusted": [s.to_json() for s in self.untrusted], "accepted": self.accepted, "reason": self.reason()}
 
@@ -158,7 +168,7 @@ def as_json(taint: FrameTaint) -> list[list[str]]:
     return [list(s) for s in sorted(taint)]
 
 
-def from_json(data: Any) -> Taint:
+def from_json(data: object) -> Taint:
     """A taint a chat thread stored; anything malformed raises ValueError."""
     if not isinstance(data, list) or not all(isinstance(s, list) and len(s) == 4 and all(isinstance(x, str) for x in s)
                                              for s in data):

@@ -158,7 +158,7 @@ class StepToolset(WrapperToolset[CallContext]):
     ) -> AbstractToolset[CallContext]:
         return visitor(self)
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
                         tool: ToolsetTool[CallContext]) -> object:
         if name in self.inline or DBOS.workflow_id is None:
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)

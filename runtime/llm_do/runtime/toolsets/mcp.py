@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
@@ -223,7 +223,7 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
             tools[name] = replace(server.tool_for_tool_def(tool_def, ctx=ctx), toolset=self)
         return tools
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
                         tool: ToolsetTool[CallContext]) -> object:
         server = await self._server()
         prefix = self.node.get("prefix")
