@@ -25,32 +25,32 @@ if TYPE_CHECKING:
     from .events import RuntimeEvent
     from .references import ReferenceStore
 
+    # Only for the type checker: an `exec` that uses no MCP server makes neither class.
+    class ListedMcpTool(Protocol):
+        """One tool as an MCP server lists it (`mcp.types.Tool`, or a replay's record of one)."""
 
-class ListedMcpTool(Protocol):
-    """One tool as an MCP server lists it (`mcp.types.Tool`, or a replay's record of one)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str | None: ...
-    @property
-    def input_schema(self) -> Mapping[str, object]: ...
-
-
-class McpServer(Protocol):
-    """What a run's MCP toolsets use of a started server: pydantic-ai's `MCPToolset`, or what
-    records one (`recording.remote_mcp`) or stands in for one (`recording.remote_replay`)."""
-
-    async def list_tools(self) -> Sequence[ListedMcpTool]: ...
-
-    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]: ...
-
-    def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]: ...
-
-    async def direct_call_tool(self, name: str, args: dict[str, object]) -> object: ...
+        @property
+        def name(self) -> str: ...
+        @property
+        def description(self) -> str | None: ...
+        @property
+        def input_schema(self) -> Mapping[str, object]: ...
 
 
-RemoteMcp = Callable[[str, "ToolsetNode", Callable[[], Awaitable[McpServer]]], Awaitable[McpServer]]
+    class McpServer(Protocol):
+        """What a run's MCP toolsets use of a started server: pydantic-ai's `MCPToolset`, or what
+        records one (`recording.remote_mcp`) or stands in for one (`recording.remote_replay`)."""
+
+        async def list_tools(self) -> Sequence[ListedMcpTool]: ...
+
+        async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]: ...
+
+        def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]: ...
+
+        async def direct_call_tool(self, name: str, args: dict[str, object]) -> object: ...
+
+
+RemoteMcp = Callable[[str, "ToolsetNode", Callable[[], Awaitable["McpServer"]]], Awaitable["McpServer"]]
 """`(server name, its bundle node, start) -> the server the run uses`: `start()` starts the real one
 (a pydantic-ai `MCPToolset`); what is returned lists and calls tools as it does."""
 
