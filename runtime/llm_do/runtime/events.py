@@ -18,7 +18,7 @@ class RuntimeEvent:
     """The served call whose run sent it (`llm-do serve`: calls run concurrently and their events
     share one stream); written only when set."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)
                                        if not f.name.startswith("_") and f.name != "call"}}
         return data if self.call is None else {**data, "call": self.call}
