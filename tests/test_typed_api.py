@@ -25,7 +25,7 @@ def _load_measure():
 typed_api = _load_measure()
 
 CEILINGS = {
-    "runtime": (33, 434),
+    "runtime": (15, 434),
     "bundle": (25, 61),
     "cli": (7, 170),
     "toolkit": (15, 58),

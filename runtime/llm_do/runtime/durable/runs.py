@@ -140,7 +140,7 @@ class Records:
         return RunRecord(status.workflow_uuid, record.get("bundle", "?"), record.get("digest", ""), record.get("worker", ""),
                          state, started, waiting, record, error)
 
-    def events(self, run_id: str) -> dict[str, Any]:
+    def events(self, run_id: str) -> dict[str, object]:
         """The run's events (its approval requests), decoded by `record_format` (call `_checked` first)."""
         table = self.tables.workflow_events
         with self.engine.connect() as conn:
@@ -179,7 +179,7 @@ class Records:
         return PendingApproval(run_id, approval_id, info["worker"], info["tool"], info.get("args") or {})
 
 
-def _decoded(text: str | None) -> Any:
+def _decoded(text: str | None) -> object:
     """A value of a checked run; a row that is not JSON reads as nothing."""
     if text is None:
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from llm_do.bundle.errors import innermost
 from llm_do.bundle.mcp_config import expanded
@@ -86,7 +86,7 @@ async def listed_tools(config: dict[str, Any], root: Path, environ: dict[str, st
         raise RuntimeError(f"the server's tool list goes on past {LISTING_PAGES} pages")
 
 
-def failure_text(exc: BaseException, log: Any) -> str:
+def failure_text(exc: BaseException, log: IO[str]) -> str:
     """The failure in one line: the server's last word on stderr when it said something."""
     exc = innermost(exc)
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
