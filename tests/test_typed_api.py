@@ -28,7 +28,7 @@ CEILINGS = {
     "runtime": (15, 434),
     "bundle": (25, 61),
     "cli": (7, 170),
-    "toolkit": (15, 58),
+    "toolkit": (9, 58),
     "toolsets": (0, 2),
     "stdlib": (23, 63),
     "compiler": (81, 465),
