@@ -26,7 +26,7 @@ typed_api = _load_measure()
 
 CEILINGS = {
     "runtime": (15, 434),
-    "bundle": (25, 61),
+    "bundle": (13, 61),
     "cli": (7, 170),
     "toolkit": (9, 58),
     "toolsets": (0, 2),

@@ -57,7 +57,7 @@ Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 
 
 def _hashed(node: Hashed) -> Hashed:
-    node["hash"] = node_hash(node)  # type: ignore[arg-type]
+    node["hash"] = node_hash(node)
     return node
 
 
