@@ -30,7 +30,7 @@ from llm_do.toolkit.tool_threads import run_blocking
 from .descriptor import ToolsetDescriptor
 
 if TYPE_CHECKING:
-    from llm_do.runtime.call_scope import CallContext
+    from llm_do.runtime.call_scope import CallContext, RunHost
 
 
 class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
@@ -103,7 +103,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
         if why is not None:
             raise ToolFailed(why)
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """A path parameter naming a protected place: the call fails unasked, saying why (nobody
         is asked about a call that cannot run)."""
         descriptor = self.descriptor.tool(name)

@@ -276,7 +276,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         raise ToolFailed(message)
 
 
-def _check_serializable(result: Any, tool: str, worker: str) -> None:
+def _check_serializable(result: object, tool: str, worker: str) -> None:
     """A value the model cannot be sent would fail later, deep in pydantic-ai, naming no tool."""
     from pydantic_ai.messages import ToolReturn, ToolReturnPart
     from pydantic_core import PydanticSerializationError

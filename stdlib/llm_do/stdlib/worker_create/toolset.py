@@ -21,7 +21,7 @@ from .definition import DefinitionProblem, WorkerDefinition, check_definition, w
 from .descriptor import WorkerCreateSettings
 
 if TYPE_CHECKING:
-    from llm_do.runtime.call_scope import CallContext
+    from llm_do.runtime.call_scope import CallContext, RunHost
 
 _CREATE = ("worker_create", "agent_create")
 _NO_TOOLS = ("created workers get no tools or toolsets (least privilege); create it without them, and a person can add "
@@ -58,7 +58,7 @@ class WorkerCreateToolset(StdlibToolset):
         """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
         return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """A proposed worker the run would refuse (a taken name, a file already there, invalid
         text): refused before the person is asked, with the message the tool would give."""
         if name not in _CREATE:
