@@ -66,7 +66,7 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
         return (self.file, self.line or 0, self.column or 0, _SEVERITY_RANK[self.severity], self.code, self.message)
 
     def as_json(self) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
 
 def sorted_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Sorted by file, line, column; duplicates (same code at the same place) dropped."""
-    seen: set[tuple] = set()
+    seen: set[tuple[str, str, int | None, int | None, str]] = set()
     out: list[Diagnostic] = []
     for d in sorted(diagnostics, key=Diagnostic.sort_key):
         key = (d.code, d.file, d.line, d.column, d.message)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
+    from .model import Condition, RuleNode
 
 Action = Literal["allow", "ask", "deny"]
 """What an approval rule says, and what a call finally gets."""
@@ -76,7 +79,7 @@ Written with its brackets, as no key can be."""
 QUANTIFIERS: Final = frozenset({ANY_ELEMENT, EVERY_ELEMENT})
 
 
-def lookup(args: Any, path: Sequence[str | int]) -> Any:
+def lookup(args: object, path: Sequence[str | int]) -> object:
     """The value at `path` (keys and list indices) in the arguments, or MISSING."""
     value = args
     for step in path:
@@ -129,7 +132,7 @@ def compare(op: str, actual: Any, expected: Any) -> bool:
     raise ValueError(f"unknown operator {op!r} in an approval condition")
 
 
-def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
+def holds(condition: Condition, args: Mapping[str, object]) -> bool | None:
     """Whether a condition tree is true of the arguments; None when they cannot settle it.
 
     A comparison on a MISSING value is unsettled (None) and `not` leaves it so; `and` is false
@@ -140,13 +143,12 @@ def holds(condition: Mapping[str, Any], args: Mapping[str, Any]) -> bool | None:
     is, else unsettled if one is, else true: all of an empty list); a path with several such steps
     nests them in order (`a[*].b[all]`: some `a` all of whose `b` hold).
     """
-    op = condition["op"]
-    if op == "not":
+    if condition["op"] == "not":
         inner = holds(condition["arg"], args)
         return None if inner is None else not inner
-    if op in ("and", "or"):
-        return _kleene((holds(part, args) for part in condition["args"]), settles=op == "or")
-    return _quantified(args, condition["param"], op, condition["value"])
+    if condition["op"] == "and" or condition["op"] == "or":
+        return _kleene((holds(part, args) for part in condition["args"]), settles=condition["op"] == "or")
+    return _quantified(args, condition["param"], condition["op"], condition["value"])
 
 
 def _kleene(values: Iterable[bool | None], *, settles: bool) -> bool | None:
@@ -160,7 +162,7 @@ def _kleene(values: Iterable[bool | None], *, settles: bool) -> bool | None:
     return None if unsettled else not settles
 
 
-def _quantified(value: Any, path: Sequence[str | int], op: str, expected: Any) -> bool | None:
+def _quantified(value: object, path: Sequence[str | int], op: str, expected: Any) -> bool | None:
     """One comparison at `path`, each `[*]` step the `or` and each `[all]` step the `and` (Kleene)
     of the rest of the path over the elements of a list; unsettled where the path does not go on
     (a quantifier over what is not a list, too)."""
@@ -175,7 +177,7 @@ def _quantified(value: Any, path: Sequence[str | int], op: str, expected: Any) -
     return compare(op, value, expected)
 
 
-def deciding_rule(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -> int | None:
+def deciding_rule(rules: Sequence[RuleNode], args: Mapping[str, object]) -> int | None:
     """The index of the rule that decides one call: a matching `deny` wherever it stands, else the
     last matching rule; None when no rule matches. A rule matches when it has no condition (`when`
     null) or its condition holds (an unsettled condition does not)."""
@@ -189,13 +191,13 @@ def deciding_rule(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any]) -
     return found
 
 
-def decide(rules: Sequence[Mapping[str, Any]], args: Mapping[str, Any], default: Approval) -> Approval:
+def decide(rules: Sequence[RuleNode], args: Mapping[str, object], default: Approval) -> Approval:
     """The approval of one call: the deciding rule's action (`deciding_rule`), else the tool's default."""
     index = deciding_rule(rules, args)
     return default if index is None else rules[index]["action"]
 
 
-def confined(rules: Sequence[Mapping[str, Any]], confined_by: Sequence[int], args: Mapping[str, Any]) -> bool:
+def confined(rules: Sequence[RuleNode], confined_by: Sequence[int], args: Mapping[str, object]) -> bool:
     """Whether one call is allowed by a rule whose condition holds its destinations to values the
     rule names (`WorkerTool.confined_by`, found by the build): then it is no egress for the flow
     guard (spec/runtime.md, "Information flow")."""

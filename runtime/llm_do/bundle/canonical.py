@@ -47,18 +47,18 @@ def source_hash(data: bytes) -> str:
     return tagged(sha256_hex(normalize_source(data)))
 
 
-def compact_json(value: Any) -> bytes:
+def compact_json(value: object) -> bytes:
     """Sorted keys, no whitespace, UTF-8: the form node hashes are taken over."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def node_hash(node: dict[str, Any]) -> str:
+def node_hash(node: Mapping[str, object]) -> str:
     """Hash of a node's canonical JSON without its own ``hash`` key."""
     body = {k: v for k, v in node.items() if k != HASH_KEY}
     return tagged(sha256_hex(compact_json(body)))
 
 
-def document_json(doc: dict[str, Any], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
+def document_json(doc: Mapping[str, object], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
     """The file form: sorted keys, two-space indentation, UTF-8, a newline at the end; the same
     text as ``json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False)``.
 
@@ -148,7 +148,7 @@ class _Indented:
             self.encode(item, level)
 
 
-def seal(doc: Mapping[str, Any], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
+def seal(doc: Mapping[str, object], known: Mapping[tuple[int, int], str] | None = None) -> bytes:
     """Serialize ``doc`` with its ``digest``: sha256 of the file form with the digest value blank.
     `known`: as for `document_json`."""
     blank = document_json({**doc, DIGEST_KEY: ""}, known)

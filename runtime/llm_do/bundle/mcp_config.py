@@ -35,12 +35,12 @@ class UnsetVariable(InputProblem, ValueError):
         self.name = name
 
 
-def connection(config: Mapping[str, Any]) -> dict[str, Any]:
+def connection(config: Mapping[str, object]) -> dict[str, object]:
     """The connection part of a server's configuration, as written (empty values left out)."""
     return {k: config[k] for k in CONNECTION_KEYS if config.get(k)}
 
 
-def config_hash(config: Mapping[str, Any]) -> str:
+def config_hash(config: Mapping[str, object]) -> str:
     """sha256 of the connection as written, over canonical JSON: unexpanded strings only."""
     text = json.dumps(connection(config), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -71,7 +71,7 @@ SHORTEST_SECRET = 4
 message into a variable name, and hides nothing worth hiding."""
 
 
-def redacted(text: str, config: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+def redacted(text: str, config: Mapping[str, object], environ: Mapping[str, str]) -> str:
     """`text` with every value the environment gives a `${VAR}` of `config` written back as
     `${VAR}`: a message about a started server (its error, its last word on stderr) never repeats
     a secret the configuration took from the environment."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
     from .approval import Action, Approval
-    from .model import CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
+    from .model import AttachmentPolicyNode, CapabilityGrant, EntryNode, RuleNode, SchemaNode, WorkerNode
 
 
 TAKEN_IN = ("private", "untrusted")
@@ -72,7 +72,7 @@ class WorkerSpec(NamedTuple):
     tools: dict[str, ToolBinding]
     calls: tuple[str, ...]
     recursive: bool
-    attachments: dict[str, Any] | None
+    attachments: AttachmentPolicyNode | None
     server_side_tools: tuple[dict[str, Any], ...]
     services: dict[str, str]
     """The host services its tools declare they need (`service:NAME` grants): name -> which tool."""
@@ -120,7 +120,7 @@ class WorkerSpec(NamedTuple):
             tools=tool_bindings(node),
             calls=tuple(node.get("calls") or ()),
             recursive=node.get("recursive", False),
-            attachments=node.get("attachments"),  # type: ignore[arg-type]
+            attachments=node.get("attachments"),
             server_side_tools=tuple(node.get("server_side_tools") or ()),
             services=service_needs(node.get("capabilities") or ()),
             grants=tuple(node.get("capabilities") or ()),

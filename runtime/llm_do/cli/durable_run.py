@@ -160,6 +160,7 @@ def drive(runtime: Runtime, session: RunSession, url: str, run_id: str, record: 
         outcome, value = asyncio.run(durable.start_or_resume(
             workflow, run_id, record, runtime, lambda info: click.echo(waiting_line(run_id, info, detached=False), err=True)))
     if outcome == "suspended":
+        assert isinstance(value, dict)  # the approval waited for
         click.echo(waiting_line(run_id, value, detached=True, db=resume_db), err=True)
         session.script_check = False
         return ExitCode.SUSPENDED
@@ -185,7 +186,12 @@ def _output(runtime: Runtime, value: object, worker: str | None) -> object:
     spec = runtime.bundle.worker(name) if isinstance(name, str) else None
     if spec is None or spec.output is None or not isinstance(value, dict):
         return value
+    from pydantic import BaseModel
+
+    output_class = runtime.output_class(spec)
+    if not issubclass(output_class, BaseModel):
+        return value
     try:
-        return runtime.output_class(spec).model_validate(value)
+        return output_class.model_validate(value)
     except Exception:
         return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +20,19 @@ from .errors import InputProblem
 from .runtime import RunResult, Runtime
 
 if TYPE_CHECKING:
+    from os import PathLike
+
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import Model
+
+    from .call_scope import RunHost
     from .seed_api import CreationSpec, WorkerCreationDefaults
+
+    Caller = RunContext[CallContext] | CallContext
+    """A Python tool's context: its RunContext, or that context's `deps`."""
+    Attachments = Iterable[str | PathLike[str]]
+    """The seed API's `attachments=`: paths."""
 
 Bundle = str | Path | Runtime
 """A bundle file, a project directory holding `bundle.lock`, or a loaded Runtime."""
@@ -45,11 +57,11 @@ def _bundle(bundle: Bundle | None, registry: Bundle | None) -> Bundle:
 
 
 async def run_worker_async(
-    bundle: Bundle | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
-    config: RuntimeConfig | None = None, input_data: Any = None, attachments: Any = None, cli_model: Any = None,
-    approval_callback: Callable[..., Any] | None = None,
-    message_callback: Callable[[str, int, list[Any]], None] | None = None,
-    message_history: list[Any] | None = None, **kwargs: Any
+    bundle: Bundle | None = None, /, *args: object, registry: Bundle | None = None, worker: str | None = None,
+    config: RuntimeConfig | None = None, input_data: object = None, attachments: Attachments | None = None,
+    cli_model: Model | str | None = None, approval_callback: Callable[..., object] | None = None,
+    message_callback: Callable[[str, int, list[ModelMessage]], None] | None = None,
+    message_history: list[ModelMessage] | None = None, confine_attachments: bool = False, **kwargs: object
 ) -> RunResult:
     """Run the entry worker (or `worker`) of a bundle; input as keyword arguments, a string, a
     mapping or a WorkerArgs, or as `input_data=` (default: the bundle's entry.args). Returns output,
@@ -62,34 +74,37 @@ async def run_worker_async(
     mapping). The seed API's keywords: `registry` is the bundle, `attachments` join the input's
     `attachments`, `cli_model` is `RuntimeConfig.fallback_model`, `approval_callback` and
     `message_callback(worker, depth, messages)` are `RuntimeConfig.approval_callback` and
-    `on_message`."""
+    `on_message`. `confine_attachments`: as `Runtime.run_async`'s."""
     runtime, args = _prepare(_bundle(bundle, registry), args, kwargs, config, input_data, attachments, cli_model,
                              approval_callback, message_callback)
-    return await runtime.run_async(*args, worker=worker, message_history=message_history, **kwargs)
+    return await runtime.run_async(*args, worker=worker, message_history=message_history,
+                                   confine_attachments=confine_attachments, **kwargs)
 
 
 def run_worker(
-    bundle: Bundle | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
-    config: RuntimeConfig | None = None, input_data: Any = None, attachments: Any = None, cli_model: Any = None,
-    approval_callback: Callable[..., Any] | None = None,
-    message_callback: Callable[[str, int, list[Any]], None] | None = None,
-    message_history: list[Any] | None = None, **kwargs: Any
+    bundle: Bundle | None = None, /, *args: object, registry: Bundle | None = None, worker: str | None = None,
+    config: RuntimeConfig | None = None, input_data: object = None, attachments: Attachments | None = None,
+    cli_model: Model | str | None = None, approval_callback: Callable[..., object] | None = None,
+    message_callback: Callable[[str, int, list[ModelMessage]], None] | None = None,
+    message_history: list[ModelMessage] | None = None, confine_attachments: bool = False, **kwargs: object
 ) -> RunResult:
     """`run_worker_async` for code that is not async."""
     runtime, args = _prepare(_bundle(bundle, registry), args, kwargs, config, input_data, attachments, cli_model,
                              approval_callback, message_callback)
-    return runtime.run(*args, worker=worker, message_history=message_history, **kwargs)
+    return runtime.run(*args, worker=worker, message_history=message_history, confine_attachments=confine_attachments,
+                       **kwargs)
 
 
 def _prepare(
-    bundle: Bundle, args: tuple[Any, ...], kwargs: dict[str, Any], config: RuntimeConfig | None,
-    input_data: Any, attachments: Any, cli_model: Any, approval_callback: Callable[..., Any] | None,
-    message_callback: Callable[[str, int, list[Any]], None] | None,
-) -> tuple[Runtime, tuple[Any, ...]]:
+    bundle: Bundle, args: tuple[object, ...], kwargs: dict[str, object], config: RuntimeConfig | None,
+    input_data: object, attachments: Attachments | None, cli_model: Model | str | None,
+    approval_callback: Callable[..., object] | None,
+    message_callback: Callable[[str, int, list[ModelMessage]], None] | None,
+) -> tuple[Runtime, tuple[object, ...]]:
     """The runtime and the positional input, the seed API's keywords taken in where they say one
     thing only."""
     args = seed_input(args, kwargs, input_data, attachments)
-    settings: dict[str, Any] = {}  # RuntimeConfig field -> value
+    settings: dict[str, Any] = {}  # RuntimeConfig field -> value, of its field's type
     if approval_callback is not None:
         settings["approval_callback"] = approval_callback  # either form (`approvals.request_callback`)
     if cli_model is not None:
@@ -108,7 +123,8 @@ def _prepare(
     return _runtime(bundle, config), args
 
 
-def seed_input(args: tuple[Any, ...], kwargs: dict[str, Any], input_data: Any, attachments: Any) -> tuple[Any, ...]:
+def seed_input(args: tuple[object, ...], kwargs: dict[str, object], input_data: object,
+               attachments: Attachments | None) -> tuple[object, ...]:
     """The positional input once the seed API's `input_data=` and `attachments=` are taken in (a
     run's and a call's alike)."""
     if input_data is not None:
@@ -120,7 +136,7 @@ def seed_input(args: tuple[Any, ...], kwargs: dict[str, Any], input_data: Any, a
     return args
 
 
-def with_attachments(args: tuple[Any, ...], kwargs: dict[str, Any], attachments: Any) -> tuple[Any, ...]:
+def with_attachments(args: tuple[object, ...], kwargs: dict[str, object], attachments: Attachments) -> tuple[object, ...]:
     """The input with the seed API's `attachments=` (paths) as its `attachments` field: added to
     field keywords or to a mapping, or making a text input `{"input": TEXT, "attachments": [...]}`."""
     import os
@@ -146,9 +162,10 @@ def with_attachments(args: tuple[Any, ...], kwargs: dict[str, Any], attachments:
 
 
 async def call_worker_async(
-    ctx: Any = None, name: str | None = None, /, *args: Any, registry: Bundle | None = None, worker: str | None = None,
-    input_data: Any = None, caller_context: Any = None, attachments: Any = None, **kwargs: Any
-) -> Any:
+    ctx: Caller | None = None, name: str | None = None, /, *args: object, registry: Bundle | None = None,
+    worker: str | None = None, input_data: object = None, caller_context: Caller | None = None,
+    attachments: Attachments | None = None, **kwargs: object
+) -> object:
     """From a Python tool: call worker `name` one level deeper. `ctx` is the tool's RunContext
     (or its `deps`). The seed API's form, `call_worker_async(registry=..., worker=...,
     input_data=..., caller_context=ctx, attachments=...)`, is the same call: `registry` must be
@@ -159,7 +176,11 @@ async def call_worker_async(
     return await deps.call_worker(name, *args, **kwargs)
 
 
-def call_worker(*args: Any, **kwargs: Any) -> Any:
+def call_worker(
+    ctx: Caller | None = None, name: str | None = None, /, *args: object, registry: Bundle | None = None,
+    worker: str | None = None, input_data: object = None, caller_context: Caller | None = None,
+    attachments: Attachments | None = None, **kwargs: object
+) -> object:
     """`call_worker_async` for a synchronous Python tool (which runs on a thread of the run): the
     call runs on the run's event loop, in the tool's context, so the caller's `calls` still decide
     which workers it may reach. Not for async code (`await call_worker_async(...)`)."""
@@ -172,9 +193,9 @@ def call_worker(*args: Any, **kwargs: Any) -> Any:
     loop = RUN_LOOP.get()
     if loop is None:
         raise InputProblem("call_worker is for a synchronous tool during a run; from host code use run_worker")
-    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    done: concurrent.futures.Future[object] = concurrent.futures.Future()
 
-    def settle(task: asyncio.Task[Any]) -> None:
+    def settle(task: asyncio.Task[object]) -> None:
         if task.cancelled():  # the run was stopped (Ctrl-C, --timeout): the waiting tool thread ends too
             done.cancel()
         elif (exc := task.exception()) is not None:
@@ -183,16 +204,18 @@ def call_worker(*args: Any, **kwargs: Any) -> Any:
             done.set_result(task.result())
 
     def start() -> None:
-        loop.create_task(call_worker_async(*args, **kwargs)).add_done_callback(settle)
+        loop.create_task(call_worker_async(ctx, name, *args, registry=registry, worker=worker, input_data=input_data,
+                                           caller_context=caller_context, attachments=attachments,
+                                           **kwargs)).add_done_callback(settle)
 
     loop.call_soon_threadsafe(start, context=contextvars.copy_context())
     return done.result()
 
 
 def _call(
-    ctx: Any, name: str | None, args: tuple[Any, ...], kwargs: dict[str, Any], registry: Bundle | None,
-    worker: str | None, input_data: Any, caller_context: Any, attachments: Any,
-) -> tuple[CallContext, str, tuple[Any, ...]]:
+    ctx: Caller | None, name: str | None, args: tuple[object, ...], kwargs: dict[str, object], registry: Bundle | None,
+    worker: str | None, input_data: object, caller_context: Caller | None, attachments: Attachments | None,
+) -> tuple[CallContext, str, tuple[object, ...]]:
     """The caller's context, the callee and the input of a call from Python, in either form."""
     if (ctx is None) == (caller_context is None):
         raise InputProblem("give the caller's context once: first, or as caller_context= (the seed API's name)")
@@ -202,6 +225,7 @@ def _call(
     if (name is None) == (worker is None):
         raise InputProblem("name the worker to call once: second, or as worker= (the seed API's name)")
     context = ctx if ctx is not None else caller_context
+    assert context is not None  # one of the two, checked above
     deps = context if isinstance(context, CallContext) else context.deps
     if registry is not None and not _same_bundle(registry, deps.runtime):
         raise InputProblem(f"registry={registry!r} is not the bundle of the caller's run; a worker call runs in its "
@@ -210,7 +234,7 @@ def _call(
     return deps, name if name is not None else worker, args  # type: ignore[return-value]
 
 
-def _same_bundle(registry: Bundle, runtime: Any) -> bool:
+def _same_bundle(registry: Bundle, runtime: RunHost) -> bool:
     if isinstance(registry, Runtime) or not isinstance(registry, (str, Path)):
         return registry is runtime
     path = Path(registry)

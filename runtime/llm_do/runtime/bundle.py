@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
@@ -21,7 +21,14 @@ from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 from llm_do.bundle.views import CallEdge, WorkerSpec, call_edges
 
 if TYPE_CHECKING:
-    from llm_do.bundle.model import EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
+    from types import ModuleType
+
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.models import Model
+
+    from llm_do.bundle.model import DefaultsNode, EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
+
+    from .call_scope import CallContext
 
 __all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources", "read_bundle"]
 
@@ -41,13 +48,13 @@ class LoadedBundle:
         self._agent_era: bool | None = None
         self._services: dict[str, list[str]] | None = None
         self._mcp_server_keys: list[str] | None = None
-        self.agents: dict[str, Any] = {}
+        self.agents: dict[str, Agent[CallContext, object]] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
         of this bundle shares them."""
-        self.models: dict[str, Any] = {}
+        self.models: dict[str, Model] = {}
         """Models built from model names, shared by every Runtime of this bundle like the agents
         (a batch makes one Runtime per input)."""
-        self.tools: dict[tuple[str, str], Any] = {}
+        self.tools: dict[tuple[str, str], Tool[CallContext]] = {}
         """(module, tool name) -> the pydantic-ai `Tool` of a Python tool function, made once: its
         schema is read from the signature, and every worker call builds its toolsets again."""
 
@@ -67,8 +74,9 @@ class LoadedBundle:
         return runtime
 
     @property
-    def defaults(self) -> dict[str, Any]:
-        return self.text.get("defaults") or {}
+    def defaults(self) -> DefaultsNode:
+        defaults: DefaultsNode | None = self.text.get("defaults")
+        return defaults or {}
 
     def worker(self, name: str) -> WorkerSpec | None:
         spec = self._workers.get(name)
@@ -116,7 +124,7 @@ class LoadedBundle:
             self._agent_era = b'.agent": {' in self.text.section_bytes("sources")
         return self._agent_era
 
-    def import_module(self, name: str) -> Any:
+    def import_module(self, name: str) -> ModuleType:
         """Module `name` for this run: a project module from its verified bytes, anything else as
         Python imports it. Raises `BundleRefused` for a project module that is not verified.
         The Python of an `.agent`-era project gets pydantic-ai 1.x's tools (`legacy_tools`)."""

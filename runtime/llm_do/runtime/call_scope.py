@@ -13,26 +13,28 @@ below the composer imports it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import Model
     from pydantic_ai.toolsets import AbstractToolset
 
     from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals.decisions import ApprovalDecision, ApprovalRequest
     from .args import WorkerArgs
     from .bundle import LoadedBundle
-    from .config import RuntimeConfig
+    from .config import McpServer, RuntimeConfig
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
-    from .taint import FlowGuard
+    from .taint import FlowGuard, FrameTaint
 
 
 RUN_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("llm_do_run_loop", default=None)
@@ -43,7 +45,7 @@ thread of its own, calls a worker on it (`call_worker`)."""
 class ServerPool(Protocol):
     """The run's open MCP servers (`toolsets.mcp.McpServers`): a toolset asks for its server."""
 
-    async def server(self, key: str, node: Mapping[str, Any]) -> Any: ...
+    async def server(self, key: str, node: ToolsetNode) -> McpServer: ...
 
 
 class RunHost(Protocol):
@@ -77,8 +79,8 @@ class RunHost(Protocol):
     def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]: ...
 
     async def call_worker_async(
-        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
-    ) -> Any: ...
+        self, name: str, *args: object, parent: CallFrame | None = None, from_model: bool = False, **kwargs: object
+    ) -> object: ...
 
     def worker(self, name: str, parent: CallFrame | None = None) -> WorkerHandle: ...
 
@@ -96,7 +98,7 @@ RUNNING_TOOL_CALL: ContextVar[str | None] = ContextVar("llm_do_running_tool_call
 it (by a model, or by a Python tool) was made there, which is how recordings name a call's place."""
 
 
-NO_TAINT: frozenset[Any] = frozenset()
+NO_TAINT: FrameTaint = frozenset()
 
 
 class CallFrame:
@@ -110,12 +112,12 @@ class CallFrame:
         self.depth = depth
         """The entry runs at depth 1, each call one deeper."""
         self.parent = parent
-        self.messages: list[Any] = []
+        self.messages: list[ModelMessage] = []
         """The call's message history, once it has finished."""
-        self.model: Any = None
+        self.model: Model | str | None = None
         """The model the call runs on (a name, or a Model object), once chosen: a callee without a
         model of its own inherits it."""
-        self.taint: frozenset[Any] = NO_TAINT
+        self.taint: FrameTaint = NO_TAINT
         """What the call has taken in (`taint.Source`s: private data, untrusted content): its
         caller's at first, then what its labelled tools and its callees return."""
 
@@ -123,7 +125,7 @@ class CallFrame:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"
 
 
-def as_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+def as_input(args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
     """A Python call's input as positionals only: keyword arguments become one mapping, so an input
     field never collides with a keyword of the call machinery (`parent`, `from_model`). Both kinds
     given stay two inputs, which `inputs.normalize_input` refuses."""
@@ -137,10 +139,10 @@ class WorkerHandle(NamedTuple):
     name: str
     parent: CallFrame | None = None
 
-    async def call_async(self, /, *args: Any, **kwargs: Any) -> Any:
+    async def call_async(self, /, *args: object, **kwargs: object) -> object:
         return await self.runtime.call_worker_async(self.name, *as_input(args, kwargs), parent=self.parent)
 
-    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: object, **kwargs: object) -> object:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -157,7 +159,7 @@ class CallContext:
         self.runtime = runtime
         self.frame = frame
 
-    async def call_worker(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    async def call_worker(self, name: str, /, *args: object, **kwargs: object) -> object:
         """Call another worker one level deeper, with Python-call arguments (see `inputs`)."""
         return await self.runtime.call_worker_async(name, *as_input(args, kwargs), parent=self.frame)
 
@@ -192,7 +194,7 @@ class CallScope:
             await self.toolsets.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         toolsets, self.toolsets = self.toolsets, None
         if toolsets is not None:
             await toolsets.__aexit__(*exc_info)

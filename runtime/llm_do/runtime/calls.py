@@ -10,6 +10,7 @@ wrapped in steps) comes from the run's `Durability`, never from overriding a met
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -25,11 +26,21 @@ from .models import ModelProblem, build_model, choose_model, model_label
 from .prompt import AttachmentProblem, build_prompt
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterable
+
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import AgentStreamEvent, ModelMessage, UserContent
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings
+    from pydantic_ai.tools import RunContext
+    from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.usage import RunUsage, UsageLimits
 
     from .args import WorkerArgs
     from .call_scope import RunHost
     from .durability import Durability
+    from .taint import FrameTaint
 
     class CallHost(RunHost, Protocol):
         """What the calls need of the run that makes them (implemented by `Runtime`)."""
@@ -38,7 +49,7 @@ if TYPE_CHECKING:
         usage: RunUsage
         usage_limits: UsageLimits | None
         meter: RunMeter
-        thread_taint: frozenset[Any] | None
+        thread_taint: FrameTaint | None
 
         def check_services(self, worker: str) -> None: ...
 
@@ -54,9 +65,9 @@ class WorkerCaller:
         self._agents = durability.agent_cache(self.bundle)
         self._created: dict[str, WorkerSpec] = {}
         """Workers created in this run (`create_worker`), by name: only this run may call them."""
-        self._created_agents: dict[str, Any] = {}
+        self._created_agents: dict[str, Agent[CallContext, object]] = {}
         self._models = self.bundle.models
-        self._classes: dict[tuple[str, str], type[Any]] = {}
+        self._classes: dict[tuple[str, str], type] = {}
 
     # --- the workers
 
@@ -77,12 +88,12 @@ class WorkerCaller:
 
     # --- schemas
 
-    def load_class(self, module: str, qualname: str) -> type[Any]:
+    def load_class(self, module: str, qualname: str) -> type:
         """A class of the project's verified Python (an input or output schema), imported once."""
         key = (module, qualname)
         if key not in self._classes:
             try:
-                self._classes[key] = cast("type[Any]", user_code.resolve_attr(self.bundle.import_module(module), qualname))
+                self._classes[key] = cast("type", user_code.resolve_attr(self.bundle.import_module(module), qualname))
             except BundleRefused:
                 raise
             except Exception as exc:
@@ -92,7 +103,7 @@ class WorkerCaller:
     def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]:
         return self.load_class(spec.input.module, spec.input.qualname)
 
-    def output_class(self, spec: WorkerSpec) -> Any:
+    def output_class(self, spec: WorkerSpec) -> type:
         """The worker's output class; `str` for a worker whose output is text."""
         if spec.output is None:
             return str
@@ -101,9 +112,9 @@ class WorkerCaller:
     # --- one call
 
     async def call(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], parent: CallFrame | None, from_model: bool,
-        message_history: list[Any] | None = None,
-    ) -> tuple[Any, CallFrame]:
+        self, name: str, args: tuple[object, ...], kwargs: dict[str, object], parent: CallFrame | None, from_model: bool,
+        message_history: list[ModelMessage] | None = None,
+    ) -> tuple[object, CallFrame]:
         """Run worker `name` one level below `parent` (at depth 1 without one); its output and frame.
         `from_model`: the input comes from a model (or a client), so its attachments are confined."""
         runtime = self.runtime
@@ -131,7 +142,7 @@ class WorkerCaller:
         frame.taint = parent.taint if parent is not None else runtime.thread_taint or frame.taint
         if spec.server_side_tools:
             frame.taint = runtime.flow_guard.start(spec, frame.taint)
-        output: Any = None
+        output: object = None
         try:
             output = await self._call(spec, frame, prompt, message_history)
             return output, frame
@@ -142,13 +153,14 @@ class WorkerCaller:
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
 
-    async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None) -> Any:
+    async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: str | list[UserContent],
+                    message_history: list[ModelMessage] | None) -> object:
         if self.runtime.mcp_servers is None and self.bundle.mcp_server_keys():
             return await self._run_with_mcp_servers(spec, frame, prompt, message_history)
         return await self._run(spec, frame, prompt, message_history)
 
-    async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: Any,
-                                    message_history: list[Any] | None) -> Any:
+    async def _run_with_mcp_servers(self, spec: WorkerSpec, frame: CallFrame, prompt: str | list[UserContent],
+                                    message_history: list[ModelMessage] | None) -> object:
         """The outermost call of a bundle with MCP servers: they are started (the required ones
         now, before any model call), shared by every call below, and stopped when it ends."""
         from .toolsets.mcp import McpServers
@@ -160,7 +172,7 @@ class WorkerCaller:
             finally:
                 self.runtime.mcp_servers = None
 
-    def model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Any, str]:
+    def model(self, spec: WorkerSpec, frame: CallFrame | None = None) -> tuple[Model, str]:
         """The model of a call and its label: the one the run's durability fixed for the worker,
         else chosen now (and recorded in `frame`: its callees inherit it)."""
         fixed = self.durability.model_for(spec)
@@ -196,7 +208,7 @@ class WorkerCaller:
         except Exception as exc:  # user code: report, do not crash the runtime with a traceback
             raise ModelProblem(f"cannot use model '{model}': importing '{module}' failed: {type(exc).__name__}: {exc}") from None
 
-    def agent(self, spec: WorkerSpec) -> Any:
+    def agent(self, spec: WorkerSpec) -> Agent[CallContext, object]:
         """The worker's pydantic-ai Agent, built on first use: its instructions and output type,
         its native tools and whatever capabilities the run's durability adds (and the model, when
         the durability fixed one)."""
@@ -219,20 +231,21 @@ class WorkerCaller:
             agents[spec.name] = agent
         return agent
 
-    def toolsets(self, spec: WorkerSpec) -> Any:
+    def toolsets(self, spec: WorkerSpec) -> AbstractToolset[CallContext] | None:
         """A call's toolsets behind the gate (what the gate wraps, the durability may wrap first)."""
         from .toolset_builder import build_toolsets
 
         return build_toolsets(self.runtime, spec, self.durability.wrap_tools)
 
-    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: Any, message_history: list[Any] | None = None) -> Any:
+    async def _run(self, spec: WorkerSpec, frame: CallFrame, prompt: str | list[UserContent],
+                   message_history: list[ModelMessage] | None = None) -> object:
         runtime = self.runtime
         model, label = self.model(spec, frame)
         if runtime.config.wrap_model is not None:
             model, label = runtime.config.wrap_model(model, frame, spec, label)
         model = metered(model)
         metering = METERED_CALL.set(MeteredCall(runtime.meter, frame, spec, label))
-        settings = spec.model_settings or self.bundle.defaults.get("model_settings")
+        settings = cast("ModelSettings | None", spec.model_settings or self.bundle.defaults.get("model_settings"))
         try:
             async with CallScope(runtime, frame, self.toolsets(spec)) as scope:
                 if runtime.listening:
@@ -270,12 +283,14 @@ class WorkerCaller:
             runtime.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(runtime.usage)))
         return result.output
 
-    def _streams(self, model: Any) -> bool:
+    def _streams(self, model: Model) -> bool:
         """Whether this call streams: the run asks for it, someone listens, and the model can (a
         host's FunctionModel without a stream function cannot; it answers whole)."""
         return self.runtime.config.stream and self.runtime.listening and getattr(model, "stream_function", True) is not None
 
-    def _stream_handler(self, frame: CallFrame) -> Any:
+    def _stream_handler(
+        self, frame: CallFrame
+    ) -> Callable[[RunContext[CallContext], AsyncIterable[AgentStreamEvent]], Awaitable[None]]:
         """Hands the text of a streamed response to the listeners as `OutputDelta` events."""
         from pydantic_ai import PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
 
@@ -283,7 +298,7 @@ class WorkerCaller:
 
         emit = self.runtime.emit
 
-        async def handle(ctx: Any, events: Any) -> None:
+        async def handle(ctx: RunContext[CallContext], events: AsyncIterable[AgentStreamEvent]) -> None:
             async for event in events:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
                     text = event.part.content
@@ -297,7 +312,7 @@ class WorkerCaller:
         return handle
 
 
-def returned_taint(spec: WorkerSpec, taint: frozenset[Any], output: Any) -> frozenset[Any]:
+def returned_taint(spec: WorkerSpec, taint: FrameTaint, output: object) -> FrameTaint:
     """What a caller takes in from a callee that held `taint` and returned `output` (None: it failed,
     and its failure's message is read). A worker whose output can carry no free text (`declassifies`)
     hands up no untrusted content, once this output is checked against its schema (red team: a
@@ -321,7 +336,7 @@ def _model_api_error() -> type[BaseException]:
     return ModelAPIError
 
 
-def usage_dict(usage: Any) -> dict[str, int]:
+def usage_dict(usage: RunUsage) -> dict[str, int]:
     return {
         "requests": usage.requests,
         "tool_calls": usage.tool_calls,
@@ -330,7 +345,7 @@ def usage_dict(usage: Any) -> dict[str, int]:
     }
 
 
-def _tool_call_order(model: Any) -> AbstractContextManager[None]:
+def _tool_call_order(model: Model) -> AbstractContextManager[None]:
     """A scripted model's tool calls run one after another in the order given (spec/runtime.md);
     a real model's calls of one response may run concurrently, as pydantic-ai runs them."""
     if not getattr(model, "runs_tool_calls_in_order", False):
@@ -340,7 +355,7 @@ def _tool_call_order(model: Any) -> AbstractContextManager[None]:
     return ToolManager.parallel_execution_mode("sequential")
 
 
-def native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:
+def native_tools(configs: tuple[dict[str, Any], ...]) -> list[AbstractCapability[CallContext]]:
     """`server_side_tools` of the .agent era as pydantic-ai native tools."""
     if not configs:
         return []
@@ -353,7 +368,7 @@ def native_tools(configs: tuple[dict[str, Any], ...]) -> list[Any]:
         WebSearchTool,
     )
 
-    out = []
+    out: list[AbstractCapability[CallContext]] = []
     for cfg in configs:
         kind = cfg.get("tool_type")
         tool: AbstractNativeTool

@@ -2,23 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-RemoteMcp = Callable[[str, Mapping[str, Any], Callable[[], Awaitable[Any]]], Awaitable[Any]]
-"""`(server name, its bundle node, start) -> the server the run uses`: `start()` starts the real one
-(a pydantic-ai `MCPToolset`); what is returned lists and calls tools as it does."""
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import Model
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import ToolsetTool
+    from pydantic_ai.usage import UsageLimits
+
     from llm_do.bundle.approval import ApprovalMode
+    from llm_do.bundle.model import ToolsetNode
     from llm_do.bundle.views import WorkerSpec
 
     from .approvals.decisions import ApprovalCallback
     from .budget import Budget
+    from .call_scope import CallContext, CallFrame
     from .events import RuntimeEvent
     from .references import ReferenceStore
+
+    # Only for the type checker: an `exec` that uses no MCP server makes neither class.
+    class ListedMcpTool(Protocol):
+        """One tool as an MCP server lists it (`mcp.types.Tool`, or a replay's record of one)."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def description(self) -> str | None: ...
+        @property
+        def input_schema(self) -> Mapping[str, object]: ...
+
+
+    class McpServer(Protocol):
+        """What a run's MCP toolsets use of a started server: pydantic-ai's `MCPToolset`, or what
+        records one (`recording.remote_mcp`) or stands in for one (`recording.remote_replay`)."""
+
+        async def list_tools(self) -> Sequence[ListedMcpTool]: ...
+
+        async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]: ...
+
+        def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]: ...
+
+        async def direct_call_tool(self, name: str, args: dict[str, object]) -> object: ...
+
+
+RemoteMcp = Callable[[str, "ToolsetNode", Callable[[], Awaitable["McpServer"]]], Awaitable["McpServer"]]
+"""`(server name, its bundle node, start) -> the server the run uses`: `start()` starts the real one
+(a pydantic-ai `MCPToolset`); what is returned lists and calls tools as it does."""
 
 
 @dataclass(frozen=True)
@@ -32,22 +66,22 @@ class RuntimeConfig:
     """Ask on the terminal when there is no callback (the CLI sets it when stdin is a terminal)."""
     max_depth: int | None = None
     """None: the bundle's `runtime.max_depth`."""
-    usage_limits: Any | None = None
+    usage_limits: UsageLimits | None = None
     """A pydantic-ai UsageLimits; None: the bundle's."""
     timeout: float | None = None
     """Seconds for the whole run."""
-    model: Any | None = None
+    model: Model | str | None = None
     """A model name or pydantic-ai Model used by every worker instead of its own."""
-    model_for: Callable[[str], Any] | None = None
+    model_for: Callable[[str], Model | str | None] | None = None
     """Per-worker model override: called with each worker's name, it returns a model name or a
     pydantic-ai Model (a `FunctionModel` per worker tests offline), or None for that worker's own;
     takes precedence over `model`."""
-    fallback_model: Any | None = None
+    fallback_model: Model | str | None = None
     """A model name or pydantic-ai Model for a worker that names none, has no caller's to inherit
     and no project default (before `LLM_DO_MODEL`); the seed API's `cli_model`."""
-    wrap_model: Callable[[Any, Any, WorkerSpec, str], tuple[Any, str]] | None = None
-    """Wraps each call's built model, given the call's `CallFrame`, the worker and the model's label
-    (the frame is `Any` here: `call_scope` names this module), and gives the
+    wrap_model: Callable[[Model, CallFrame, WorkerSpec, str], tuple[Model, str]] | None = None
+    """Wraps each call's built model, given the call's `CallFrame`, the worker and the model's label,
+    and gives the
     model and label the call uses: recording (`--record`) and replaying a cassette (`llm-do test`)
     see every request of every call."""
     remote_mcp: RemoteMcp | None = None
@@ -56,7 +90,7 @@ class RuntimeConfig:
     on_event: Callable[[RuntimeEvent], None] | None = None
     stream: bool = False
     """Stream model responses and send their text as `OutputDelta` events (with a listener only)."""
-    on_message: Callable[[str, int, list[Any]], None] | None = None
+    on_message: Callable[[str, int, list[ModelMessage]], None] | None = None
     """Called with (worker, depth, messages) when a worker call finishes."""
     verbosity: int = 0
     cwd: Path | None = None

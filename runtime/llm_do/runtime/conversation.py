@@ -15,23 +15,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .conversation_store import Thread, ThreadProblem, changed_bundle_note, read_thread, thread_path, write_thread
 
 if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.usage import RunUsage
+
     from .bundle import LoadedBundle
+    from .runtime import RunResult
+    from .taint import FrameTaint
 
 
 class TurnRunner(Protocol):
     """What a conversation needs of the run (implemented by `Runtime`)."""
 
     bundle: LoadedBundle
-    usage: Any
-    thread_taint: frozenset[Any] | None
+    usage: RunUsage
+    thread_taint: FrameTaint | None
 
-    async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
-                        **kwargs: Any) -> Any: ...
+    async def run_async(self, *args: object, worker: str | None = None, message_history: list[ModelMessage] | None = None,
+                        confine_attachments: bool = False, **kwargs: object) -> RunResult: ...
 
 
 class Conversation:
@@ -54,7 +59,7 @@ class Conversation:
         self.worker: str = named
         if runtime.bundle.worker(self.worker) is None:
             raise InputProblem(f"the bundle has no worker '{self.worker}'")
-        self.messages: list[Any] = []
+        self.messages: list[ModelMessage] = []
         """The conversation so far, as pydantic-ai messages."""
         self._usage = RunUsage()
         self.turns = 0
@@ -63,7 +68,7 @@ class Conversation:
         self.note: str | None = None
         """Set when the thread was made with another bundle: the person should know."""
         self._path = thread_path(runtime.bundle.path, thread) if thread is not None else None
-        self.taint: frozenset[Any] = frozenset()
+        self.taint: FrameTaint = frozenset()
         """What the thread's turns took in (`taint`): its history holds it, so every turn starts with it."""
         if self._path is not None:
             stored = read_thread(self._path, thread)  # type: ignore[arg-type]
@@ -96,10 +101,11 @@ class Conversation:
         digest: str | None = self.runtime.bundle.text.get("digest")
         return digest
 
-    async def send_async(self, *args: Any, **kwargs: Any) -> Any:
+    async def send_async(self, *args: object, confine_attachments: bool = False, **kwargs: object) -> object:
         """One turn: the message (a string, or the worker's input fields) with the history so far;
         returns the worker's output. A turn that fails or is cancelled leaves the history as it was,
-        but not the taint: what it took in stays (taint only grows), and is saved to the thread."""
+        but not the taint: what it took in stays (taint only grows), and is saved to the thread.
+        `confine_attachments`: as `Runtime.run_async`'s."""
         from pydantic_ai.usage import RunUsage
 
         turn_usage = RunUsage()
@@ -107,7 +113,8 @@ class Conversation:
         self.runtime.thread_taint = before = self.taint
         done = False
         try:
-            result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None, **kwargs)
+            result = await self.runtime.run_async(*args, worker=self.worker, message_history=self.messages or None,
+                                                  confine_attachments=confine_attachments, **kwargs)
             done = True
         finally:
             self._usage.incr(turn_usage)
@@ -120,9 +127,9 @@ class Conversation:
         self._save()
         return result.output
 
-    def send(self, *args: Any, **kwargs: Any) -> Any:
+    def send(self, *args: object, confine_attachments: bool = False, **kwargs: object) -> object:
         """`send_async` for code that is not async."""
-        return asyncio.run(self.send_async(*args, **kwargs))
+        return asyncio.run(self.send_async(*args, confine_attachments=confine_attachments, **kwargs))
 
     def reset(self) -> None:
         """Forget the history (and empty the thread), the turns and their usage: the next turn

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.stdlib.worker_create.definition import (
     CREATING_TOOLSETS,
@@ -19,6 +19,9 @@ from llm_do.stdlib.worker_create.definition import (
     check_definition,
     worker_file_text,
 )
+
+if TYPE_CHECKING:
+    from llm_do.bundle.views import WorkerSpec
 
 __all__ = ["CREATING_TOOLSETS", "DEFAULT_FOLDER", "DefinitionProblem", "WorkerDefinition", "check_definition", "check_free",
            "created_spec", "save", "target"]
@@ -84,7 +87,7 @@ def _prompt_input_schema() -> dict[str, Any]:
     return PromptInput.model_json_schema()
 
 
-def created_spec(definition: WorkerDefinition, source: str) -> Any:
+def created_spec(definition: WorkerDefinition, source: str) -> WorkerSpec:
     """The `WorkerSpec` a created worker runs by: its definition, no tools, the default input."""
     from llm_do.bundle.views import SchemaSpec, WorkerSpec
 

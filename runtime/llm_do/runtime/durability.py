@@ -15,9 +15,12 @@ durability=...)`): the run asks it at four points and otherwise runs as always.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.models import Model
     from pydantic_ai.toolsets import AbstractToolset
 
     from llm_do.bundle.views import WorkerSpec
@@ -35,15 +38,15 @@ class Durability(Protocol):
     """The run stopped to wait for an answer from outside the process (a detached approval): its
     end is not a failure, and the run reports none."""
 
-    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
+    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Agent[CallContext, object]]:
         """Where the run keeps its workers' Agents, by worker name."""
         ...
 
-    def model_for(self, spec: WorkerSpec) -> tuple[Any, str] | None:
+    def model_for(self, spec: WorkerSpec) -> tuple[Model, str] | None:
         """The model (and its label) fixed for the worker before the run, or None: chosen per call."""
         ...
 
-    def agent_capabilities(self, spec: WorkerSpec) -> list[Any]:
+    def agent_capabilities(self, spec: WorkerSpec) -> list[AbstractCapability[CallContext]]:
         """pydantic-ai capabilities added to the worker's Agent."""
         ...
 
@@ -62,13 +65,13 @@ class NoDurability:
 
     stopped_to_wait = False
 
-    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
+    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Agent[CallContext, object]]:
         return bundle.agents
 
-    def model_for(self, spec: WorkerSpec) -> tuple[Any, str] | None:
+    def model_for(self, spec: WorkerSpec) -> tuple[Model, str] | None:
         return None
 
-    def agent_capabilities(self, spec: WorkerSpec) -> list[Any]:
+    def agent_capabilities(self, spec: WorkerSpec) -> list[AbstractCapability[CallContext]]:
         return []
 
     def wrap_tools(self, spec: WorkerSpec, toolset: AbstractToolset[CallContext]) -> AbstractToolset[CallContext]:

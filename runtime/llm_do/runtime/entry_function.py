@@ -47,16 +47,18 @@ class EntryContext(CallContext):
             raise CallRefused(f"the entry function '{self.label}' called worker '{name}', which its entry.calls does not "
                               f"declare (it may call: {declared})")
 
-    def call_worker(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call_worker(self, name: str, /, *args: object, **kwargs: Any) -> object:  # type: ignore[override]
         """Call worker `name` at depth 1: awaitable in an async function, the output itself in a
-        sync one (which runs in a thread of its own)."""
+        sync one (which runs in a thread of its own). (So not a coroutine function, as
+        `CallContext.call_worker` is: the one override that returns either.) The keywords reach
+        `call_worker_async` as they are, `parent` and `from_model` included."""
         self._allow(name)
         call = self.runtime.call_worker_async(name, *args, parent=self.frame, **kwargs)
         if _on_loop(self.loop):
             return call
         return asyncio.run_coroutine_threadsafe(call, self.loop).result()
 
-    call_agent = call_worker
+    call_agent = call_worker  # type: ignore[assignment]  # as call_worker
     """The `.agent`-era name."""
 
     def worker(self, name: str) -> WorkerHandle:
@@ -71,7 +73,7 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def _function(runtime: Any, node: EntryFunctionNode) -> Any:
+def _function(runtime: RunHost, node: EntryFunctionNode) -> object:
     try:
         return user_code.resolve_attr(runtime.bundle.import_module(node["module"]), node["qualname"])
     except BundleRefused:
@@ -80,7 +82,8 @@ def _function(runtime: Any, node: EntryFunctionNode) -> Any:
         raise RunFailed(f"cannot load the entry function {node['name']}: {type(exc).__name__}: {exc}") from None
 
 
-async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+async def run_entry_function(runtime: RunHost, node: EntryFunctionNode, args: tuple[object, ...],
+                             kwargs: dict[str, object]) -> object:
     """Run the bundle's entry function (`node`); its return value is the run's output."""
     label = node["name"]
     func = _function(runtime, node)
@@ -88,6 +91,7 @@ async def run_entry_function(runtime: Any, node: EntryFunctionNode, args: tuple[
         params = entry_params(func)
     except EntrySignatureProblem as exc:
         raise RunFailed(f"the entry function {label} {exc}") from None
+    assert callable(func)  # entry_params took only a function
     try:
         value = normalize_input(label, params.input_class or PromptInput, args, kwargs)
     except WorkerInputProblem as exc:

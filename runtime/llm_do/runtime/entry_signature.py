@@ -10,9 +10,12 @@ its annotation when that is a `WorkerArgs` subclass, else to `PromptInput`. The 
 from __future__ import annotations
 
 import inspect
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from llm_do.bundle.errors import LlmDoError
+
+if TYPE_CHECKING:
+    from .args import WorkerArgs
 
 CONTEXT_NAMES = ("ctx", "runtime")
 
@@ -26,14 +29,14 @@ class EntryParams(NamedTuple):
     """The parameter that receives the context, if any."""
     input: str | None
     """The parameter that receives the input, if any."""
-    input_class: Any
+    input_class: type[WorkerArgs] | None
     """Its annotation when that is a WorkerArgs subclass; None means PromptInput."""
     is_async: bool
     order: tuple[str, ...]
     """The context and input parameters in the order the function takes them."""
 
 
-def _hints(func: Any) -> dict[str, Any]:
+def _hints(func: object) -> dict[str, object]:
     """Annotations, resolved when they are strings (`from __future__ import annotations`); an
     annotation that does not resolve counts as none."""
     import typing
@@ -44,13 +47,13 @@ def _hints(func: Any) -> dict[str, Any]:
         return {k: v for k, v in getattr(func, "__annotations__", {}).items() if not isinstance(v, str)}
 
 
-def _is_context_type(annotation: Any) -> bool:
+def _is_context_type(annotation: object) -> bool:
     from .call_scope import CallContext
 
     return inspect.isclass(annotation) and issubclass(annotation, CallContext)
 
 
-def entry_params(func: Any) -> EntryParams:
+def entry_params(func: object) -> EntryParams:
     """Read an entry function's signature; raises EntrySignatureProblem when it cannot be one."""
     from .args import WorkerArgs
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .approvals.decisions import ApprovalRequest
+    from .approvals.decisions import ApprovalDecision, ApprovalRequest
 
 
 @dataclass
@@ -18,7 +18,7 @@ class RuntimeEvent:
     """The served call whose run sent it (`llm-do serve`: calls run concurrently and their events
     share one stream); written only when set."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = {"event": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)
                                        if not f.name.startswith("_") and f.name != "call"}}
         return data if self.call is None else {**data, "call": self.call}
@@ -112,15 +112,15 @@ class ApprovalRequested(RuntimeEvent):
     """The arguments as the rules judge them (`ApprovalRequest.normalized_args`)."""
     question: str = ""
     """The description every approver gets (`ApprovalRequest.describe()`): what a host shows."""
-    _respond: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
+    _respond: Callable[[ApprovalDecision], None] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, request: ApprovalRequest, _respond: Callable[[Any], None] | None = None) -> ApprovalRequested:
+    def of(cls, request: ApprovalRequest, _respond: Callable[[ApprovalDecision], None] | None = None) -> ApprovalRequested:
         """The event for an `approvals.ApprovalRequest`, with the same description it gives."""
         return cls(request.worker, request.depth, request.tool, request.args, request.toolset, request.normalized_args,
                    request.describe(), _respond=_respond)
 
-    def respond(self, decision: Any) -> None:
+    def respond(self, decision: ApprovalDecision) -> None:
         if self._respond is None:
             raise RuntimeError("this request is answered by the run's approval mode or callback")
         self._respond(decision)
@@ -172,7 +172,7 @@ class RunFailedEvent(RuntimeEvent):
     usage: dict[str, int]
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> object:
     """Outputs are strings or pydantic models; events carry them as JSON values."""
     dump = getattr(value, "model_dump", None)
     return dump(mode="json") if callable(dump) else value

@@ -6,9 +6,12 @@ the calling worker's tool)."""
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from .errors import RunFailed
+
+T = TypeVar("T")
 
 SIGNATURES = {
     "message_callback": ("message_callback(worker: str, depth: int, messages: list[ModelMessage]) -> None "
@@ -29,7 +32,7 @@ def callback_failed(name: str, problem: str) -> CallbackFailed:
     return CallbackFailed(f"the {name} {problem}; it is called as {SIGNATURES[name]}")
 
 
-def call_host(name: str, callback: Any, *args: Any) -> Any:
+def call_host(name: str, callback: Callable[..., object], *args: object) -> object:
     """`callback(*args)` for the host's callback `name` (a key of SIGNATURES); what it raises ends the
     run as its own failure. A coroutine where a plain function was due is one too (never awaited,
     it would have done nothing)."""
@@ -47,7 +50,7 @@ def call_host(name: str, callback: Any, *args: Any) -> Any:
     return answer
 
 
-async def awaited(name: str, answer: Any) -> Any:
+async def awaited(name: str, answer: Awaitable[T]) -> T:
     """The answer of an async callback, its exception reported as the callback's."""
     try:
         return await answer

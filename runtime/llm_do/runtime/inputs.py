@@ -17,7 +17,7 @@ class WorkerInputProblem(InputProblem, ValueError):
     """Arguments that do not fit the worker's input schema."""
 
 
-def normalize_input(worker: str, schema: type[WorkerArgs], args: tuple[Any, ...], kwargs: dict[str, Any]) -> WorkerArgs:
+def normalize_input(worker: str, schema: type[WorkerArgs], args: tuple[object, ...], kwargs: dict[str, object]) -> WorkerArgs:
     if len(args) > 1 or (args and kwargs):
         raise WorkerInputProblem(f"worker '{worker}' takes one positional input or keyword arguments, not both")
     if args:

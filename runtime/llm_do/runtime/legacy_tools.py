@@ -14,7 +14,10 @@ the runtime before it imports a project's Python, both only for projects with `.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bundle import LoadedBundle
 
 _roots: set[str] = set()
 _original: Any = None
@@ -43,7 +46,7 @@ def enable(root: str) -> None:
     FunctionToolset.tool = tool  # type: ignore[method-assign]
 
 
-def enable_for_bundle(bundle: Any) -> None:
+def enable_for_bundle(bundle: LoadedBundle) -> None:
     """Before importing a bundle's Python: enable 1.x tools when it is of the `.agent` era."""
     if bundle.agent_era and not enabled_for(str(bundle.root)):
         enable(str(bundle.root))

@@ -27,6 +27,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai.models.wrapper import WrapperModel
 
 if TYPE_CHECKING:
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+    from pydantic_ai.settings import ModelSettings
+
     from llm_do.bundle.views import WorkerSpec
 
     from .budget import Hold
@@ -56,7 +61,8 @@ class MeteredModel(WrapperModel):
 
     metered = True
 
-    async def request(self, messages: list[Any], model_settings: Any, model_request_parameters: Any) -> Any:
+    async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                      model_request_parameters: ModelRequestParameters) -> ModelResponse:
         call = METERED_CALL.get()
         if call is None:
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
@@ -70,8 +76,9 @@ class MeteredModel(WrapperModel):
         return response
 
     @asynccontextmanager
-    async def request_stream(self, messages: list[Any], model_settings: Any, model_request_parameters: Any,
-                             run_context: Any = None) -> AsyncIterator[Any]:
+    async def request_stream(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                             model_request_parameters: ModelRequestParameters,
+                             run_context: RunContext[object] | None = None) -> AsyncIterator[StreamedResponse]:
         call = METERED_CALL.get()
         if call is None:
             async with self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
@@ -87,7 +94,7 @@ class MeteredModel(WrapperModel):
         call.meter.end(call, hold, stream.get())
 
 
-def metered(model: Any) -> Any:
+def metered(model: Model) -> Model:
     """`model` wrapped for the meter (once)."""
     return model if getattr(model, "metered", False) else MeteredModel(model)
 
@@ -194,7 +201,7 @@ class RunMeter:
         if hold is not None:
             self._budget.settle(hold, None, failed=True)
 
-    def end(self, call: MeteredCall, hold: Hold | None, response: Any) -> None:
+    def end(self, call: MeteredCall, hold: Hold | None, response: ModelResponse) -> None:
         if not self._prices(call.label):
             return
         from llm_do.pricing.actual import response_cost

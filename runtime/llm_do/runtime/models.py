@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.errors import LlmDoError
 from llm_do.bundle.views import WorkerSpec
@@ -27,8 +27,8 @@ class ModelProblem(LlmDoError):
     """No model, or one the worker declares it cannot run on."""
 
 
-def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, inherited: Any | None = None,
-                 fallback: Any | None = None) -> Any:
+def choose_model(spec: WorkerSpec, default: str | None, override: Model | str | None,
+                 inherited: Model | str | None = None, fallback: Model | str | None = None) -> Model | str:
     """The model name (or Model object) the worker runs on. `inherited`: the model its caller
     runs on (None at the top of a run); `fallback`: the host's, for a worker nothing else names
     one for."""
@@ -40,7 +40,7 @@ def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, in
         return inherited
     if not (spec.model or default) and fallback is not None and not isinstance(fallback, str):
         return fallback  # a Model object
-    name = spec.model or default or fallback or os.environ.get(ENV_VAR)
+    name = spec.model or default or (fallback if isinstance(fallback, str) else None) or os.environ.get(ENV_VAR)
     if not name:
         raise ModelProblem(
             f"worker '{spec.name}' has no model (nor a caller's to inherit): set `model` in {spec.source}, a project default, "
@@ -51,7 +51,7 @@ def choose_model(spec: WorkerSpec, default: str | None, override: Any | None, in
     return name
 
 
-def _inheritable(spec: WorkerSpec, model: Any) -> bool:
+def _inheritable(spec: WorkerSpec, model: Model | str) -> bool:
     """A caller's model fits the worker: a Model object or an offline model always does, a name
     when it matches the worker's compatible_models (or it has none)."""
     if not isinstance(model, str) or model in OFFLINE_MODELS or not spec.compatible_models:
@@ -65,7 +65,7 @@ def _check_compatible(spec: WorkerSpec, name: str) -> None:
         raise ModelProblem(f"model '{name}' is not compatible with worker '{spec.name}' (compatible_models: {', '.join(patterns)})")
 
 
-def model_label(model: Any) -> str:
+def model_label(model: Model | str) -> str:
     if isinstance(model, str):
         return model
     return getattr(model, "model_name", None) or type(model).__name__

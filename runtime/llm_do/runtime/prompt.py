@@ -10,12 +10,17 @@ regular files are read, each once, and never more than the total allows (20 MB b
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llm_do.bundle.errors import InputProblem
 from llm_do.toolkit.hooks import judged_attachments
 
 from .args import Attachment, WorkerArgs
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import UserContent
+
+    from llm_do.bundle.model import AttachmentPolicyNode
 
 DEFAULT_MAX_TOTAL_BYTES = 20_000_000
 """The most bytes of attachments one call takes when its policy sets no `max_total_bytes`."""
@@ -39,8 +44,8 @@ def _resolve(path: str, root: Path, confined: bool, lock: Path | None) -> Path:
     return resolved
 
 
-def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *, confined: bool,
-                 lock: Path | None = None) -> str | list[Any]:
+def build_prompt(args: WorkerArgs, policy: AttachmentPolicyNode | None, root: Path, *, confined: bool,
+                 lock: Path | None = None) -> str | list[UserContent]:
     """The prompt of a call's input. `confined` (the input comes from a model or a client): its
     attachments must be files of the project that no rule keeps from tools (`toolkit.protected`;
     `lock`: the run's)."""
@@ -80,7 +85,7 @@ def build_prompt(args: WorkerArgs, policy: dict[str, Any] | None, root: Path, *,
 
     from pydantic_ai import BinaryContent
 
-    content_parts: list[Any] = []
+    content_parts: list[UserContent] = []
     for part in parts:
         if isinstance(part, Attachment):
             path, content = data[id(part)]

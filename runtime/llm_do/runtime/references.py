@@ -12,7 +12,7 @@ durable store (a database row per payload) implements the same three methods.
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -46,9 +46,9 @@ class ReferenceStore(Protocol):
 
     def new_id(self) -> str: ...
 
-    def put(self, ref_id: str, kind: str, payload: Any) -> None: ...
+    def put(self, ref_id: str, kind: str, payload: object) -> None: ...
 
-    def get(self, ref_id: str) -> tuple[str, Any] | None:
+    def get(self, ref_id: str) -> tuple[str, object] | None:
         """(kind, payload), or None for an id the store does not hold."""
         ...
 
@@ -57,15 +57,15 @@ class InMemoryReferenceStore:
     """The default store: a dict that lives as long as the run's `Runtime`."""
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[str, Any]] = {}
+        self._items: dict[str, tuple[str, object]] = {}
 
     def new_id(self) -> str:
         return f"ref-{len(self._items) + 1}"
 
-    def put(self, ref_id: str, kind: str, payload: Any) -> None:
+    def put(self, ref_id: str, kind: str, payload: object) -> None:
         self._items[ref_id] = (kind, payload)
 
-    def get(self, ref_id: str) -> tuple[str, Any] | None:
+    def get(self, ref_id: str) -> tuple[str, object] | None:
         return self._items.get(ref_id)
 
 
@@ -77,14 +77,14 @@ class References:
     def __init__(self, store: ReferenceStore | None = None) -> None:
         self.store: ReferenceStore = store if store is not None else InMemoryReferenceStore()
 
-    def create(self, payload: Any, *, kind: str = "data", glimpse: str | None = None) -> Reference:
+    def create(self, payload: object, *, kind: str = "data", glimpse: str | None = None) -> Reference:
         """Store `payload`; return the reference the model may see. Without `glimpse`, one is made
         from the payload (its size, and the start of a text)."""
         ref_id = self.store.new_id()
         self.store.put(ref_id, kind, payload)
         return Reference(id=ref_id, kind=kind, glimpse=shorten(glimpse if glimpse is not None else default_glimpse(payload)))
 
-    def resolve(self, ref: Reference | str) -> Any:
+    def resolve(self, ref: Reference | str) -> object:
         """The payload of a reference or of its id; `UnknownReference` (a tool error the model
         sees) when this run holds no such id."""
         ref_id = ref.id if isinstance(ref, Reference) else ref
@@ -94,7 +94,7 @@ class References:
         return found[1]
 
 
-def default_glimpse(payload: Any) -> str:
+def default_glimpse(payload: object) -> str:
     """A glimpse from the payload alone: a text's length and first words, bytes' size, a
     collection's length."""
     if isinstance(payload, str):

@@ -28,25 +28,30 @@ from .metering import DEFAULT_REQUEST_LIMIT, RunMeter
 from .worker_calls_from_python import check_python_call, running_frame
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from pydantic_ai.messages import ModelMessage
     from pydantic_ai.usage import UsageLimits
 
     from llm_do.bundle.approval import ApprovalMode
     from llm_do.bundle.model import UsageLimitsNode
 
     from .approvals.decisions import ApprovalDecision, ApprovalRequest, Approver
+    from .call_scope import ServerPool
     from .conversation import Conversation
+    from .created_workers import WorkerDefinition
     from .durability import Durability
     from .events import RuntimeEvent
     from .references import References
     from .services import Services
-    from .taint import FlowGuard
+    from .taint import FlowGuard, FrameTaint
 
 __all__ = ["RunResult", "Runtime", "usage_dict"]
 
 
 class RunResult(NamedTuple):
-    output: Any
-    messages: list[Any]
+    output: object
+    messages: list[ModelMessage]
     usage: dict[str, int]
 
 
@@ -92,10 +97,10 @@ class Runtime:
             from .services import Services
 
             self._services = Services(self.config.services)
-        self.mcp_servers: Any = None
+        self.mcp_servers: ServerPool | None = None
         """The run's MCP servers (`toolsets.mcp.McpServers`), open while a call runs."""
         self._flow_guard: FlowGuard | None = None
-        self.thread_taint: frozenset[Any] | None = None
+        self.thread_taint: FrameTaint | None = None
         """Set by a chat thread (`session.Conversation`) for one turn: the taint its earlier turns
         took in, which the turn's outermost call starts with and adds to; None: a run starts fresh."""
 
@@ -209,7 +214,7 @@ class Runtime:
     def input_class(self, spec: WorkerSpec) -> type[WorkerArgs]:
         return self.calls.input_class(spec)
 
-    def output_class(self, spec: WorkerSpec) -> Any:
+    def output_class(self, spec: WorkerSpec) -> type:
         """The worker's output class (`str` for text): a durable run's output crossed the workflow
         as JSON and is read back with it."""
         return self.calls.output_class(spec)
@@ -240,8 +245,8 @@ class Runtime:
         return WorkerHandle(self, name, parent)
 
     async def call_worker_async(
-        self, name: str, *args: Any, parent: CallFrame | None = None, from_model: bool = False, **kwargs: Any
-    ) -> Any:
+        self, name: str, *args: object, parent: CallFrame | None = None, from_model: bool = False, **kwargs: object
+    ) -> object:
         """Run worker `name` one level below `parent` (at depth 1 without one); return its output.
         A call from Python that a tool or the entry function runs must be declared (`python_calls`),
         and without a `parent` it is a callee of the frame that Python runs in."""
@@ -280,7 +285,7 @@ class Runtime:
         created.check_free(self.bundle.root, folder, definition)
 
     def _new_worker(self, name: str, instructions: str, description: str, model: str | None, folder: str,
-                    replace: bool) -> Any:
+                    replace: bool) -> WorkerDefinition:
         """The checked definition: a free name (with `replace`, that of a worker created before
         may be reused), valid text, a model this bundle can build."""
         from . import created_workers as created
@@ -312,14 +317,15 @@ class Runtime:
 
     # --- whole runs
 
-    def entry_input(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def entry_input(self, name: str, args: tuple[object, ...],
+                    kwargs: dict[str, object]) -> tuple[tuple[object, ...], dict[str, object]]:
         """The input given, or else the bundle's entry.args when the run starts at the entry."""
         if args or kwargs or name != self.bundle.entry.get("worker"):
             return args, kwargs
         return (self.bundle.entry.get("args") or {},), {}
 
-    async def run_async(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
-                        confine_attachments: bool = False, **kwargs: Any) -> RunResult:
+    async def run_async(self, *args: object, worker: str | None = None, message_history: list[ModelMessage] | None = None,
+                        confine_attachments: bool = False, **kwargs: object) -> RunResult:
         """Run the entry (or `worker`) with the given input, default the bundle's entry.args.
         `message_history`: pydantic-ai messages of earlier turns, which the worker's model sees
         before this input (`RunResult.messages` holds them too, followed by this turn's); not for
@@ -372,9 +378,10 @@ class Runtime:
             except Exception:  # a listener that fails now (a closed pipe) must not hide why the run ended
                 pass
 
-    def run(self, *args: Any, worker: str | None = None, message_history: list[Any] | None = None,
-            **kwargs: Any) -> RunResult:
-        return asyncio.run(self.run_async(*args, worker=worker, message_history=message_history, **kwargs))
+    def run(self, *args: object, worker: str | None = None, message_history: list[ModelMessage] | None = None,
+            confine_attachments: bool = False, **kwargs: object) -> RunResult:
+        return asyncio.run(self.run_async(*args, worker=worker, message_history=message_history,
+                                          confine_attachments=confine_attachments, **kwargs))
 
     def chat(self, thread: str | None = None, *, worker: str | None = None) -> Conversation:
         """A conversation with the entry worker (or `worker`) on this runtime: `send(message)` runs
@@ -384,11 +391,13 @@ class Runtime:
 
         return Conversation(self, thread=thread, worker=worker)
 
-    async def events(self, *args: Any, worker: str | None = None, **kwargs: Any) -> AsyncIterator[RuntimeEvent]:
+    async def events(self, *args: object, worker: str | None = None, message_history: list[ModelMessage] | None = None,
+                     confine_attachments: bool = False, **kwargs: object) -> AsyncIterator[RuntimeEvent]:
         """Run while yielding every event; in `prompt` mode without a callback, the host answers each
         `ApprovalRequested` with `event.respond(ApprovalDecision(...))`."""
         self._stream = asyncio.Queue()
-        task = asyncio.ensure_future(self.run_async(*args, worker=worker, **kwargs))
+        task = asyncio.ensure_future(self.run_async(*args, worker=worker, message_history=message_history,
+                                                    confine_attachments=confine_attachments, **kwargs))
         task.add_done_callback(lambda _: self._stream.put_nowait(None) if self._stream else None)
         try:
             while True:
@@ -403,6 +412,6 @@ class Runtime:
                 task.cancel()
 
 
-async def _no_frame(call: Any, label: str) -> tuple[Any, CallFrame]:
+async def _no_frame(call: Awaitable[object], label: str) -> tuple[object, CallFrame]:
     """An entry function's output, with the frame a run's result reads messages from (none)."""
     return await call, CallFrame(label, 0)

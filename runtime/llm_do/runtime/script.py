@@ -14,11 +14,11 @@ worker, the turn and the error, where a real model would only be asked to try ag
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_ai.models.function import FunctionModel
@@ -27,6 +27,13 @@ from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 
 from .bundle import LoadedBundle
 from .errors import InputProblem, RunFailed
+
+if TYPE_CHECKING:
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+    from pydantic_ai.models import ModelRequestParameters, StreamedResponse
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionDef, StreamFunctionDef
+    from pydantic_ai.settings import ModelSettings
 
 
 class ScriptProblem(InputProblem):
@@ -160,22 +167,24 @@ class ScriptedModel(FunctionModel):
 
     runs_tool_calls_in_order = True
 
-    def __init__(self, function: Any, *, worker: str, stream_function: Any = None) -> None:
+    def __init__(self, function: FunctionDef, *, worker: str, stream_function: StreamFunctionDef) -> None:
         super().__init__(function, stream_function=stream_function, model_name=f"script:{worker}")
         self.worker = worker
         self.streamed_turn: int | None = None
         """The turn the stream function is playing (it starts before the response is handed out)."""
 
     @asynccontextmanager
-    async def request_stream(self, messages: list[Any], model_settings: Any, model_request_parameters: Any,
-                             run_context: Any = None) -> AsyncIterator[Any]:
+    async def request_stream(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                             model_request_parameters: ModelRequestParameters,
+                             run_context: RunContext[object] | None = None) -> AsyncIterator[StreamedResponse]:
         """A streamed turn records its number as a whole response does, so a rejected streamed turn
         is named too."""
         async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as response:
             response.provider_details = {TURN_KEY: self.streamed_turn}
             yield response
 
-    def prepare_messages(self, messages: list[Any], model_request_parameters: Any = None) -> list[Any]:
+    def prepare_messages(self, messages: list[ModelMessage],
+                         model_request_parameters: ModelRequestParameters | None = None) -> list[ModelMessage]:
         outputs = {t.name for t in model_request_parameters.output_tools} if model_request_parameters else set()
         problem = rejected_turn(messages, outputs)
         if problem is not None:
@@ -205,14 +214,14 @@ class ScriptPlayer:
     script: Script
     _positions: dict[str, int] = field(default_factory=dict)
 
-    def model_for(self, worker: str) -> Any:
+    def model_for(self, worker: str) -> ScriptedModel:
         """The worker's model: its next turn for every request, whether the run asks for the whole
         response (`respond`) or streams it (`stream`: text in a few chunks, tool calls as deltas)."""
         from pydantic_ai import ModelResponse
 
         model: ScriptedModel
 
-        def next_turn(info: Any) -> tuple[int, list[Any]]:
+        def next_turn(info: AgentInfo) -> tuple[int, list[TextPart | ToolCallPart]]:
             turns = self.script.workers.get(worker, [])
             index = self._positions.get(worker, 0)
             if index >= len(turns):
@@ -220,11 +229,11 @@ class ScriptPlayer:
             self._positions[worker] = index + 1
             return index + 1, turn_parts(worker, index + 1, turns[index], info)
 
-        async def respond(messages: list[Any], info: Any) -> Any:
+        async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             number, parts = next_turn(info)
             return ModelResponse(parts=parts, provider_details={TURN_KEY: number})
 
-        async def stream(messages: list[Any], info: Any) -> Any:
+        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
             number, parts = next_turn(info)
             model.streamed_turn = number
             for chunk in stream_chunks(parts):
@@ -255,7 +264,7 @@ def describe_unplayed(unplayed: dict[str, tuple[int, int]]) -> str:
     return f"script turns not used: {each}"
 
 
-def rejected_turn(messages: list[Any], output_tools: set[str]) -> tuple[int | None, str] | None:
+def rejected_turn(messages: list[ModelMessage], output_tools: set[str]) -> tuple[int | None, str] | None:
     """The turn and the problem when the run sends the model's last response back as unusable
     (the retry pydantic-ai asks of a real model); None when the last request is not such a retry."""
     from pydantic_ai import ModelRequest, ModelResponse, RetryFeedbackPart, ToolReturnPart
@@ -276,7 +285,7 @@ def rejected_turn(messages: list[Any], output_tools: set[str]) -> tuple[int | No
     return None
 
 
-def _errors(content: Any) -> str:
+def _errors(content: object) -> str:
     """Validation errors (or a message) in one line: `loc: msg; loc: msg`."""
     if isinstance(content, list):
         shown = []
@@ -287,7 +296,7 @@ def _errors(content: Any) -> str:
     return " ".join(str(content).split())
 
 
-def turn_parts(worker: str, number: int, turn: ScriptTurn, info: Any) -> list[Any]:
+def turn_parts(worker: str, number: int, turn: ScriptTurn, info: AgentInfo) -> list[TextPart | ToolCallPart]:
     """A turn as the parts of a model response: tool calls, an output (through the output tool
     when the worker has one), or text."""
     from pydantic_ai import TextPart, ToolCallPart
@@ -307,17 +316,19 @@ TEXT_CHUNKS = 3
 consumes a stream sees it grow as it would from a real model."""
 
 
-def stream_chunks(parts: list[Any]) -> Iterator[Any]:
+def stream_chunks(parts: Sequence[ModelResponsePart]) -> Iterator[str | DeltaToolCalls]:
     """The parts of a turn as a stream function yields them: text in a few chunks split at word
     boundaries; tool calls as `DeltaToolCalls`, name and id first, then the arguments' JSON."""
-    from pydantic_ai import TextPart
+    from pydantic_ai import TextPart, ToolCallPart
     from pydantic_ai.models.function import DeltaToolCall
 
-    if all(isinstance(p, TextPart) for p in parts):
-        text = "".join(p.content for p in parts)
+    texts = [p for p in parts if isinstance(p, TextPart)]
+    if len(texts) == len(parts):
+        text = "".join(p.content for p in texts)
         yield from split_text(text, TEXT_CHUNKS)
         return
     for index, part in enumerate(parts):
+        assert isinstance(part, ToolCallPart), part  # a turn's parts are all text or all tool calls (turn_parts)
         yield {index: DeltaToolCall(name=part.tool_name, tool_call_id=part.tool_call_id)}
         yield {index: DeltaToolCall(json_args=part.args_as_json_str())}
 

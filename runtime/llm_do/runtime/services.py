@@ -75,7 +75,7 @@ def _missing(name: str, items: Mapping[str, Any]) -> str:
     return f"this run was not given service '{name}' (given: {given}); pass it as RuntimeConfig(services={{'{name}': ...}})"
 
 
-def check_services(bundle: LoadedBundle, start: str, given: Mapping[str, Any]) -> None:
+def check_services(bundle: LoadedBundle, start: str, given: Mapping[str, object]) -> None:
     """Raise `ServiceProblem` naming the first service that a worker reachable from `start` (by the
     bundle's call edges) needs and the run was not given."""
     seen: set[str] = set()
@@ -90,7 +90,7 @@ def check_services(bundle: LoadedBundle, start: str, given: Mapping[str, Any]) -
         todo.extend(spec.calls)
 
 
-def check_worker_services(worker: str, needs: Mapping[str, str], given: Mapping[str, Any]) -> None:
+def check_worker_services(worker: str, needs: Mapping[str, str], given: Mapping[str, object]) -> None:
     for service, needed_by in needs.items():
         if service not in given:
             have = ", ".join(sorted(given)) or "none"

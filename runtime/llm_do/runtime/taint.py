@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypedDict
 
 from llm_do.bundle.flow import EGRESS, INERT, INPUT, PRIVATE, PUBLISHED, UNTRUSTED, covers, folder_label, input_label
 
@@ -38,7 +38,7 @@ class TaintedFrame(Protocol):
     """What the guard reads and writes of a call's frame (`call_scope.CallFrame`)."""
 
     worker: str
-    taint: frozenset[Any]
+    taint: FrameTaint
 
     @property
     def parent(self) -> TaintedFrame | None: ...
@@ -65,6 +65,9 @@ class Source(NamedTuple):
 
 
 Taint = frozenset[Source]
+FrameTaint = frozenset[tuple[str, str, str, str]]
+"""What a call frame holds: `Source`s, and the plain tuples the gate adds (`WorkerSpec.taken_in`),
+which equal the `Source`s they spell."""
 EMPTY: Taint = frozenset()
 INPUT_SOURCE = Source(UNTRUSTED, INPUT, "", INPUT)
 
@@ -95,6 +98,16 @@ def accepted(entries: Sequence[FlowAcceptanceNode], workers: Sequence[str], tain
     return None
 
 
+class FlowCheckJson(TypedDict):
+    """A `FlowCheck` as events carry it (`FlowGuarded`)."""
+
+    egress: list[str]
+    private: list[dict[str, str]]
+    untrusted: list[dict[str, str]]
+    accepted: str | None
+    reason: str
+
+
 class FlowCheck(NamedTuple):
     """Why a call from a frame is asked (or let through as accepted)."""
 
@@ -117,7 +130,7 @@ class FlowCheck(NamedTuple):
             return f"{holds}; project.json accepts this flow: {self.accepted}"
         return holds
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FlowCheckJson:
         return {"egress": list(self.egress), "private": [s.to_json() for s in self.private],
                 "untrusted": [s.to_json() for s in self.untrusted], "accepted": self.accepted, "reason": self.reason()}
 
@@ -150,12 +163,12 @@ def callers(frame: TaintedFrame) -> list[str]:
     return out
 
 
-def as_json(taint: Taint) -> list[list[str]]:
+def as_json(taint: FrameTaint) -> list[list[str]]:
     """A taint as a chat thread stores it."""
     return [list(s) for s in sorted(taint)]
 
 
-def from_json(data: Any) -> Taint:
+def from_json(data: object) -> Taint:
     """A taint a chat thread stored; anything malformed raises ValueError."""
     if not isinstance(data, list) or not all(isinstance(s, list) and len(s) == 4 and all(isinstance(x, str) for x in s)
                                              for s in data):
@@ -178,7 +191,7 @@ class FlowGuard:
         self._written_paths: Mapping[str, str] = flows.get("paths") or {}
         self._paths: dict[str, str] | None = None
 
-    def start(self, spec: WorkerSpec, taint: Taint) -> Taint:
+    def start(self, spec: WorkerSpec, taint: FrameTaint) -> FrameTaint:
         """A new frame's taint (`taint`: its caller's, or what a chat thread's earlier turns took
         in), with the untrusted content of the worker's server-side web tools."""
         web = [t.get("tool_type") for t in spec.server_side_tools if t.get("tool_type") in PROVIDER_UNTRUSTED]

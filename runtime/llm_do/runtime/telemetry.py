@@ -12,9 +12,13 @@ Imported only when asked for: the plain `exec` path never loads the OpenTelemetr
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import InputProblem
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+    from opentelemetry.trace import TracerProvider
 
 ENV_SWITCH = "LLM_DO_OTEL"
 EXTRA = "pip install 'llm-do[otel]'"
@@ -24,7 +28,7 @@ class TelemetryProblem(InputProblem):
     """Tracing was asked for but cannot be set up (the SDK is missing): exit 2."""
 
 
-def exporting_provider() -> Any:
+def exporting_provider() -> SdkTracerProvider:
     """A tracer provider that sends spans over OTLP/HTTP, configured by the standard variables
     (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`, ...);
     the service is `llm-do` unless `OTEL_SERVICE_NAME` says otherwise."""
@@ -43,7 +47,7 @@ def exporting_provider() -> Any:
     return provider
 
 
-def instrument(tracer_provider: Any = None) -> Callable[[], None]:
+def instrument(tracer_provider: TracerProvider | None = None) -> Callable[[], None]:
     """Instrument every worker's agent with pydantic-ai's instrumentation, sending spans to
     `tracer_provider` (default: the global one a host set up, e.g. `logfire.configure()`).
     Returns the function that ends it: it flushes the provider and puts pydantic-ai's previous

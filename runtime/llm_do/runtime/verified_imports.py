@@ -25,7 +25,7 @@ from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, all_suffixes
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from llm_do.bundle.canonical import source_hash
 from llm_do.bundle.errors import REBUILD, BundleRefused
@@ -292,7 +292,7 @@ def _project(bundle: VerifiedSources) -> Project:
     return Project(root, weakref.ref(bundle), str(bundle.path), modules, namespaces, by_path, dirs, {}, build)
 
 
-def import_verified(bundle: VerifiedSources, name: str) -> Any:
+def import_verified(bundle: VerifiedSources, name: str) -> ModuleType:
     """Import `name` with `bundle`'s verified sources served."""
     activate(bundle)
     return importlib.import_module(name)

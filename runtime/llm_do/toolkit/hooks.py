@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import Action
+    from llm_do.runtime.call_scope import RunHost
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class ToolsetHooks(Protocol):
         moves, not only on what the model read. By default, none."""
         return None
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """Why the call would fail whatever the answer (a `worker_create` of a taken name), found
         before anyone is asked: the tool then fails unasked with this message. `host` is the run
         (`call_scope.RunHost`). By default, nothing is known before the call."""

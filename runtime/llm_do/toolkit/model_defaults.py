@@ -9,12 +9,14 @@ and the validated values are the same as with `list` and `dict`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
-def empty_list() -> list[Any]:
+def empty_list() -> list[T]:
     return []
 
 
-def empty_dict() -> dict[str, Any]:
+def empty_dict() -> dict[str, T]:
     return {}

@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Partial = bool | Literal["off", "on", "trailing-strings"]
+    """pydantic-core's `allow_partial` (unused: tool arguments arrive whole)."""
 
 
 class ModelArgsValidator:
@@ -17,8 +23,9 @@ class ModelArgsValidator:
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
 
-    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
+    def validate_python(self, input: object, *, allow_partial: Partial = False, **kwargs: object) -> dict[str, object]:
         return dict(self.model.model_validate(input, context=kwargs.get("context")))
 
-    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> dict[str, Any]:
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Partial = False,
+                      **kwargs: object) -> dict[str, object]:
         return dict(self.model.model_validate_json(input or "{}", context=kwargs.get("context")))

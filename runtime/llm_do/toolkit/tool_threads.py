@@ -20,7 +20,13 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # names for annotations only: `exec` imports this module
+    from typing import ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    T = TypeVar("T")
 
 
 class DaemonThreadExecutor(Executor):
@@ -35,8 +41,8 @@ class DaemonThreadExecutor(Executor):
         self._idle = 0
         self._lock = threading.Lock()
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        future: Future[T] = Future()
         self._work.put((future, fn, args, kwargs))
         with self._lock:
             start = self._idle == 0
@@ -81,7 +87,7 @@ def abandonable_tools() -> Iterator[None]:
         yield
 
 
-async def run_blocking(fn: Callable[..., Any], /, **kwargs: Any) -> Any:
+async def run_blocking(fn: Callable[..., T], /, **kwargs: object) -> T:
     """`fn(**kwargs)` on the daemon pool, in a copy of the caller's context (as `asyncio.to_thread`,
     whose default executor `asyncio.run` joins at exit, so a stopped run would wait for it)."""
     loop = asyncio.get_running_loop()

@@ -8,12 +8,15 @@ worker's approval rules). Standard library only: the build imports it with the p
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 TOOLSET_APPROVAL_ATTR = "__llm_do_approval_config__"
 
 
-def set_toolset_approval_config(toolset: Any, config: dict[str, dict[str, Any]]) -> Any:
+def set_toolset_approval_config(toolset: T, config: Mapping[str, Mapping[str, object]]) -> T:
     """Attach per-tool approval config to a toolset instance; returns the toolset."""
     if not isinstance(config, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in config.items()):
         raise TypeError("the approval config must map tool names to dicts such as {'pre_approved': True}")
@@ -21,7 +24,7 @@ def set_toolset_approval_config(toolset: Any, config: dict[str, dict[str, Any]])
     return toolset
 
 
-def get_toolset_approval_config(toolset: Any) -> dict[str, dict[str, Any]] | None:
+def get_toolset_approval_config(toolset: object) -> dict[str, dict[str, object]] | None:
     """The config `set_toolset_approval_config` attached, or None."""
     config = getattr(toolset, TOOLSET_APPROVAL_ATTR, None)
     return config if isinstance(config, dict) else None

@@ -12,7 +12,7 @@ import inspect
 import os
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
@@ -29,8 +29,11 @@ from llm_do.toolkit.tool_threads import run_blocking
 
 from .descriptor import ToolsetDescriptor
 
+if TYPE_CHECKING:
+    from llm_do.runtime.call_scope import CallContext, RunHost
 
-class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
+
+class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
     """Base of the built-in toolsets.
 
     A subclass implements one method per tool, named after it, taking the validated arguments as
@@ -57,7 +60,7 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
     def id(self) -> str | None:
         return self.descriptor.name
 
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         return {
             tool.name: ToolsetTool(
                 toolset=self,
@@ -68,7 +71,8 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
             for tool in self.descriptor.tools
         }
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         if self.descriptor.tool(name) is None:
             raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
         method = getattr(self, name)
@@ -83,7 +87,7 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
             except Exception as exc:  # a bug or an OS surprise: the model is told, the run goes on
                 raise ToolFailed(" ".join(f"{name} failed: {type(exc).__name__}: {exc}".split())[:1000]) from None
 
-    def _check_unchanged(self, name: str, tool_args: dict[str, Any]) -> None:
+    def _check_unchanged(self, name: str, tool_args: dict[str, object]) -> None:
         """Under the lock, the call must still be the one the gate judged: its paths resolved now
         (after the calls that held the lock before it) must be those the rules saw and a person
         approved, else a `mv` of a link could have redirected it past a deny."""
@@ -99,7 +103,7 @@ class StdlibToolset(AbstractToolset[Any], ToolsetHooks):
         if why is not None:
             raise ToolFailed(why)
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """A path parameter naming a protected place: the call fails unasked, saying why (nobody
         is asked about a call that cannot run)."""
         descriptor = self.descriptor.tool(name)

@@ -85,7 +85,8 @@ class CallGraph:
             return [start]
         graph = nx.DiGraph((u, v) for u in group for v in self.calls[u] if v in group)
         back = min(graph.predecessors(start))
-        return nx.shortest_path(graph, start, back)
+        path: list[str] = nx.shortest_path(graph, start, back)  # networkx is untyped
+        return path
 
 
 def call_graph(project: ResolvedProject) -> CallGraph:

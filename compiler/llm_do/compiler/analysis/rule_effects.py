@@ -54,7 +54,7 @@ class Shift:
 
 def same_rules(old: WorkerTool, new: WorkerTool) -> bool:
     """Equal in meaning as written: the same approval, default and lowered rules (rule text aside)."""
-    def key(b: WorkerTool) -> tuple:
+    def key(b: WorkerTool) -> tuple[object, ...]:
         rules = [(r["action"], json.dumps(r.get("when"), sort_keys=True)) for r in b.get("rules") or ()]
         return b.get("approval"), b.get("default") if rules else None, rules
     return key(old) == key(new)

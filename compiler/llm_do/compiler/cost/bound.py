@@ -295,7 +295,7 @@ def _in_flight(requests: int, tool_calls_limit: int | None, parallel: bool, leve
         return requests
     if tool_calls_limit <= 1:
         return min(requests, 1)
-    return min(requests, tool_calls_limit ** max(levels - 1, 0))
+    return min(requests, int(tool_calls_limit ** max(levels - 1, 0)))  # a power of a whole number
 
 
 def _dearest_spend(input_rate: Decimal, output_rate: Decimal, input_cap: int, output_cap: int, joint_cap: int | None) -> Decimal:

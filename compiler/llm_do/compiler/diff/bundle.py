@@ -225,7 +225,7 @@ def _limit_change(name: str, before: Any, after: Any) -> Change:
 # --- one worker
 
 
-def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict, called: bool) -> list[Change]:
+def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict[str, Any], new_doc: dict[str, Any], called: bool) -> list[Change]:
     """`called`: some worker calls it, so its description is what that worker's model reads."""
     out: list[Change] = []
     settings: tuple[tuple[str, Severity], ...] = (
@@ -328,11 +328,11 @@ def _approval(binding: WorkerTool | None) -> str | None:
     return "conditional" if binding.get("rules") else binding.get("approval")
 
 
-def _paths_in(doc: dict, node: WorkerNode, binding: WorkerTool) -> str | None:
+def _paths_in(doc: dict[str, Any], node: WorkerNode, binding: WorkerTool) -> str | None:
     return rules_see_paths_in(doc.get("toolsets") or {}, node, binding.get("toolset"))
 
 
-def _approval_text(doc: dict, node: WorkerNode, binding: WorkerTool) -> str | None:
+def _approval_text(doc: dict[str, Any], node: WorkerNode, binding: WorkerTool) -> str | None:
     """The approval, or the rules with the root their path conditions see (a changed `path`
     changes what they mean)."""
     if _approval(binding) != "conditional":
@@ -358,7 +358,7 @@ def _approval_change(worker: str, tool: str, before: str | None, after: str | No
                   detail=[s.text() for s in found], gate=gate, cause=f"{worker}.{tool}", at=at)
 
 
-def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict, new_doc: dict) -> list[Change]:
+def _approval_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict[str, Any], new_doc: dict[str, Any]) -> list[Change]:
     out: list[Change] = []
     ot, nt = old.get("tools") or {}, new.get("tools") or {}
     for tool in sorted(set(ot) & set(nt)):
@@ -387,7 +387,7 @@ def _side_effect_tool(node: WorkerNode, tool: str) -> bool:
 
 def _settings_changes(name: str, old: WorkerNode, new: WorkerNode) -> list[Change]:
     """Settings of a toolset both versions use that are not a capability's scope (timeouts, sizes)."""
-    def settings(node: WorkerNode) -> dict[str, dict]:
+    def settings(node: WorkerNode) -> dict[str, dict[str, Any]]:
         return {u.toolset: {k: v for k, v in u.settings.items() if k not in SCOPE_SETTINGS}
                 for u in used_toolsets(node) if u.toolset}
 

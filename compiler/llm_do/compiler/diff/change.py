@@ -52,7 +52,7 @@ class Change:
     `code:tools.py:_clean`): `file` and `line` come from it, on the new side (the old one when
     removed)."""
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[int, int, str, str, str]:
         return (SEVERITIES.index(self.severity), AREAS.index(self.area), self.worker or "", self.subject, self.verb)
 
     def to_json(self) -> dict[str, Any]:

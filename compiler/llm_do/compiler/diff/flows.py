@@ -90,7 +90,7 @@ def _status(flow: Flow | None) -> str:
     return "none" if flow is None else flow.status
 
 
-def _accept_key(entry: dict[str, Any]) -> tuple:
+def _accept_key(entry: dict[str, Any]) -> tuple[object, ...]:
     return (entry["worker"], tuple(entry["private"]), tuple(entry["untrusted"]), tuple(entry["egress"]), entry["reason"])
 
 

@@ -63,7 +63,8 @@ def lock_document(data: bytes, path: Path, *, any_format: bool = False) -> dict[
         (reader.verify_sealed if any_format else reader.verify)(data, path)
     except BundleRefused as exc:
         raise BundleInputProblem(str(exc)) from None
-    return json.loads(data)
+    doc: dict[str, Any] = json.loads(data)
+    return doc
 
 
 def compile_document(project: Path, label: str, *, import_python: bool, cache: bool = True,
@@ -86,7 +87,7 @@ def compile_document(project: Path, label: str, *, import_python: bool, cache: b
         raise BundleInputProblem(named(f"{label}: {exc.filename or project}: {exc.strerror}")) from None
     if result.bundle is None:
         raise ProjectHasErrors(label, result, files_as)
-    doc = json.loads(result.bundle)
+    doc: dict[str, Any] = json.loads(result.bundle)
     if result.resolved is not None:
         from .positions import POSITIONS_KEY, positions_of
 

@@ -91,13 +91,15 @@ def _listening(run: Callable[[], Any]) -> set[str]:
     real = os.environ
 
     class Listening(type(real)):  # type: ignore[misc]
-        def __getitem__(self, key: str) -> str:
+        def __getitem__(self, key: str) -> str:  # os.environ's: str values
             heard.add(key)
-            return super().__getitem__(key)
+            value: str = super().__getitem__(key)
+            return value
 
         def __contains__(self, key: object) -> bool:
             heard.add(str(key))
-            return super().__contains__(key)
+            found: bool = super().__contains__(key)
+            return found
 
     # the same variables, read through a mapping that listens (a swap, not a change: noqa B003)
     os.environ = Listening(real._data, real.encodekey, real.decodekey,  # type: ignore[attr-defined]  # noqa: B003

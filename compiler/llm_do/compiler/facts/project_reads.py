@@ -121,13 +121,15 @@ def _listening_environ(real: Any, heard: Callable[[str], None]) -> Any:
     variable read, and with `ALL_VARIABLES` when the names are iterated."""
 
     class Listening(type(real)):  # type: ignore[misc]
-        def __getitem__(self, key: str) -> str:
+        def __getitem__(self, key: str) -> str:  # os.environ's: str values
             heard(key)
-            return super().__getitem__(key)
+            value: str = super().__getitem__(key)
+            return value
 
         def __contains__(self, key: object) -> bool:
             heard(str(key))
-            return super().__contains__(key)
+            found: bool = super().__contains__(key)
+            return found
 
         def __iter__(self) -> Any:
             heard(ALL_VARIABLES)

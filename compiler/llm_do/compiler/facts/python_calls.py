@@ -49,8 +49,9 @@ def literal_calls(source: str, name: str, line: int | None = None) -> list[Pytho
 
 
 def _first_line(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", [])
-    return min([d.lineno for d in decorators] + [getattr(node, "lineno", 0)])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    line: int = getattr(node, "lineno", 0)
+    return min([d.lineno for d in decorators] + [line])
 
 
 def _reached(start: ast.AST, defs: Defs) -> list[ast.AST]:

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from llm_do.bundle.regular_files import IrregularFile, read_regular_file
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ..stages.resolved import ResolvedProject
 
 _KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*:(?P<rest>.*)$")
+
+V = TypeVar("V")
 
 
 @dataclass
@@ -120,7 +122,7 @@ def _colon_ref(value: str) -> str:
     return f" {module}:{qualname}"
 
 
-def _renamed(mapping: dict, old: str, new: str) -> dict:
+def _renamed(mapping: dict[str, V], old: str, new: str) -> dict[str, V]:
     """`mapping` with key `old` renamed to `new` in place of it: the file keeps its order."""
     return {(new if k == old else k): v for k, v in mapping.items()}
 

@@ -86,7 +86,7 @@ def to_text(report: DiffReport) -> str:
     return "\n".join(lines)
 
 
-def _entry_json(entry: CauseEntry) -> dict:
+def _entry_json(entry: CauseEntry) -> dict[str, object]:
     return {**entry.change.to_json(), "severity": entry.severity, "workers": entry.workers,
             "folded": [c.to_json() for c in entry.folded]}
 

@@ -57,7 +57,7 @@ Hashed = TypeVar("Hashed", ToolNode, ToolsetNode, WorkerNode, EntryFunctionNode)
 
 
 def _hashed(node: Hashed) -> Hashed:
-    node["hash"] = node_hash(node)  # type: ignore[arg-type]
+    node["hash"] = node_hash(node)
     return node
 
 
@@ -84,7 +84,7 @@ def _stdlib_node(name: str) -> ToolsetNode:
     return _hashed(ToolsetNode(hash="", name=name, kind="stdlib", tools=tools, capabilities=list(descriptor.capabilities)))
 
 
-def _python_tool_node(name: str, description: str | None, parameters: dict | None, declared: list[str] | None,
+def _python_tool_node(name: str, description: str | None, parameters: dict[str, object] | None, declared: list[str] | None,
                       code: CodeNode | None = None) -> ToolNode:
     node = ToolNode(hash="", name=name, description=description, parameters=parameters or {"type": "object", "properties": {}},
                     approval=PYTHON_TOOL_DEFAULT, capabilities=python_tool_capabilities(name, declared))

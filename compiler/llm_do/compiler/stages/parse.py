@@ -120,7 +120,7 @@ def parse_worker(source: SourceFile, yaml_loader: Callable[[str, int], YamlDocum
     return worker, diagnostics
 
 
-def _with_value_hints(found: list[Diagnostic], hints: dict, file: str, positions: PositionTable) -> list[Diagnostic]:
+def _with_value_hints(found: list[Diagnostic], hints: dict[Path, str], file: str, positions: PositionTable) -> list[Diagnostic]:
     """The validation diagnostics, with a hint added to those at a value `hints` knows."""
     if not hints:
         return found

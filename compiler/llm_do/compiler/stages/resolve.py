@@ -8,6 +8,7 @@ The records it produces are in `resolved`; a worker's `toolsets:` and `tools:` a
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ def _python_symbols(modules: list[ModuleFact], diagnostics: list[Diagnostic], *,
     toolsets: dict[str, PythonToolset] = {}
     tools: dict[str, PythonTool] = {}
 
-    def first_export(table: dict, outer: dict, kind: str, name: str, module: ModuleFact, line: int | None) -> bool:
+    def first_export(table: Mapping[str, PythonToolset | PythonTool], outer: Mapping[str, PythonToolset | PythonTool], kind: str, name: str, module: ModuleFact, line: int | None) -> bool:
         first = table.get(name) or outer.get(name)
         if first is None:
             return True

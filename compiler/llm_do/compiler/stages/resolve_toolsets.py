@@ -13,7 +13,7 @@ from llm_do.stdlib.worker_create.names import CREATING_TOOLSETS
 from .. import codes
 from ..diagnostics import Diagnostic, Location, Related, diagnostic
 from ..suggest import did_you_mean
-from ..syntax.positions import PositionTable
+from ..syntax.positions import Path, PositionTable
 from ..syntax.sources import OutsideRoot, lexically_confined
 from ..syntax.validation import validate
 from .parse import ParsedWorker
@@ -172,7 +172,7 @@ def _use_mcp_server(worker: ResolvedWorker, server: McpServerInfo, at: Location,
                                        default_approval=MCP_TOOL_DEFAULT, at=at), diagnostics)
 
 
-def _sub_positions(positions: PositionTable, prefix: tuple) -> PositionTable:
+def _sub_positions(positions: PositionTable, prefix: Path) -> PositionTable:
     n = len(prefix)
     return PositionTable(
         {p[n:]: v for p, v in positions.values.items() if p[:n] == prefix},

@@ -85,7 +85,7 @@ def _diagnostics(
     return out
 
 
-def _data_path(data: Any, loc: tuple, kind: str) -> Path:
+def _data_path(data: Any, loc: tuple[str | int, ...], kind: str) -> Path:
     """The error's path through the actual data: pydantic adds union-member tags we drop."""
     path: list[str | int] = []
     current = data

@@ -199,7 +199,7 @@ def analyze(ctx: TemplateContext, unit: TemplateUnit, defined: set[str]) -> list
 
 
 def _analyze_tree(ctx: TemplateContext, unit: TemplateUnit, tree: nodes.Template, undeclared: set[str], defined: set[str],
-                  related: tuple) -> list[Diagnostic]:
+                  related: tuple[Related, ...]) -> list[Diagnostic]:
     from jinja2 import nodes
 
     if unit.include_site is None:
@@ -242,7 +242,7 @@ def _undefined_hint(name: str, variables: dict[str, Any]) -> str:
 
 
 def _check_include(ctx: TemplateContext, unit: TemplateUnit,
-                   node: nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends, defined: set[str], related: tuple) -> list[Diagnostic]:
+                   node: nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends, defined: set[str], related: tuple[Related, ...]) -> list[Diagnostic]:
     from jinja2 import nodes
 
     target = node.template
@@ -275,7 +275,7 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit,
     return out + found
 
 
-def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: int, related: tuple) -> list[Diagnostic]:
+def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: int, related: tuple[Related, ...]) -> list[Diagnostic]:
     at = unit.location(line, _column(unit.text.split("\n"), line, path))
     try:
         source = ctx.sources.read(lexically_confined(path), "file")

@@ -55,7 +55,7 @@ class ApprovalRequest:
     and untrusted content and this call can send data out. Such a call is denied when nobody can
     be asked, `approve_all` included; None: asked for the rules' sake only."""
 
-    def shown_args(self) -> dict[str, Any]:
+    def shown_args(self) -> dict[str, object]:
         """What `describe` shows of each argument."""
         if self.shown is not None:
             return self.shown

@@ -13,17 +13,21 @@ Each tool then gets, as the metadata the gate reads for opaque tools:
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic_ai import RunContext
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.toolsets import AbstractToolset, ToolsetFunc, ToolsetTool, WrapperToolset
 
 from llm_do.bundle.approval import ALLOW, APPROVAL_METADATA_KEY, ASK, DENY, TOOLSET_METADATA_KEY, Action
 from llm_do.toolsets.approval import get_toolset_approval_config
 
+if TYPE_CHECKING:
+    from ..call_scope import CallContext
 
-def tool_approval(bundle_approval: Action, own: dict[str, Any] | None) -> Action:
+
+def tool_approval(bundle_approval: Action, own: Mapping[str, object] | None) -> Action:
     """One tool's approval from the bundle's word for its toolset and the toolset's own config."""
     if own and own.get("blocked"):
         return DENY
@@ -33,15 +37,15 @@ def tool_approval(bundle_approval: Action, own: dict[str, Any] | None) -> Action
 
 
 @dataclass
-class ToolsetApprovals(WrapperToolset[Any]):
+class ToolsetApprovals(WrapperToolset["CallContext"]):
     """Sets each tool's approval metadata from the bundle's word and the wrapped toolset's config."""
 
     approval: Action
-    config: dict[str, dict[str, Any]]
+    config: dict[str, dict[str, object]]
     key: str
     """The toolset's key in the bundle, which session approvals name."""
 
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         tools = await super().get_tools(ctx)
         out = {}
         for name, tool in tools.items():
@@ -51,7 +55,7 @@ class ToolsetApprovals(WrapperToolset[Any]):
         return out
 
 
-def with_approvals(toolset: AbstractToolset[Any], approval: Action, key: str) -> AbstractToolset[Any]:
+def with_approvals(toolset: AbstractToolset[CallContext], approval: Action, key: str) -> AbstractToolset[CallContext]:
     """`toolset` (bundle key `key`) with its tools' approvals set (a toolset with no config of its
     own: by metadata)."""
     config = get_toolset_approval_config(toolset)
@@ -60,10 +64,10 @@ def with_approvals(toolset: AbstractToolset[Any], approval: Action, key: str) ->
     return ToolsetApprovals(toolset, approval=approval, config=config, key=key)
 
 
-def factory_with_approvals(factory: Any, approval: Action, key: str) -> Any:
+def factory_with_approvals(factory: ToolsetFunc[CallContext], approval: Action, key: str) -> ToolsetFunc[CallContext]:
     """A toolset factory whose toolsets come out with their approvals set (see `with_approvals`)."""
 
-    async def build(ctx: RunContext[Any]) -> AbstractToolset[Any] | None:
+    async def build(ctx: RunContext[CallContext]) -> AbstractToolset[CallContext] | None:
         toolset = factory(ctx)
         if inspect.isawaitable(toolset):
             toolset = await toolset

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from llm_do.toolkit.hooks import Decisive
 
@@ -51,7 +51,7 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)
 
 
-def render_argument(name: str, value: Any, full: bool = False) -> tuple[list[str], bool]:
+def render_argument(name: str, value: object, full: bool = False) -> tuple[list[str], bool]:
     """The lines showing one argument, and whether anything was left out (then `v` shows all)."""
     if isinstance(value, Decisive):
         where = f" ({printable(value.where)})" if value.where else ""
@@ -87,7 +87,7 @@ def toolset_label(key: str) -> str:
     return f"toolset {key}"
 
 
-def describe_call(call: DescribedCall, shown: Mapping[str, Any], full: bool = False) -> tuple[str, bool]:
+def describe_call(call: DescribedCall, shown: Mapping[str, object], full: bool = False) -> tuple[str, bool]:
     """The description (a first line naming the worker, its depth, the tool and its toolset, then
     one line or block per argument), and whether `full` would show more."""
     toolset = f" ({toolset_label(call.toolset)})" if call.toolset else ""

@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dbos import DBOS, SetWorkflowID
 
@@ -34,11 +34,17 @@ from ..runtime import Runtime
 from .dbos import durability_of, sibling
 from .names import short_digest
 
+if TYPE_CHECKING:
+    from dbos import WorkflowStatus
+
 BATCH_WORKFLOW_PREFIX = "llm-do.batch."
 EXECUTOR_PREFIX = "llm-do-batch@"
 POLL_SECONDS = 0.1
 """How often a process looks for inputs to take from the queue and for finished inputs."""
 FINISHED = {"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+
+BatchWorkflow = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+"""A registered batch workflow: one input's record in, its `BatchResult` as a dict out."""
 
 
 def batch_prefix(digest: str, inputs_sha256: str) -> str:
@@ -71,7 +77,7 @@ class Recorded(NamedTuple):
     """It finished without a result (a failure recorded as its result, or an error)."""
 
 
-def recorded(prefix: str, statuses: Iterable[Any]) -> dict[int, Recorded]:
+def recorded(prefix: str, statuses: Iterable[WorkflowStatus]) -> dict[int, Recorded]:
     """The latest generation recorded for each line."""
     latest: dict[int, Recorded] = {}
     for status in statuses:
@@ -119,7 +125,7 @@ def dead_local_executors(executors: Iterable[str | None], host: str | None = Non
     return sorted(dead)
 
 
-def register_batch_workflow(template: Runtime, run: Callable[[BatchInput, Runtime], Awaitable[BatchResult]]) -> Any:
+def register_batch_workflow(template: Runtime, run: Callable[[BatchInput, Runtime], Awaitable[BatchResult]]) -> BatchWorkflow:
     """The workflow that runs one input (registered before `launch`). Each input runs on a runtime
     of its own (its usage, approvals, references) sharing the template's durable Agents."""
 
@@ -131,7 +137,7 @@ def register_batch_workflow(template: Runtime, run: Callable[[BatchInput, Runtim
     return run_input
 
 
-def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, concurrency: int, retry_failed: bool,
+def work(workflow: BatchWorkflow, prefix: str, digest: str, todo: list[BatchInput], *, concurrency: int, retry_failed: bool,
          on_result: Callable[[BatchResult], None]) -> None:
     """Enqueue the inputs to do (those not recorded yet), hand back the inputs of dead local
     processes, and report each input's result as it is recorded, whichever process ran it. Runs
@@ -157,7 +163,7 @@ def work(workflow: Any, prefix: str, digest: str, todo: list[BatchInput], *, con
             time.sleep(POLL_SECONDS)
 
 
-def result_of(item: BatchInput, status: Any) -> BatchResult:
+def result_of(item: BatchInput, status: WorkflowStatus) -> BatchResult:
     """An input's result as its workflow recorded it. A workflow ends in error only when the run
     could not record its own failure (the bundle refused, recovery given up): that is re-raised
     for a refused bundle (every input's problem) and the input's failure otherwise."""

@@ -24,15 +24,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbos import DBOS
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.durable_exec.dbos import DBOSDurability
-from pydantic_ai.toolsets import WrapperToolset
+from pydantic_ai.messages import ModelResponse
+from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 
 from llm_do.bundle.approval import TOOLSET_METADATA_KEY
 from llm_do.bundle.views import WorkerSpec
@@ -46,6 +49,15 @@ from ..runtime import Runtime
 from ..script import TURN_KEY
 from .names import APPROVAL_PREFIX, short_digest, step_prefix, workflow_name
 from .record_format import LlmDoJson, RecordingFailed, encode, refuse_pickle
+
+if TYPE_CHECKING:
+    from ..approvals.decisions import ApprovalDecision, ApprovalRequest
+    from ..durability import Ask
+    from ..script import ScriptPlayer
+
+RunWorkflow = Callable[[dict[str, Any]], Coroutine[Any, Any, object]]
+"""A registered workflow: one record (bundle, digest, worker, input) in, the run's output as JSON out."""
+W = TypeVar("W")
 
 APP_NAME = "llm-do"
 LISTENER_POLL_SECONDS = 0.1
@@ -84,8 +96,8 @@ def launch(db_url: str, *, executor: str, digest: str, verbose: int = 0, recover
 
 
 @contextmanager
-def launched(runtime: Runtime, register: Callable[[Runtime], Any], db_url: str, *, executor: str, digest: str,
-             verbose: int = 0, recovering: bool = False) -> Iterator[Any]:
+def launched(runtime: Runtime, register: Callable[[Runtime], W], db_url: str, *, executor: str, digest: str,
+             verbose: int = 0, recovering: bool = False) -> Iterator[W]:
     """DBOS started for `runtime`, yielding the workflow `register` made: every Agent built and the
     workflow registered before `launch` (DBOS refuses both after it), DBOS shut down when the block
     ends, whichever step fails."""
@@ -138,28 +150,31 @@ class StepToolset(WrapperToolset[CallContext]):
     inline: frozenset[str] = field(default_factory=frozenset)
     """Tools that call workers."""
 
-    def apply(self, visitor: Callable[[Any], None]) -> None:
+    def apply(self, visitor: Callable[[AbstractToolset[CallContext]], None]) -> None:
         return None
 
-    def visit_and_replace(self, visitor: Callable[[Any], Any]) -> Any:
+    def visit_and_replace(
+        self, visitor: Callable[[AbstractToolset[CallContext]], AbstractToolset[CallContext]]
+    ) -> AbstractToolset[CallContext]:
         return visitor(self)
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         if name in self.inline or DBOS.workflow_id is None:
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)
         binding = self.spec.tools.get(name) if self.spec is not None else None
         toolset = binding.toolset if binding is not None else (tool.tool_def.metadata or {}).get(TOOLSET_METADATA_KEY, "tools")
         worker = self.spec.name if self.spec is not None else "?"
 
-        async def run_tool() -> Any:
-            result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        async def run_tool() -> object:
+            result: object = await self.wrapped.call_tool(name, tool_args, ctx, tool)
             check_recordable(result, name, worker)
             return result
 
         return await DBOS.run_step_async({"name": f"{self.prefix}.{toolset}.{name}"}, run_tool)
 
 
-def check_recordable(value: Any, tool: str, worker: str) -> None:
+def check_recordable(value: object, tool: str, worker: str) -> None:
     """A durable run records every tool result as JSON (`record_format`); one that cannot be
     recorded ends the run naming the tool, not deep inside DBOS."""
     try:
@@ -170,16 +185,17 @@ def check_recordable(value: Any, tool: str, worker: str) -> None:
 
 
 @dataclass
-class ScriptReplay(AbstractCapability[Any]):
+class ScriptReplay(AbstractCapability[CallContext]):
     """A scripted worker's position follows the run's recorded history: a model request DBOS
     replays carries its turn number, so the next request asked for is the one after it."""
 
-    player: Any = None
+    player: ScriptPlayer | None = None
     worker: str = ""
 
-    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+    async def after_model_request(self, ctx: RunContext[CallContext], *, request_context: ModelRequestContext,
+                                  response: ModelResponse) -> ModelResponse:
         turn = (response.provider_details or {}).get(TURN_KEY)
-        if isinstance(turn, int):
+        if isinstance(turn, int) and self.player is not None:
             self.player.replayed(self.worker, turn)
         return response
 
@@ -190,21 +206,22 @@ class DbosDurability:
     behind the gate wrapped in `StepToolset` (one step per call); approvals answered as a step, or
     waited for in the workflow (`DBOS.recv`), where the wait survives the process."""
 
-    def __init__(self, digest: str, *, player: Any = None, detach_approvals: bool = False, answer_here: bool = False,
-                 agents: dict[str, Any] | None = None, chosen: dict[str, tuple[Any, str]] | None = None) -> None:
+    def __init__(self, digest: str, *, player: ScriptPlayer | None = None, detach_approvals: bool = False,
+                 answer_here: bool = False, agents: dict[str, Agent[CallContext, object]] | None = None,
+                 chosen: dict[str, tuple[Model, str]] | None = None) -> None:
         self.digest = digest
         self.player = player
         self.detach_approvals = detach_approvals
         self.answer_here = answer_here
         """Approvals are decided in the run (mode, callback, terminal or denied), never left waiting:
         a batch's inputs do not stop to ask."""
-        self.agents: dict[str, Any] = {} if agents is None else agents
+        self.agents: dict[str, Agent[CallContext, object]] = {} if agents is None else agents
         """This run's durable Agents (never the bundle's shared ones), shared with its siblings."""
-        self.chosen: dict[str, tuple[Any, str]] = {} if chosen is None else chosen
+        self.chosen: dict[str, tuple[Model, str]] = {} if chosen is None else chosen
         """Each worker's model and label, fixed by `prepare`."""
         self._approvals = 0
         self._approval_lock = threading.Lock()
-        self.on_wait: Callable[[dict[str, Any]], None] | None = None
+        self.on_wait: Callable[[dict[str, object]], None] | None = None
         """Called (from DBOS's thread) when the run waits for an approval nobody has answered yet:
         `--detach-approvals` stops the process, otherwise the CLI says what it waits for."""
         self.stopped_to_wait = False
@@ -220,24 +237,24 @@ class DbosDurability:
 
     # --- Durability
 
-    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Any]:
+    def agent_cache(self, bundle: LoadedBundle) -> dict[str, Agent[CallContext, object]]:
         return self.agents
 
-    def model_for(self, spec: WorkerSpec) -> tuple[Any, str] | None:
+    def model_for(self, spec: WorkerSpec) -> tuple[Model, str] | None:
         return self.chosen.get(spec.name)
 
-    def agent_capabilities(self, spec: WorkerSpec) -> list[Any]:
-        capabilities: list[Any] = []
+    def agent_capabilities(self, spec: WorkerSpec) -> list[AbstractCapability[CallContext]]:
+        capabilities: list[AbstractCapability[CallContext]] = []
         if self.player is not None:
             capabilities.append(ScriptReplay(self.player, spec.name))
         capabilities.append(DBOSDurability(name=self.prefix(spec.name), parallel_execution_mode="sequential"))
         return capabilities
 
-    def wrap_tools(self, spec: WorkerSpec, toolset: Any) -> Any:
+    def wrap_tools(self, spec: WorkerSpec, toolset: AbstractToolset[CallContext]) -> AbstractToolset[CallContext]:
         inline = frozenset(u.worker for u in spec.toolsets if u.worker)
         return StepToolset(toolset, prefix=self.prefix(spec.name), spec=spec, inline=inline)
 
-    async def approve(self, runtime: RunHost, request: Any, ask: Any) -> tuple[Any, str]:
+    async def approve(self, runtime: RunHost, request: ApprovalRequest, ask: Ask) -> tuple[ApprovalDecision, str]:
         from ..approvals.decisions import ApprovalDecision
 
         config = runtime.config
@@ -245,9 +262,8 @@ class DbosDurability:
                 not self.detach_approvals and (config.interactive or config.approval_callback)):
             # Answered here and now (a mode, a callback, the terminal): the answer is a step, so a
             # resumed run does not ask again. (A coroutine function: DBOS tells async steps by that.)
-            async def decide() -> tuple[Any, str]:
-                answer: tuple[Any, str] = await ask()
-                return answer
+            async def decide() -> tuple[ApprovalDecision, str]:
+                return await ask()
 
             return await DBOS.run_step_async({"name": f"{self.prefix(request.worker)}.approval"}, decide)
         with self._approval_lock:
@@ -278,7 +294,7 @@ class DbosDurability:
         return ApprovalDecision(approved, note=note, feedback=feedback), "detached"
 
 
-def durable_runtime(bundle: LoadedBundle, config: RuntimeConfig, *, digest: str, player: Any = None,
+def durable_runtime(bundle: LoadedBundle, config: RuntimeConfig, *, digest: str, player: ScriptPlayer | None = None,
                     detach_approvals: bool = False) -> Runtime:
     """A `Runtime` whose runs are durable on DBOS (`prepare` it before `launch`)."""
     return Runtime(bundle, config, durability=DbosDurability(digest, player=player, detach_approvals=detach_approvals))
@@ -336,7 +352,7 @@ def _by_callers(bundle: LoadedBundle, names: list[str]) -> list[str]:
     return ordered
 
 
-def _inheriting_frame(bundle: LoadedBundle, chosen: dict[str, tuple[Any, str]], spec: WorkerSpec) -> CallFrame | None:
+def _inheriting_frame(bundle: LoadedBundle, chosen: dict[str, tuple[Model, str]], spec: WorkerSpec) -> CallFrame | None:
     """A frame whose parent holds the model of the first prepared worker calling `spec`."""
     if spec.model is not None:
         return None
@@ -349,14 +365,14 @@ def _inheriting_frame(bundle: LoadedBundle, chosen: dict[str, tuple[Any, str]], 
     return None
 
 
-async def run_record(runtime: Runtime, record: dict[str, Any]) -> Any:
+async def run_record(runtime: Runtime, record: dict[str, Any]) -> object:
     """The workflow's body: run the record's worker on its input; the output as JSON data."""
     set_recovery_poll(QUEUE_POLL_SECONDS)  # started: no need to poll the queue for it any more
     result = await runtime.run_async(record["input"], worker=record["worker"])
     return _jsonable(result.output)
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json")
@@ -367,27 +383,27 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def register_run_workflow(runtime: Runtime) -> Any:
+def register_run_workflow(runtime: Runtime) -> RunWorkflow:
     """The workflow that runs one record of this bundle (registered before `launch`)."""
 
     @DBOS.workflow(name=workflow_name(durability_of(runtime).digest))
-    async def run_bundle(record: dict[str, Any]) -> Any:
+    async def run_bundle(record: dict[str, Any]) -> object:
         return await run_record(runtime, record)
 
     return run_bundle
 
 
-async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | None, runtime: Runtime,
-                          on_wait: Callable[[dict[str, Any]], None] | None = None) -> tuple[str, Any]:
+async def start_or_resume(workflow: RunWorkflow, run_id: str, record: dict[str, object] | None, runtime: Runtime,
+                          on_wait: Callable[[dict[str, object]], None] | None = None) -> tuple[str, object]:
     """Start the run (`record` given) or wait for the recovered one; return ("done", output) or
     ("suspended", approval info) when `--detach-approvals` leaves it waiting. `on_wait` hears of
     each approval a waiting process waits for (from DBOS's thread)."""
     from dbos import SetWorkflowID
 
     loop = asyncio.get_running_loop()
-    suspended: asyncio.Future[dict[str, Any]] = loop.create_future()
+    suspended: asyncio.Future[object] = loop.create_future()  # the approval info
 
-    def suspend(info: dict[str, Any]) -> None:
+    def suspend(info: dict[str, object]) -> None:
         loop.call_soon_threadsafe(lambda: None if suspended.done() else suspended.set_result(info))
 
     durability = durability_of(runtime)
@@ -399,7 +415,7 @@ async def start_or_resume(workflow: Any, run_id: str, record: dict[str, Any] | N
     else:  # launching recovered it: its result is polled for (DBOS's default: every second)
         handle = await DBOS.retrieve_workflow_async(run_id)
         waiting = handle.get_result(polling_interval_sec=LISTENER_POLL_SECONDS)
-    result = asyncio.ensure_future(waiting)
+    result: asyncio.Future[object] = asyncio.ensure_future(waiting)
     done, _ = await asyncio.wait({result, suspended}, return_when=asyncio.FIRST_COMPLETED)
     if result in done:
         return "done", result.result()

@@ -61,7 +61,7 @@ def _adapter(name: str) -> TypeAdapter[Any]:
     return _ADAPTERS[name]
 
 
-def encode(value: Any) -> Any:
+def encode(value: object) -> object:
     """`value` as JSON data, tagging what JSON cannot say."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -92,7 +92,7 @@ def encode(value: Any) -> Any:
             from None
 
 
-def decode(data: Any) -> Any:
+def decode(data: object) -> object:
     """The value `encode` wrote; anything but the types of its fixed table is refused."""
     if isinstance(data, list):
         return [decode(v) for v in data]
@@ -113,6 +113,8 @@ def decode(data: Any) -> Any:
         return _adapter(tag).validate_json(json.dumps(data["v"]))
     if tag == "approval":
         given = decode(data["v"])
+        if not isinstance(given, dict):
+            raise ValueError(f"a recorded approval is a {type(given).__name__}")
         known = {f.name for f in fields(ApprovalDecision)}
         return ApprovalDecision(**{k: v for k, v in given.items() if k in known})
     if tag == "error":
@@ -124,10 +126,10 @@ def decode(data: Any) -> Any:
 class LlmDoJson(Serializer):
     """DBOS's serializer in llm-do: JSON through `encode`/`decode`."""
 
-    def serialize(self, data: Any) -> str:
+    def serialize(self, data: object) -> str:
         return json.dumps(encode(data), ensure_ascii=False, separators=(",", ":"))
 
-    def deserialize(self, serialized_data: str) -> Any:
+    def deserialize(self, serialized_data: str) -> object:
         return decode(json.loads(serialized_data))
 
     def name(self) -> str:

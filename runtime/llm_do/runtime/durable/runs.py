@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+
+if TYPE_CHECKING:
+    from dbos._schemas.system_database import SystemSchema  # DBOS's private tables (RULES.md)
 
 from llm_do.bundle.errors import InputProblem
 
@@ -137,7 +140,7 @@ class Records:
         return RunRecord(status.workflow_uuid, record.get("bundle", "?"), record.get("digest", ""), record.get("worker", ""),
                          state, started, waiting, record, error)
 
-    def events(self, run_id: str) -> dict[str, Any]:
+    def events(self, run_id: str) -> dict[str, object]:
         """The run's events (its approval requests), decoded by `record_format` (call `_checked` first)."""
         table = self.tables.workflow_events
         with self.engine.connect() as conn:
@@ -176,7 +179,7 @@ class Records:
         return PendingApproval(run_id, approval_id, info["worker"], info["tool"], info.get("args") or {})
 
 
-def _decoded(text: str | None) -> Any:
+def _decoded(text: str | None) -> object:
     """A value of a checked run; a row that is not JSON reads as nothing."""
     if text is None:
         return None
@@ -191,7 +194,7 @@ def _approval_number(key: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
-def message_sent(engine: sa.Engine, tables: Any, run_id: str, topic: str) -> bool:
+def message_sent(engine: sa.Engine, tables: type[SystemSchema], run_id: str, topic: str) -> bool:
     """Whether a message on `topic` was sent to run `run_id` (received or not). DBOS has no public
     API for this: `engine` and `tables` are its private system database's (RULES.md)."""
     table = tables.notifications

@@ -9,13 +9,16 @@ anything of the run is decoded, and refuses the run naming it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from llm_do.bundle.errors import Refused
 
 from .record_format import FORMAT
+
+if TYPE_CHECKING:
+    from dbos._schemas.system_database import SystemSchema  # DBOS's private tables (RULES.md)
 
 READABLE = (FORMAT, "portable_json")
 """llm-do's JSON, and DBOS's own portable JSON (`json.loads`; DBOS records a sleep's end so)."""
@@ -38,12 +41,12 @@ class ForeignRowsRefused(Refused):
     """A run holds rows llm-do does not read: refused before any is decoded (the commands say so, exit 2)."""
 
 
-def foreign_rows(engine: sa.Engine, tables: Any, run_ids: list[str]) -> list[str]:
+def foreign_rows(engine: sa.Engine, tables: type[SystemSchema], run_ids: list[str]) -> list[str]:
     """What rows of runs `run_ids` are in another format: `operation_outputs (py_pickle)` each."""
     found: list[str] = []
     with engine.connect() as conn:
         for name, column, payload in ROWS:
-            table = getattr(tables, name)
+            table: sa.Table = getattr(tables, name)
             query = (sa.select(table.c.serialization).distinct()
                      .where(table.c[column].in_(run_ids))
                      .where(sa.or_(table.c.serialization.is_(None), table.c.serialization.not_in(READABLE))))
@@ -53,7 +56,7 @@ def foreign_rows(engine: sa.Engine, tables: Any, run_ids: list[str]) -> list[str
     return found
 
 
-def children(engine: sa.Engine, tables: Any, run_id: str) -> list[str]:
+def children(engine: sa.Engine, tables: type[SystemSchema], run_id: str) -> list[str]:
     """The run and the workflows it started (their rows are read with it)."""
     status = tables.workflow_status
     with engine.connect() as conn:
@@ -61,7 +64,7 @@ def children(engine: sa.Engine, tables: Any, run_id: str) -> list[str]:
     return [run_id, *(row[0] for row in rows)]
 
 
-def check_run(engine: sa.Engine, tables: Any, run_id: str) -> None:
+def check_run(engine: sa.Engine, tables: type[SystemSchema], run_id: str) -> None:
     """Refuse run `run_id` when any of its rows (its children's included) is not llm-do's format."""
     foreign = foreign_rows(engine, tables, children(engine, tables, run_id))
     if foreign:

@@ -13,6 +13,7 @@ that accepts the form without a choice (filling in defaults) approves nothing.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ..approvals.decisions import ApprovalDecision, ApprovalRequest
@@ -49,7 +50,7 @@ def refuse_unasked(request: ApprovalRequest) -> ApprovalDecision:
     return _told(request, NOT_GIVEN)
 
 
-def decision_of(action: str, content: dict[str, Any] | None) -> ApprovalDecision:
+def decision_of(action: str, content: Mapping[str, object] | None) -> ApprovalDecision:
     """The client's answer to the approval form as a decision: only an accepted form that says
     `approve: true` approves; a declined or cancelled form, or one accepted without that choice,
     denies."""

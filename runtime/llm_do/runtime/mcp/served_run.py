@@ -10,7 +10,7 @@ task of its own: each request (each "leg") follows it until it finishes or asks 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import anyio
@@ -42,7 +42,7 @@ class ServedRun:
         self._questions.put_nowait((key, request))
         return await answer
 
-    def answer(self, responses: dict[str, Any]) -> None:
+    def answer(self, responses: Mapping[str, types.InputResponse]) -> None:
         """The answers a client's new leg brought; a question left unanswered is cancelled."""
         for key, waiting in list(self._answers.items()):
             response = responses.get(key)

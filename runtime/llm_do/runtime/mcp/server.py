@@ -30,6 +30,8 @@ from llm_do.toolkit.processes import children, kill_new_descendants
 from .served_run import ServedRun
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
     from ..bundle import LoadedBundle
     from ..config import RuntimeConfig
     from ..events import RuntimeEvent
@@ -51,7 +53,7 @@ def worker_tool(spec: WorkerSpec) -> types.Tool:
     )
 
 
-def output_result(output: Any) -> types.CallToolResult:
+def output_result(output: object) -> types.CallToolResult:
     """A finished run's output: a model as JSON text and as structured content, text as text."""
     dump = getattr(output, "model_dump", None)
     if callable(dump):
@@ -120,14 +122,15 @@ class BundleServer:
         self._waiting: dict[str, ServedRun] = {}
         """Runs waiting for a client's answer, by the `request_state` the client was given."""
 
-    def server(self) -> Server[Any]:
+    def server(self) -> Server[object]:
         return Server("llm-do", version=VERSION, on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                       instructions=f"The workers of the llm-do bundle {self.bundle.path.name}, each a tool.")
 
-    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(self, ctx: ServerRequestContext[object], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self._tools)
 
-    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+    async def call_tool(self, ctx: ServerRequestContext[object],
+                        params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
         """A new call starts a run; a call carrying a `request_state` brings the answers to the
         question its run asked and follows it on."""
         if params.name not in self.workers:

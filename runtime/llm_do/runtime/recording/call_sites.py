@@ -7,9 +7,12 @@ response (a worker-call tool, or a Python tool calling it; `#2` when that tool c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..call_scope import RUNNING_TOOL_CALL, CallFrame
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelResponse
 
 
 class CallSites:
@@ -18,7 +21,7 @@ class CallSites:
         """Tool call id as the run sees it -> (the path of the call whose response made it, `REQUEST.PART`)."""
         self._taken: dict[str, int] = {}
 
-    def note_response(self, path: str, request: int, response: Any) -> dict[str, str]:
+    def note_response(self, path: str, request: int, response: ModelResponse) -> dict[str, str]:
         """Remember where each tool call of `response` (the `request`th of call `path`) was made;
         returns the stable id each gets in a cassette (`PATH:REQUEST.PART`)."""
         from pydantic_ai.messages import ToolCallPart

@@ -5,13 +5,18 @@ the recorded ones, so both use the same functions."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .cassette import Shown, ToolShown
 from .message_data import messages_data
 
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import ModelRequestParameters
 
-def shown_of(model: str | None, messages: list[Any], params: Any) -> Shown:
+
+def shown_of(model: str | None, messages: list[ModelMessage], params: ModelRequestParameters) -> Shown:
     """The project's model, the instructions of the last request, the tools offered (function tools,
     then output tools), from pydantic-ai's `ModelRequestParameters`."""
     from pydantic_ai.messages import ModelRequest
@@ -35,14 +40,14 @@ class RequestLog:
         """Requests made."""
         self._seen = 0
 
-    def new_messages(self, messages: list[Any]) -> list[dict[str, Any]]:
+    def new_messages(self, messages: list[ModelMessage]) -> list[dict[str, JsonValue]]:
         """The messages of this request not in the previous request nor its response, as data."""
         if self.count == 0:
             history = messages_data(messages[:-1], self.history_ids)
             return history + messages_data(messages[-1:], {**self.history_ids, **self.own_ids})
         return messages_data(messages[self._seen:], {**self.history_ids, **self.own_ids})
 
-    def answered(self, messages: list[Any], renamed: Mapping[str, str]) -> None:
+    def answered(self, messages: list[ModelMessage], renamed: Mapping[str, str]) -> None:
         """The request (of `messages`) got its response, whose tool calls are renamed `renamed`."""
         self.count += 1
         self._seen = len(messages) + 1

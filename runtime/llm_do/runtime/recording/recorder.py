@@ -5,7 +5,7 @@ supports, since it wraps the model, not a provider's HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +23,24 @@ from .remote_mcp import RecordingServer, finished
 from .sensitive_reads import attached_read, sensitive_reads
 
 if TYPE_CHECKING:
-    from ..config import RuntimeConfig
+    from pydantic import JsonValue
+    from pydantic_ai import RunContext
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+    from pydantic_ai.settings import ModelSettings
+
+    from llm_do.bundle.model import ToolsetNode
+    from llm_do.bundle.views import WorkerSpec
+
+    from ..bundle import LoadedBundle
+    from ..config import McpServer, RuntimeConfig
     from ..events import RuntimeEvent
 
 
 class Recorder:
     """The recording of one run (or of one conversation, a call per turn)."""
 
-    def __init__(self, bundle: Any, worker: str, script: str | None = None) -> None:
+    def __init__(self, bundle: LoadedBundle, worker: str, script: str | None = None) -> None:
         self.bundle = bundle
         self.worker = worker
         self.script = script
@@ -52,7 +62,7 @@ class Recorder:
         self.alerts: dict[str, SensitiveRead] = {}
         """Path -> the first read of it the project keeps in (labelled private, or denied)."""
 
-    def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
+    def wrap(self, model: Model, frame: CallFrame, spec: WorkerSpec, label: str) -> tuple[Model, str]:
         """`RuntimeConfig.wrap_model`: the call's model, recording."""
         path = self.sites.path_of(frame)
         chosen = project_model(self.bundle, spec, self._project_models.get(id(frame.parent)))
@@ -73,27 +83,28 @@ class Recorder:
                 heard(event)
             self.on_event(event)
 
-        async def remote_mcp(name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+        async def remote_mcp(name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
             """The remote server as the run's own hook gives it (one that refuses to reach it, say), recording."""
             started = start if reach is None else (lambda: reach(name, node, start))
             return await self.remote_mcp(name, node, started)
 
         return replace(config, wrap_model=self.wrap, on_event=each, remote_mcp=remote_mcp)
 
-    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+    async def remote_mcp(self, name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
         """`RuntimeConfig.remote_mcp`: the remote server started, recording."""
         server = await start()
         record = self.remote[name] = RemoteServer(name=name)
         return RecordingServer(server, record, self.sites)
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: RuntimeEvent) -> None:
         """Approvals asked and answered, placed by the tool call they gate."""
-        kind = getattr(event, "kind", "")
-        if kind == "tool_called":
+        from ..events import ApprovalDecided, ToolCalled, ToolReturned
+
+        if isinstance(event, ToolCalled):
             self._asked[RUNNING_TOOL_CALL.get()] = event.args
-        elif kind == "tool_returned" and event.outcome == "ok":
+        elif isinstance(event, ToolReturned) and event.outcome == "ok":
             self._read(event.worker, event.tool, self._asked.get(RUNNING_TOOL_CALL.get()) or {})
-        elif kind == "approval_decided":
+        elif isinstance(event, ApprovalDecided):
             where = self.sites.where(RUNNING_TOOL_CALL.get())
             record = self.calls.get(where[0]) if where else None
             if not event.approved:
@@ -130,11 +141,12 @@ class Recorder:
                             alerts=[self.alerts[path] for path in sorted(self.alerts)])
         data = cassette.model_dump(mode="json")
         redact_paged_reads(data, redactor.finder)
-        data = redactor.data(data)
-        for call in data["calls"]:
+        redacted = redactor.data(data)
+        assert isinstance(redacted, dict)  # the data of a mapping is a mapping
+        for call in redacted["calls"]:
             for exchange in call["requests"]:
                 exchange["messages"] = digested(exchange["messages"])
-        out = Cassette.model_validate(data)
+        out = Cassette.model_validate(redacted)
         for record in out.calls:
             record.tool_calls = tool_calls_of(record.requests)
         return out
@@ -143,28 +155,31 @@ class Recorder:
 class RecordingModel(WrapperModel):
     """One call's model, recording each request and its response."""
 
-    def __init__(self, wrapped: Any, recorder: Recorder, record: CallRecord, project_model: str | None) -> None:
+    def __init__(self, wrapped: Model, recorder: Recorder, record: CallRecord, project_model: str | None) -> None:
         super().__init__(wrapped)
         self.recorder = recorder
         self.record = record
         self.project_model = project_model
         self.log = RequestLog(recorder.ids)
 
-    async def request(self, messages: list[Any], model_settings: Any, model_request_parameters: Any) -> Any:
+    async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                      model_request_parameters: ModelRequestParameters) -> ModelResponse:
         new = self.log.new_messages(messages)
         response = await self.wrapped.request(messages, model_settings, model_request_parameters)
         self._note(messages, model_request_parameters, new, response, streamed=False)
         return response
 
     @asynccontextmanager
-    async def request_stream(self, messages: list[Any], model_settings: Any, model_request_parameters: Any,
-                             run_context: Any = None) -> AsyncIterator[Any]:
+    async def request_stream(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                             model_request_parameters: ModelRequestParameters,
+                             run_context: RunContext[object] | None = None) -> AsyncIterator[StreamedResponse]:
         new = self.log.new_messages(messages)
         async with self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
             yield stream
         self._note(messages, model_request_parameters, new, stream.get(), streamed=True)
 
-    def _note(self, messages: list[Any], params: Any, new: list[dict[str, Any]], response: Any, *, streamed: bool) -> None:
+    def _note(self, messages: list[ModelMessage], params: ModelRequestParameters, new: list[dict[str, JsonValue]],
+              response: ModelResponse, *, streamed: bool) -> None:
         number = self.log.count + 1
         renamed = self.recorder.sites.note_response(self.record.path, number, response)
         self.recorder.ids.update(renamed)

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.errors import InputProblem
+
+if TYPE_CHECKING:
+    from .secret_forms import Span
 
 CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 MIN_SECRET = 6
@@ -92,7 +95,7 @@ class Redactor:
         spans = self.finder.spans(value.decode("latin-1"))
         return replaced(value.decode("latin-1"), spans).encode("latin-1") if spans else value  # the markers are ASCII
 
-    def data(self, value: Any) -> Any:
+    def data(self, value: object) -> object:
         """Every string of JSON data (keys too) redacted, and the bytes of every file item
         (pydantic-ai's `BinaryContent` as JSON: `kind: binary`, base64 `data`)."""
         if isinstance(value, str):
@@ -121,7 +124,7 @@ class Redactor:
         return out
 
 
-def replaced(text: str, spans: list[Any]) -> str:
+def replaced(text: str, spans: list[Span]) -> str:
     """`text` with each group of overlapping spans replaced by one marker naming its secrets."""
     from .secret_forms import merged
 
@@ -133,7 +136,7 @@ def replaced(text: str, spans: list[Any]) -> str:
     return "".join(out)
 
 
-def matches_redacted(recorded: Any, live: Any) -> bool:
+def matches_redacted(recorded: object, live: object) -> bool:
     """Whether live JSON data is the recorded data, a redacted part of the recorded one (a marker)
     standing for whatever the live one holds there: a secret the replay's environment lacks, or has
     another value for, or the part of a secret a page held."""

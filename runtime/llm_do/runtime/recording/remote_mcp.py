@@ -7,7 +7,7 @@ goes through the cassette's redaction like everything else."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 
@@ -16,12 +16,19 @@ from .cassette import ListedTool, RemoteCall, RemoteServer
 from .message_data import tool_return_data
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+    from pydantic_ai import RunContext
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import ToolsetTool
+
+    from ..call_scope import CallContext
+    from ..config import ListedMcpTool, McpServer
     from .call_sites import CallSites
 
 
-def plain_args(args: Any) -> dict[str, Any]:
+def plain_args(args: object) -> dict[str, JsonValue]:
     """Arguments as JSON reads them back: a recorded call and a replayed one compare equal when equal."""
-    plain: dict[str, Any] = json.loads(json.dumps(args or {}, sort_keys=True, default=str))
+    plain: dict[str, JsonValue] = json.loads(json.dumps(args or {}, sort_keys=True, default=str))
     return plain
 
 
@@ -29,24 +36,24 @@ class RecordingServer:
     """A started remote server (pydantic-ai's `MCPToolset`), recording what it lists and answers.
     Offers what the run's MCP toolsets use of a server."""
 
-    def __init__(self, server: Any, record: RemoteServer, sites: CallSites) -> None:
+    def __init__(self, server: McpServer, record: RemoteServer, sites: CallSites) -> None:
         self.server = server
         self.record = record
         self.sites = sites
 
-    async def list_tools(self) -> list[Any]:
+    async def list_tools(self) -> list[ListedMcpTool]:
         tools = await self.server.list_tools()
-        self.record.tools = sorted((ListedTool(name=t.name, description=t.description, parameters=t.input_schema)
+        self.record.tools = sorted((ListedTool(name=t.name, description=t.description, parameters=dict(t.input_schema))
                                     for t in tools), key=lambda t: t.name)
         return list(tools)
 
-    async def get_tools(self, ctx: Any) -> Any:
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         return await self.server.get_tools(ctx)
 
-    def tool_for_tool_def(self, tool_def: Any, *, ctx: Any) -> Any:
+    def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]:
         return self.server.tool_for_tool_def(tool_def, ctx=ctx)
 
-    async def direct_call_tool(self, name: str, args: dict[str, Any]) -> Any:
+    async def direct_call_tool(self, name: str, args: dict[str, object]) -> object:
         where = self.sites.where(RUNNING_TOOL_CALL.get())
         call = RemoteCall(path=where[0] if where else "", at=where[1] if where else None, tool=name, args=plain_args(args))
         try:

@@ -7,9 +7,8 @@ model request does."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -24,6 +23,13 @@ from .message_data import tool_return_of
 from .remote_mcp import plain_args
 from .replay_errors import ReplayMismatch
 
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+    from llm_do.bundle.model import ToolsetNode
+
+    from ..call_scope import CallContext
+
 ARGS_VALIDATOR = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
 """A replayed tool's arguments are checked as pydantic-ai checks an MCP tool's: a JSON object."""
 
@@ -37,7 +43,7 @@ class Listed:
     input_schema: dict[str, Any]
 
 
-def locked_changes(name: str, node: Mapping[str, Any], record: RemoteServer) -> list[str]:
+def locked_changes(name: str, node: ToolsetNode, record: RemoteServer) -> list[str]:
     """How the tools the bundle locks differ from what the server listed when recorded."""
     listed = {t.name: t.parameters for t in record.tools}
     prefix = node.get("prefix")
@@ -51,7 +57,7 @@ def locked_changes(name: str, node: Mapping[str, Any], record: RemoteServer) -> 
     return out
 
 
-class ReplayedServer(AbstractToolset[Any]):
+class ReplayedServer(AbstractToolset["CallContext"]):
     """The recorded listing and answers of one remote server."""
 
     def __init__(self, record: RemoteServer, sites: CallSites) -> None:
@@ -67,25 +73,26 @@ class ReplayedServer(AbstractToolset[Any]):
     async def list_tools(self) -> list[Listed]:
         return [Listed(t.name, t.description, t.parameters) for t in self.record.tools]
 
-    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+    async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         return {t.name: self.tool_for_tool_def(ToolDefinition(name=t.name, description=t.description,
                                                               parameters_json_schema=t.parameters), ctx=ctx)
                 for t in self.record.tools}
 
-    def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[Any]) -> ToolsetTool[Any]:
+    def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]:
         return ToolsetTool(toolset=self, tool_def=tool_def, max_retries=ctx.max_retries, args_validator=ARGS_VALIDATOR)
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         return await self.direct_call_tool(name, tool_args)
 
-    async def direct_call_tool(self, name: str, args: dict[str, Any]) -> Any:
+    async def direct_call_tool(self, name: str, args: dict[str, object]) -> object:
         where = self.sites.where(RUNNING_TOOL_CALL.get())
         path = where[0] if where else ""
-        args = plain_args(args)
+        plain = plain_args(args)
         same = [(i, c) for i, c in enumerate(self.record.calls) if i not in self.used and c.path == path and c.tool == name]
-        found = next(((i, c) for i, c in same if c.args == args), None)
+        found = next(((i, c) for i, c in same if c.args == plain), None)
         if found is None:
-            raise ReplayMismatch(self._unrecorded(path, name, args, [c for _, c in same]))
+            raise ReplayMismatch(self._unrecorded(path, name, plain, [c for _, c in same]))
         index, call = found
         self.used.add(index)
         if call.outcome == "failed":
@@ -97,7 +104,7 @@ class ReplayedServer(AbstractToolset[Any]):
     def unused(self) -> list[str]:
         return [f"{c.path}: {self.record.name}.{c.tool}" for i, c in enumerate(self.record.calls) if i not in self.used]
 
-    def _unrecorded(self, path: str, tool: str, args: dict[str, Any], same: list[RemoteCall]) -> str:
+    def _unrecorded(self, path: str, tool: str, args: dict[str, JsonValue], same: list[RemoteCall]) -> str:
         head = (f"worker call {path or '(none)'} called tool '{tool}' of remote MCP server '{self.record.name}' with "
                 "arguments the cassette did not record")
         if not same:
@@ -106,11 +113,11 @@ class ReplayedServer(AbstractToolset[Any]):
         return f"{head}:\n{args_diff(same[0].args, args)}"
 
 
-def args_diff(recorded: Any, live: Any) -> str:
+def args_diff(recorded: object, live: object) -> str:
     """A unified diff of two calls' arguments as indented JSON."""
     import difflib
 
-    def lines(value: Any) -> list[str]:
+    def lines(value: object) -> list[str]:
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
     return "\n".join(difflib.unified_diff(lines(recorded), lines(live), "recorded", "replayed", lineterm="", n=2))

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from pydantic_ai.models.function import FunctionModel
 
@@ -29,13 +29,24 @@ from .redaction import Redactor, matches_redacted
 from .remote_replay import ReplayedServer, locked_changes
 from .replay_errors import CassetteStale, ReplayMismatch
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models import Model
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCalls
+
+    from llm_do.bundle.model import ToolsetNode
+    from llm_do.bundle.views import WorkerSpec
+
+    from ..bundle import LoadedBundle
+    from ..config import McpServer
+
 __all__ = ["CassetteStale", "ReplayMismatch", "ReplayModel", "Replayer"]
 
 
 class Replayer:
     """The replay of one cassette, for one run (or one conversation)."""
 
-    def __init__(self, cassette: Cassette, bundle: Any, redactor: Redactor | None = None) -> None:
+    def __init__(self, cassette: Cassette, bundle: LoadedBundle, redactor: Redactor | None = None) -> None:
         self.cassette = cassette
         self.bundle = bundle
         self.redactor = redactor or Redactor({}, [])
@@ -49,7 +60,7 @@ class Replayer:
         self.servers: dict[str, ReplayedServer] = {}
         self._project_models: dict[int, str | None] = {}
 
-    def wrap(self, model: Any, frame: CallFrame, spec: Any, label: str) -> tuple[Any, str]:
+    def wrap(self, model: Model, frame: CallFrame, spec: WorkerSpec, label: str) -> tuple[Model, str]:
         """`RuntimeConfig.wrap_model`: the call's model, replaying its recording."""
         path = self.sites.path_of(frame)
         record = self.calls.get(path)
@@ -63,7 +74,7 @@ class Replayer:
         self.models[path] = replay
         return replay, record.model
 
-    async def remote_mcp(self, name: str, node: Mapping[str, Any], start: Callable[[], Awaitable[Any]]) -> Any:
+    async def remote_mcp(self, name: str, node: ToolsetNode, start: Callable[[], Awaitable[McpServer]]) -> McpServer:
         """`RuntimeConfig.remote_mcp`: the server's recording standing in for it (it is not started)."""
         record = self.remote.get(name)
         if record is None:
@@ -106,16 +117,16 @@ class ReplayModel(FunctionModel):
         self.project_model = project_model
         self.log = RequestLog(replayer.ids)
 
-    async def _respond(self, messages: list[Any], info: Any) -> Any:
+    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return self._next(messages, info)
 
-    async def _stream(self, messages: list[Any], info: Any) -> AsyncIterator[Any]:
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
         from ..script import stream_chunks
 
         for chunk in stream_chunks(self._next(messages, info).parts):
             yield chunk
 
-    def _next(self, messages: list[Any], info: Any) -> Any:
+    def _next(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         record, number = self.record, self.log.count + 1
         if number > len(record.requests):
             raise ReplayMismatch(f"worker '{record.worker}' ({record.path}) made request {number}; the cassette recorded "
@@ -138,11 +149,13 @@ class ReplayModel(FunctionModel):
         return response
 
 
-def _without_instructions(messages: list[Any]) -> list[Any]:
+def _without_instructions(messages: object) -> object:
+    if not isinstance(messages, list):
+        return messages
     return [{k: v for k, v in m.items() if k != "instructions"} if isinstance(m, dict) else m for m in messages]
 
 
-def _differ(then: Any, now: Any) -> bool:
+def _differ(then: object, now: object) -> bool:
     return not matches_redacted(then, now)
 
 
@@ -170,9 +183,9 @@ def shown_changes(worker: str, then: Shown, now: Shown) -> list[str]:
     return out
 
 
-def request_diff(recorded: list[Any], live: list[Any]) -> str:
+def request_diff(recorded: object, live: object) -> str:
     """A unified diff of two requests' messages as indented JSON."""
-    def lines(value: Any) -> list[str]:
+    def lines(value: object) -> list[str]:
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
     return "\n".join(difflib.unified_diff(lines(recorded), lines(live), "recorded", "replayed", lineterm="", n=2))

@@ -10,19 +10,26 @@ grant's folder."""
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
 
 from llm_do.bundle.approval import DENY, decide
 from llm_do.bundle.flow import PRIVATE, folder_label
 
+if TYPE_CHECKING:
+    from llm_do.bundle.views import WorkerSpec
+
+    from ..bundle import LoadedBundle
+
 Why = Literal["private", "denied"]
 
 
-def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -> list[tuple[str, Why]]:
+def sensitive_reads(bundle: LoadedBundle, worker: str, tool: str, args: Mapping[str, object]) -> list[tuple[str, Why]]:
     """(path, why) of each path the call of `tool` by `worker` read that is private or denied."""
     node = bundle.text.member("workers", worker) or {}
     labels = (bundle.text.get("flows") or {}).get("paths") or {}
-    given = args.get("path") if isinstance(args.get("path"), str) else None
+    path = args.get("path")
+    given = path if isinstance(path, str) else None
     out: list[tuple[str, Why]] = []
     for grant in node.get("capabilities") or []:
         kind, _, scope = str(grant.get("capability", "")).partition(":")
@@ -42,7 +49,7 @@ def sensitive_reads(bundle: Any, worker: str, tool: str, args: dict[str, Any]) -
     return out
 
 
-def attached_read(bundle: Any, worker: str, path: str) -> tuple[str, Why] | None:
+def attached_read(bundle: LoadedBundle, worker: str, path: str) -> tuple[str, Why] | None:
     """Whether a file `worker` attached to a worker call (`path`, in the project) is private or
     denied, as the gate judges an attachment: read by one of the worker's own reading tools whose
     grant's folder holds it, as that tool's read of it (the first such grant that says so)."""
@@ -60,7 +67,7 @@ def attached_read(bundle: Any, worker: str, path: str) -> tuple[str, Why] | None
     return None
 
 
-def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any]) -> bool:
+def _denied_elsewhere(bundle: LoadedBundle, worker: str, tool: str, judged: Mapping[str, object]) -> bool:
     """Whether a rule of any worker for the same tool of the same toolset, rooted at the same folder,
     denies this call (this worker's own rules let it run, or it would not have read anything)."""
     spec = bundle.worker(worker)
@@ -71,13 +78,13 @@ def _denied_elsewhere(bundle: Any, worker: str, tool: str, judged: dict[str, Any
     for name in bundle.worker_names():
         other = bundle.worker(name)
         binding = other.tools.get(tool) if other is not None else None
-        if binding is None or binding.toolset != own.toolset or not binding.rules or _settings(other, own.toolset) != settings:
+        if other is None or binding is None or binding.toolset != own.toolset or not binding.rules or _settings(other, own.toolset) != settings:
             continue
         if decide(binding.rules, judged, binding.default or binding.approval) == DENY:
             return True
     return False
 
 
-def _settings(spec: Any, toolset: str | None) -> dict[str, Any] | None:
+def _settings(spec: WorkerSpec, toolset: str | None) -> Mapping[str, object] | None:
     """The worker's settings for the toolset (where its root is)."""
     return next((use.settings for use in spec.toolsets if use.toolset == toolset), None)

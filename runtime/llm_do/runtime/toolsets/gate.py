@@ -77,7 +77,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
             approval = ASK  # worker_create: no rule may let it through unasked
         return approval
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         running = RUNNING_TOOL_CALL.set(ctx.tool_call_id)
         try:
             return await self._call_tool(name, tool_args, ctx, tool)
@@ -275,7 +276,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
         raise ToolFailed(message)
 
 
-def _check_serializable(result: Any, tool: str, worker: str) -> None:
+def _check_serializable(result: object, tool: str, worker: str) -> None:
     """A value the model cannot be sent would fail later, deep in pydantic-ai, naming no tool."""
     from pydantic_ai.messages import ToolReturn, ToolReturnPart
     from pydantic_core import PydanticSerializationError

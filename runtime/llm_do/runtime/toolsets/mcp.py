@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
@@ -41,21 +41,23 @@ from .mcp_transport import failure_text, transport
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
+    from llm_do.bundle.model import McpConnection, ToolsetNode
+
     from ..bundle import LoadedBundle
     from ..call_scope import CallContext, RunHost
-    from ..config import RemoteMcp
+    from ..config import McpServer, RemoteMcp
 
 
 RUN_MARK = "LLM_DO_MCP_RUN"
 """The environment variable that marks the processes of one run's stdio servers (and whatever they start)."""
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A schema as JSON reads it back: the lock's copy and the live one compare equal when equal."""
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def locked_differences(node: Mapping[str, Any], live: dict[str, dict[str, Any]]) -> str | None:
+def locked_differences(node: ToolsetNode, live: Mapping[str, Mapping[str, object]]) -> str | None:
     """Why the live tools (server name -> input schema) do not match the lock, or None."""
     server = node["name"]
     prefix = node.get("prefix")
@@ -69,6 +71,13 @@ def locked_differences(node: Mapping[str, Any], live: dict[str, dict[str, Any]])
     return None
 
 
+def _connection(node: ToolsetNode) -> McpConnection:
+    """How to reach an MCP toolset's server (the bundle gives every MCP node one)."""
+    connection = node["server"]
+    assert connection is not None, node["name"]
+    return connection
+
+
 class McpServers:
     """The run's MCP servers: started when needed, kept for the run, stopped when it ends
     (normally, on Ctrl-C, on a timeout: the exit stack closes whatever was started)."""
@@ -78,7 +87,7 @@ class McpServers:
         self.bundle = bundle
         self.remote = remote
         self.environ = dict(os.environ if environ is None else environ)
-        self._servers: dict[str, MCPToolset[Any]] = {}
+        self._servers: dict[str, McpServer] = {}
         self._stack = AsyncExitStack()
         self._mark: str | None = None
         """`LLM_DO_MCP_RUN=VALUE`, set when the first stdio server starts."""
@@ -94,7 +103,7 @@ class McpServers:
             raise
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self._servers.clear()
         if self._mark is None:
             await self._stack.aclose()
@@ -120,15 +129,15 @@ class McpServers:
             self._mark = f"{RUN_MARK}={os.getpid()}-{secrets.token_hex(8)}"
         return self._mark
 
-    async def server(self, key: str, node: Mapping[str, Any]) -> MCPToolset[Any]:
+    async def server(self, key: str, node: ToolsetNode) -> McpServer:
         """The started server of toolset `key`, started (and checked against the lock) if not yet; a
         remote one through the run's `remote_mcp` when it has one (recording, replaying)."""
         found = self._servers.get(key)
         if found is not None:
             return found
         name = node["name"]
-        server: MCPToolset[Any]
-        if node["server"].get("url") and self.remote is not None:
+        server: McpServer
+        if _connection(node).get("url") and self.remote is not None:
             server = await self.remote(name, node, lambda: self._start(node))
         else:
             server = await self._start(node)
@@ -140,7 +149,7 @@ class McpServers:
         self._servers[key] = server
         return server
 
-    async def _start(self, node: Mapping[str, Any]) -> MCPToolset[Any]:
+    async def _start(self, node: ToolsetNode) -> MCPToolset[CallContext]:
         try:
             from pydantic_ai.mcp import MCPToolset
         except ImportError:
@@ -150,8 +159,8 @@ class McpServers:
         self._verify_files(name, node)
         log = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
         try:
-            mark = None if node["server"].get("url") else self._stdio_mark()
-            server: MCPToolset[Any] = MCPToolset(transport(node["server"], self.bundle.root, self.environ, log, mark),
+            mark = None if _connection(node).get("url") else self._stdio_mark()
+            server: MCPToolset[CallContext] = MCPToolset(transport(_connection(node), self.bundle.root, self.environ, log, mark),
                                                  id=f"mcp:{name}", tool_error_behavior="failed",
                                                  init_timeout=start_timeout())
             await self._stack.enter_async_context(server)
@@ -159,11 +168,11 @@ class McpServers:
         except UnsetVariable as exc:
             raise RunFailed(f"MCP server '{name}' cannot be started: {exc}") from None
         except Exception as exc:  # a server that will not start or answer: one line, exit 1
-            said = redacted(failure_text(exc, log), node["server"], self.environ)  # no secret from ${VAR}s
-            raise RunFailed(f"MCP server '{name}' ({describe(node['server'])}) failed to start: {said}") from None
+            said = redacted(failure_text(exc, log), _connection(node), self.environ)  # no secret from ${VAR}s
+            raise RunFailed(f"MCP server '{name}' ({describe(_connection(node))}) failed to start: {said}") from None
         return server
 
-    def _verify_files(self, name: str, node: Mapping[str, Any]) -> None:
+    def _verify_files(self, name: str, node: ToolsetNode) -> None:
         """Refuse to start a server whose project files (`mcp_sources`) changed since the build,
         as an edited Python tool is refused: checked now, just before it starts, since a worker
         may have written one since the bundle was loaded."""
@@ -182,7 +191,7 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
     """One worker call's view of a run's MCP server: only the locked tools, as locked (an opaque
     server: every tool it lists, with the worker's approval for the toolset)."""
 
-    def __init__(self, runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> None:
+    def __init__(self, runtime: RunHost, node: ToolsetNode, use: UsedToolset) -> None:
         self.runtime = runtime
         self.node = node
         self.use = use
@@ -192,12 +201,11 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
     def id(self) -> str | None:
         return f"mcp:{self.node['name']}"
 
-    async def _server(self) -> MCPToolset[Any]:
+    async def _server(self) -> McpServer:
         servers = self.runtime.mcp_servers
         if servers is None:
             raise RunFailed(f"MCP server '{self.node['name']}' is used outside a run")
-        server: MCPToolset[Any] = await servers.server(self.key, self.node)
-        return server
+        return await servers.server(self.key, self.node)
 
     async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]:
         server = await self._server()
@@ -215,8 +223,8 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
             tools[name] = replace(server.tool_for_tool_def(tool_def, ctx=ctx), toolset=self)
         return tools
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
-                        tool: ToolsetTool[CallContext]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         server = await self._server()
         prefix = self.node.get("prefix")
         return await server.direct_call_tool(name[len(prefix) + 1 :] if prefix else name, tool_args)
@@ -226,5 +234,5 @@ class LockedMcpToolset(AbstractToolset["CallContext"]):
         return f"{prefix}_{name}" if prefix else name
 
 
-def mcp_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
+def mcp_toolset(runtime: RunHost, node: ToolsetNode, use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
     return LockedMcpToolset(runtime, node, use)

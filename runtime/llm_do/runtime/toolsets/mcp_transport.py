@@ -9,15 +9,16 @@ built on it), and imports no pydantic-ai.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from llm_do.bundle.errors import innermost
 from llm_do.bundle.mcp_config import expanded
 
 
-def transport(config: dict[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
+def transport(config: Mapping[str, Any], root: Path, environ: dict[str, str], log_file: Any = None,
               mark: str | None = None) -> Any:
     """The FastMCP transport for a server's configuration as written, `${VAR}`s filled from
     `environ`: stdio started in the project root (not kept alive past its session, so nothing
@@ -85,7 +86,7 @@ async def listed_tools(config: dict[str, Any], root: Path, environ: dict[str, st
         raise RuntimeError(f"the server's tool list goes on past {LISTING_PAGES} pages")
 
 
-def failure_text(exc: BaseException, log: Any) -> str:
+def failure_text(exc: BaseException, log: IO[str]) -> str:
     """The failure in one line: the server's last word on stderr when it said something."""
     exc = innermost(exc)
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -16,10 +16,17 @@ from llm_do.toolkit import user_code
 from ..errors import ToolsetProblem
 
 if TYPE_CHECKING:
-    from ..call_scope import RunHost
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from pydantic_ai import Tool
+
+    from llm_do.bundle.model import ToolsetNode
+
+    from ..call_scope import CallContext, RunHost
 
 
-def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
+def stdlib_toolset(runtime: RunHost, node: ToolsetNode, use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
     from llm_do.stdlib.registry import stdlib_toolset as descriptor_of
 
     name = node["name"]
@@ -33,13 +40,13 @@ def stdlib_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spe
     from llm_do.toolkit.protected import protected_paths
 
     try:
-        toolset: AbstractToolset[Any] = cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
+        toolset: AbstractToolset[CallContext] = cls(descriptor, settings, base, protected_paths(runtime.bundle.root, runtime.bundle.path))
         return toolset
     except ValueError as exc:  # PathRefused: the settings' path leads out of the root, or is missing
         raise ToolsetProblem(f"{name}: {exc}") from None
 
 
-def python_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[Any]:
+def python_toolset(runtime: RunHost, node: ToolsetNode, use: UsedToolset, spec: WorkerSpec) -> AbstractToolset[CallContext]:
     """A module's TOOLS (the worker's tools of it only), or one of its TOOLSETS."""
     if node.get("export") == "TOOLSETS":
         return _exported_toolset(runtime, node, use)
@@ -47,7 +54,14 @@ def python_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset, spe
     return _python_tools(runtime, node, names, use.toolset or node["name"])
 
 
-def _module(runtime: RunHost, name: str) -> Any:
+def _module_name(node: ToolsetNode) -> str:
+    """The module a Python toolset's node names (the bundle gives every Python node one)."""
+    name = node.get("module")
+    assert name is not None, node["name"]
+    return name
+
+
+def _module(runtime: RunHost, name: str) -> ModuleType:
     try:
         return runtime.bundle.import_module(name)
     except BundleRefused:
@@ -56,10 +70,11 @@ def _module(runtime: RunHost, name: str) -> Any:
         raise ToolsetProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
 
 
-def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key: str) -> AbstractToolset[Any]:
+def _python_tools(runtime: RunHost, node: ToolsetNode, names: list[str], key: str) -> AbstractToolset[CallContext]:
     from pydantic_ai import FunctionToolset, Tool
 
-    module = _module(runtime, node["module"])
+    module_name = _module_name(node)
+    module = _module(runtime, module_name)
     _, exported = user_code.exported_tools(module)
     by_name = dict(exported)
     tools = []
@@ -70,13 +85,13 @@ def _python_tools(runtime: RunHost, node: dict[str, Any], names: list[str], key:
         if isinstance(value, Tool):
             tools.append(value)
         elif callable(value):
-            tools.append(_tool(runtime, node["module"], value, name))
+            tools.append(_tool(runtime, module_name, value, name))
         else:
             raise ToolsetProblem(f"'{node['module']}' exports the tool '{name}' as a {type(value).__name__}, not a function or Tool")
     return FunctionToolset(tools, id=key)
 
 
-def _tool(runtime: RunHost, module: str, function: Any, name: str) -> Any:
+def _tool(runtime: RunHost, module: str, function: Callable[..., object], name: str) -> Tool[CallContext]:
     """The function's `Tool`, made once per loaded bundle (`LoadedBundle.tools`)."""
     from pydantic_ai import Tool
 
@@ -87,10 +102,10 @@ def _tool(runtime: RunHost, module: str, function: Any, name: str) -> Any:
     return tool
 
 
-def _exported_toolset(runtime: RunHost, node: dict[str, Any], use: UsedToolset) -> AbstractToolset[Any]:
+def _exported_toolset(runtime: RunHost, node: ToolsetNode, use: UsedToolset) -> AbstractToolset[CallContext]:
     from pydantic_ai.toolsets import DynamicToolset
 
-    module = _module(runtime, node["module"])
+    module = _module(runtime, _module_name(node))
     value = dict(user_code.exported_toolsets(module)).get(node["key"])
     if value is None:
         raise ToolsetProblem(f"'{node['module']}' no longer exports the toolset '{node['key']}'")

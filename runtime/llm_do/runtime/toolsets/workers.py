@@ -7,7 +7,7 @@ the callee never runs. The allowlist is the bundle's edges, nothing else.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
@@ -51,7 +51,7 @@ class WorkerCallToolset(AbstractToolset[CallContext], ToolsetHooks):
                 )
         return self._tools
 
-    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+    def attachments(self, name: str, args: Mapping[str, object]) -> list[str]:
         """The paths of the attachments in the callee's prompt, as its input class makes it from
         the model's arguments (`prompt_messages`), so custom inputs are judged too."""
         from ..args import Attachment
@@ -65,5 +65,6 @@ class WorkerCallToolset(AbstractToolset[CallContext], ToolsetHooks):
             raise ToolFailed(f"the input of '{name}' does not make a prompt: {type(exc).__name__}: {exc}") from None
         return [part.path for part in parts if isinstance(part, Attachment)]
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, object], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         return await self.runtime.call_worker_async(name, tool_args, parent=ctx.deps.frame, from_model=True)

@@ -14,7 +14,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.exceptions import ToolFailed
 
@@ -26,6 +26,9 @@ from llm_do.toolkit.protected import STATE_FOLDER
 from ..base import StdlibToolset
 from .commands import Command, CommandRefused, parse_command
 from .descriptor import ShellSettings
+
+if TYPE_CHECKING:
+    from llm_do.runtime.call_scope import RunHost
 
 ENV_SET = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 """No pager or prompt waits for a terminal; `git status` does not rewrite the index."""
@@ -71,7 +74,7 @@ class ShellToolset(StdlibToolset):
         except CommandRefused:
             return "allow"
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """A line the toolset will refuse fails unasked, saying why."""
         if name != "shell":
             return super().refusal(name, args, host)

@@ -7,7 +7,7 @@ callable in this run only. The person approving sees the file as it will be writ
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ToolFailed
@@ -20,6 +20,9 @@ from ..base import StdlibToolset, filesystem_lock
 from .definition import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
 from .descriptor import WorkerCreateSettings
 
+if TYPE_CHECKING:
+    from llm_do.runtime.call_scope import CallContext, RunHost
+
 _CREATE = ("worker_create", "agent_create")
 _NO_TOOLS = ("created workers get no tools or toolsets (least privilege); create it without them, and a person can add "
              "tools to its file later")
@@ -29,7 +32,8 @@ _CALL = ("worker_call", "agent_call")
 class WorkerCreateToolset(StdlibToolset):
     settings: WorkerCreateSettings
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
+                        tool: ToolsetTool[CallContext]) -> object:
         if self.descriptor.tool(name) is None:
             raise ToolFailed(f"{self.descriptor.name} has no tool '{name}'")
         runtime = ctx.deps.runtime
@@ -54,7 +58,7 @@ class WorkerCreateToolset(StdlibToolset):
         """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
         return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
 
-    def refusal(self, name: str, args: dict[str, Any], host: Any) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
         """A proposed worker the run would refuse (a taken name, a file already there, invalid
         text): refused before the person is asked, with the message the tool would give."""
         if name not in _CREATE:

@@ -13,7 +13,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def _region(line: int | None, column: int | None) -> dict:
+def _region(line: int | None, column: int | None) -> dict[str, int]:
     region = {"startLine": line or 1}
     if column:
         region["startColumn"] = column

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 from ... import codes
@@ -42,7 +44,7 @@ def check_entry_args(project: ResolvedProject, graph: CallGraph) -> list[Diagnos
     return _args_diagnostics(project, errors, f"the entry worker '{entry.name}' takes {takes}")
 
 
-def _args_diagnostics(project: ResolvedProject, errors: list[dict], hint: str) -> list[Diagnostic]:
+def _args_diagnostics(project: ResolvedProject, errors: list[dict[str, Any]], hint: str) -> list[Diagnostic]:
     out = []
     for err in errors:
         loc = tuple(err["loc"])

@@ -15,7 +15,7 @@ def check_python_imports(project: ResolvedProject, graph: CallGraph) -> list[Dia
         at = Location(file=failure.file, line=failure.line or 1) if failure.file else project.loaded.at("python_files")
         return [diagnostic(codes.RULES[facts.failure_code] if facts.failure_code else codes.INTROSPECTION_FAILED, failure.message, at)]
     out: list[Diagnostic] = []
-    reported: set[tuple] = set()
+    reported: set[tuple[str | None, int | None, str]] = set()
     for module in facts.modules.values():
         if module.error is not None:
             failed = module.error
