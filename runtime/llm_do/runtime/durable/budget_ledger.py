@@ -175,7 +175,7 @@ class SharedBudget:
                 self.release_dead()
             await asyncio.sleep(WAIT_SECONDS)
 
-    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> Decimal:
+    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> None:
         counted, note = counted_cost(hold, cost, failed, self.accept_unpriced)
         stop = note if note is not None and not self.accept_unpriced else None
         with self.engine.begin() as conn:
@@ -184,7 +184,6 @@ class SharedBudget:
                 conn.execute(self._settled(hold, counted, stop))
         if note is not None and self.accept_unpriced and self.on_note is not None:
             self.on_note(note)
-        return counted
 
     def _settled(self, hold: Hold, counted: Decimal, stop: str | None) -> Any:
         c = BUDGETS.c
