@@ -226,3 +226,33 @@ def test_a_postgres_url_is_reached_through_psycopg() -> None:
         engine = engine_for(url)
         assert engine.url.drivername == "postgresql+psycopg", url
         engine.dispose()
+
+
+def test_a_database_the_budget_cannot_write_says_so(tmp_path: Path) -> None:
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    sqlite3.connect(tmp_path / "runs.sqlite").close()
+    budget = SharedBudget(engine_for(f"sqlite:///file:{tmp_path / 'runs.sqlite'}?mode=ro&uri=true"), "batch", LIMIT,
+                          executor="one")
+    with pytest.raises(sa.exc.OperationalError, match="readonly database"):  # not "no such table"
+        budget.spent()
+    budget.close()
+
+
+def test_a_request_that_found_the_rest_held_goes_on_when_it_is_freed_just_then(ledger, monkeypatch) -> None:
+    """The holder settles between this request's attempt and its look at why: it is not stopped
+    (the budget is not spent), it tries again."""
+    holder, budget = ledger("holder"), ledger("one")
+    held = run(holder.reserve(LIMIT, "main", "priced"))
+    looked = budget._row
+
+    def freed_then_look() -> Any:
+        monkeypatch.setattr(budget, "_row", looked)  # once
+        holder.settle(held, D("0.05"))
+        return looked()
+
+    monkeypatch.setattr(budget, "_row", freed_then_look)
+    budget.settle(run(budget.reserve(WORST, "main", "priced")), D("0.05"))
+    assert budget.spent() == D("0.10")

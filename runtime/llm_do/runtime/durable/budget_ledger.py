@@ -45,10 +45,10 @@ BUDGETS = sa.Table(
     "llm_do_budgets", METADATA,
     sa.Column("batch", sa.String(200), primary_key=True),
     sa.Column("lim", sa.BigInteger, nullable=False),
-    sa.Column("spent", sa.BigInteger, nullable=False, default=0),
-    sa.Column("held", sa.BigInteger, nullable=False, default=0),
-    sa.Column("under_way", sa.Integer, nullable=False, default=0),
-    sa.Column("alone", sa.Integer, nullable=False, default=0),
+    sa.Column("spent", sa.BigInteger, nullable=False),
+    sa.Column("held", sa.BigInteger, nullable=False),
+    sa.Column("under_way", sa.Integer, nullable=False),
+    sa.Column("alone", sa.Integer, nullable=False),
     sa.Column("stopped", sa.Text, nullable=True),
 )
 HOLDS = sa.Table(
@@ -194,16 +194,14 @@ class SharedBudget:
             values["stopped"] = sa.func.coalesce(c.stopped, stop)
         return sa.update(BUDGETS).where(c.batch == self.batch).values(**values)
 
-    def release_dead(self) -> bool:
+    def release_dead(self) -> None:
         """Count the holds of this budget's dead processes (on this machine) at their worst case
-        and remove them; whether there were any."""
+        and remove them."""
         if self._dead is None:
-            return False
+            return
         with self.engine.connect() as conn:
             executors = [r.executor for r in conn.execute(sa.select(HOLDS.c.executor).where(HOLDS.c.batch == self.batch).distinct())]
-        gone = self._dead(executors)
-        released = False
-        for executor in gone:
+        for executor in self._dead(executors):
             with self.engine.begin() as conn:
                 for hold in conn.execute(sa.select(HOLDS).where(HOLDS.c.batch == self.batch, HOLDS.c.executor == executor)).all():
                     if conn.execute(sa.delete(HOLDS).where(HOLDS.c.id == hold.id)).rowcount:
@@ -211,8 +209,6 @@ class SharedBudget:
                         conn.execute(sa.update(BUDGETS).where(c.batch == self.batch).values(
                             held=c.held - hold.amount, under_way=c.under_way - 1, alone=c.alone - hold.alone,
                             spent=c.spent + hold.amount))
-                        released = True
-        return released
 
     def close(self) -> None:
         self.engine.dispose()
