@@ -256,3 +256,25 @@ def test_a_request_that_found_the_rest_held_goes_on_when_it_is_freed_just_then(l
     monkeypatch.setattr(budget, "_row", freed_then_look)
     budget.settle(run(budget.reserve(WORST, "main", "priced")), D("0.05"))
     assert budget.spent() == D("0.10")
+
+
+def test_processes_making_the_budget_s_row_at_once_share_one_with_the_latest_limit(ledger) -> None:
+    """Another process's row lands between this one's look for it and its own insert (Postgres
+    allows that; SQLite writes one at a time, so the test puts it there): this one takes that row,
+    with its own limit, and no second row is made."""
+    import sqlalchemy as sa
+
+    ledger("other", batch="another").spent()  # the tables
+    budget = ledger("one", D("0.30"))
+    raced: list[str] = []
+
+    def other_first(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("SAVEPOINT") and not raced:
+            raced.append(statement)
+            cursor.execute("INSERT INTO llm_do_budgets (batch, lim, spent, held, under_way, alone) "
+                           "VALUES ('batch', 500000000, 100000000, 0, 0, 0)")
+
+    sa.event.listen(budget.engine, "before_cursor_execute", other_first)
+    assert budget.spent() == D("0.10") and raced
+    budget.settle(run(budget.reserve(WORST, "main", "priced")), D("0.25"))
+    assert budget.exhausted() == "the budget of $0.30 is spent ($0.35)"
