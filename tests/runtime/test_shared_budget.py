@@ -25,6 +25,8 @@ from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for  # noq
 D = Decimal
 WORST = D("0.10")
 LIMIT = D("1.00")
+WITHIN = 10
+"""Seconds a request that should start may take (it waits forever when the rule is broken)."""
 
 
 @pytest.fixture(autouse=True)
@@ -50,10 +52,10 @@ def ledger(tmp_path: Path) -> Iterator[Callable[..., SharedBudget]]:
 
 
 def run(awaitable: Any) -> Any:
-    async def within_a_second() -> Any:
-        return await asyncio.wait_for(awaitable, 1)
+    async def within() -> Any:
+        return await asyncio.wait_for(awaitable, WITHIN)
 
-    return asyncio.run(within_a_second())
+    return asyncio.run(within())
 
 
 async def spend_together(sharers: list[SharedBudget], seed: int) -> D:
@@ -116,7 +118,7 @@ def test_a_request_waiting_for_a_process_that_died_meanwhile_goes_on(ledger) -> 
         await asyncio.sleep(0.05)
         assert not waiting.done()
         gone.append("gone")
-        survivor.settle(await asyncio.wait_for(waiting, 1), D("0.05"))
+        survivor.settle(await asyncio.wait_for(waiting, WITHIN), D("0.05"))
 
     asyncio.run(wait_then_die())
     assert survivor.spent() == D("0.05")
@@ -134,7 +136,7 @@ def test_a_budget_held_by_a_dead_process_stops_the_request_waiting_for_it(ledger
         assert not waiting.done()  # the other process may still spend less than its worst
         gone.append("gone")
         with pytest.raises(BudgetSpent, match=r"the budget of \$0.10 is spent \(\$0.10\)"):
-            await asyncio.wait_for(waiting, 1)
+            await asyncio.wait_for(waiting, WITHIN)
 
     asyncio.run(wait_then_die())
 
@@ -148,13 +150,13 @@ def test_a_request_with_no_worst_case_runs_alone_across_processes(ledger) -> Non
         await asyncio.sleep(0.05)
         assert not alone.done()  # a priced request is under way
         one.settle(priced, D("0.04"))
-        free = await asyncio.wait_for(alone, 1)
+        free = await asyncio.wait_for(alone, WITHIN)
         waiting = asyncio.create_task(one.reserve(WORST, "main", "priced"))
         await asyncio.sleep(0.05)
         assert not waiting.done()  # the unpriced one runs alone
         other.settle(free, None, failed=True)
-        one.settle(await asyncio.wait_for(waiting, 1), D("0.04"))
-        other.settle(await asyncio.wait_for(other.reserve(None, "helper", "free"), 1), None, failed=True)
+        one.settle(await asyncio.wait_for(waiting, WITHIN), D("0.04"))
+        other.settle(await asyncio.wait_for(other.reserve(None, "helper", "free"), WITHIN), None, failed=True)
 
     asyncio.run(main())
     assert one.spent() == D("0.08")
