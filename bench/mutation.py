@@ -96,9 +96,14 @@ DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
                                                 "tests/provenance/test_record_soundness.py",
                                                 "tests/compiler/test_build_record.py"),
     "compiler/llm_do/compiler/build/lint_record.py": ("tests/compiler/test_lint_record.py",),
-    "runtime/llm_do/runtime/budget.py": ("tests/runtime/test_budget.py",),
-    "runtime/llm_do/runtime/durable/budget_ledger.py": ("tests/runtime/test_budget_ledger.py",
-                                                        "tests/runtime/test_durable_budget.py"),
+    "runtime/llm_do/runtime/budget.py": (
+        "tests/runtime/test_local_budget.py", "tests/runtime/test_budget.py",
+    ),
+    "runtime/llm_do/runtime/durable/budget_ledger.py": (
+        "tests/runtime/test_shared_budget.py", "tests/runtime/test_budget_ledger.py", "tests/runtime/test_durable_budget.py",
+        # It starts a Postgres cluster for every mutant; the same rules run on SQLite in the files above.
+        "--deselect=tests/runtime/test_budget_ledger.py::test_processes_on_one_postgres_server_share_one_budget",
+    ),
 }
 """Each module and the test files that should catch a change to it (any pytest arguments)."""
 

@@ -62,16 +62,12 @@ class Budget(Protocol):
 
     async def reserve(self, worst: Decimal | None, worker: str, model: str) -> Hold: ...
 
-    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> Decimal:
+    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> None:
         """Count what the request cost (None: it could not be priced; `failed`: it got no
-        response, and the provider may have billed it); the amount counted."""
+        response, and the provider may have billed it)."""
         ...
 
     def spent(self) -> Decimal: ...
-
-    def exhausted(self) -> str | None:
-        """Why no further request can start (spent, or stopped at a response it could not price), or None."""
-        ...
 
 
 def unpriced_model(worker: str, model: str) -> str:
@@ -101,14 +97,6 @@ class LocalBudget:
     def spent(self) -> Decimal:
         return self._spent
 
-    def exhausted(self) -> str | None:
-        with self._lock:
-            if self._stopped is not None:
-                return self._stopped
-            if self._spent >= self.limit:
-                return f"the budget of {usd(self.limit)} is spent ({usd(self._spent)})"
-            return None
-
     async def reserve(self, worst: Decimal | None, worker: str, model: str) -> Hold:
         while True:
             with self._lock:
@@ -126,7 +114,7 @@ class LocalBudget:
                     return Hold(worst, worker, model)
             await asyncio.sleep(WAIT_SECONDS)
 
-    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> Decimal:
+    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> None:
         counted, note = counted_cost(hold, cost, failed, self.accept_unpriced)
         with self._lock:
             self._under_way -= 1
@@ -139,7 +127,6 @@ class LocalBudget:
                 self._stopped = note
         if note is not None and self.accept_unpriced and self.on_note is not None:
             self.on_note(note)
-        return counted
 
 
 def counted_cost(hold: Hold, cost: Decimal | None, failed: bool, accept_unpriced: bool) -> tuple[Decimal, str | None]:

@@ -45,10 +45,10 @@ BUDGETS = sa.Table(
     "llm_do_budgets", METADATA,
     sa.Column("batch", sa.String(200), primary_key=True),
     sa.Column("lim", sa.BigInteger, nullable=False),
-    sa.Column("spent", sa.BigInteger, nullable=False, default=0),
-    sa.Column("held", sa.BigInteger, nullable=False, default=0),
-    sa.Column("under_way", sa.Integer, nullable=False, default=0),
-    sa.Column("alone", sa.Integer, nullable=False, default=0),
+    sa.Column("spent", sa.BigInteger, nullable=False),
+    sa.Column("held", sa.BigInteger, nullable=False),
+    sa.Column("under_way", sa.Integer, nullable=False),
+    sa.Column("alone", sa.Integer, nullable=False),
     sa.Column("stopped", sa.Text, nullable=True),
 )
 HOLDS = sa.Table(
@@ -175,7 +175,7 @@ class SharedBudget:
                 self.release_dead()
             await asyncio.sleep(WAIT_SECONDS)
 
-    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> Decimal:
+    def settle(self, hold: Hold, cost: Decimal | None, *, failed: bool = False) -> None:
         counted, note = counted_cost(hold, cost, failed, self.accept_unpriced)
         stop = note if note is not None and not self.accept_unpriced else None
         with self.engine.begin() as conn:
@@ -184,7 +184,6 @@ class SharedBudget:
                 conn.execute(self._settled(hold, counted, stop))
         if note is not None and self.accept_unpriced and self.on_note is not None:
             self.on_note(note)
-        return counted
 
     def _settled(self, hold: Hold, counted: Decimal, stop: str | None) -> Any:
         c = BUDGETS.c
@@ -195,16 +194,14 @@ class SharedBudget:
             values["stopped"] = sa.func.coalesce(c.stopped, stop)
         return sa.update(BUDGETS).where(c.batch == self.batch).values(**values)
 
-    def release_dead(self) -> bool:
+    def release_dead(self) -> None:
         """Count the holds of this budget's dead processes (on this machine) at their worst case
-        and remove them; whether there were any."""
+        and remove them."""
         if self._dead is None:
-            return False
+            return
         with self.engine.connect() as conn:
             executors = [r.executor for r in conn.execute(sa.select(HOLDS.c.executor).where(HOLDS.c.batch == self.batch).distinct())]
-        gone = self._dead(executors)
-        released = False
-        for executor in gone:
+        for executor in self._dead(executors):
             with self.engine.begin() as conn:
                 for hold in conn.execute(sa.select(HOLDS).where(HOLDS.c.batch == self.batch, HOLDS.c.executor == executor)).all():
                     if conn.execute(sa.delete(HOLDS).where(HOLDS.c.id == hold.id)).rowcount:
@@ -212,8 +209,6 @@ class SharedBudget:
                         conn.execute(sa.update(BUDGETS).where(c.batch == self.batch).values(
                             held=c.held - hold.amount, under_way=c.under_way - 1, alone=c.alone - hold.alone,
                             spent=c.spent + hold.amount))
-                        released = True
-        return released
 
     def close(self) -> None:
         self.engine.dispose()
