@@ -1,5 +1,6 @@
 """The approval vocabulary, in one place: what a tool call may need, who may run it, and how a run
-answers the calls that must be asked.
+answers the calls that must be asked (its types, `Action`, `Approval`, `ApprovalMode`, from
+`actions`, below the model).
 
 Standard library only: the compiler (rules, lowering), the stdlib descriptors, the bundle model and
 the runtime gate all name these, and none of them should pull in more to do so.
@@ -10,20 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
+
+from .actions import Action as Action
+from .actions import Approval as Approval
+from .actions import ApprovalMode as ApprovalMode
 
 if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
     from .model import Condition, RuleNode
-
-Action = Literal["allow", "ask", "deny"]
-"""What an approval rule says, and what a call finally gets."""
-
-Approval = Literal["allow", "ask", "deny", "auto"]
-"""A tool's approval in the bundle: an action, or `auto` (the toolset decides per call, e.g.
-shell allows read-only commands and asks the rest)."""
-
-ApprovalMode = Literal["prompt", "approve_all", "reject_all"]
-"""How a run answers the calls that must be asked (`ask`); `deny` holds in every mode."""
 
 ALLOW: Final = "allow"
 ASK: Final = "ask"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from .approval import Action, Approval, ApprovalMode
+from .actions import Action, Approval, ApprovalMode
 from .flow import Label, PathLabel
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle import reader
 from llm_do.bundle.canonical import source_hash
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from llm_do.bundle.model import DefaultsNode, EntryFunctionNode, EntryNode, RuntimeNode, ToolsetNode
-
-    from .call_scope import CallContext
 
 __all__ = ["BundleRefused", "LoadedBundle", "bundle_from_bytes", "load_bundle", "python_sources", "read_bundle"]
 
@@ -48,13 +46,14 @@ class LoadedBundle:
         self._agent_era: bool | None = None
         self._services: dict[str, list[str]] | None = None
         self._mcp_server_keys: list[str] | None = None
-        self.agents: dict[str, Agent[CallContext, object]] = {}
+        self.agents: dict[str, Agent[Any, object]] = {}
         """pydantic-ai Agents built from the workers: they hold nothing of a run, so every Runtime
-        of this bundle shares them."""
+        of this bundle shares them. Their dependencies are `call_scope.CallContext`, which names this
+        module (so `Any` here)."""
         self.models: dict[str, Model] = {}
         """Models built from model names, shared by every Runtime of this bundle like the agents
         (a batch makes one Runtime per input)."""
-        self.tools: dict[tuple[str, str], Tool[CallContext]] = {}
+        self.tools: dict[tuple[str, str], Tool[Any]] = {}
         """(module, tool name) -> the pydantic-ai `Tool` of a Python tool function, made once: its
         schema is read from the signature, and every worker call builds its toolsets again."""
 
@@ -129,9 +128,9 @@ class LoadedBundle:
         Python imports it. Raises `BundleRefused` for a project module that is not verified.
         The Python of an `.agent`-era project gets pydantic-ai 1.x's tools (`legacy_tools`)."""
         if self.agent_era:
-            from .legacy_tools import enable_for_bundle
+            from .legacy_tools import enable_for_project
 
-            enable_for_bundle(self)
+            enable_for_project(str(self.root))
         if not self.python_sources:
             import importlib
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
     from .approvals.decisions import ApprovalCallback
     from .budget import Budget
-    from .call_scope import CallContext, CallFrame
     from .events import RuntimeEvent
     from .references import ReferenceStore
 
@@ -39,13 +38,14 @@ if TYPE_CHECKING:
 
     class McpServer(Protocol):
         """What a run's MCP toolsets use of a started server: pydantic-ai's `MCPToolset`, or what
-        records one (`recording.remote_mcp`) or stands in for one (`recording.remote_replay`)."""
+        records one (`recording.remote_mcp`) or stands in for one (`recording.remote_replay`). Its
+        context is a `RunContext[call_scope.CallContext]` (`Any` here: `call_scope` names this module)."""
 
         async def list_tools(self) -> Sequence[ListedMcpTool]: ...
 
-        async def get_tools(self, ctx: RunContext[CallContext]) -> dict[str, ToolsetTool[CallContext]]: ...
+        async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]: ...
 
-        def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[CallContext]) -> ToolsetTool[CallContext]: ...
+        def tool_for_tool_def(self, tool_def: ToolDefinition, *, ctx: RunContext[Any]) -> ToolsetTool[Any]: ...
 
         async def direct_call_tool(self, name: str, args: dict[str, object]) -> object: ...
 
@@ -79,10 +79,9 @@ class RuntimeConfig:
     fallback_model: Model | str | None = None
     """A model name or pydantic-ai Model for a worker that names none, has no caller's to inherit
     and no project default (before `LLM_DO_MODEL`); the seed API's `cli_model`."""
-    wrap_model: Callable[[Model, CallFrame, WorkerSpec, str], tuple[Model, str]] | None = None
-    """Wraps each call's built model, given the call's `CallFrame`, the worker and the model's label,
-    and gives the
-    model and label the call uses: recording (`--record`) and replaying a cassette (`llm-do test`)
+    wrap_model: Callable[[Model, Any, WorkerSpec, str], tuple[Model, str]] | None = None
+    """Wraps each call's built model, given the call's `CallFrame` (`Any` here: `call_scope` names
+    this module), the worker and the model's label, and gives the model and label the call uses: recording (`--record`) and replaying a cassette (`llm-do test`)
     see every request of every call."""
     remote_mcp: RemoteMcp | None = None
     """Stands in for each remote MCP server (`url`): recording (`--record`) wraps the started server,

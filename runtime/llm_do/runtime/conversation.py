@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic_ai.usage import RunUsage
 
     from .bundle import LoadedBundle
-    from .runtime import RunResult
+    from .run_result import RunResult
     from .taint import FrameTaint
 
 

@@ -14,10 +14,7 @@ the runtime before it imports a project's Python, both only for projects with `.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .bundle import LoadedBundle
+from typing import Any
 
 _roots: set[str] = set()
 _original: Any = None
@@ -46,10 +43,10 @@ def enable(root: str) -> None:
     FunctionToolset.tool = tool  # type: ignore[method-assign]
 
 
-def enable_for_bundle(bundle: LoadedBundle) -> None:
-    """Before importing a bundle's Python: enable 1.x tools when it is of the `.agent` era."""
-    if bundle.agent_era and not enabled_for(str(bundle.root)):
-        enable(str(bundle.root))
+def enable_for_project(root: str) -> None:
+    """Before importing the Python of an `.agent`-era project at `root`: enable 1.x tools there."""
+    if not enabled_for(root):
+        enable(root)
 
 
 def enabled_for(root: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.views import WorkerSpec
 from llm_do.toolkit.tool_threads import abandonable_tools
@@ -25,6 +25,7 @@ from .config import RuntimeConfig
 from .durability import NO_DURABILITY
 from .errors import InputProblem, RunFailed, failure_line
 from .metering import DEFAULT_REQUEST_LIMIT, RunMeter
+from .run_result import RunResult
 from .worker_calls_from_python import check_python_call, running_frame
 
 if TYPE_CHECKING:
@@ -47,12 +48,6 @@ if TYPE_CHECKING:
     from .taint import FlowGuard, FrameTaint
 
 __all__ = ["RunResult", "Runtime", "usage_dict"]
-
-
-class RunResult(NamedTuple):
-    output: object
-    messages: list[ModelMessage]
-    usage: dict[str, int]
 
 
 def _usage_limits(node: UsageLimitsNode) -> UsageLimits:

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import Action
-    from llm_do.runtime.call_scope import RunHost
+
+
+class HookHost(Protocol):
+    """What a hook may ask of the run it judges a call for (`runtime.call_scope.RunHost` is one)."""
+
+    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
+                         folder: str | None = None) -> None:
+        """Raise `DefinitionProblem` for a worker the run would refuse to create."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +80,10 @@ class ToolsetHooks(Protocol):
         moves, not only on what the model read. By default, none."""
         return None
 
-    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
         """Why the call would fail whatever the answer (a `worker_create` of a taken name), found
-        before anyone is asked: the tool then fails unasked with this message. `host` is the run
-        (`call_scope.RunHost`). By default, nothing is known before the call."""
+        before anyone is asked: the tool then fails unasked with this message. `host` is the run.
+        By default, nothing is known before the call."""
         return None
 
     def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:

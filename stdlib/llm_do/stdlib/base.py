@@ -22,7 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
 from llm_do.bundle.approval import ASK, AUTO, Action
 from llm_do.toolkit.files import PathRefused, confine, relative
-from llm_do.toolkit.hooks import Decisive, ToolsetHooks, changes_since_judged
+from llm_do.toolkit.hooks import Decisive, HookHost, ToolsetHooks, changes_since_judged
 from llm_do.toolkit.protected import READ, WRITE, Access, ProtectedPaths, protected_paths
 from llm_do.toolkit.tool_args import ModelArgsValidator
 from llm_do.toolkit.tool_threads import run_blocking
@@ -30,7 +30,7 @@ from llm_do.toolkit.tool_threads import run_blocking
 from .descriptor import ToolsetDescriptor
 
 if TYPE_CHECKING:
-    from llm_do.runtime.call_scope import CallContext, RunHost
+    from llm_do.runtime.call_scope import CallContext
 
 
 class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
@@ -103,7 +103,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
         if why is not None:
             raise ToolFailed(why)
 
-    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
         """A path parameter naming a protected place: the call fails unasked, saying why (nobody
         is asked about a call that cannot run)."""
         descriptor = self.descriptor.tool(name)

@@ -14,21 +14,18 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
 from llm_do.bundle.approval import Action
 from llm_do.toolkit.files import PathRefused, confine
-from llm_do.toolkit.hooks import Decisive
+from llm_do.toolkit.hooks import Decisive, HookHost
 from llm_do.toolkit.protected import STATE_FOLDER
 
 from ..base import StdlibToolset
 from .commands import Command, CommandRefused, parse_command
 from .descriptor import ShellSettings
-
-if TYPE_CHECKING:
-    from llm_do.runtime.call_scope import RunHost
 
 ENV_SET = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 """No pager or prompt waits for a terminal; `git status` does not rewrite the index."""
@@ -74,7 +71,7 @@ class ShellToolset(StdlibToolset):
         except CommandRefused:
             return "allow"
 
-    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
         """A line the toolset will refuse fails unasked, saying why."""
         if name != "shell":
             return super().refusal(name, args, host)

@@ -14,14 +14,14 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import ToolsetTool
 
 from llm_do.toolkit.files import relative
-from llm_do.toolkit.hooks import Decisive
+from llm_do.toolkit.hooks import Decisive, HookHost
 
 from ..base import StdlibToolset, filesystem_lock
 from .definition import DefinitionProblem, WorkerDefinition, check_definition, worker_file_text
 from .descriptor import WorkerCreateSettings
 
 if TYPE_CHECKING:
-    from llm_do.runtime.call_scope import CallContext, RunHost
+    from llm_do.runtime.call_scope import CallContext
 
 _CREATE = ("worker_create", "agent_create")
 _NO_TOOLS = ("created workers get no tools or toolsets (least privilege); create it without them, and a person can add "
@@ -58,7 +58,7 @@ class WorkerCreateToolset(StdlibToolset):
         """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
         return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
 
-    def refusal(self, name: str, args: dict[str, Any], host: RunHost) -> str | None:
+    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
         """A proposed worker the run would refuse (a taken name, a file already there, invalid
         text): refused before the person is asked, with the message the tool would give."""
         if name not in _CREATE:
