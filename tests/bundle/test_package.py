@@ -118,11 +118,11 @@ def test_call_edges_follow_calls_and_say_which_are_tools() -> None:
     """`calls` is the edge set; its workers that are also `toolsets` items are `tool` edges (in the
     `toolsets` order, which the compiler puts first), the rest `code` edges (front matter `calls:`,
     for the worker's Python tools); the entry function's come last."""
-    assert call_edges(DOC) == [
+    assert call_edges(DOC["workers"], DOC["entry"]) == [
         CallEdge("main", "b", "tool"), CallEdge("main", "a", "tool"), CallEdge("main", "c", "code"),
         CallEdge("b", "a", "code"), CallEdge("entry.py:main", "main", "entry"),
     ]
-    assert [e.callee for e in call_edges(DOC) if e.kind == "tool"] == [
+    assert [e.callee for e in call_edges(DOC["workers"], DOC["entry"]) if e.kind == "tool"] == [
         u.worker for u in WorkerSpec.of(DOC["workers"]["main"]).toolsets if u.worker]
 
 

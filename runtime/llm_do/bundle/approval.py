@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypeGuard
 
 from .actions import Action as Action
 from .actions import Approval as Approval
@@ -89,41 +89,48 @@ def lookup(args: object, path: Sequence[str | int]) -> object:
     return value
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def same_value(a: Any, b: Any) -> bool:
+def same_value(a: object, b: object) -> bool:
     """JSON equality: `1 == 1.0`, but a boolean equals no number (Python says `True == 1`)."""
     if _is_number(a) and _is_number(b):
-        return bool(a == b)
+        return a == b
     if type(a) is not type(b) and not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
         return False
-    if isinstance(a, (list, tuple)):
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):  # b is a list when a is (above)
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
     return bool(a == b)
 
 
-def compare(op: str, actual: Any, expected: Any) -> bool:
-    """One comparison of a value (never MISSING) with a rule's literal."""
+def compare(op: str, actual: object, expected: object) -> bool:
+    """One comparison of a value (never MISSING) with a rule's literal (a glob's is a string, an
+    `in`'s a list: the compiler writes them so; any other raises TypeError, as using it would)."""
     if op == "glob":
-        return isinstance(actual, str) and glob_matches(expected, actual)
+        if not isinstance(actual, str):
+            return False
+        if not isinstance(expected, str):
+            raise TypeError(f"a glob in an approval condition is a string, not {expected!r}")
+        return glob_matches(expected, actual)
     if op == "==":
         return same_value(actual, expected)
     if op == "!=":
         return not same_value(actual, expected)
     if op == "in":
+        if not isinstance(expected, Iterable):
+            raise TypeError(f"`in` in an approval condition takes a list, not {expected!r}")
         return any(same_value(actual, v) for v in expected)
     if op in ORDERING_OPS:
         if not (_is_number(actual) and _is_number(expected)):
             return False
         if op == "<":
-            return bool(actual < expected)
+            return actual < expected
         if op == "<=":
-            return bool(actual <= expected)
+            return actual <= expected
         if op == ">":
-            return bool(actual > expected)
-        return bool(actual >= expected)
+            return actual > expected
+        return actual >= expected
     raise ValueError(f"unknown operator {op!r} in an approval condition")
 
 
@@ -157,7 +164,7 @@ def _kleene(values: Iterable[bool | None], *, settles: bool) -> bool | None:
     return None if unsettled else not settles
 
 
-def _quantified(value: object, path: Sequence[str | int], op: str, expected: Any) -> bool | None:
+def _quantified(value: object, path: Sequence[str | int], op: str, expected: object) -> bool | None:
     """One comparison at `path`, each `[*]` step the `or` and each `[all]` step the `and` (Kleene)
     of the rest of the path over the elements of a list; unsettled where the path does not go on
     (a quantifier over what is not a list, too)."""

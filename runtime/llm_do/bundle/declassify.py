@@ -29,13 +29,19 @@ SAFE_FORMATS: Mapping[str, re.Pattern[str]] = {
 PLAIN_TYPES = ("integer", "number", "boolean", "null")
 
 
-def free_text(schema: Mapping[str, Any]) -> str | None:
+def free_text(schema: Mapping[str, object]) -> str | None:
     """Why an output of `schema` can carry free text (`field 'summary' is free text`), or None when
     it cannot. `$ref`s are read from the schema's `$defs`."""
-    return _free(schema, schema.get("$defs") or {}, "the output", set())
+    return _free(schema, _defs(schema), "the output", set())
 
 
-def _free(node: Any, defs: Mapping[str, Any], where: str, seen: set[str]) -> str | None:
+def _defs(schema: Mapping[str, object]) -> Mapping[str, object]:
+    """The schema's `$defs` (a JSON Schema's are an object), {} when it has none."""
+    defs = schema.get("$defs")
+    return defs if isinstance(defs, Mapping) else {}
+
+
+def _free(node: object, defs: Mapping[str, object], where: str, seen: set[str]) -> str | None:
     if not isinstance(node, Mapping):
         return f"{where} has no schema"
     ref = node.get("$ref")
@@ -86,7 +92,7 @@ def _free(node: Any, defs: Mapping[str, Any], where: str, seen: set[str]) -> str
     return f"{where} may be any value"
 
 
-def _string_free(node: Mapping[str, Any], where: str) -> str | None:
+def _string_free(node: Mapping[str, object], where: str) -> str | None:
     fmt = node.get("format")
     if isinstance(fmt, str) and fmt in SAFE_FORMATS:
         return None
@@ -146,13 +152,13 @@ def _class_has_no_space(items: Any) -> bool:
     return True
 
 
-def conforms(value: Any, schema: Mapping[str, Any]) -> bool:
+def conforms(value: object, schema: Mapping[str, object]) -> bool:
     """Whether `value` (the output as JSON: dicts, lists, strings, numbers) keeps to `schema` the way
     `free_text` judged it: every string is enumerated, of a safe format, or matches its pattern."""
-    return _conforms(value, schema, schema.get("$defs") or {}, 0)
+    return _conforms(value, schema, _defs(schema), 0)
 
 
-def _conforms(value: Any, node: Any, defs: Mapping[str, Any], depth: int) -> bool:
+def _conforms(value: object, node: object, defs: Mapping[str, object], depth: int) -> bool:
     if depth > 64 or not isinstance(node, Mapping):
         return False
     ref = node.get("$ref")
@@ -196,7 +202,7 @@ def _conforms(value: Any, node: Any, defs: Mapping[str, Any], depth: int) -> boo
     return False
 
 
-def _string_conforms(value: str, node: Mapping[str, Any]) -> bool:
+def _string_conforms(value: str, node: Mapping[str, object]) -> bool:
     fmt = node.get("format")
     if isinstance(fmt, str) and fmt in SAFE_FORMATS:
         return SAFE_FORMATS[fmt].fullmatch(value) is not None

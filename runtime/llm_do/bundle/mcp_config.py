@@ -14,9 +14,12 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, overload
 
 from .errors import InputProblem
+
+if TYPE_CHECKING:  # the model is for the type checker: `exec` does not load it
+    from .model import McpConnection
 
 CONNECTION_KEYS = ("command", "args", "env", "url", "headers")
 """The keys that say how to reach a server (hashed; what `diff` compares)."""
@@ -46,9 +49,18 @@ def config_hash(config: Mapping[str, object]) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def expanded(value: Any, environ: Mapping[str, str]) -> Any:
-    """`value` (a string, list or dict of them) with `${VAR}` / `${VAR:-default}` filled in.
-    Raises `UnsetVariable` for a variable without a default that `environ` does not set."""
+@overload
+def expanded(value: str, environ: Mapping[str, str]) -> str: ...
+@overload
+def expanded(value: list[str], environ: Mapping[str, str]) -> list[str]: ...
+@overload
+def expanded(value: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]: ...
+@overload
+def expanded(value: object, environ: Mapping[str, str]) -> object: ...
+def expanded(value: object, environ: Mapping[str, str]) -> object:
+    """`value` (a string, list or dict of them) with `${VAR}` / `${VAR:-default}` filled in; any
+    other value as it is. Raises `UnsetVariable` for a variable without a default that `environ`
+    does not set."""
     if isinstance(value, str):
         def fill(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
@@ -83,7 +95,7 @@ def redacted(text: str, config: Mapping[str, object], environ: Mapping[str, str]
     return text
 
 
-def describe(config: Mapping[str, Any]) -> str:
+def describe(config: McpConnection) -> str:
     """How a message names the server's connection: its command line, or its URL (as written)."""
     if config.get("url"):
         return str(config["url"])

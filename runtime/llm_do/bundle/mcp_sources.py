@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from .canonical import source_hash
 from .regular_files import read_regular_file
 
 
-def server_files(root: Path, server: Mapping[str, Any]) -> list[str]:
+def server_files(root: Path, server: Mapping[str, object]) -> list[str]:
     """The project files (relative, sorted) that the server's command line names or imports."""
     if not server.get("command"):
         return []
-    words = [str(server["command"]), *(str(a) for a in server.get("args") or ())]
+    args = server.get("args") or ()
+    if not isinstance(args, Iterable):
+        raise TypeError(f"an MCP server's args are a list, not {args!r}")
+    words = [str(server["command"]), *(str(a) for a in args)]
     top = os.path.realpath(root)
     named: list[str] = []
     for i, word in enumerate(words):

@@ -10,11 +10,12 @@ import importlib.util
 import re
 import sys
 import types
+from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated
 
 import typing_extensions
-from pydantic import Field, TypeAdapter
+from pydantic import Field, JsonValue, TypeAdapter
 
 from . import model
 
@@ -64,7 +65,7 @@ def bundle_adapter() -> TypeAdapter[model.Bundle]:
     return TypeAdapter(_model().Bundle)
 
 
-def validate(data: str | bytes | dict[str, Any]) -> model.Bundle:
+def validate(data: str | bytes | Mapping[str, object]) -> model.Bundle:
     """The bundle as `model` declares it; raises pydantic's ValidationError when it is not."""
     adapter = bundle_adapter()
     if isinstance(data, (str, bytes)):
@@ -72,7 +73,7 @@ def validate(data: str | bytes | dict[str, Any]) -> model.Bundle:
     return adapter.validate_python(data)
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> dict[str, JsonValue]:
     """The JSON Schema of a bundle (without the `$schema`, `$id`, title and description
     spec/generate.py gives it)."""
     return bundle_adapter().json_schema(by_alias=True)

@@ -181,20 +181,19 @@ def worker_call_edges(name: str, node: WorkerNode) -> Iterator[CallEdge]:
         yield CallEdge(name, callee, "tool" if callee in as_tools else "code")
 
 
-def call_edges(doc: Mapping[str, Any]) -> list[CallEdge]:
-    """Every call edge of a bundle document (its `workers`, and its `entry` when given), workers in
-    the document's order, then the entry function's."""
-    workers: Mapping[str, WorkerNode] = doc["workers"]
+def call_edges(workers: Mapping[str, WorkerNode], entry: EntryNode | None = None) -> list[CallEdge]:
+    """Every call edge of a bundle document, from its `workers` and its `entry` (when given): workers
+    in the document's order, then the entry function's."""
     edges = [edge for name, node in workers.items() for edge in worker_call_edges(name, node)]
-    function = (doc.get("entry") or {}).get("function")
+    function = (entry or {}).get("function")
     if function:
         edges += [CallEdge(function["name"], callee, "entry") for callee in function["calls"]]
     return edges
 
 
-def entry_name(doc: Mapping[str, Any]) -> str:
-    """The entry of a bundle document: its entry worker's name, or its entry function's label."""
-    entry: EntryNode = doc["entry"]
+def entry_name(entry: EntryNode) -> str:
+    """The entry of a bundle document (its `entry`): its entry worker's name, or its entry
+    function's label."""
     function = entry.get("function")
     return function["name"] if function else entry["worker"]  # type: ignore[return-value]
 

@@ -105,8 +105,8 @@ class LoadedBundle:
 
     def call_edges(self) -> list[CallEdge]:
         """Every call edge (`llm_do.bundle.views.call_edges`); reads every worker node."""
-        workers = {name: self.text.member("workers", name) for name in self.worker_names()}
-        return call_edges({"workers": workers, "entry": self.entry})
+        workers = {name: node for name in self.worker_names() if (node := self.text.member("workers", name)) is not None}
+        return call_edges(workers, self.entry)
 
     def mcp_server_keys(self) -> list[str]:
         """The keys of the bundle's MCP server toolsets (none without reading any node when the

@@ -12,9 +12,10 @@ lock and refuse a call whose paths changed between the decision and the effect.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from llm_do.bundle.approval import Action
@@ -43,7 +44,7 @@ class ToolsetHooks(Protocol):
     """The questions the gate asks a tool's toolset. Subclass it to answer some of them; the
     others keep these defaults."""
 
-    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
+    def approval_for(self, name: str, args: Mapping[str, object]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`): by default,
         ask."""
         return "ask"
@@ -52,41 +53,41 @@ class ToolsetHooks(Protocol):
         """Whether every call of the tool is asked, whatever the rules say (`worker_create`)."""
         return False
 
-    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def normalize_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """The arguments an approval rule judges, as the tool will use them (a path resolved below
         the toolset's root, a command line parsed); by default, as given."""
-        return args
+        return dict(args)
 
-    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    def shown_args(self, name: str, args: Mapping[str, object]) -> dict[str, object] | None:
         """The call's arguments as every approver is shown them, as the rules judge them (paths
         and commands as `Decisive`); None: as given."""
         return None
 
-    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+    def attachments(self, name: str, args: Mapping[str, object]) -> list[str]:
         """The files a call hands to another worker's model (worker calls' `attachments`), as
         the model named them (relative to the project root): the gate judges each as a read by
         the calling worker. By default, none."""
         return []
 
-    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+    def reads(self, name: str, path: str) -> dict[str, object] | None:
         """The normalized arguments of a call of `name` that would read the file at `path`
         (absolute, links resolved), when this tool reads files and would read that one; None
         otherwise (the default). How the gate judges an attachment as the worker's own read."""
         return None
 
-    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+    def moves(self, name: str, normalized: Mapping[str, object]) -> tuple[list[str], str] | None:
         """The files a call moves (copies, links) and where to, as absolute paths with links
         resolved, from its normalized arguments: the taint guard judges such a call on what it
         moves, not only on what the model read. By default, none."""
         return None
 
-    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
+    def refusal(self, name: str, args: Mapping[str, object], host: HookHost) -> str | None:
         """Why the call would fail whatever the answer (a `worker_create` of a taken name), found
         before anyone is asked: the tool then fails unasked with this message. `host` is the run.
         By default, nothing is known before the call."""
         return None
 
-    def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    def edit_args(self, name: str, args: Mapping[str, object]) -> dict[str, object] | None:
         """Let a person edit the call before approving it (on the terminal, in $EDITOR): the edited
         arguments, or None when unchanged; raises ValueError saying why an edit cannot be used.
         Offered only by a toolset that overrides it (`offers_edit`)."""
@@ -116,7 +117,7 @@ class JudgedCall:
     person approved)."""
 
     tool: str
-    normalized: dict[str, Any]
+    normalized: Mapping[str, object]
     attachments: dict[str, str] | None = None
     """For a worker call with attachments: each path as the model gave it -> the file the gate
     judged (absolute, links resolved), which is the file the callee's prompt must read."""
@@ -133,7 +134,7 @@ def judged_attachments() -> dict[str, str] | None:
     return None if judged is None else judged.attachments
 
 
-def changes_since_judged(name: str, normalized: dict[str, Any]) -> list[str]:
+def changes_since_judged(name: str, normalized: Mapping[str, object]) -> list[str]:
     """What differs between the call's arguments normalized now and as the gate judged them, one
     `param: 'then' -> 'now'` each; empty when nothing did (or no gate judged this call)."""
     judged = JUDGED.get()
@@ -147,5 +148,5 @@ def changes_since_judged(name: str, normalized: dict[str, Any]) -> list[str]:
 _GONE = object()
 
 
-def _shown(args: dict[str, Any], key: str) -> str:
+def _shown(args: Mapping[str, object], key: str) -> str:
     return repr(args[key]) if key in args else "(refused)"

@@ -11,8 +11,9 @@ import asyncio
 import inspect
 import os
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext
@@ -103,7 +104,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
         if why is not None:
             raise ToolFailed(why)
 
-    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
+    def refusal(self, name: str, args: Mapping[str, object], host: HookHost) -> str | None:
         """A path parameter naming a protected place: the call fails unasked, saying why (nobody
         is asked about a call that cannot run)."""
         descriptor = self.descriptor.tool(name)
@@ -119,7 +120,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
                     return why
         return None
 
-    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
+    def approval_for(self, name: str, args: Mapping[str, object]) -> Action:
         """The approval a call needs when the bundle leaves it to the toolset (`auto`)."""
         descriptor = self.descriptor.tool(name)
         approval = descriptor.approval if descriptor else ASK
@@ -130,7 +131,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
         descriptor = self.descriptor.tool(name)
         return descriptor is not None and descriptor.always_ask
 
-    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def shown_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """The call's arguments as every approver is shown them: each path parameter as the rules
         see it (relative to the toolset's root, resolved), whole, with the root beside it; a path
         the tool will refuse as written, saying so."""
@@ -152,7 +153,7 @@ class StdlibToolset(AbstractToolset["CallContext"], ToolsetHooks):
         same = os.path.realpath(self.root) == os.path.realpath(self.base)
         return self.descriptor.root_label("." if same else relative(self.base, self.root))
 
-    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def normalize_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """The arguments an approval rule judges: defaults filled in, and every path parameter
         replaced by the path the tool will touch, relative to the root with `..`, `.` and symlinks
         resolved (`output/../src/x.py` is `src/x.py`). A path the tool will refuse (it leads out

@@ -30,7 +30,7 @@ class CallGraph:
     def of_bundle(cls, doc: Mapping[str, Any]) -> CallGraph:
         """The workers' graph of a bundle document (`views.call_edges`, the entry function's left out)."""
         calls: dict[str, dict[str, Location | None]] = {name: {} for name in doc["workers"]}
-        for edge in call_edges(doc):
+        for edge in call_edges(doc["workers"], doc.get("entry")):
             if edge.kind != "entry":
                 calls[edge.caller][edge.callee] = None
         return cls(calls)

@@ -364,7 +364,7 @@ def views_of_bundle(bundle: dict[str, Any]) -> dict[str, WorkerView]:
     """Views of a bundle document's workers (format 3), and of its entry function under its label."""
     toolsets: dict[str, dict[str, Any]] = bundle.get("toolsets") or {}
     callees: dict[str, list[str]] = {}
-    for edge in call_edges(bundle):
+    for edge in call_edges(bundle["workers"], bundle.get("entry")):
         callees.setdefault(edge.caller, []).append(edge.callee)
     views: dict[str, WorkerView] = {}
     for name, node in bundle["workers"].items():

@@ -314,5 +314,5 @@ def bundle_flows(bundle: Mapping[str, Any], views: dict[str, WorkerView]) -> Flo
     labels the build wrote and the server-side tools); each leg's capabilities have their own
     searches (`FlowAnalysis.legs`)."""
     flows = bundle.get("flows") or {}
-    return FlowAnalysis(leg_views(views, entry_name(dict(bundle)), flows.get("inputs")),
+    return FlowAnalysis(leg_views(views, entry_name(bundle["entry"]), flows.get("inputs")),
                         acceptances_of(flows.get("accept") or ()))

@@ -75,7 +75,7 @@ def of_bundle(doc: Mapping[str, Any], override: str | None = None) -> CostInputs
     function = (doc.get("entry") or {}).get("function")
     runtime = doc["runtime"]
     defaults = doc.get("defaults") or {}
-    return CostInputs(workers, entry_name(doc), tuple(function["calls"]) if function else None, runtime["max_depth"],
+    return CostInputs(workers, entry_name(doc["entry"]), tuple(function["calls"]) if function else None, runtime["max_depth"],
                       runtime.get("usage_limits") or {}, defaults.get("model"), defaults.get("model_settings"),
                       (doc.get("cost") or {}).get("prices") or {}, override)
 

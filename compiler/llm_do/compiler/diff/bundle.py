@@ -113,16 +113,16 @@ def diff_bundles(old: dict[str, Any], new: dict[str, Any]) -> BundleDiff:
     changes += [Change("medium", "added", "call", f"call {u} -> {v}", worker=u, at=call_at(u, v)) for u, v in added]
     changes += [Change("low", "removed", "call", f"call {u} -> {v}", worker=u, at=call_at(u, v)) for u, v in removed]
     touched = set(changed) | (set(ow) ^ set(nw))
-    functions = {entry_name(old), entry_name(new)} - set(ow) - set(nw)
+    functions = {entry_name(old["entry"]), entry_name(new["entry"])} - set(ow) - set(nw)
     """The entry functions' labels (an entry worker's name is among the workers)."""
-    both = set(ow) & set(nw) | ({entry_name(old)} & {entry_name(new)} & functions)
+    both = set(ow) & set(nw) | ({entry_name(old["entry"])} & {entry_name(new["entry"])} & functions)
     if old["entry"].get("function") != new["entry"].get("function"):
         touched |= functions
     views = views_of_bundle(old), views_of_bundle(new)  # read once, for capabilities and flows
     analyses = None
     if touched:
         affected = callers_of(touched, old_edges) | callers_of(touched, new_edges)
-        added_nodes = (set(nw) - set(ow)) | ({entry_name(new)} & functions) - both
+        added_nodes = (set(nw) - set(ow)) | ({entry_name(new["entry"])} & functions) - both
         analyses = Analysis(views[0]), Analysis(views[1])
         changes += capability_changes(*analyses, affected & both, added_nodes,
                                       lambda w: w in ow and w in nw and models_cover(_models(nw[w]), _models(ow[w])))
@@ -153,7 +153,7 @@ def placed(change: Change, old: dict[str, Any], new: dict[str, Any]) -> Change:
 
 def _edges(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Every call edge: the workers' and the entry function's (from its label)."""
-    return sorted((edge.caller, edge.callee) for edge in call_edges(doc))
+    return sorted((edge.caller, edge.callee) for edge in call_edges(doc["workers"], doc.get("entry")))
 
 
 def _entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -203,10 +203,10 @@ def _entry_change(old: dict[str, Any], new: dict[str, Any]) -> Change:
     with no approval on its path, as a run started there would."""
     a, b = old["entry"], new["entry"]
     detail = [f"args: {text_of(a.get('args'))} -> {text_of(b.get('args'))}"] if a.get("args") != b.get("args") else []
-    analysis, entry = analyse(new), entry_name(new)
+    analysis, entry = analyse(new), entry_name(new["entry"])
     unasked = [r for r in analysis.reaches(entry) if r.gate == ALLOW and analysis.side_effect(r.capability)]
     detail += [f"runs {r.capability} with no approval via {via_text(r)}" for r in unasked[:10]]
-    return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old), entry, detail=detail,
+    return Change("high" if unasked else "medium", "changed", "project", "entry", entry_name(old["entry"]), entry, detail=detail,
                   at="project:entry")
 
 

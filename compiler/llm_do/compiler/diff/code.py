@@ -89,7 +89,7 @@ def _units(doc: dict[str, Any]) -> dict[str, Unit]:
                 unit.users.setdefault(worker, unread_gate(doc, worker))  # its tools are unknown (`--no-import`)
     function = doc["entry"].get("function") or {}
     if function.get("code"):
-        label = entry_name(doc)
+        label = entry_name(doc["entry"])
         units[f"entry function {label}"] = Unit(f"entry function {label}", function["code"], {label: "allow"})
     return units
 

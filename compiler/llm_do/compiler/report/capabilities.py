@@ -69,7 +69,7 @@ class CapabilityReport:
 def report(bundle: dict[str, Any], analysis: Analysis | None = None, model: str | None = None) -> CapabilityReport:
     views = views_of_bundle(bundle)
     analysis = analysis or Analysis(views)
-    entry = entry_name(bundle)
+    entry = entry_name(bundle["entry"])
     order = sorted([*bundle["workers"], *([entry] if entry not in bundle["workers"] else [])], key=lambda w: (w != entry, w))
     labels: dict[str, set[str]] = {}
     for view in views.values():
@@ -134,7 +134,7 @@ def _unknown(bundle: dict[str, Any], order: list[str]) -> dict[str, list[str]]:
             for w in u.workers:
                 own.setdefault(w, []).append(u.subject)
     callees: dict[str, list[str]] = {}
-    for edge in call_edges(bundle):
+    for edge in call_edges(bundle["workers"], bundle.get("entry")):
         callees.setdefault(edge.caller, []).append(edge.callee)
     out: dict[str, list[str]] = {}
     for worker in order:

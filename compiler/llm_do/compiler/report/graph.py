@@ -56,7 +56,7 @@ def bundle_graph(bundle: dict[str, Any]) -> GraphData:
     graph = GraphData(entry=f"function:{function['name']}" if function else f"worker:{bundle['entry']['worker']}")
     if function:
         graph.nodes[graph.entry] = "function"
-    for edge in call_edges(bundle):
+    for edge in call_edges(bundle["workers"], bundle.get("entry")):
         callee = f"worker:{edge.callee}"
         if edge.kind == "entry":
             graph.edges.append(Edge(graph.entry, callee, "calls"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -57,8 +58,8 @@ class ApprovalGate(WrapperToolset[CallContext]):
         self._listed = await super().get_tools(ctx)
         return self._listed
 
-    def decision_for(self, name: str, tool_args: dict[str, Any], tool: ToolsetTool[CallContext],
-                     normalized: dict[str, Any] | None = None) -> Action:
+    def decision_for(self, name: str, tool_args: Mapping[str, object], tool: ToolsetTool[CallContext],
+                     normalized: Mapping[str, object] | None = None) -> Action:
         """What this call needs: the bundle's word for the tool (or an opaque tool's metadata),
         with `auto` settled by the toolset that owns the tool (`ToolsetHooks.approval_for`).
         `normalized`: the arguments as the toolset normalized them, if already done."""

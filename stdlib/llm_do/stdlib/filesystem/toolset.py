@@ -10,7 +10,6 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
-from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
@@ -117,7 +116,7 @@ class FilesystemToolset(StdlibToolset):
             found = [*found[:LIST_LIMIT], cut]
         return "\n".join([*found, stopped] if stopped else found)
 
-    def reads(self, name: str, path: str) -> dict[str, Any] | None:
+    def reads(self, name: str, path: str) -> dict[str, object] | None:
         """`read_file`'s normalized arguments for the file at `path` (absolute, resolved) when it
         lies below the root with an allowed suffix: what an attachment of it is judged as."""
         real_root = os.path.realpath(self.root)

@@ -14,7 +14,6 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from pydantic_ai.exceptions import ToolFailed
 
@@ -61,7 +60,7 @@ class ShellToolset(StdlibToolset):
             plan = replace(plan, argv=(plan.argv[0], *(f"--exclude-dir={n}" for n in names), *plan.argv[1:]))
         return plan
 
-    def approval_for(self, name: str, args: dict[str, Any]) -> Action:
+    def approval_for(self, name: str, args: Mapping[str, object]) -> Action:
         """The command's own approval (`ls` allowed, `mv` asked). A command that will be refused
         is 'allow': asking a person about a call that cannot run would be pointless."""
         if name != "shell":
@@ -71,7 +70,7 @@ class ShellToolset(StdlibToolset):
         except CommandRefused:
             return "allow"
 
-    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
+    def refusal(self, name: str, args: Mapping[str, object], host: HookHost) -> str | None:
         """A line the toolset will refuse fails unasked, saying why."""
         if name != "shell":
             return super().refusal(name, args, host)
@@ -81,7 +80,7 @@ class ShellToolset(StdlibToolset):
             return str(e)
         return None
 
-    def normalize_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def normalize_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """Adds `argv`, the command line normalized (`commands`: one spelling per call, operands
         first, paths resolved below the root), left out when the line will be refused."""
         normalized = super().normalize_args(name, args)
@@ -92,7 +91,7 @@ class ShellToolset(StdlibToolset):
                 pass
         return normalized
 
-    def moves(self, name: str, normalized: dict[str, Any]) -> tuple[list[str], str] | None:
+    def moves(self, name: str, normalized: Mapping[str, object]) -> tuple[list[str], str] | None:
         """`mv`'s source and where it lands (the last of `Command.touches`), absolute below the
         toolset's root: what the taint guard judges the move on. The source with links resolved
         (the data it names); where it lands with its folder's links resolved but not its own name,
@@ -112,7 +111,7 @@ class ShellToolset(StdlibToolset):
             return None
         return moved, target
 
-    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def shown_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """The command line as the rules judge it (normalized, written flags first), whole, with
         the directory it runs in beside it; a line the toolset will refuse as written, saying so."""
         shown = super().shown_args(name, args)

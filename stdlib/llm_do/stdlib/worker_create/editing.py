@@ -6,7 +6,7 @@ Loaded only when someone edits (it opens $EDITOR through click and reads YAML)."
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from llm_do.bundle.errors import LlmDoError
 
@@ -20,14 +20,14 @@ class EditProblem(LlmDoError, ValueError):
     """The edited text is not a definition; the message says why, for the person editing."""
 
 
-def definition_text(args: dict[str, Any]) -> str:
+def definition_text(args: Mapping[str, object]) -> str:
     lines = ["---", f"name: {yaml_string(str(args.get('name', '')))}", f"description: {yaml_string(str(args.get('description', '')))}"]
     if args.get("model"):
         lines.append(f"model: {yaml_string(str(args['model']))}")
     return "\n".join([*lines, "---", str(args.get("instructions", ""))]) + "\n"
 
 
-def parse_definition_text(text: str) -> dict[str, Any]:
+def parse_definition_text(text: str) -> dict[str, object]:
     """`name`, `description`, `model` and `instructions` from edited text, or `EditProblem`."""
     import yaml
 
@@ -50,7 +50,7 @@ def parse_definition_text(text: str) -> dict[str, Any]:
             "instructions": text[fences[1].end():].lstrip("\n")}
 
 
-def edit_in_editor(args: dict[str, Any]) -> dict[str, Any] | None:
+def edit_in_editor(args: Mapping[str, object]) -> dict[str, object] | None:
     """Open the definition in $EDITOR; the edited arguments, or None when nothing changed."""
     import click
 

@@ -7,6 +7,7 @@ callable in this run only. The person approving sees the file as it will be writ
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
@@ -54,27 +55,33 @@ class WorkerCreateToolset(StdlibToolset):
         args = {"input": tool_args["input"], "attachments": tool_args.get("attachments") or []}
         return await runtime.call_worker_async(worker, args, parent=ctx.deps.frame, from_model=True)
 
-    def attachments(self, name: str, args: dict[str, Any]) -> list[str]:
+    def attachments(self, name: str, args: Mapping[str, object]) -> list[str]:
         """`agent_call`'s attachments: the gate judges them as reads by the calling worker."""
-        return [str(p) for p in args.get("attachments") or ()] if name in _CALL else []
+        if name not in _CALL:
+            return []
+        attached = args.get("attachments") or ()
+        if not isinstance(attached, Iterable):  # validated as a list: iterating anything else fails so too
+            raise TypeError(f"'attachments' is a list of paths, not {attached!r}")
+        return [str(p) for p in attached]
 
-    def refusal(self, name: str, args: dict[str, Any], host: HookHost) -> str | None:
+    def refusal(self, name: str, args: Mapping[str, object], host: HookHost) -> str | None:
         """A proposed worker the run would refuse (a taken name, a file already there, invalid
         text): refused before the person is asked, with the message the tool would give."""
         if name not in _CREATE:
             return None
         if args.get("tools") or args.get("toolsets"):
             return _NO_TOOLS
+        proposed = _proposed(args)
+        if proposed is None:
+            return None  # arguments that do not validate: pydantic-ai's retry says so
         try:
-            host.check_new_worker(args["name"], args["instructions"], args["description"], args.get("model"),
+            host.check_new_worker(proposed.name, proposed.instructions, proposed.description, proposed.model,
                                   folder=self.settings.path)
         except DefinitionProblem as exc:
             return str(exc)
-        except KeyError:
-            return None  # arguments that do not validate: pydantic-ai's retry says so
         return None
 
-    def edit_args(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    def edit_args(self, name: str, args: Mapping[str, object]) -> dict[str, object] | None:
         """On the terminal, a person may edit a proposed worker before approving it (in $EDITOR);
         the edited arguments, or None when unchanged. Raises `EditProblem` (a ValueError)."""
         if name not in _CREATE:
@@ -83,16 +90,26 @@ class WorkerCreateToolset(StdlibToolset):
 
         return edit_in_editor(args)
 
-    def shown_args(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def shown_args(self, name: str, args: Mapping[str, object]) -> dict[str, object]:
         """A proposed worker is shown as the whole file that would be written, and where."""
-        if name not in _CREATE:
+        proposed = _proposed(args) if name in _CREATE else None
+        if proposed is None:
             return dict(args)
         try:
-            definition = check_definition(
-                WorkerDefinition(args["name"], args["instructions"], args["description"], args.get("model")), set())
-        except (DefinitionProblem, KeyError):
+            definition = check_definition(proposed, set())
+        except DefinitionProblem:
             return dict(args)  # refused when the tool runs; show what the model wrote
         shown = {"file": Decisive(f"{definition.name}.worker", f"in {self.root_label}"),
                  "definition": worker_file_text(definition)}
         extra = {k: v for k, v in args.items() if k in ("tools", "toolsets") and v}
         return {**shown, **extra}
+
+
+def _proposed(args: Mapping[str, object]) -> WorkerDefinition | None:
+    """The worker a `worker_create` call proposes, as its arguments name it; None when they lack a
+    field or give one of another type (they do not validate, so the tool will not run)."""
+    name, instructions, description, model = (args.get(k) for k in ("name", "instructions", "description", "model"))
+    if not (isinstance(name, str) and isinstance(instructions, str) and isinstance(description, str)
+            and (model is None or isinstance(model, str))):
+        return None
+    return WorkerDefinition(name, instructions, description, model)
