@@ -226,3 +226,25 @@ def test_without_cryptography_keygen_says_what_to_install(tmp_path: Path, monkey
     assert result.exit_code == 2
     assert one_line_error(result) == "llm-do: signing needs the `cryptography` package: pip install 'llm-do[sign]'"
     assert not (tmp_path / "key").exists()
+
+
+def test_a_signature_that_cannot_be_read_is_refused_and_one_that_cannot_tell_signs_for_a_note(
+        shipped: Path, keys: Path, tmp_path: Path) -> None:
+    """A folder where the signature was cannot be read: `--verify` refuses, naming it. The note a
+    build gives of an old signature (`signs`) cannot tell what an unreadable file or a key that is
+    no string signs: it stays silent (trust comes from `--verify` alone)."""
+    from llm_do.provenance.signing import signs
+
+    sig = Path(f"{shipped}.sig")
+    good = json.loads(sig.read_bytes())
+    sig.unlink()
+    sig.mkdir()
+    result = run(shipped, "--verify", f"{keys}.pub")
+    assert result.exit_code == 3, result.stderr
+    assert one_line_error(result).startswith(f"llm-do: {shipped}: refused: bundle.lock.sig cannot be read ("), result.stderr
+    assert signs(sig, b"anything") is True
+    odd = tmp_path / "odd.sig"
+    odd.write_bytes(json.dumps({**good, "key": 5}).encode())
+    assert signs(odd, b"anything") is True
+    odd.write_bytes(json.dumps(good).encode())
+    assert signs(odd, b"anything") is False  # a readable signature of other bytes

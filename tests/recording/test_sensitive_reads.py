@@ -117,3 +117,20 @@ def test_a_file_attached_to_a_worker_call_is_judged_as_the_attaching_workers_rea
     assert attached_read(bundle, "docs", "docs/plan.md") == ("docs/plan.md", "private")  # below its grant's folder
     assert attached_read(bundle, "docs", "keys/api.txt") is None  # no grant of it holds the file
     assert attached_read(bundle, "main", "../outside.txt") is None and attached_read(bundle, "nobody", "x") is None
+
+
+def test_a_denial_elsewhere_is_judged_on_every_argument_of_the_read(build: Callable[..., Path]) -> None:
+    """Another worker's rule on the same toolset denies long reads of logs/: the read is judged with
+    all its arguments (its path normalized), so a long read is denied and a short one only private."""
+    from llm_do.runtime.bundle import load_bundle
+    from llm_do.runtime.recording.sensitive_reads import sensitive_reads
+
+    bundle = load_bundle(build({
+        "project.json": {"version": 1, "worker_files": ["*.worker"], "entry": {"worker": "reader"}},
+        "reader.worker": worker("toolsets: [filesystem_project_ro, careful]", "Read."),
+        "careful.worker": worker("description: Reads logs briefly.\ntoolsets: [filesystem_project_ro]\napprovals:\n"
+                                 "  - \"deny read_file(path ~ 'logs/**' and max_chars > 1000)\"", "Read."),
+        "logs/a.txt": "x\n",
+    }))
+    assert sensitive_reads(bundle, "reader", "read_file", {"path": "./logs/a.txt", "max_chars": 5000}) == [("logs/a.txt", "denied")]
+    assert sensitive_reads(bundle, "reader", "read_file", {"path": "logs/a.txt", "max_chars": 10}) == [("logs/a.txt", "private")]
