@@ -29,39 +29,32 @@ from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for  # noq
 D = Decimal
 WORST = D("0.10")
 LIMIT = D("1.00")
+REPO = Path(__file__).resolve().parents[2]
 
 SPENDER = textwrap.dedent('''
     import asyncio, random, sys
     from decimal import Decimal
-    from llm_do.runtime.budget import BudgetSpent
+    url, batch, seed, repository = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    sys.path.insert(0, repository)
     from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for
+    from tests.support.budgets import spend_until_stopped
 
-    url, batch, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     budget = SharedBudget(engine_for(url), batch, Decimal("1.00"), executor=f"spender-{seed}")
     rnd = random.Random(seed)
     spent = []
 
-    async def requests():
-        while True:
-            try:
-                hold = await budget.reserve(Decimal("0.10"), "w", "m")
-            except BudgetSpent:
-                return
-            await asyncio.sleep(rnd.random() / 200)
-            cost = Decimal(rnd.choice([100, rnd.randint(0, 100)])) / 1000
-            budget.settle(hold, cost)
-            spent.append(cost)
-
     async def main():
-        await asyncio.gather(*(requests() for _ in range(4)))
+        await asyncio.gather(*(spend_until_stopped(budget, rnd, spent, worst=Decimal("0.10"), pause=0.005) for _ in range(4)))
 
     asyncio.run(main())
     print(sum(spent, Decimal(0)))
 ''')
+"""A process spending from the budget at `url` with tests/support/budgets.py (the repository's
+root, its last argument, is put on its path)."""
 
 
 def spend_together(url: str, batch: str, processes: int = 3) -> D:
-    procs = [subprocess.Popen([sys.executable, "-c", SPENDER, url, batch, str(seed)], stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([sys.executable, "-c", SPENDER, url, batch, str(seed), str(REPO)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for seed in range(processes)]
     outputs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0] * processes, outputs

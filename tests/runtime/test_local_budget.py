@@ -12,6 +12,7 @@ import pytest
 
 from llm_do.runtime import budget as budget_module
 from llm_do.runtime.budget import BudgetSpent, LocalBudget, spent_line
+from tests.support.budgets import unpriced_runs_alone
 
 D = Decimal
 
@@ -48,8 +49,6 @@ def test_the_promise_holds_under_many_requests_at_once() -> None:
 
 
 WORST = D("0.10")
-WITHIN = 10
-"""Seconds a request that should start may take (it waits forever when the rule is broken)."""
 
 
 def test_a_request_with_no_worst_case_runs_alone_and_the_others_go_on_after_it() -> None:
@@ -58,18 +57,7 @@ def test_a_request_with_no_worst_case_runs_alone_and_the_others_go_on_after_it()
 
     async def main() -> None:
         budget = LocalBudget(D(1), accept_unpriced=True)
-        priced = await budget.reserve(WORST, "main", "priced")
-        alone = asyncio.create_task(budget.reserve(None, "helper", "free"))
-        await asyncio.sleep(0.01)
-        assert not alone.done()  # a priced request is under way
-        budget.settle(priced, D("0.04"))
-        free = await asyncio.wait_for(alone, WITHIN)
-        waiting = asyncio.create_task(budget.reserve(WORST, "main", "priced"))
-        await asyncio.sleep(0.01)
-        assert not waiting.done()  # the unpriced one runs alone
-        budget.settle(free, None)
-        budget.settle(await asyncio.wait_for(waiting, WITHIN), D("0.04"))
-        budget.settle(await asyncio.wait_for(budget.reserve(None, "helper", "free"), WITHIN), None)
+        await unpriced_runs_alone(budget, budget, worst=WORST, pause=0.01, unpriced_failed=False)
         assert budget.spent() == D("0.08")
 
     asyncio.run(main())

@@ -21,12 +21,11 @@ pytest.importorskip("sqlalchemy")
 from llm_do.runtime.budget import BudgetSpent  # noqa: E402
 from llm_do.runtime.durable import budget_ledger  # noqa: E402
 from llm_do.runtime.durable.budget_ledger import SharedBudget, engine_for  # noqa: E402
+from tests.support.budgets import WITHIN, spend_until_stopped, unpriced_runs_alone  # noqa: E402
 
 D = Decimal
 WORST = D("0.10")
 LIMIT = D("1.00")
-WITHIN = 10
-"""Seconds a request that should start may take (it waits forever when the rule is broken)."""
 
 
 @pytest.fixture(autouse=True)
@@ -63,18 +62,8 @@ async def spend_together(sharers: list[SharedBudget], seed: int) -> D:
     rnd = random.Random(seed)
     spent: list[D] = []
 
-    async def requests(budget: SharedBudget) -> None:
-        while True:
-            try:
-                hold = await budget.reserve(WORST, "w", "m")
-            except BudgetSpent:
-                return
-            await asyncio.sleep(rnd.random() / 500)
-            cost = D(rnd.choice([100, rnd.randint(0, 100)])) / 1000
-            budget.settle(hold, cost)
-            spent.append(cost)
-
-    await asyncio.gather(*(requests(budget) for budget in sharers for _ in range(3)))
+    await asyncio.gather(*(spend_until_stopped(budget, rnd, spent, worst=WORST, pause=0.002)
+                           for budget in sharers for _ in range(3)))
     return sum(spent, D(0))
 
 
@@ -145,18 +134,7 @@ def test_a_request_with_no_worst_case_runs_alone_across_processes(ledger) -> Non
     one, other = ledger("one"), ledger("other")
 
     async def main() -> None:
-        priced = await one.reserve(WORST, "main", "priced")
-        alone = asyncio.create_task(other.reserve(None, "helper", "free"))
-        await asyncio.sleep(0.05)
-        assert not alone.done()  # a priced request is under way
-        one.settle(priced, D("0.04"))
-        free = await asyncio.wait_for(alone, WITHIN)
-        waiting = asyncio.create_task(one.reserve(WORST, "main", "priced"))
-        await asyncio.sleep(0.05)
-        assert not waiting.done()  # the unpriced one runs alone
-        other.settle(free, None, failed=True)
-        one.settle(await asyncio.wait_for(waiting, WITHIN), D("0.04"))
-        other.settle(await asyncio.wait_for(other.reserve(None, "helper", "free"), WITHIN), None, failed=True)
+        await unpriced_runs_alone(one, other, worst=WORST, pause=0.05, unpriced_failed=True)
 
     asyncio.run(main())
     assert one.spent() == D("0.08")
