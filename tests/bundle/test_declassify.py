@@ -104,6 +104,8 @@ FREE = "the output is free text"
     ({"type": "string", "pattern": r"^\ $"}, FREE),
     ({"type": "string", "pattern": "^(a| ){1,9}$"}, FREE),
     ({"type": "string", "pattern": "^(a|b){1,3}$"}, None),
+    ({"type": "string", "pattern": "^(ab|cd)$"}, None),  # alternatives of words, none with a space
+    ({"type": "string", "pattern": "^(ab|c d)$"}, FREE),  # one alternative holds a space
     ({"type": "string", "pattern": "^[a-z]{1,9}?$"}, None),
     ({"type": "string", "pattern": "^(?=a)a{1,9}$"}, FREE),  # what a lookahead admits is not judged
     ({"type": "string", "pattern": r"^(a)\1$"}, FREE),

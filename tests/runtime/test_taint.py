@@ -433,3 +433,23 @@ def test_a_worker_that_can_publish_calls_a_tool_the_bundle_does_not_list_from_an
     assert runtime.run("go").output == "done"
     assert [(e.tool, e.outcome, e.result) for e in events if type(e).__name__ == "ToolReturned"][1:] == [
         ("stamp", "ok", "stamped x")]
+
+
+def test_a_flow_check_names_every_source_and_carries_them_as_json() -> None:
+    """What the approver reads and the event stream carries (spec/runtime.md, `flow_guarded`): every
+    source, the run's input as `{"capability": "input"}`, several of one leg listed with commas."""
+    from llm_do.runtime.taint import INPUT_SOURCE, PRIVATE, Source, check
+
+    taint = frozenset({INPUT_SOURCE, Source(PRIVATE, "fs.read:project/**", "main", "read_file"),
+                       Source(PRIVATE, "mail.read", "main", "search_emails")})
+    found = check(taint, ["net.send"], ["main"], [])
+    assert found is not None
+    assert found.to_json() == {
+        "egress": ["net.send"],
+        "private": [{"capability": "fs.read:project/**", "worker": "main", "tool": "read_file"},
+                    {"capability": "mail.read", "worker": "main", "tool": "search_emails"}],
+        "untrusted": [{"capability": "input"}],
+        "accepted": None,
+        "reason": "this frame holds private data (from read_file of main, search_emails of main) and untrusted "
+                  "content (from the run's input), and the call can send data out (net.send)",
+    }
