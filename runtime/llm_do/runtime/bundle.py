@@ -128,9 +128,9 @@ class LoadedBundle:
         Python imports it. Raises `BundleRefused` for a project module that is not verified.
         The Python of an `.agent`-era project gets pydantic-ai 1.x's tools (`legacy_tools`)."""
         if self.agent_era:
-            from .legacy_tools import enable_for_project
+            from .legacy_tools import enable
 
-            enable_for_project(str(self.root))
+            enable(str(self.root))  # idempotent: the roots are a set, the patch made once
         if not self.python_sources:
             import importlib
 

@@ -21,7 +21,7 @@ _original: Any = None
 
 
 def enable(root: str) -> None:
-    """Give functions defined under `root` the 1.x `FunctionToolset.tool`."""
+    """Give functions defined under `root` the 1.x `FunctionToolset.tool` (again: no change)."""
     global _original
     _roots.add(os.path.join(os.path.realpath(root), ""))
     if _original is not None:
@@ -41,12 +41,6 @@ def enable(root: str) -> None:
 
     tool.__doc__ = _original.__doc__
     FunctionToolset.tool = tool  # type: ignore[method-assign]
-
-
-def enable_for_project(root: str) -> None:
-    """Before importing the Python of an `.agent`-era project at `root`: enable 1.x tools there."""
-    if not enabled_for(root):
-        enable(root)
 
 
 def enabled_for(root: str) -> bool:
