@@ -252,12 +252,8 @@ def _check_include(ctx: TemplateContext, unit: TemplateUnit,
     at = unit.location(node.lineno, _column(unit.text.split("\n"), node.lineno, name))
     try:
         source = find_template(ctx, name, unit.directory)
-    except OutsideRoot as exc:
-        return [diagnostic(codes.INCLUDE_OUTSIDE_ROOT, f"include {exc}", at, related=related)]
-    except NotText as exc:
-        return [diagnostic(codes.NOT_TEXT, f"included '{name}' is {exc}", at, related=related)]
-    except Unreadable as exc:
-        return [diagnostic(exc.code, f"included '{name}' is {exc}", at, related=related)]
+    except (OutsideRoot, NotText, Unreadable) as exc:
+        return [_unusable(exc, "include", f"included '{name}'", at, related)]
     except OSError:
         return [diagnostic(codes.INCLUDE_NOT_FOUND, f"included template '{name}' not found", at,
                            hint=SEARCH_HINT, related=related)]
@@ -279,14 +275,19 @@ def _check_file_call(ctx: TemplateContext, unit: TemplateUnit, path: str, line: 
     at = unit.location(line, _column(unit.text.split("\n"), line, path))
     try:
         source = ctx.sources.read(lexically_confined(path), "file")
-    except OutsideRoot as exc:
-        return [diagnostic(codes.INCLUDE_OUTSIDE_ROOT, f"file() {exc}", at, related=related)]
-    except NotText as exc:
-        return [diagnostic(codes.NOT_TEXT, f"file('{path}') is {exc}", at, related=related)]
-    except Unreadable as exc:
-        return [diagnostic(exc.code, f"file('{path}') is {exc}", at, related=related)]
+    except (OutsideRoot, NotText, Unreadable) as exc:
+        return [_unusable(exc, "file()", f"file('{path}')", at, related)]
     except OSError:
         return [diagnostic(codes.INCLUDE_NOT_FOUND, f"file('{path}'): no such file in the project", at, related=related)]
     if looks_secret(source.path) or looks_secret(PurePosixPath(path).name):
         return [diagnostic(codes.SECRET_IN_BUNDLE, f"'{source.path}' looks like a secrets file and is baked into the bundle", at)]
     return []
+
+
+def _unusable(exc: OutsideRoot | NotText | Unreadable, call: str, named: str, at: Location,
+              related: tuple[Related, ...]) -> Diagnostic:
+    """Why an include or a `file()` cannot use what it names (`call`: how the message names the
+    call, `named`: the call with its argument): outside the root, not text, or unreadable."""
+    if isinstance(exc, OutsideRoot):
+        return diagnostic(codes.INCLUDE_OUTSIDE_ROOT, f"{call} {exc}", at, related=related)
+    return diagnostic(codes.NOT_TEXT if isinstance(exc, NotText) else exc.code, f"{named} is {exc}", at, related=related)
