@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,10 +110,14 @@ def _package_files(repo: Path) -> dict[str, dict[Path, Count]]:
     return {name: by_package[name] for name in PACKAGES}
 
 
+def _summed(counts: Iterable[Count]) -> Count:
+    counts = list(counts)
+    return Count(sum(c.untyped for c in counts), sum(c.total for c in counts))
+
+
 def package_counts(repo: Path = REPO) -> dict[str, Count]:
     """Per package in PACKAGES: its untyped and total public functions."""
-    return {name: Count(sum(c.untyped for c in files.values()), sum(c.total for c in files.values()))
-            for name, files in _package_files(repo).items()}
+    return {name: _summed(files.values()) for name, files in _package_files(repo).items()}
 
 
 def main() -> None:
@@ -123,8 +127,8 @@ def main() -> None:
     options = parser.parse_args()
     files = _package_files(REPO)
     for name, counts in files.items():
-        untyped, total = sum(c.untyped for c in counts.values()), sum(c.total for c in counts.values())
-        print(f"{name}: {untyped} of {total} ({untyped / total:.0%})" if total else f"{name}: 0 of 0")
+        count = _summed(counts.values())
+        print(f"{name}: {count.untyped} of {count.total} ({count.fraction:.0%})")
     if options.files:
         every = [(c.untyped, c.total, p) for counts in files.values() for p, c in counts.items() if c.untyped]
         print()
