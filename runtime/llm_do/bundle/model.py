@@ -299,6 +299,13 @@ class CostNode(TypedDict):
     """A budgeted run's answer to a response it cannot price; absent: `stop`."""
 
 
+DEFAULT_RISE_FACTOR = 2.0
+"""`cost.rise_factor` when project.json sets none (the manifest's default, and what `diff` reads
+from a lock that leaves it out)."""
+DEFAULT_UNPRICED: Literal["stop", "accept"] = "stop"
+"""`cost.unpriced` when project.json sets none."""
+
+
 class AttachmentPolicyNode(TypedDict):
     max_count: NotRequired[int | None]
     max_total_bytes: NotRequired[int | None]

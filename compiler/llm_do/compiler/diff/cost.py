@@ -18,17 +18,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from llm_do.bundle.model import DEFAULT_RISE_FACTOR, DEFAULT_UNPRICED
+
 from ..cost.bound import CostAnalysis, CostBound
 from ..cost.inputs import of_bundle
 from ..cost.text import bound_detail, bound_summary, gap_text
 from .change import Change, Severity, Verb, text_of
 
-DEFAULT_RISE_FACTOR = 2.0
-
 
 def cost_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     oc, nc = old.get("cost") or {}, new.get("cost") or {}
-    factor = min(oc.get("rise_factor", DEFAULT_RISE_FACTOR), nc.get("rise_factor", DEFAULT_RISE_FACTOR))
+    factor = min(_rise_factor(oc), _rise_factor(nc))
     out = _setting_changes(oc, nc)
     before, after = CostAnalysis(of_bundle(old)).entry_bound(), CostAnalysis(of_bundle(new)).entry_bound()
     change = _bound_change(before, after, factor)
@@ -67,12 +67,17 @@ def _why(bound: CostBound) -> str:
     return bound_detail(bound)
 
 
+def _rise_factor(cost: dict[str, Any]) -> float:
+    factor: float = cost.get("rise_factor", DEFAULT_RISE_FACTOR)
+    return factor
+
+
 def _setting_changes(oc: dict[str, Any], nc: dict[str, Any]) -> list[Change]:
     out: list[Change] = []
-    of, nf = oc.get("rise_factor", DEFAULT_RISE_FACTOR), nc.get("rise_factor", DEFAULT_RISE_FACTOR)
+    of, nf = _rise_factor(oc), _rise_factor(nc)
     if of != nf:
         out.append(_project("medium" if nf > of else "low", "widened" if nf > of else "narrowed", "cost.rise_factor", of, nf))
-    ou, nu = oc.get("unpriced", "stop"), nc.get("unpriced", "stop")
+    ou, nu = oc.get("unpriced", DEFAULT_UNPRICED), nc.get("unpriced", DEFAULT_UNPRICED)
     if ou != nu:
         relaxed = nu == "accept"
         out.append(_project("medium" if relaxed else "low", "widened" if relaxed else "narrowed", "cost.unpriced", ou, nu,

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llm_do.bundle.approval import ApprovalMode
 from llm_do.bundle.flow import Label, PathLabel
+from llm_do.bundle.model import DEFAULT_RISE_FACTOR, DEFAULT_UNPRICED
 from llm_do.toolkit.model_defaults import empty_dict, empty_list
 
 
@@ -124,9 +125,9 @@ class CostSettings(StrictModel):
         default_factory=empty_dict,
         description="Prices by model name (`ollama:llama3.2`) or pattern (`ollama:*`); they replace genai-prices' for those models.")
     rise_factor: float = Field(
-        default=2.0, gt=1, description="`diff`: a cost bound that rises by more than this factor is a high-risk change.")
+        default=DEFAULT_RISE_FACTOR, gt=1, description="`diff`: a cost bound that rises by more than this factor is a high-risk change.")
     unpriced: Literal["stop", "accept"] = Field(
-        default="stop", description="A run with `--max-cost` and a response it cannot price: `stop` before the next "
+        default=DEFAULT_UNPRICED, description="A run with `--max-cost` and a response it cannot price: `stop` before the next "
         "request, or `accept` it at its worst case with a warning.")
 
 
