@@ -64,7 +64,9 @@ def test_dbos_is_shut_down_whichever_step_fails(runtime: Any, tmp_path: Path, wh
 
     url = f"sqlite:///{tmp_path}/runs.sqlite"
     digest = str(runtime.bundle.text.get("digest"))
-    with pytest.raises(RuntimeError), durable.launched(runtime, register, url, executor="llm-do-test", digest=digest):
+    failure = "no workflow" if where == "registering" else "the run failed"  # the step that failed is what is raised
+    with pytest.raises(RuntimeError, match=failure), durable.launched(runtime, register, url, executor="llm-do-test",
+                                                                      digest=digest):
         raise RuntimeError("the run failed")
     assert not dbos_running()
     with durable.launched(runtime, durable.register_run_workflow, url, executor="llm-do-test", digest=digest):
