@@ -89,13 +89,14 @@ def lookup(args: object, path: Sequence[str | int]) -> object:
     return value
 
 
-def _is_number(value: object) -> TypeGuard[int | float]:
+def is_number(value: object) -> TypeGuard[int | float]:
+    """A JSON number: a boolean is none (Python says `True == 1`)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def same_value(a: object, b: object) -> bool:
     """JSON equality: `1 == 1.0`, but a boolean equals no number (Python says `True == 1`)."""
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b
     if type(a) is not type(b) and not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
         return False
@@ -122,7 +123,7 @@ def compare(op: str, actual: object, expected: object) -> bool:
             raise TypeError(f"`in` in an approval condition takes a list, not {expected!r}")
         return any(same_value(actual, v) for v in expected)
     if op in ORDERING_OPS:
-        if not (_is_number(actual) and _is_number(expected)):
+        if not (is_number(actual) and is_number(expected)):
             return False
         if op == "<":
             return actual < expected

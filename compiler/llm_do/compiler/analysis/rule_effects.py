@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT, decide, glob_matches
+from llm_do.bundle.approval import ANY_ELEMENT, EVERY_ELEMENT, decide, glob_matches, is_number
 from llm_do.bundle.model import WorkerTool
 
 STRICTNESS = ("allow", "auto", "ask", "deny")
@@ -205,7 +205,7 @@ def _shown(path: Path, paths: Sequence[Path]) -> Path:
 
 
 def _param_text(name: str, slot: list[tuple[Any, str]], values: list[int]) -> str:
-    numeric = sorted((i for i, (v, _) in enumerate(slot) if _is_number(v)), key=lambda i: slot[i][0])
+    numeric = sorted((i for i, (v, _) in enumerate(slot) if is_number(v)), key=lambda i: slot[i][0])
     if values and set(values) <= set(numeric):
         run = numeric.index(min(values, key=lambda i: slot[i][0]))
         if numeric[run:run + len(values)] == sorted(values, key=lambda i: slot[i][0]):
@@ -214,10 +214,6 @@ def _param_text(name: str, slot: list[tuple[Any, str]], values: list[int]) -> st
     if len(rest) <= len(values) and len(slot) - 1 not in rest:  # the complement is no longer and names no "other"
         return f"{name} not " + " and not ".join(slot[i][1] for i in rest)
     return f"{name} " + " or ".join(slot[i][1] for i in values)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _bounds(slot: list[tuple[Any, str]], numeric: list[int], first: int, last: int) -> str:
