@@ -16,6 +16,8 @@ import asyncio
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from llm_do.toolkit.hooks import HookHost
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -48,8 +50,9 @@ class ServerPool(Protocol):
     async def server(self, key: str, node: ToolsetNode) -> McpServer: ...
 
 
-class RunHost(Protocol):
-    """What a run offers the toolsets of its calls (implemented by `Runtime`)."""
+class RunHost(HookHost, Protocol):
+    """What a run offers the toolsets of its calls (implemented by `Runtime`): what a toolset's
+    hooks may ask (`HookHost`) and more."""
 
     bundle: LoadedBundle
     config: RuntimeConfig
@@ -86,9 +89,6 @@ class RunHost(Protocol):
 
     def create_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
                       folder: str | None = None, replace: bool = False) -> Path: ...
-
-    def check_new_worker(self, name: str, instructions: str, description: str, model: str | None = None, *,
-                         folder: str | None = None) -> None: ...
 
     def created(self, name: str) -> bool: ...
 
