@@ -61,10 +61,6 @@ def build(project: Path, output: Path | None, check: bool, sign_with: Path | Non
     outcome = _built(project, lock, cache=not no_cache)
     _say_diagnostics(project, outcome, quiet)
     counted = f"({outcome.workers} worker{'s' if outcome.workers != 1 else ''})"
-    if outcome.how == "recalled":
-        _done(f"{_shown(lock)} is up to date {counted}", quiet)
-        _signed(lock, key, quiet)
-        return ExitCode.OK
     from llm_do.compiler.build import LockIsSource, write_lock
 
     try:
