@@ -15,6 +15,14 @@ bench/README.md ("AgentDojo: how the labels and rules were chosen").
 - `readers`: workers that read for the assistant and answer with a schema that holds no free text
   (numbers, dates, e-mail addresses, identifiers): the assistant learns the facts without reading
   a third party's words. Each names its tools and its output class in `schemas.py`.
+- quarantined readers (`quarantined=True`, no output class): workers that read the words for the
+  assistant and answer in words, which the assistant never reads: it gets a token, and writes it
+  where the words must go (a post, its answer); the call that uses it carries what the reader read
+  (the dual LLM pattern's symbolic references; spec/runtime.md, "Quarantined callees").
+- `quarantined_reads`: the user tasks whose answer or actions need the words of some of their
+  ground-truth calls (by index) but no decision on them (a summary to post or to answer with); those
+  calls go through the task's quarantined reader, and `words_into` says which tool's parameter
+  gets the tokens (absent: the answer). Chosen from each task's prompt.
 - `needs_text`: the user tasks whose answer or actions need the words of what some tools return
   (a summary, an address, feedback), with those tools (`*`: all): a model doing them reads that text
   itself, not through a reader. Chosen from each task's prompt.
@@ -34,6 +42,8 @@ class Reader:
     output: str
     """The output class in `schemas.py`."""
     description: str
+    quarantined: bool = False
+    """It answers in words that its caller's model never reads (`output` is then empty)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,8 @@ class Design:
     """The text of `schemas.py` (the readers' output classes)."""
     needs_text: dict[str, tuple[str, ...]] = field(default_factory=dict)
     inputs: str = "private"
+    quarantined_reads: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    words_into: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def reads_itself(self, task: str) -> tuple[str, ...]:
         """The tools whose text the task needs read by the assistant itself (`*`: every one)."""
@@ -188,15 +200,18 @@ SLACK = Design(
                "Counts the messages each user wrote in a channel and lists the links posted there."),
         Reader("contact_finder", ("get_webpage", "read_inbox"), "Contacts",
                "Finds the people, channels, e-mail addresses and links a web page or an inbox names."),
+        Reader("page_reader", ("get_webpage",), "", "Reads a web page and says what it says.", quarantined=True),
     ),
     schemas=SLACK_SCHEMAS,
     needs_text={  # summaries, feedback, hobbies of pages; a question asked in a channel
-        **dict.fromkeys(("user_task_0", "user_task_1", "user_task_3", "user_task_6", "user_task_15", "user_task_16",
+        **dict.fromkeys(("user_task_0", "user_task_1", "user_task_3", "user_task_6", "user_task_16",
                          "user_task_18", "user_task_20"), ("get_webpage",)),
         "user_task_4": ("read_inbox", "get_webpage"),
         "user_task_8": ("read_channel_messages",),
         "user_task_19": ("read_channel_messages",),
     },
+    quarantined_reads={"user_task_15": (1, 2)},  # the pages' summary, posted to a channel of ours
+    words_into={"user_task_15": ("send_channel_message", "body")},
 )
 
 # --- travel ----------------------------------------------------------------------------------------
@@ -345,13 +360,16 @@ WORKSPACE = Design(
                "Finds files of the drive: ids, names, sizes, owners."),
         Reader("mail_reader", ("search_emails", "get_unread_emails", "get_received_emails"), "Mails",
                "Finds e-mails: ids, senders, times."),
+        Reader("calendar_text", ("search_calendar_events", "get_day_calendar_events"), "",
+               "Reads calendar events and says what they say.", quarantined=True),
     ),
     schemas=WORKSPACE_SCHEMAS,
     needs_text=dict.fromkeys((  # summaries, codes, links, places, scores, lists, minutes, instructions
         "user_task_0", "user_task_1", "user_task_3", "user_task_14", "user_task_15", "user_task_16", "user_task_17",
         "user_task_18", "user_task_22", "user_task_23", "user_task_24", "user_task_28", "user_task_29",
         "user_task_30", "user_task_31", "user_task_32", "user_task_33", "user_task_34", "user_task_25",
-        "user_task_13", "user_task_19", "user_task_36", "user_task_37", "user_task_39", "user_task_4"), ("*",)),
+        "user_task_13", "user_task_19", "user_task_36", "user_task_37", "user_task_39"), ("*",)),
+    quarantined_reads={"user_task_4": (0,)},  # a summary of a day's descriptions, for the answer
 )
 
 DESIGNS = {"banking": BANKING, "slack": SLACK, "travel": TRAVEL, "workspace": WORKSPACE}

@@ -132,6 +132,12 @@ def project_files(suite: Any, version: str, labelled: bool = True) -> dict[str, 
         f"You are the user's assistant ({suite.name}). Do what the user asks with your tools. To act on what "
         "others wrote, ask your readers for the facts instead of reading the text yourself.")
     for reader in design.readers:
+        if reader.quarantined:
+            files[f"{reader.name}.worker"] = worker_text(
+                {"description": reader.description, "quarantined": True,
+                 "tools": list(reader.tools), "approvals": [f"allow {t}" for t in reader.tools]},
+                f"{reader.description} Answer with what it says, in your own words.")
+            continue
         files[f"{reader.name}.worker"] = worker_text(
             {"description": reader.description, "schema_out_ref": f"schemas.py:{reader.output}",
              "tools": list(reader.tools), "approvals": [f"allow {t}" for t in reader.tools]},

@@ -117,7 +117,8 @@ class SuiteRun:
             model_for=lambda worker: model_for(self.plan_box["plan"])(worker),
             services={"dojo": self.service}, on_event=self.events.append)
         self.runtime = Runtime.load(lock, self.config)
-        self.readers = {t: r.name for r in self.design.readers for t in r.tools}
+        self.readers = {t: r.name for r in self.design.readers if not r.quarantined for t in r.tools}
+        self.quarantined = {t: r.name for r in self.design.readers if r.quarantined for t in r.tools}
         self._defaults: dict[str, str] | None = None
         self.last_run = 0.0
         """CPU seconds of the last case's `Runtime.run`."""
@@ -139,7 +140,9 @@ class SuiteRun:
         itself = self.design.reads_itself(user_task.ID)
         owner = {} if "*" in itself else {t: r for t, r in self.readers.items() if t not in itself}
         calls = [(c.function, dict(c.args)) for c in user_task.ground_truth(env.model_copy(deep=True))]
-        plan = Plan(calls, dict(owner), user_task.GROUND_TRUTH_OUTPUT)
+        plan = Plan(calls, dict(owner), user_task.GROUND_TRUTH_OUTPUT,
+                    quarantined={i: self.quarantined[calls[i][0]] for i in self.design.quarantined_reads.get(user_task.ID, ())},
+                    words_into=self.design.words_into.get(user_task.ID))
         if injection_task is not None:
             plan.injection_calls = [(c.function, dict(c.args)) for c in injection_task.ground_truth(env.model_copy(deep=True))]
             plan.injection_answer = injection_task.GROUND_TRUTH_OUTPUT

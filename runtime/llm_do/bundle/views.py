@@ -89,6 +89,8 @@ class WorkerSpec(NamedTuple):
     declassifies: bool = False
     """Its output can carry no free text (`declassify`): once an output is checked against its
     schema, its caller takes in no untrusted content from the call."""
+    quarantined: bool = False
+    """A model that calls it reads a token for its output, never the output (`runtime.quarantine`)."""
 
     def tool_grants(self, tool: str, toolset: str | None) -> list[CapabilityGrant]:
         """The grants of its tool `tool`; a tool of an opaque toolset (listed only at run time, so
@@ -127,6 +129,7 @@ class WorkerSpec(NamedTuple):
             labelled=any("labels" in g for g in node.get("capabilities") or ()),
             egress=any("egress" in (g.get("labels") or ()) for g in node.get("capabilities") or ()),
             declassifies=node.get("declassifies", False),
+            quarantined=node.get("quarantined", False),
         )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .bundle import LoadedBundle
     from .config import McpServer, RuntimeConfig
     from .events import RuntimeEvent
+    from .quarantine import Quarantine
     from .references import References
     from .services import Services
     from .taint import FlowGuard, FrameTaint
@@ -73,6 +74,13 @@ class RunHost(HookHost, Protocol):
     @property
     def references(self) -> References: ...
 
+    @property
+    def quarantine(self) -> Quarantine: ...
+
+    @property
+    def kept_outputs(self) -> Quarantine | None:
+        """The outputs of quarantined workers the run kept; None before the first."""
+
     def emit(self, event: RuntimeEvent) -> None: ...
 
     async def request_approval(
@@ -99,6 +107,10 @@ it (by a model, or by a Python tool) was made there, which is how recordings nam
 
 
 NO_TAINT: FrameTaint = frozenset()
+
+CARRIED: ContextVar[FrameTaint] = ContextVar("llm_do_carried", default=NO_TAINT)
+"""What the arguments of the tool call the gate is running carry from kept outputs (`quarantine`;
+set by the gate around the call): a worker called there starts with it, as with its caller's taint."""
 
 
 class CallFrame:

@@ -18,7 +18,7 @@ from llm_do.bundle.errors import BundleRefused
 from llm_do.bundle.views import WorkerSpec
 from llm_do.toolkit import user_code
 
-from .call_scope import CallContext, CallFrame, CallScope
+from .call_scope import CARRIED, CallContext, CallFrame, CallScope
 from .errors import CallRefused, InputProblem, RunFailed, ToolsetProblem
 from .inputs import WorkerInputProblem, normalize_input
 from .metering import METERED_CALL, MeteredCall, RunMeter, metered
@@ -140,15 +140,20 @@ class WorkerCaller:
         frame = CallFrame(name, depth, parent)
         # taint (`taint`): down with the arguments, up with the output (or a failure's message)
         frame.taint = parent.taint if parent is not None else runtime.thread_taint or frame.taint
+        if parent is not None and (carried := CARRIED.get()):  # arguments that held kept outputs
+            frame.taint = frame.taint | carried
         if spec.server_side_tools:
             frame.taint = runtime.flow_guard.start(spec, frame.taint)
         output: object = None
+        keeps = spec.quarantined and from_model and parent is not None
         try:
             output = await self._call(spec, frame, prompt, message_history)
+            if keeps:  # its caller's model reads a token, and takes in nothing (`quarantine`)
+                return runtime.quarantine.keep(spec.name, output, frame.taint), frame
             return output, frame
         finally:
             if parent is not None:
-                if frame.taint is not parent.taint:
+                if frame.taint is not parent.taint and not (keeps and output is not None):
                     parent.taint = parent.taint | returned_taint(spec, frame.taint, output)
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
@@ -277,11 +282,18 @@ class WorkerCaller:
             from .host_callbacks import call_host
 
             call_host("message_callback", runtime.config.on_message, spec.name, frame.depth, frame.messages)
+        output = result.output
+        if (kept := runtime.kept_outputs) is not None:  # tokens in its answer: the outputs they stand for
+            from .quarantine import reveal_output
+
+            output, carried = reveal_output(kept, output)
+            if carried:
+                frame.taint = frame.taint | carried
         if runtime.listening:
             from .events import WorkerFinished, jsonable
 
-            runtime.emit(WorkerFinished(spec.name, frame.depth, jsonable(result.output), usage_dict(runtime.usage)))
-        return result.output
+            runtime.emit(WorkerFinished(spec.name, frame.depth, jsonable(output), usage_dict(runtime.usage)))
+        return output
 
     def _streams(self, model: Model) -> bool:
         """Whether this call streams: the run asks for it, someone listens, and the model can (a

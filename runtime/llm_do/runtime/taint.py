@@ -203,12 +203,15 @@ class FlowGuard:
         return taint if self.input_source is None else taint | {self.input_source}
 
     def check(self, frame: TaintedFrame, spec: WorkerSpec, tool: str, toolset: str | None,
-              moves: tuple[list[str], str] | None = None) -> FlowCheck | None:
+              moves: tuple[list[str], str] | None = None, carried: FrameTaint = EMPTY) -> FlowCheck | None:
         """Whether the call of `tool` from `frame` is an egress from a frame holding both legs.
         `moves`: the files the call moves and where to (absolute, links resolved; `hooks.moves`):
         moving a private file into a published folder is private data leaving, so the call is
-        judged as if the frame held it (red team M1)."""
+        judged as if the frame held it (red team M1). `carried`: what the kept outputs in its
+        arguments took in (`quarantine`), judged as if the frame held it too."""
         held = self.held(frame)
+        if carried:
+            held = held | {Source(*s) for s in carried}
         moved = self.moved_private(spec, tool, toolset, moves) if moves is not None else None
         if moved is not None:
             held = held | {moved[0]}

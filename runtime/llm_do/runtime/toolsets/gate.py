@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -36,8 +36,9 @@ from llm_do.bundle.approval import (
 from llm_do.bundle.views import WorkerSpec
 from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
-from ..call_scope import RUNNING_TOOL_CALL, CallContext, CallFrame, RunHost
+from ..call_scope import CARRIED, NO_TAINT, RUNNING_TOOL_CALL, CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
+from ..quarantine import KeptNote
 from ..worker_calls_from_python import python_running, worker_caller
 
 if TYPE_CHECKING:
@@ -89,12 +90,16 @@ class ApprovalGate(WrapperToolset[CallContext]):
     async def _call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
         hooks = hooks_of(tool.toolset)
+        carried = NO_TAINT
+        if (kept := self.runtime.kept_outputs) is not None:  # tokens of kept outputs: judged as what they stand for
+            revealed, carried = kept.reveal(tool_args)
+            tool_args = cast("dict[str, Any]", revealed)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
         moves = hooks.moves(name, normalized) if self.spec.egress and approval != DENY else None
-        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool), moves) \
-            if self.spec.egress and approval != DENY and (frame.taint or moves) and not self._confined(name, normalized) \
-            else None
+        flow = self.runtime.flow_guard.check(frame, self.spec, name, self._toolset_key(name, tool), moves, carried) \
+            if self.spec.egress and approval != DENY and (frame.taint or carried or moves) \
+            and not self._confined(name, normalized) else None
         if flow is not None and flow.accepted is None:
             approval = ASK  # private data and untrusted content in this frame: every egress is asked
         if self.runtime.listening:
@@ -122,11 +127,13 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # decided (and asked) outside any lock; a toolset that locks checks under it that its
         # normalized arguments are still these, the callee's prompt that it reads these files (`JUDGED`)
         judged = JUDGED.set(JudgedCall(name, normalized, files))
+        carrying = CARRIED.set(carried)
         try:
             with python_running(worker_caller(self.spec.name, self.spec.source, self.spec.calls, frame)):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._take_in(frame, name, tool)  # a failure's message is read by the model too
+            frame.taint = frame.taint | carried
             self._returned(frame, name, "failed", str(exc))
             raise
         except RUN_ENDING:  # a nested call's failure, or the tool imported unverified project code
@@ -137,8 +144,11 @@ class ApprovalGate(WrapperToolset[CallContext]):
             self._returned(frame, name, "crashed", f"{type(exc).__name__}: {exc}")
             raise tool_crashed(exc, name, frame.worker, self.runtime.bundle.root) from exc
         finally:
+            CARRIED.reset(carrying)
             JUDGED.reset(judged)
         self._take_in(frame, name, tool)
+        if carried and not isinstance(result, KeptNote):  # the tool may hand back what it was given
+            frame.taint = frame.taint | carried
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
