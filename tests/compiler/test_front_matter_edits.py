@@ -83,6 +83,8 @@ COMPILED = {
     "model_settings not a mapping": ("workers/plain.worker", r"model_settings: .*", "model_settings: hot"),
     "a toolset added": ("workers/plain.worker", r"description: Plain", "description: Plain\ntoolsets: [shell_readonly]"),
     "a recursive worker": ("workers/plain.worker", r"description: Plain", "description: Plain\nrecursive: true"),
+    "a quarantined worker": ("workers/plain.worker", r"description: Plain", "description: Plain\nquarantined: true"),
+    "quarantined as a string (P006)": ("workers/plain.worker", r"description: Plain", "description: Plain\nquarantined: 'true'"),
     "a key written that was left out": ("workers/other.worker", r"description: Other", "description: Other\ntools: []"),
     "a description that is a number": ("workers/plain.worker", r"description: Plain", "description: 12"),
     "model_settings with a number as a key": ("workers/plain.worker", r"model_settings: .*", "model_settings: {1: 2}"),

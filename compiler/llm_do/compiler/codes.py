@@ -514,6 +514,13 @@ FREE_TEXT_CALLEE: Final = _rule(
     "that schema can carry free text (a string without an enum, a date or e-mail format, or a "
     "pattern without spaces): what it read can reach its callers' frames, which become "
     "untrusted. The note says which part; narrow it to declassify (R011).")
+QUARANTINED_UNCALLED: Final = _rule(
+    "R015", "quarantined-uncalled", "info", "A quarantined worker that no worker's model calls: the key changes nothing.",
+    "`quarantined: true` is about calls from a model: the model that calls the worker gets a "
+    "reference to its output, never its words. A run's answer goes to the user whole, and Python "
+    "code (a Python tool's `call_worker`, an entry function) gets the output itself, so on a "
+    "worker that no worker lists in its `toolsets` the key has no effect. The note is at the key; "
+    "list the worker in the toolsets of the worker that should call it, or remove the key.")
 # --- L: the .agent era
 LEGACY_KEY: Final = _rule(
     "L001", "legacy-key", "error", "A key of the `.agent` era that has no direct equivalent.",

@@ -340,6 +340,8 @@ class WorkerNode(TypedDict):
     declassifies: NotRequired[bool]
     """True when its output schema can carry no free text (`llm_do.bundle.declassify`): its callers
     take in no untrusted content from it, once the runtime has checked the output. Absent: false."""
+    quarantined: NotRequired[bool]
+    """`quarantined` from the front matter: its callers' models get a reference to its output, never its words. Absent: false."""
 
 
 Bundle = TypedDict("Bundle", {

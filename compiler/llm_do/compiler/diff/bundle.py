@@ -259,9 +259,22 @@ def _worker_changes(name: str, old: WorkerNode, new: WorkerNode, old_doc: dict[s
             out.append(replace(texts, at=f"worker:{name}:{key}"))
         if change is not None and not (texts is not None and change.detail == [DESCRIPTIONS_ONLY]):
             out.append(replace(change, at=f"worker:{name}:{key}"))
+    if bool(old.get("quarantined")) != bool(new.get("quarantined")):
+        out.append(_quarantine_change(name, bool(new.get("quarantined"))))
     out += _approval_changes(name, old, new, old_doc, new_doc)
     out += _settings_changes(name, old, new)
     return out
+
+
+def _quarantine_change(name: str, now: bool) -> Change:
+    """A worker quarantined or no longer: ceasing lets its callers' models read its words (and take
+    in what it took in) where they got a reference, so it widens (medium); becoming one narrows (low)."""
+    states = ("not quarantined", "quarantined")
+    if now:
+        return Change("low", "narrowed", "flow", f"quarantine of {name}", states[0], states[1], worker=name,
+                      note="its callers' models get a reference to its output, never its words", at=f"worker:{name}:quarantined")
+    return Change("medium", "widened", "flow", f"quarantine of {name}", states[1], states[0], worker=name,
+                  note="its callers' models now read its words and take in what it took in", at=f"worker:{name}:quarantined")
 
 
 def _models(node: WorkerNode) -> list[str]:

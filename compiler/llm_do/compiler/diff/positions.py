@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..stages.resolved import ResolvedProject
 
 POSITIONS_KEY = "(positions)"
-FRONT_KEYS = ("description", "model", "compatible_models", "model_settings", "recursive", "attachments",
+FRONT_KEYS = ("description", "model", "compatible_models", "model_settings", "recursive", "quarantined", "attachments",
               "server_side_tools", "schema_in_ref", "schema_out_ref", "toolsets", "tools", "approvals", "calls")
 RUNTIME_KEYS = ("approval_mode", "max_depth", "usage_limits")
 SERVER_KEYS = ("command", "args", "env", "url", "headers", "prefix", "required", "opaque", "allowed_tools", "labels", "tool_labels")

@@ -55,6 +55,8 @@ class CapabilityReport:
     `max_depth`; the others' as the first worker of a run)."""
     model: str | None = None
     """The `--model` the bounds were computed for (None: each worker's own models)."""
+    quarantined: frozenset[str] = frozenset()
+    """The workers whose callers' models get a reference to their output, never its words (`quarantined`)."""
 
     def label_text(self, worker: str, capability: str) -> str:
         """`private, untrusted` (and `; asked only: private` when rules confine the rest)."""
@@ -81,13 +83,19 @@ def report(bundle: dict[str, Any], analysis: Analysis | None = None, model: str 
     reaches = {w: sorted_reaches(analysis.reaches(w), analysis) for w in order}
     declassifying = {w: str((node.get("output") or {}).get("ref") or "") for w, node in bundle["workers"].items()
                      if node.get("declassifies")}
+    quarantined = frozenset(w for w, node in bundle["workers"].items() if node.get("quarantined"))
     return CapabilityReport(entry, reaches, _unknown(bundle, order), {c: sorted_labels(ls) for c, ls in sorted(labels.items())},
                             flows, {w: flow_analysis.legs(w) for w in flows}, analysis.read_only_tools,
-                            declassifying, _asked_only(views, reaches), _costs(bundle, order, model), model)
+                            declassifying, _asked_only(views, reaches), _costs(bundle, order, model), model,
+                            quarantined=quarantined)
 
 
 def declassifies_text(ref: str) -> str:
     return f"declassifies: its output ({ref}) can carry no free text, so its callers take in no untrusted content from it"
+
+
+QUARANTINED_TEXT = ("quarantined: its callers' models get a reference to its output, never its words; "
+                    "a call that uses the reference carries what it took in")
 
 
 def _costs(bundle: dict[str, Any], order: list[str], model: str | None) -> dict[str, CostBound]:
@@ -157,6 +165,8 @@ def to_text(rep: CapabilityReport) -> str:
         lines.append(worker + (" (entry)" if worker == rep.entry else ""))
         if worker in rep.declassifying:
             lines.append(f"  {declassifies_text(rep.declassifying[worker])}")
+        if worker in rep.quarantined:
+            lines.append(f"  {QUARANTINED_TEXT}")
         if not reaches:
             lines.append("  (no capabilities)")
         width = max((len(r.capability) for r in reaches), default=0)
@@ -182,7 +192,8 @@ def to_json(rep: CapabilityReport) -> str:
                                           "labels": rep.labels.get(r.capability, []),
                                           "asked_only_labels": rep.asked_only.get((w, r.capability), [])} for r in reaches],
              "unknown": rep.unknown.get(w, []), "flow": _flow_json(rep, w) if w in rep.flows else None,
-             "declassifies": rep.declassifying.get(w), "cost": bound_json(rep.costs[w]) if w in rep.costs else None}
+             "declassifies": rep.declassifying.get(w), "quarantined": w in rep.quarantined,
+             "cost": bound_json(rep.costs[w]) if w in rep.costs else None}
             for w, reaches in rep.workers.items()
         ],
         "cost_prices": price_data_line(),
@@ -212,6 +223,8 @@ def to_markdown(rep: CapabilityReport) -> str:
         lines += ["", f"## `{worker}`" + (" (entry)" if worker == rep.entry else ""), ""]
         if worker in rep.declassifying:
             lines += [md_escape(declassifies_text(rep.declassifying[worker])).capitalize() + ".", ""]
+        if worker in rep.quarantined:
+            lines += [md_escape(QUARANTINED_TEXT).capitalize() + ".", ""]
         if rep.unknown.get(worker):
             lines += [f"Unknown ({NOT_EVALUATED}): " + ", ".join(md_escape(s) for s in rep.unknown[worker]) + ".", ""]
         if not reaches:

@@ -192,6 +192,8 @@ class WorkerCapabilities(_Strict):
     declassifies: str | None = Field(default=None, description=(
         "Its output schema (as `schema_out_ref` names it) when that can carry no free text: its callers take in no "
         "untrusted content from it (spec/language.md, \"Declassifying callees\"); null otherwise."))
+    quarantined: bool = Field(default=False, description=(
+        "Its callers' models get a reference to its output, never its words (spec/language.md, \"Quarantined callees\")."))
     cost: CostBoundDocument = Field(description=(
         "What a run can cost at most: from the entry (the entry's), or with this worker as the first one."))
 

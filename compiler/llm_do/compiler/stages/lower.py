@@ -242,6 +242,7 @@ def _worker_node(project: ResolvedProject, worker: ResolvedWorker, instructions:
         server_side_tools=[t.model_dump() for t in front.server_side_tools],
         capabilities=worker_grants(project, worker),  # type: ignore[typeddict-item]
         **({"declassifies": True} if declassifies(worker) else {}),  # type: ignore[typeddict-item]
+        **({"quarantined": True} if front.quarantined else {}),  # type: ignore[typeddict-item]  # absent when false
     ))
 
 

@@ -99,6 +99,9 @@ class WorkerFrontMatter(BaseModel):
     approvals: list[str] = Field(default_factory=empty_list, description="Rules `allow TOOL`, `ask TOOL`, `deny TOOL`.")
     recursive: bool = Field(default=False, description="This worker may take part in a call cycle.")
     entry: bool = Field(default=False, description="This worker is the entry of a project without project.json and main.worker.")
+    quarantined: bool = Field(default=False, strict=True, description=(
+        "Its callers' models get a reference to its output, never its words; a call that uses the reference carries "
+        "what it took in."))
     attachments: AttachmentPolicy | None = None
     server_side_tools: list[ServerSideTool] = Field(
         default_factory=empty_list, description="Provider-side tools (e.g. `{tool_type: web_search}`), passed to the runtime."

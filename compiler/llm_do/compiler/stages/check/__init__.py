@@ -23,6 +23,7 @@ from .portability import check_portability
 from .python_calls import check_python_calls
 from .python_flows import check_undeclared_calls
 from .python_imports import check_python_imports
+from .quarantine import check_quarantine
 
 
 class CheckRule(Protocol):
@@ -41,6 +42,7 @@ ALL_RULES: tuple[CheckRule, ...] = (
     check_undeclared_calls,
     check_flow_paths,
     check_portability,
+    check_quarantine,
 )
 
 
