@@ -101,7 +101,7 @@ def _run(bundle: Path, main: list[list[Any]], answer: str = "done", seen: list[l
               **{name: turns(*parts) for name, parts in callees.items()}}
     events: list[Any] = []
     config = RuntimeConfig(approval_mode="approve_all", model_for=lambda name: models[name], on_event=events.append)
-    output = Runtime.load(bundle, config).run("go")
+    output = Runtime.load(bundle, config).run("go").output
     return outbox.read_text(encoding="utf-8") if outbox.exists() else "", events, output
 
 
