@@ -74,13 +74,6 @@ class RunHost(HookHost, Protocol):
     @property
     def references(self) -> References: ...
 
-    @property
-    def quarantine(self) -> Quarantine: ...
-
-    @property
-    def kept_outputs(self) -> Quarantine | None:
-        """The outputs of quarantined workers the run kept; None before the first."""
-
     def emit(self, event: RuntimeEvent) -> None: ...
 
     async def request_approval(
@@ -117,7 +110,7 @@ class CallFrame:
     """One call's place in the run. (Plain classes here and in `runtime`: each dataclass costs
     about a millisecond at every `llm-do exec` start.)"""
 
-    __slots__ = ("worker", "depth", "parent", "messages", "model", "taint")
+    __slots__ = ("worker", "depth", "parent", "messages", "model", "taint", "kept")
 
     def __init__(self, worker: str, depth: int, parent: CallFrame | None = None) -> None:
         self.worker = worker
@@ -132,6 +125,8 @@ class CallFrame:
         self.taint: FrameTaint = NO_TAINT
         """What the call has taken in (`taint.Source`s: private data, untrusted content): its
         caller's at first, then what its labelled tools and its callees return."""
+        self.kept: Quarantine | None = None
+        """The outputs of the quarantined workers its model called, by token (`quarantine`)."""
 
     def __repr__(self) -> str:
         return f"CallFrame(worker={self.worker!r}, depth={self.depth})"

@@ -145,18 +145,28 @@ class WorkerCaller:
         if spec.server_side_tools:
             frame.taint = runtime.flow_guard.start(spec, frame.taint)
         output: object = None
-        keeps = spec.quarantined and from_model and parent is not None
+        token = self._token(spec, parent) if spec.quarantined and from_model and parent is not None else None
         try:
             output = await self._call(spec, frame, prompt, message_history)
-            if keeps:  # its caller's model reads a token, and takes in nothing (`quarantine`)
-                return runtime.quarantine.keep(spec.name, output, frame.taint), frame
+            if token is not None and parent is not None and parent.kept is not None:
+                # its caller's model reads a token, and takes in nothing (`quarantine`)
+                return parent.kept.keep(token, output, returned_taint(spec, frame.taint, output)), frame
             return output, frame
         finally:
             if parent is not None:
-                if frame.taint is not parent.taint and not (keeps and output is not None):
+                if frame.taint is not parent.taint and not (token is not None and output is not None):
                     parent.taint = parent.taint | returned_taint(spec, frame.taint, output)
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
+
+    @staticmethod
+    def _token(spec: WorkerSpec, parent: CallFrame) -> str:
+        """The token of a quarantined worker's call from a model, reserved in its caller's frame."""
+        if parent.kept is None:
+            from .quarantine import Quarantine
+
+            parent.kept = Quarantine()
+        return parent.kept.reserve(spec.name)
 
     async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: str | list[UserContent],
                     message_history: list[ModelMessage] | None) -> object:
@@ -283,10 +293,13 @@ class WorkerCaller:
 
             call_host("message_callback", runtime.config.on_message, spec.name, frame.depth, frame.messages)
         output = result.output
-        if (kept := runtime.kept_outputs) is not None:  # tokens in its answer: the outputs they stand for
-            from .quarantine import reveal_output
+        if frame.kept:  # tokens in its answer: the outputs they stand for, and what those carry
+            from .quarantine import KeptOutputProblem, reveal_output
 
-            output, carried = reveal_output(kept, output)
+            try:
+                output, carried = reveal_output(frame.kept, output)
+            except KeptOutputProblem as exc:
+                raise RunFailed(f"worker '{spec.name}': {exc}") from None
             if carried:
                 frame.taint = frame.taint | carried
         if runtime.listening:

@@ -2,13 +2,13 @@
 LLM pattern's symbolic references; spec/runtime.md, "Quarantined callees").
 
 A model that calls a worker declared `quarantined: true` reads a token such as `[[summarizer-1]]`
-instead of the output, and its frame takes in nothing of the callee's taint. Where a model puts a
-token in a tool's arguments or in its own answer, the output is put in its place as text, and that
-call or answer carries what the callee took in: the flow guard judges the call as if its frame held
-it (`FlowGuard.check`'s `carried`), a tool that received it may hand it back (its frame takes it in),
-a worker that received it starts with it, and an answer hands it to the caller. A planner that never
-reads a third party's words can so still act on them, and the guard sees exactly which calls carry
-them. Tokens live as long as the run's `Runtime`; one this run did not issue is left as written.
+instead of the output, and its frame takes in nothing of the callee's taint. The output is kept in
+that frame (`CallFrame.kept`): only the frame that received a token can use it, so a sibling that
+writes a token it guessed gets the token back as written. Where the frame's model puts a token in a
+tool's arguments or in its own answer, the output is put in its place as text, and that call or
+answer carries what the callee handed up (`returned_taint`): the flow guard judges the call as if
+the frame held it (`FlowGuard.check`'s `carried`), the call's result or refusal brings it into the
+frame, a worker called there starts with it, and an answer hands it to the caller.
 """
 
 from __future__ import annotations
@@ -21,13 +21,7 @@ if TYPE_CHECKING:
     from .taint import FrameTaint
 
 TOKEN = re.compile(r"\[\[([A-Za-z0-9_.:-]+-[0-9]+)\]\]")
-"""A kept output's token: `[[WORKER-N]]`, the Nth output of WORKER this run kept."""
-
-class KeptNote(str):
-    """What the caller's model reads for a kept output: its token, and how to use it. A `str`, so a
-    model reads it as any tool result; its type tells the gate that the call handed nothing back."""
-
-    __slots__ = ()
+"""A kept output's token: `[[WORKER-N]]`, the Nth call of WORKER the frame made."""
 
 
 class Kept(NamedTuple):
@@ -35,8 +29,12 @@ class Kept(NamedTuple):
     taint: FrameTaint
 
 
+class KeptOutputProblem(Exception):
+    """An answer with a kept output put in place of its token no longer fits its output class."""
+
+
 class Quarantine:
-    """The outputs of quarantined workers one run kept, by token."""
+    """The outputs of quarantined workers one frame called, by token."""
 
     __slots__ = ("_kept", "_counts")
 
@@ -47,17 +45,24 @@ class Quarantine:
     def __bool__(self) -> bool:
         return bool(self._kept)
 
-    def keep(self, worker: str, output: object, taint: FrameTaint) -> KeptNote:
-        """Keep `output` (with what its worker's frame held) and say what its caller's model reads."""
+    def reserve(self, worker: str) -> str:
+        """The token of a call of `worker` the frame starts now (numbered in the order calls start,
+        so that a replayed run names the same outputs alike)."""
         number = self._counts[worker] = self._counts.get(worker, 0) + 1
-        token = f"[[{worker}-{number}]]"
-        self._kept[token[2:-2]] = Kept(as_text(output), taint)
-        return KeptNote(f"{token} (the output of '{worker}', kept from you: write {token} in a tool's argument "
-                        "or in your answer, and it is put there)")
+        return f"{worker}-{number}"
+
+    def keep(self, token: str, output: object, taint: FrameTaint) -> str:
+        """Keep `output` (with what its call hands up) under `token`; what the caller's model reads."""
+        self._kept[token] = Kept(as_text(output), taint)
+        shown = f"[[{token}]]"
+        worker = token.rpartition("-")[0]
+        return (f"{shown} (the output of '{worker}', kept from you: write {shown} in a tool's argument or in your "
+                "answer, and it is put there)")
 
     def reveal(self, value: object) -> tuple[object, FrameTaint]:
-        """`value` (a tool's arguments, an answer: text, lists and dicts of them) with every token
-        this run issued replaced by its output's text, and what those outputs carry."""
+        """`value` (a tool's arguments, an answer: text in dicts, lists and tuples, at any depth)
+        with every token of this frame replaced by its output's text, and what those outputs carry.
+        Containers are rebuilt only where a token was replaced; other objects are left as they are."""
         carried: set[tuple[str, str, str, str]] = set()
 
         def text(found: re.Match[str]) -> str:
@@ -70,10 +75,14 @@ class Quarantine:
         def walk(item: object) -> object:
             if isinstance(item, str):
                 return TOKEN.sub(text, item) if "[[" in item else item
-            if isinstance(item, dict):
-                return {key: walk(v) for key, v in item.items()}
-            if isinstance(item, (list, tuple)):
-                return type(item)(walk(v) for v in item)
+            if type(item) is dict:
+                items = {key: walk(v) for key, v in item.items()}
+                return items if any(items[k] is not v for k, v in item.items()) else item
+            if isinstance(item, list | tuple) and type(item) in (list, tuple):  # not a NamedTuple's or a subclass's
+                elements = [walk(v) for v in item]
+                if all(new is old for new, old in zip(elements, item, strict=True)):
+                    return item
+                return elements if isinstance(item, list) else tuple(elements)
             return item
 
         revealed = walk(value)
@@ -89,17 +98,21 @@ def as_text(output: object) -> str:
     return json.dumps(to_jsonable_python(output), ensure_ascii=False)
 
 
-def reveal_output(quarantine: Quarantine, output: object) -> tuple[object, FrameTaint]:
-    """A worker's answer with the tokens in it revealed: text, or a typed output (validated again by
-    its own class, so what a caller receives still conforms to it)."""
-    if isinstance(output, str):
-        return quarantine.reveal(output)
+def reveal_output(kept: Quarantine, output: object) -> tuple[object, FrameTaint]:
+    """A worker's answer with the tokens in it revealed: text, or a typed output validated again by
+    its own class (`KeptOutputProblem` when it no longer fits, said without the words)."""
     from pydantic import BaseModel
 
     if not isinstance(output, BaseModel):
-        return quarantine.reveal(output)
-    dumped = output.model_dump(mode="json")
-    revealed, carried = quarantine.reveal(dumped)
+        return kept.reveal(output)
+    revealed, carried = kept.reveal(output.model_dump(mode="json"))
     if not carried:
         return output, carried
-    return type(output).model_validate(revealed), carried
+    from pydantic import ValidationError
+
+    try:
+        return type(output).model_validate(revealed), carried
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the output'}: {e['msg']}" for e in exc.errors())
+        raise KeptOutputProblem(f"its answer, with the kept outputs put in place of their tokens, does not fit "
+                                f"{type(output).__name__}: {where}") from None

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from .created_workers import WorkerDefinition
     from .durability import Durability
     from .events import RuntimeEvent
-    from .quarantine import Quarantine
     from .references import References
     from .services import Services
     from .taint import FlowGuard, FrameTaint
@@ -89,7 +88,6 @@ class Runtime:
         self._stream: asyncio.Queue[RuntimeEvent | None] | None = None
         self._services: Services | None = None
         self._references: References | None = None
-        self._quarantine: Quarantine | None = None
         if self.config.services:  # a bad service name is the host's mistake: say so now, not mid-run
             from .services import Services
 
@@ -192,20 +190,6 @@ class Runtime:
 
             self._references = References(self.config.reference_store)
         return self._references
-
-    @property
-    def quarantine(self) -> Quarantine:
-        """The outputs of quarantined workers this Runtime kept (`quarantine`), made on first use."""
-        if self._quarantine is None:
-            from .quarantine import Quarantine
-
-            self._quarantine = Quarantine()
-        return self._quarantine
-
-    @property
-    def kept_outputs(self) -> Quarantine | None:
-        """The kept outputs, if any call kept one (None: no token can be in anything)."""
-        return self._quarantine if self._quarantine else None
 
     def check_services(self, worker: str) -> None:
         """Before any model is called: every service the workers reachable from `worker` declare

@@ -38,11 +38,11 @@ from llm_do.toolkit.hooks import JUDGED, JudgedCall, hooks_of, offers_edit
 
 from ..call_scope import CARRIED, NO_TAINT, RUNNING_TOOL_CALL, CallContext, CallFrame, RunHost
 from ..errors import RUN_ENDING, RunFailed
-from ..quarantine import KeptNote
 from ..worker_calls_from_python import python_running, worker_caller
 
 if TYPE_CHECKING:
     from ..approvals.decisions import ApprovalDecision, ApprovalRequest
+    from ..taint import FrameTaint
 
 RESULT_PREVIEW = 2000
 _STRICTNESS: tuple[Action, ...] = (ALLOW, ASK, DENY)
@@ -89,11 +89,29 @@ class ApprovalGate(WrapperToolset[CallContext]):
 
     async def _call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext], tool: ToolsetTool[CallContext]) -> Any:
         frame = ctx.deps.frame
+        if not frame.kept:
+            return await self._judged_call(name, tool_args, ctx, tool, NO_TAINT)
+        # tokens of kept outputs (`quarantine`): the call is judged, asked and run with what they
+        # stand for, and carries what those took in; whatever the model reads of the call (its
+        # result, a refusal or failure that may quote its arguments) brings that into the frame
+        revealed, carried = frame.kept.reveal(tool_args)
+        if not carried:
+            return await self._judged_call(name, tool_args, ctx, tool, NO_TAINT)
+        try:
+            validated = self._validated(frame, name, cast("dict[str, Any]", revealed), tool,
+                                       f"the call to '{name}' with its kept outputs put in")
+            result = await self._judged_call(name, validated, ctx, tool, carried)
+        except (ToolFailed, ModelRetry):
+            frame.taint = frame.taint | carried
+            raise
+        if not self._keeps(name):  # the tool may hand back what it was given; a quarantined callee's token does not
+            frame.taint = frame.taint | carried
+        return result
+
+    async def _judged_call(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
+                           tool: ToolsetTool[CallContext], carried: FrameTaint) -> Any:
+        frame = ctx.deps.frame
         hooks = hooks_of(tool.toolset)
-        carried = NO_TAINT
-        if (kept := self.runtime.kept_outputs) is not None:  # tokens of kept outputs: judged as what they stand for
-            revealed, carried = kept.reveal(tool_args)
-            tool_args = cast("dict[str, Any]", revealed)
         normalized = hooks.normalize_args(name, tool_args)
         approval = self.decision_for(name, tool_args, tool, normalized)
         moves = hooks.moves(name, normalized) if self.spec.egress and approval != DENY else None
@@ -117,7 +135,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 raise ToolFailed(problem)
             edited = await self._ask(frame, name, tool_args, tool, None if flow is None or flow.accepted else flow.reason())
             if edited is not None:  # a person edited the call before approving it
-                tool_args = self._validated(frame, name, edited, tool)
+                tool_args = self._validated(frame, name, edited, tool, f"the edited call to '{name}'")
                 normalized = hooks.normalize_args(name, tool_args)
         try:
             attached = hooks.attachments(name, tool_args)
@@ -133,7 +151,6 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except (ToolFailed, ModelRetry) as exc:
             self._take_in(frame, name, tool)  # a failure's message is read by the model too
-            frame.taint = frame.taint | carried
             self._returned(frame, name, "failed", str(exc))
             raise
         except RUN_ENDING:  # a nested call's failure, or the tool imported unverified project code
@@ -147,8 +164,6 @@ class ApprovalGate(WrapperToolset[CallContext]):
             CARRIED.reset(carrying)
             JUDGED.reset(judged)
         self._take_in(frame, name, tool)
-        if carried and not isinstance(result, KeptNote):  # the tool may hand back what it was given
-            frame.taint = frame.taint | carried
         if not isinstance(result, str):
             _check_serializable(result, name, frame.worker)
         if self.runtime.listening:
@@ -157,6 +172,11 @@ class ApprovalGate(WrapperToolset[CallContext]):
             preview = result if isinstance(result, str) else json.dumps(jsonable(result), ensure_ascii=False, default=str)
             self._returned(frame, name, "ok", preview[:RESULT_PREVIEW])
         return result
+
+    def _keeps(self, name: str) -> bool:
+        """Whether `name` is a call of a quarantined worker: its model reads a token, nothing more."""
+        callee = self.runtime.bundle.worker(name) if name in self.spec.calls else None
+        return callee is not None and callee.quarantined
 
     def _confined(self, name: str, args: dict[str, Any]) -> bool:
         """The call is allowed by a rule that confines where it sends: no egress for the guard."""
@@ -256,8 +276,10 @@ class ApprovalGate(WrapperToolset[CallContext]):
                 best = (reader, args, tool, approval)
         return best
 
-    def _validated(self, frame: CallFrame, name: str, args: dict[str, Any], tool: ToolsetTool[CallContext]) -> dict[str, Any]:
-        """Edited arguments, validated as the model's were; the call is refused if they do not fit."""
+    def _validated(self, frame: CallFrame, name: str, args: dict[str, Any], tool: ToolsetTool[CallContext],
+                   what: str) -> dict[str, Any]:
+        """Arguments changed since the model's were validated (a person edited them, kept outputs
+        were put in), validated as the model's were; the call is refused if they do not fit."""
         from pydantic import ValidationError
 
         try:
@@ -265,7 +287,7 @@ class ApprovalGate(WrapperToolset[CallContext]):
             return validated
         except ValidationError as exc:
             problem = " ".join(str(exc).split())[:300]
-        self._refuse(frame, name, f"the edited call to '{name}' does not validate: {problem}")
+        self._refuse(frame, name, f"{what} does not validate: {problem}")
 
     def _returned(self, frame: CallFrame, name: str, outcome: str, text: str) -> None:
         if self.runtime.listening:
