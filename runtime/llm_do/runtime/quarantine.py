@@ -17,6 +17,8 @@ import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from llm_do.bundle.errors import LlmDoError
+
 if TYPE_CHECKING:
     from .taint import FrameTaint
 
@@ -29,7 +31,7 @@ class Kept(NamedTuple):
     taint: FrameTaint
 
 
-class KeptOutputProblem(Exception):
+class KeptOutputProblem(LlmDoError):
     """An answer with a kept output put in place of its token no longer fits its output class."""
 
 
