@@ -194,6 +194,25 @@ def test_a_thread_of_another_worker_is_refused(build) -> None:
 # --- llm-do chat, piped ------------------------------------------------------------------------------
 
 
+def test_a_thread_written_leaves_the_lock_the_build_of_its_sources(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build record leaves `.llm-do/` out of its listing (no search of the build enters it), so
+    the next load is answered by the record, with no compile in a child."""
+    from llm_do.runtime import built_lock
+
+    bundle = build(PROJECT)
+    config = RuntimeConfig(model=FunctionModel(Recorder()))
+    Runtime.load(bundle, config).chat(thread="t-1").send("remember 42")
+    assert (bundle.parent / ".llm-do" / "threads" / "t-1.json").is_file()
+    compared: list[Path] = []
+    monkeypatch.setattr(built_lock, "compare_in_child", lambda lock, data, project: compared.append(project))
+    Runtime.load(bundle, config)
+    assert compared == []
+    (bundle.parent / "notes.txt").write_text("a file a build may find")
+    with pytest.raises(AttributeError):  # the stand-in's answer: a compile was asked for
+        Runtime.load(bundle, config)
+    assert compared == [bundle.parent / "project.json"]
+
+
 def two_turns(first: str = "first reply", second: str = "second reply") -> dict[str, Any]:
     return {"workers": {"main": [{"text": first}, {"text": second}]}}
 
@@ -207,6 +226,20 @@ def test_a_piped_chat_answers_each_line_and_keeps_the_thread(build, script) -> N
     thread = json.loads((bundle.parent / ".llm-do" / "threads" / "demo.json").read_text())
     assert len(thread["messages"]) == 4
     assert prompts_of(thread) == ["hello", "again"]
+
+
+def test_a_chat_turn_leaves_the_next_run_uncompiled(build, script, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_do.compiler.build import lock_check
+
+    compared: list[Path] = []
+    real = lock_check.compare_with_build
+    monkeypatch.setattr(lock_check, "compare_with_build", lambda project, *a, **k: compared.append(project) or real(project, *a, **k))
+    bundle = build(PROJECT)
+    assert run_cli("chat", bundle, "--thread", "demo", "--script", script(two_turns()), input="hello\n").exit_code == 0
+    result = run_cli("exec", bundle, "go", "--script", script({"workers": {"main": [{"text": "done"}]}}))
+    assert result.exit_code == 0, result.stderr
+    assert (bundle.parent / ".llm-do" / "threads" / "demo.json").is_file()
+    assert compared == []
 
 
 def prompts_of(thread: dict[str, Any]) -> list[str]:

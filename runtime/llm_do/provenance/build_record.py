@@ -5,7 +5,8 @@ A record is found by the sha256 of the bytes the build wrote, with the places of
 the lock, the interpreter, llm-do's own code and what shapes `sys.path`. It holds what those bytes
 depended on: the hash of every file the build read (with its size, times and inode, so a check
 reads again only a file whose stamp changed), the listing of the project tree taken before
-it started (a file that a pattern or a template search would find now), the checks of the
+it started (a file that a pattern or a template search would find now), without llm-do's own
+state folders when nothing of the build could have found anything there (`left_out`), the checks of the
 introspection answers it used (`import_checks`: the Python and what it imports), and the
 diagnostics it reported. A lock is current when a record is found for its bytes and all of that
 still holds; a lock whose bytes a person edited (its digest recomputed or not) finds no record, and
@@ -21,20 +22,23 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from llm_do.bundle.canonical import sha256_hex, source_hash
 from llm_do.bundle.regular_files import read_regular_file
 from llm_do.bundle.version import VERSION
+from llm_do.toolkit.protected import STATE_FOLDER
 
 from .import_checks import checks_hold
-from .tree_listing import Listing, list_tree
+from .tree_listing import Listing, list_tree, without
 from .user_cache import SignedEntries, cache_folder, path_environment
 
-FORMAT = 2
+FORMAT = 3
 FOLDER = "builds"
 MAX_BYTES = 64 * 1024 * 1024
 MANIFEST_NAME = "project.json"
@@ -69,30 +73,53 @@ def recorded_manifest(manifest_file: str) -> bool:
 
 def tree_before_build(root: Path, lock: Path | None) -> Listing | None:
     """The listing to record, taken before the build reads anything; the lock (if any) is left out."""
+    inside = _inside(root, lock)
+    return list_tree(str(root), leave_out=() if inside is None else (inside,))
+
+
+def state_folders(root: Path, lock: Path | None) -> list[str]:
+    """Where llm-do writes its own state in the project at `root` (relative paths): the root's
+    `.llm-do/` (the run database) and the one beside the lock (chat threads), when the lock is in
+    a folder below the root. A record leaves one out of its listing (`left_out`) only when the
+    compiler finds the build could not have found anything there (`build.state_left_out`): a chat
+    turn or a durable run then leaves the record holding."""
+    folders = [STATE_FOLDER]
+    inside = _inside(root, lock)
+    if inside is not None and "/" in inside:
+        folders.append(f"{inside.rsplit('/', 1)[0]}/{STATE_FOLDER}")
+    return folders
+
+
+def _inside(root: Path, lock: Path | None) -> str | None:
+    """The lock's path relative to the root; None when there is no lock or it is outside the root."""
     try:
-        inside = (lock.parent.resolve() / lock.name).relative_to(root).as_posix() if lock is not None else None
+        return (lock.parent.resolve() / lock.name).relative_to(root).as_posix() if lock is not None else None
     except ValueError:
-        inside = None
-    return list_tree(str(root), leave_out=inside)
+        return None
 
 
 def record(records: SignedEntries, root: Path, lock: Path, bundle: bytes, *, listing: Listing,
-           files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int) -> None:
+           files: dict[str, str], import_checks: list[Any], diagnostics: list[dict[str, Any]], workers: int,
+           left_out: Collection[str] = ()) -> None:
     """Keep what the build of `root` that gave `bundle` (for `lock`) depended on."""
     keep_record(records, _material(root, lock, bundle), root, listing=listing, files=files, import_checks=import_checks,
-                diagnostics=diagnostics, workers=workers)
+                diagnostics=diagnostics, left_out=left_out, workers=workers)
 
 
 def keep_record(records: SignedEntries, material: dict[str, Any], root: Path, *, listing: Listing, files: dict[str, str],
-                import_checks: list[Any], diagnostics: list[dict[str, Any]], **more: Any) -> None:
+                import_checks: list[Any], diagnostics: list[dict[str, Any]], left_out: Collection[str] = (),
+                **more: Any) -> None:
     """Keep under `material` what a compile of `root` depended on (a build's, or a lint's:
-    `lint_record`). `files`: every file it read, by its source hash; `more`: what else the record
-    says. Nothing is kept when a file no longer holds what the compile read."""
+    `lint_record`). `files`: every file it read, by its source hash; `listing`: the tree taken
+    before it; `left_out`: state folders (`state_folders`, each a folder of `listing` or absent
+    from it) the compile could not have found anything in, which the record's listing leaves out
+    and says so; `more`: what else the record says. Nothing is kept when a file no longer holds
+    what the compile read."""
     stamped = _stamped_files(root, files)
     if stamped is None:
         return
-    records.write(material, {"tree": listing, "files": stamped, "import_checks": import_checks,
-                             "diagnostics": diagnostics, **more})
+    records.write(material, {"tree": without(listing, left_out), "left_out": sorted(left_out), "files": stamped,
+                             "import_checks": import_checks, "diagnostics": diagnostics, **more})
 
 
 def _stamped_files(root: Path, files: dict[str, str]) -> dict[str, list[Any]] | None:
@@ -136,13 +163,14 @@ def read_record(records: SignedEntries, root: Path, lock: Path, bundle: bytes) -
 
 def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[str, bytes] | None:
     """The files of the record `body` that no longer hold what the build read, with their bytes
-    now; None when something else it depends on changed (the tree's listing, what an import
-    finds, a file that cannot be read), or the record does not decode. `lock`: the lock the tree's
-    listing leaves out (None for a lint, which writes none)."""
+    now; None when something else it depends on changed (the tree's listing, but for what the
+    record left out: `tree_now`; what an import finds, a file that cannot be read), or the record
+    does not decode. `lock`: the lock the tree's listing leaves out (None for a lint, which writes none)."""
     files, import_checks = body.get("files"), body.get("import_checks")
     if not isinstance(files, dict) or not isinstance(import_checks, list):
         return None
-    if body.get("tree") != tree_before_build(root, lock):
+    tree = tree_now(body.get("left_out"), root, lock)
+    if tree is None or body.get("tree") != tree:
         return None
     changed: dict[str, bytes] = {}
     try:
@@ -156,6 +184,25 @@ def changed_files(body: dict[str, Any], root: Path, lock: Path | None) -> dict[s
     except (OSError, TypeError, ValueError):  # unreadable, or an entry that does not decode
         return None
     return changed if all(checks_hold(checks, root) for checks in import_checks) else None
+
+
+def tree_now(left_out: Any, root: Path, lock: Path | None) -> Listing | None:
+    """The listing of the tree now, leaving out the lock and the state folders `left_out` (a
+    record's); None when it cannot be compared with the record's: the tree cannot be listed, or
+    `left_out` is not a list of this project's state folders each absent or a folder (not a link:
+    a search that would enter a folder a link leads to would not enter it here)."""
+    if not isinstance(left_out, list) or not set(left_out) <= set(state_folders(root, lock)):
+        return None
+    for folder in left_out:
+        try:
+            if not stat.S_ISDIR(os.lstat(root / folder).st_mode):
+                return None
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    inside = _inside(root, lock)
+    return list_tree(str(root), leave_out=[*left_out, *([inside] if inside is not None else [])])
 
 
 def rerecord(records: SignedEntries, root: Path, lock: Path, bundle: bytes, body: dict[str, Any],

@@ -9,6 +9,7 @@ record stale. Listings compare names, not modification times, so a coarse clock 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
 MAX_ENTRIES = 20_000
 """A tree with more names than this (a virtualenv or node_modules inside the project) is not listed."""
@@ -18,11 +19,12 @@ Listing = dict[str, list[str]]
 name, a folder's name with `/`, a symbolic link's name with `@` and its target."""
 
 
-def list_tree(root: str, *, leave_out: str | None = None) -> Listing | None:
-    """The listing of every folder under `root`, leaving out the entry `leave_out` (a path relative
-    to the root: the lock, which is no input). None when the tree cannot be listed this way: too
-    large, unreadable, or holding a link to a folder (whose contents a listing of links does not
-    follow)."""
+def list_tree(root: str, *, leave_out: Collection[str] = ()) -> Listing | None:
+    """The listing of every folder under `root`, leaving out the entries `leave_out` (paths relative
+    to the root: the lock, which is no input; llm-do's state folder when no search of the build
+    could enter it, `build_record`) and all they hold. None when the tree cannot be listed this
+    way: too large, unreadable, or holding a link to a folder (whose contents a listing of links
+    does not follow)."""
     listing: Listing = {}
     pending = [""]
     count = 0
@@ -33,7 +35,7 @@ def list_tree(root: str, *, leave_out: str | None = None) -> Listing | None:
             with os.scandir(os.path.join(root, rel) if rel else root) as entries:
                 for entry in entries:
                     child = f"{rel}/{entry.name}" if rel else entry.name
-                    if child == leave_out:
+                    if child in leave_out:
                         continue
                     if entry.is_symlink():
                         if os.path.isdir(entry.path):
@@ -51,3 +53,24 @@ def list_tree(root: str, *, leave_out: str | None = None) -> Listing | None:
             return None
         listing[rel] = sorted(names)
     return listing
+
+
+def without(listing: Listing, leave_out: Collection[str]) -> Listing:
+    """`listing` as `list_tree` gives it with `leave_out`, for entries that are folders or files
+    (`folder/`, `file`): each gone from its folder's list, and every folder at or below it gone."""
+    out: Listing = {}
+    for folder, names in listing.items():
+        if any(folder == gone or folder.startswith(gone + "/") for gone in leave_out):
+            continue
+        out[folder] = [name for name in names if _path(folder, name.removesuffix("/")) not in leave_out]
+    return out
+
+
+def link_targets(entry: str) -> list[str]:
+    """Every target a listing's entry may name, were it a link: a name may hold `@` too, so each
+    text after an `@` (none for an entry without one)."""
+    return [entry[i + 1:] for i, c in enumerate(entry) if c == "@"]
+
+
+def _path(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name

@@ -4,7 +4,8 @@ save costs what a no-op `build` costs.
 
 A lint record is a build record (`build_record`) without a lock: found by the project's place, the
 options that change what a lint finds (`--no-import`), llm-do's code, the interpreter and what
-shapes `sys.path`; holding the listing of the tree taken before the lint, every file it read with
+shapes `sys.path`; holding the listing of the tree taken before the lint (without llm-do's state
+folder when the lint could have found nothing there: `state_left_out`), every file it read with
 its stamp, the checks of the introspection answers it used, and its diagnostics. It holds when all
 of that still does, as a build record does. Lints with errors, and projects with MCP servers (whose
 tools are listed live), are not recorded. Standard library only until a record is found.
@@ -52,8 +53,11 @@ def keep_lint(records: SignedEntries, root: Path, listing: Listing, result: Comp
     if result.loaded.root != root or inputs is None or not result.ok:
         return
     files, import_checks = inputs
+    from .state_left_out import state_left_out
+
     keep_record(records, _material(root, import_python), root, listing=listing, files=files,
-                import_checks=import_checks, diagnostics=[d.as_json() for d in result.diagnostics])
+                import_checks=import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
+                left_out=state_left_out(result, listing, None))
 
 
 def _material(root: Path, import_python: bool) -> dict[str, Any]:

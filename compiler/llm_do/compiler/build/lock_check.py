@@ -152,9 +152,11 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
     files, import_checks = inputs
     if _relative(lock, result.loaded.root) in files:
         return result  # `build` refuses to write over a source
+    from .state_left_out import state_left_out
+
     record(records, result.loaded.root, lock, result.bundle, listing=listing, files=files,
            import_checks=import_checks, diagnostics=[d.as_json() for d in result.diagnostics],
-           workers=len(result.resolved.workers) if result.resolved else 0)
+           left_out=state_left_out(result, listing, lock), workers=len(result.resolved.workers) if result.resolved else 0)
     packs = user_packs()
     manifest, sources = result.loaded.manifest, result.loaded.sources
     if packs is not None and result.resolved is not None and manifest is not None:

@@ -139,6 +139,10 @@ class SourceMap:
     also_read: dict[str, str] = field(default_factory=dict)
     """Files the build read that are no sources of the bundle (a project module the code
     fingerprints read), by source hash: a build record checks them too."""
+    looked_for: set[str] = field(default_factory=set)
+    """Every path inside the root a read asked for, found or not (a template searched in three
+    places, an `include ... ignore missing`): where a file added later could change the build,
+    which a build record must not leave out of its listing (`build.state_left_out`)."""
 
     def confined(self, rel: str) -> str:
         return confined(self.root, rel, self.real_dirs)
@@ -147,6 +151,7 @@ class SourceMap:
         """Read a file of the project (once). Raises OSError, NotText, OutsideRoot or Unreadable."""
         path = self.confined(rel)
         rel = normalized(rel)
+        self.looked_for.add(rel)
         found = self.files.get(rel)
         if found is not None:
             return found

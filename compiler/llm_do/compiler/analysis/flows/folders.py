@@ -16,25 +16,33 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
-FolderResolver = Callable[[str], str]
-"""A normalized project folder (`site/public`, `.`) -> the folder it is once links are followed."""
+
+class FolderResolver:
+    """`resolve(folder)` for the project at `root`: a normalized project folder (`site/public`,
+    `.`) -> the folder it is once links are followed, remembered per folder. `folders`: every
+    folder asked, whose links a build record must see (`build.state_left_out`)."""
+
+    def __init__(self, root: str) -> None:
+        self._real_root = os.path.realpath(root)
+        self._memo: dict[str, str] = {}
+
+    def __call__(self, folder: str) -> str:
+        found = self._memo.get(folder)
+        if found is None:
+            found = self._memo[folder] = _resolved(self._real_root, folder)
+        return found
+
+    @property
+    def folders(self) -> Collection[str]:
+        return self._memo.keys()
 
 
 def folder_resolver(root: str) -> FolderResolver:
     """`resolve(folder)` for the project at `root`, remembered per folder."""
-    real_root = os.path.realpath(root)
-    memo: dict[str, str] = {}
-
-    def resolve(folder: str) -> str:
-        found = memo.get(folder)
-        if found is None:
-            found = memo[folder] = _resolved(real_root, folder)
-        return found
-
-    return resolve
+    return FolderResolver(root)
 
 
 def _resolved(real_root: str, folder: str) -> str:
