@@ -52,7 +52,7 @@ def state_left_out(result: CompileResult, listing: Listing, lock: Path | None) -
     searched = _searched(result)
     if resolved is None or manifest is None or searched is None:
         return []
-    words = {word.casefold() for text in _strings([manifest.model_dump(), *(w.parsed.data for w in resolved.workers.values())])
+    words = {word for text in _strings([manifest.model_dump(), *(w.parsed.data for w in resolved.workers.values())])
              for word in [*_PATH_PARTS.split(text), *_WORDS.split(text)] if word}
     flows = sorted({normalized_folder(key) for key in manifest.flows.paths})
     return [folder for folder in state_folders(result.loaded.root, lock)
@@ -97,8 +97,7 @@ def _strings(values: Iterable[Any]) -> Iterator[str]:
 def _names(word: str, name: str) -> bool:
     """Whether a path part `word` (case-folded) may stand for the hidden folder `name`: the name
     itself, or a glob part that starts with `.` and matches it."""
-    name = name.casefold()
-    return word == name or (word.startswith(".") and has_magic(word) and fnmatchcase(name, word))
+    return word.casefold() == name.casefold() or (word.startswith(".") and has_magic(word) and fnmatchcase(name, word))
 
 
 def _under(path: str, folder: str) -> bool:
@@ -135,6 +134,22 @@ def _linked_into(listing: Listing, folder: str) -> bool:
         for entry in entries:
             for target in link_targets(entry):
                 joined = posixpath.normpath(posixpath.join(at, target))
-                if target.startswith("/") or joined == ".." or joined.startswith("../") or _under(joined, folder):
+                if target.startswith("/") or joined == ".." or joined.startswith("../") \
+                        or any(_under(walked, folder) for walked in _walked(at, target)):
                     return True
     return False
+
+
+def _walked(at: str, target: str) -> Iterator[str]:
+    """Every folder the kernel passes through resolving `target` from `at`, `..` taken in turn
+    (`a/../b` passes through `a`, which `normpath` drops)."""
+    parts = [p for p in at.split("/") if p]
+    for part in target.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+        yield "/".join(parts)
