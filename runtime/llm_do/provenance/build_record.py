@@ -73,7 +73,7 @@ def recorded_manifest(manifest_file: str) -> bool:
 
 def tree_before_build(root: Path, lock: Path | None) -> Listing | None:
     """The listing to record, taken before the build reads anything; the lock (if any) is left out."""
-    inside = _inside(root, lock)
+    inside = inside_root(root, lock)
     return list_tree(str(root), leave_out=() if inside is None else (inside,))
 
 
@@ -84,14 +84,15 @@ def state_folders(root: Path, lock: Path | None) -> list[str]:
     compiler finds the build could not have found anything there (`build.state_left_out`): a chat
     turn or a durable run then leaves the record holding."""
     folders = [STATE_FOLDER]
-    inside = _inside(root, lock)
+    inside = inside_root(root, lock)
     if inside is not None and "/" in inside:
         folders.append(f"{inside.rsplit('/', 1)[0]}/{STATE_FOLDER}")
     return folders
 
 
-def _inside(root: Path, lock: Path | None) -> str | None:
-    """The lock's path relative to the root; None when there is no lock or it is outside the root."""
+def inside_root(root: Path, lock: Path | None) -> str | None:
+    """The lock's path relative to the root (links of its folder followed); None when there is no
+    lock or it is outside the root."""
     try:
         return (lock.parent.resolve() / lock.name).relative_to(root).as_posix() if lock is not None else None
     except ValueError:
@@ -201,7 +202,7 @@ def tree_now(left_out: Any, root: Path, lock: Path | None) -> Listing | None:
             continue
         except OSError:
             return None
-    inside = _inside(root, lock)
+    inside = inside_root(root, lock)
     return list_tree(str(root), leave_out=[*left_out, *([inside] if inside is not None else [])])
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_do.bundle.canonical import DIGEST_KEY, HASH_KEY, DigestProblem, node_hash, source_hash, verify_digest
 from llm_do.bundle.errors import REBUILD
-from llm_do.provenance.build_record import build_records, record, tree_before_build
+from llm_do.provenance.build_record import build_records, inside_root, record, tree_before_build
 from llm_do.provenance.lock_sources import VERSION_FIELDS, Comparison
 
 from ..cache.packs import user_packs
@@ -150,7 +150,7 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
     if records is None or listing is None or result.bundle is None or inputs is None:
         return result
     files, import_checks = inputs
-    if _relative(lock, result.loaded.root) in files:
+    if inside_root(result.loaded.root, lock) in files:
         return result  # `build` refuses to write over a source
     from .state_left_out import state_left_out
 
@@ -165,13 +165,6 @@ def compile_recorded(project_path: Path, lock: Path, *, cache: bool = True,
         keep_workers(packs, result.loaded.root, lock, result.bundle, (w.parsed for w in result.resolved.workers.values()),
                     sources.files, manifest.vars)
     return result
-
-
-def _relative(path: Path, root: Path) -> str | None:
-    try:
-        return (path.parent.resolve() / path.name).relative_to(root).as_posix()
-    except ValueError:
-        return None
 
 
 def lock_differences(old: bytes, new: bytes) -> list[str]:

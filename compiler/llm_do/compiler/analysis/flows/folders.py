@@ -40,11 +40,6 @@ class FolderResolver:
         return self._memo.keys()
 
 
-def folder_resolver(root: str) -> FolderResolver:
-    """`resolve(folder)` for the project at `root`, remembered per folder."""
-    return FolderResolver(root)
-
-
 def _resolved(real_root: str, folder: str) -> str:
     if folder == ".":
         return folder

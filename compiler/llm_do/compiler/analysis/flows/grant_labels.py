@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .folders import folder_resolver
+from .folders import FolderResolver
 from .labels import NONE, LabelPolicy, labels_of, mcp_labels, policy_of, python_labels
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def label_policy(project: ResolvedProject) -> LabelPolicy:
         manifest = project.manifest
         project.label_policy = policy_of(
             manifest.flows.paths, {name: (s.labels, s.tool_labels) for name, s in manifest.mcp_servers.items()},
-            folder_resolver(str(project.loaded.root)))
+            FolderResolver(str(project.loaded.root)))
     return project.label_policy
 
 

@@ -52,7 +52,7 @@ class LabelPolicy:
     """Labels found so far: thousands of workers share a handful of capabilities."""
     resolve: Callable[[str], str] = field(default=lambda folder: folder, compare=False, repr=False)
     """A project folder -> the folder it is once links inside the project are followed
-    (`folders.folder_resolver`): labels follow resolved paths. As written, without a tree."""
+    (`folders.FolderResolver`): labels follow resolved paths. As written, without a tree."""
 
 
 def normalized_folder(path: str) -> str:
