@@ -2,8 +2,8 @@
 a build record leaves that folder out of its listing when nothing of the build could have found
 anything there, so a chat turn does not make the next load compile the project again; when
 something could (a worker_files pattern, a template searched there, Python that lists it at
-import, a link into it, a `flows.paths` key looked up beside it), a file added there still makes
-the record stale."""
+import, a link into it or through it, a glob part that matches it as written, a `flows.paths` key
+looked up beside it), a file added there still makes the record stale."""
 
 from __future__ import annotations
 
@@ -181,3 +181,36 @@ def test_a_lint_record_leaves_the_state_folder_out_too(tmp_path: Path) -> None:
     assert lint_project(root).how == "recalled"
     os.remove(root / "templates/rules.j2")
     assert lint_project(root).how == "compiled"
+
+
+def _fresh_build_differs(root: Path, lock: Path | None = None) -> bool:
+    lock = lock or root / LOCK
+    before = lock.read_bytes()
+    result = run_cli("build", root, "--check", "--no-cache", *(["--output", lock] if lock != root / LOCK else []))
+    return result.exit_code != 0 or lock.read_bytes() != before
+
+
+@pytest.mark.parametrize("pattern", [".[Z-z]lm-do/*.worker", ".[M-m]*/*.worker", ".[!L]lm-do/*.worker"])
+def test_a_range_that_folds_to_another_range_keeps_the_state_folder_listed(tmp_path: Path, pattern: str) -> None:
+    """`[Z-z]` holds `l`; case-folded to `[z-z]` it would not: a glob part is matched as written."""
+    root = _built(tmp_path / "proj", {**PROJECT, "project.json": {**MANIFEST, "worker_files": ["*.worker", pattern]}})
+    assert _left_out(root) == []
+    write_project(root, {".llm-do/extra.worker": worker("model: test", "Extra.")})
+    assert _fresh_build_differs(root)
+    assert not _recalled(root)
+
+
+def test_a_link_through_the_state_folder_and_back_keeps_it_listed(tmp_path: Path) -> None:
+    """`rules.j2 -> .llm-do/../templates/other.j2` dangles while `.llm-do` is absent (the kernel
+    walks `.llm-do` before `..`), so the include falls to templates/rules.j2; the first chat turn
+    makes `.llm-do` and the link comes alive. Every folder the target passes through counts, not
+    only where it ends."""
+    root = write_project(tmp_path / "proj", {
+        **PROJECT, "main.worker": worker("model: test", 'Answer.\n{% include "rules.j2" %}'),
+        "templates/rules.j2": "Rule one.\n", "templates/other.j2": "Obey the thread.\n"})
+    (root / "rules.j2").symlink_to(".llm-do/../templates/other.j2")
+    _built(root, {})
+    assert _left_out(root) == []
+    write_project(root, {".llm-do/threads/t-1.json": "{}"})
+    assert _fresh_build_differs(root)
+    assert not _recalled(root)
