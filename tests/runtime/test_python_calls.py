@@ -29,7 +29,10 @@ async def relay(ctx: RunContext, name: str) -> str:
                  lambda: ctx.deps.runtime.call_worker_async(name, "x"),
                  lambda: CallContext.call_worker(ctx.deps, name, "x"),
                  lambda: call_worker_async(ctx, name, "x"),
-                 lambda: ctx.deps.worker(name).call_async("x")):
+                 lambda: ctx.deps.worker(name).call_async("x"),
+                 # saying it is the model's call changes nothing off the bundle's edges
+                 lambda: ctx.deps.runtime.call_worker_async(name, "x", parent=ctx.deps.frame, from_model=True),
+                 lambda: ctx.deps.runtime.call_worker_async(name, "x", from_model=True)):
         try:
             out.append(await call())
         except CallRefused as exc:
@@ -88,14 +91,14 @@ def _run(bundle: Path, caller: str, tool: str, callee: str) -> str:
 
 
 def test_a_declared_worker_and_a_toolsets_worker_may_be_called_through_every_api(bundle: Path) -> None:
-    assert _run(bundle, "main", "relay", "helper") == " | ".join(["helper ran"] * 5)
-    assert _run(bundle, "main", "relay", "aide") == " | ".join(["aide ran"] * 5)
+    assert _run(bundle, "main", "relay", "helper") == " | ".join(["helper ran"] * 7)
+    assert _run(bundle, "main", "relay", "aide") == " | ".join(["aide ran"] * 7)
 
 
 def test_an_undeclared_worker_is_refused_through_every_api(bundle: Path) -> None:
     refused = ("worker 'main' called worker 'ops' from Python, which it does not declare; add 'ops' to `calls:` "
                "in the front matter of main.worker (it was not called)")
-    assert _run(bundle, "main", "relay", "ops") == " | ".join([refused] * 5)
+    assert _run(bundle, "main", "relay", "ops") == " | ".join([refused] * 7)
 
 
 def test_a_sync_tool_is_refused_too(bundle: Path) -> None:
@@ -104,7 +107,7 @@ def test_a_sync_tool_is_refused_too(bundle: Path) -> None:
 
 
 def test_an_agent_era_worker_runs_the_call_with_one_warning(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _run(bundle, "old", "relay", "ops") == " | ".join(["ops ran"] * 5)
+    assert _run(bundle, "old", "relay", "ops") == " | ".join(["ops ran"] * 7)
     assert capsys.readouterr().err == (
         "llm-do: warning: worker 'old' called worker 'ops' from Python, which it does not declare; add 'ops' to "
         "`calls:` in the front matter of old.agent; `.agent` files run such calls for now, a `.worker` file refuses "

@@ -245,12 +245,18 @@ class Runtime:
         """Run worker `name` one level below `parent` (at depth 1 without one); return its output.
         A call from Python that a tool or the entry function runs must be declared (`python_calls`),
         and without a `parent` it is a callee of the frame that Python runs in."""
-        if not from_model:
+        if not from_model or not self._on_an_edge(parent, name):  # a model's call follows the bundle's edges
             check_python_call(name)
             if parent is None:
                 parent = running_frame()
         output, _ = await self.calls.call(name, args, kwargs, parent, from_model)
         return output
+
+    def _on_an_edge(self, parent: CallFrame | None, name: str) -> bool:
+        """Whether `name` is a callee of the worker whose frame is `parent` (what its model's worker
+        tools offer): a call that says it is a model's but is not is judged as a call from Python."""
+        caller = self.spec(parent.worker) if parent is not None else None
+        return caller is not None and name in caller.calls
 
     # --- workers created in this run
 
