@@ -253,10 +253,11 @@ class Runtime:
         return output
 
     def _on_an_edge(self, parent: CallFrame | None, name: str) -> bool:
-        """Whether `name` is a callee of the worker whose frame is `parent` (what its model's worker
-        tools offer): a call that says it is a model's but is not is judged as a call from Python."""
+        """Whether a model in the frame `parent` may call `name` (what its worker tools offer: a
+        callee of its worker, or a worker created in this run, which `worker_call` calls): a call
+        that says it is a model's but is not is judged as a call from Python."""
         caller = self.spec(parent.worker) if parent is not None else None
-        return caller is not None and name in caller.calls
+        return caller is not None and (name in caller.calls or self.created(name))
 
     # --- workers created in this run
 
