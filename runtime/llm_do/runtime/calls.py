@@ -298,7 +298,8 @@ class WorkerCaller:
 
             try:
                 output, carried = reveal_output(frame.kept, output)
-            except KeptOutputProblem as exc:
+            except KeptOutputProblem as exc:  # its caller (a Python tool) may read the failure: it carries the words' taint
+                frame.taint = frame.taint | exc.carried
                 raise RunFailed(f"worker '{spec.name}': {exc}") from None
             if carried:
                 frame.taint = frame.taint | carried

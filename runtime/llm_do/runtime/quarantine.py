@@ -32,7 +32,12 @@ class Kept(NamedTuple):
 
 
 class KeptOutputProblem(LlmDoError):
-    """An answer with a kept output put in place of its token no longer fits its output class."""
+    """An answer with a kept output put in place of its token no longer fits its output class;
+    `carried`: what the outputs put in carry (whoever reads the failure takes it in)."""
+
+    def __init__(self, message: str, carried: FrameTaint) -> None:
+        super().__init__(message)
+        self.carried = carried
 
 
 class Quarantine:
@@ -61,6 +66,11 @@ class Quarantine:
         return (f"{shown} (the output of '{worker}', kept from you: write {shown} in a tool's argument or in your "
                 "answer, and it is put there)")
 
+    def carried_by(self, value: object) -> FrameTaint:
+        """What the tokens of this frame written anywhere in `value`'s text carry."""
+        found = {m.group(1) for m in TOKEN.finditer(repr(value))}
+        return frozenset(s for t in found if (k := self._kept.get(t)) is not None for s in k.taint)
+
     def reveal(self, value: object) -> tuple[object, FrameTaint]:
         """`value` (a tool's arguments, an answer: text in dicts, lists and tuples, at any depth)
         with every token of this frame replaced by its output's text, and what those outputs carry.
@@ -85,6 +95,12 @@ class Quarantine:
                 if all(new is old for new, old in zip(elements, item, strict=True)):
                     return item
                 return elements if isinstance(item, list) else tuple(elements)
+            from pydantic import BaseModel
+
+            if isinstance(item, BaseModel):  # a typed argument: its fields, validated again by its class
+                fields = item.model_dump()
+                new = walk(fields)
+                return item if new is fields else type(item).model_validate(new)
             return item
 
         revealed = walk(value)
@@ -107,14 +123,18 @@ def reveal_output(kept: Quarantine, output: object) -> tuple[object, FrameTaint]
 
     if not isinstance(output, BaseModel):
         return kept.reveal(output)
-    revealed, carried = kept.reveal(output.model_dump(mode="json"))
-    if not carried:
+    dumped = output.model_dump(mode="json")
+    revealed, carried = kept.reveal(dumped)
+    if revealed is dumped:
         return output, carried
     from pydantic import ValidationError
 
     try:
         return type(output).model_validate(revealed), carried
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the output'}: {e['msg']}" for e in exc.errors())
+        # a validator of the project's own may quote the value: only pydantic's own messages are said
+        where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the output'}: "
+                          f"{'its validator refused it' if e['type'] in ('value_error', 'assertion_error') else e['msg']}"
+                          for e in exc.errors())
         raise KeptOutputProblem(f"its answer, with the kept outputs put in place of their tokens, does not fit "
-                                f"{type(output).__name__}: {where}") from None
+                                f"{type(output).__name__}: {where}", carried) from None

@@ -256,7 +256,9 @@ class Runtime:
         """Whether a model in the frame `parent` may call `name` (what its worker tools offer: a
         callee of its worker, or a worker created in this run, which `worker_call` calls): a call
         that says it is a model's but is not is judged as a call from Python."""
-        caller = self.spec(parent.worker) if parent is not None else None
+        if parent is None or parent is not running_frame():  # a Python tool naming another frame
+            return False
+        caller = self.spec(parent.worker)
         return caller is not None and (name in caller.calls or self.created(name))
 
     # --- workers created in this run

@@ -94,18 +94,25 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # tokens of kept outputs (`quarantine`): the call is judged, asked and run with what they
         # stand for, and carries what those took in; whatever the model reads of the call (its
         # result, a refusal or failure that may quote its arguments) brings that into the frame
-        revealed, carried = frame.kept.reveal(tool_args)
-        if not carried:
+        from pydantic import ValidationError
+
+        try:
+            revealed, carried = frame.kept.reveal(tool_args)
+        except ValidationError as exc:  # a typed argument that no longer fits its class
+            frame.taint = frame.taint | frame.kept.carried_by(tool_args)
+            self._refuse(frame, name, f"the call to '{name}' with its kept outputs put in does not validate: "
+                                      f"{' '.join(str(exc).split())[:300]}")
+        if revealed is tool_args:
             return await self._judged_call(name, tool_args, ctx, tool, NO_TAINT)
+        kept = False
         try:
             validated = self._validated(frame, name, cast("dict[str, Any]", revealed), tool,
                                        f"the call to '{name}' with its kept outputs put in")
             result = await self._judged_call(name, validated, ctx, tool, carried)
-        except (ToolFailed, ModelRetry):
-            frame.taint = frame.taint | carried
-            raise
-        if not self._keeps(name):  # the tool may hand back what it was given; a quarantined callee's token does not
-            frame.taint = frame.taint | carried
+            kept = self._keeps(name)  # a quarantined callee's token hands nothing back
+        finally:  # a result, a refusal, a failure, a crash's message: any may quote the words
+            if not kept:
+                frame.taint = frame.taint | carried
         return result
 
     async def _judged_call(self, name: str, tool_args: dict[str, Any], ctx: RunContext[CallContext],
