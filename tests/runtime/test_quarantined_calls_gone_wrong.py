@@ -85,7 +85,7 @@ MORE: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_project(tmp_path_factory.mktemp("quarantine_review") / "p", MORE)
+    return build_project(tmp_path_factory.mktemp("quarantine_gone_wrong") / "p", MORE)
 
 
 def _run(bundle: Path, entry: str, **models: list[list[Any]]) -> tuple[str, list[Any], object]:
