@@ -82,5 +82,19 @@ def test_a_typed_answer_that_no_longer_fits_is_said_without_the_words() -> None:
     kept = _kept(("reader", "the whole page, far too long", frozenset({PAGE})))
     with pytest.raises(KeptOutputProblem) as raised:
         reveal_output(kept, Short(title="[[reader-1]]"))
-    assert str(raised.value) == ("its answer, with the kept outputs put in place of their tokens, does not fit Short: "
-                                 "title: String should have at most 12 characters")
+    assert str(raised.value) == "does not fit Short: title: String should have at most 12 characters"
+    assert raised.value.carried == {PAGE}
+
+
+class Bounded(BaseModel):
+    text: str = Field(max_length=12)
+
+
+def test_a_typed_argument_that_no_longer_fits_says_so_with_what_it_carries() -> None:
+    kept = _kept(("reader", "the whole page, far too long", frozenset({PAGE})))
+    with pytest.raises(KeptOutputProblem) as raised:
+        kept.reveal({"entry": Bounded(text="[[reader-1]]")})
+    assert str(raised.value) == "does not fit Bounded: text: String should have at most 12 characters"
+    assert raised.value.carried == {PAGE}
+    fits = kept.reveal({"entry": Bounded(text="short")})
+    assert fits == ({"entry": Bounded(text="short")}, frozenset())

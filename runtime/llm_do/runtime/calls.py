@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .args import WorkerArgs
     from .call_scope import RunHost
     from .durability import Durability
+    from .quarantine import Quarantine
     from .taint import FrameTaint
 
     class CallHost(RunHost, Protocol):
@@ -145,28 +146,29 @@ class WorkerCaller:
         if spec.server_side_tools:
             frame.taint = runtime.flow_guard.start(spec, frame.taint)
         output: object = None
-        token = self._token(spec, parent) if spec.quarantined and from_model and parent is not None else None
+        keeping = self._keeping(spec, parent) if spec.quarantined and from_model and parent is not None else None
         try:
             output = await self._call(spec, frame, prompt, message_history)
-            if token is not None and parent is not None and parent.kept is not None:
-                # its caller's model reads a token, and takes in nothing (`quarantine`)
-                return parent.kept.keep(token, output, returned_taint(spec, frame.taint, output)), frame
+            if keeping is not None:  # its caller's model reads a token, and takes in nothing (`quarantine`)
+                kept, token = keeping
+                return kept.keep(token, output, returned_taint(spec, frame.taint, output)), frame
             return output, frame
         finally:
             if parent is not None:
-                if frame.taint is not parent.taint and not (token is not None and output is not None):
+                if frame.taint is not parent.taint and not (keeping is not None and output is not None):
                     parent.taint = parent.taint | returned_taint(spec, frame.taint, output)
             elif runtime.thread_taint is not None:
                 runtime.thread_taint = frame.taint
 
     @staticmethod
-    def _token(spec: WorkerSpec, parent: CallFrame) -> str:
-        """The token of a quarantined worker's call from a model, reserved in its caller's frame."""
+    def _keeping(spec: WorkerSpec, parent: CallFrame) -> tuple[Quarantine, str]:
+        """Where a quarantined worker's call from a model is kept (its caller's frame) and its token,
+        reserved there now."""
         if parent.kept is None:
             from .quarantine import Quarantine
 
             parent.kept = Quarantine()
-        return parent.kept.reserve(spec.name)
+        return parent.kept, parent.kept.reserve(spec.name)
 
     async def _call(self, spec: WorkerSpec, frame: CallFrame, prompt: str | list[UserContent],
                     message_history: list[ModelMessage] | None) -> object:
@@ -300,7 +302,8 @@ class WorkerCaller:
                 output, carried = reveal_output(frame.kept, output)
             except KeptOutputProblem as exc:  # its caller (a Python tool) may read the failure: it carries the words' taint
                 frame.taint = frame.taint | exc.carried
-                raise RunFailed(f"worker '{spec.name}': {exc}") from None
+                raise RunFailed(f"worker '{spec.name}': its answer, with the kept outputs put in place of their "
+                                f"tokens, {exc}") from None
             if carried:
                 frame.taint = frame.taint | carried
         if runtime.listening:

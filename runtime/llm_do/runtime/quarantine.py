@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from llm_do.bundle.errors import LlmDoError
 
 if TYPE_CHECKING:
     from .taint import FrameTaint
+
+M = TypeVar("M", bound=BaseModel)
 
 TOKEN = re.compile(r"\[\[([A-Za-z0-9_.:-]+-[0-9]+)\]\]")
 """A kept output's token: `[[WORKER-N]]`, the Nth call of WORKER the frame made."""
@@ -66,15 +70,12 @@ class Quarantine:
         return (f"{shown} (the output of '{worker}', kept from you: write {shown} in a tool's argument or in your "
                 "answer, and it is put there)")
 
-    def carried_by(self, value: object) -> FrameTaint:
-        """What the tokens of this frame written anywhere in `value`'s text carry."""
-        found = {m.group(1) for m in TOKEN.finditer(repr(value))}
-        return frozenset(s for t in found if (k := self._kept.get(t)) is not None for s in k.taint)
-
     def reveal(self, value: object) -> tuple[object, FrameTaint]:
-        """`value` (a tool's arguments, an answer: text in dicts, lists and tuples, at any depth)
-        with every token of this frame replaced by its output's text, and what those outputs carry.
-        Containers are rebuilt only where a token was replaced; other objects are left as they are."""
+        """`value` (a tool's arguments, an answer: text in dicts, lists and tuples, and the fields of
+        pydantic models, at any depth) with every token of this frame replaced by its output's text,
+        and what those outputs carry. Containers are rebuilt only where a token was replaced (a
+        model validated again by its class: `KeptOutputProblem` when it no longer fits); other
+        objects are left as they are."""
         carried: set[tuple[str, str, str, str]] = set()
 
         def text(found: re.Match[str]) -> str:
@@ -90,17 +91,15 @@ class Quarantine:
             if type(item) is dict:
                 items = {key: walk(v) for key, v in item.items()}
                 return items if any(items[k] is not v for k, v in item.items()) else item
-            if isinstance(item, list | tuple) and type(item) in (list, tuple):  # not a NamedTuple's or a subclass's
+            if type(item) is list or type(item) is tuple:  # not a NamedTuple's or a subclass's
                 elements = [walk(v) for v in item]
                 if all(new is old for new, old in zip(elements, item, strict=True)):
                     return item
-                return elements if isinstance(item, list) else tuple(elements)
-            from pydantic import BaseModel
-
+                return elements if type(item) is list else tuple(elements)
             if isinstance(item, BaseModel):  # a typed argument: its fields, validated again by its class
                 fields = item.model_dump()
                 new = walk(fields)
-                return item if new is fields else type(item).model_validate(new)
+                return item if new is fields else refit(type(item), new, frozenset(carried))
             return item
 
         revealed = walk(value)
@@ -119,22 +118,21 @@ def as_text(output: object) -> str:
 def reveal_output(kept: Quarantine, output: object) -> tuple[object, FrameTaint]:
     """A worker's answer with the tokens in it revealed: text, or a typed output validated again by
     its own class (`KeptOutputProblem` when it no longer fits, said without the words)."""
-    from pydantic import BaseModel
-
     if not isinstance(output, BaseModel):
         return kept.reveal(output)
     dumped = output.model_dump(mode="json")
     revealed, carried = kept.reveal(dumped)
-    if revealed is dumped:
-        return output, carried
-    from pydantic import ValidationError
+    return (output if revealed is dumped else refit(type(output), revealed, carried)), carried
 
+
+def refit(cls: type[M], data: object, carried: FrameTaint) -> M:
+    """`data` (a model's fields with kept outputs put in) validated by the model's class;
+    `KeptOutputProblem` when it no longer fits, said without the words (a validator of the
+    project's own may quote the value: only pydantic's own messages are repeated)."""
     try:
-        return type(output).model_validate(revealed), carried
+        return cls.model_validate(data)
     except ValidationError as exc:
-        # a validator of the project's own may quote the value: only pydantic's own messages are said
         where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the output'}: "
                           f"{'its validator refused it' if e['type'] in ('value_error', 'assertion_error') else e['msg']}"
                           for e in exc.errors())
-        raise KeptOutputProblem(f"its answer, with the kept outputs put in place of their tokens, does not fit "
-                                f"{type(output).__name__}: {where}", carried) from None
+        raise KeptOutputProblem(f"does not fit {cls.__name__}: {where}", carried) from None

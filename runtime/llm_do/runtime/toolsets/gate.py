@@ -94,14 +94,13 @@ class ApprovalGate(WrapperToolset[CallContext]):
         # tokens of kept outputs (`quarantine`): the call is judged, asked and run with what they
         # stand for, and carries what those took in; whatever the model reads of the call (its
         # result, a refusal or failure that may quote its arguments) brings that into the frame
-        from pydantic import ValidationError
+        from ..quarantine import KeptOutputProblem
 
         try:
             revealed, carried = frame.kept.reveal(tool_args)
-        except ValidationError as exc:  # a typed argument that no longer fits its class
-            frame.taint = frame.taint | frame.kept.carried_by(tool_args)
-            self._refuse(frame, name, f"the call to '{name}' with its kept outputs put in does not validate: "
-                                      f"{' '.join(str(exc).split())[:300]}")
+        except KeptOutputProblem as exc:  # a typed argument that no longer fits its class
+            frame.taint = frame.taint | exc.carried
+            self._refuse(frame, name, f"the call to '{name}' with its kept outputs put in {exc}")
         if revealed is tool_args:
             return await self._judged_call(name, tool_args, ctx, tool, NO_TAINT)
         kept = False
