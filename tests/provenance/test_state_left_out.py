@@ -214,3 +214,12 @@ def test_a_link_through_the_state_folder_and_back_keeps_it_listed(tmp_path: Path
     write_project(root, {".llm-do/threads/t-1.json": "{}"})
     assert _fresh_build_differs(root)
     assert not _recalled(root)
+
+
+@pytest.mark.parametrize(("at", "target", "enters"), [
+    ("", ".llm-do/threads/t.json", True), ("sub", "../.LLM-DO/x", True), ("", ".llm-do/../templates/x", True),
+    ("", "/etc/passwd", True), ("", "../outside", True), ("sub", "a/../../../x", True),
+    ("", "templates/rules.j2", False), ("sub", "../templates/x", False), ("", "./.llm-do-not/x", False)])
+def test_a_link_may_enter_the_state_folder_by_any_folder_its_target_walks(at: str, target: str, enters: bool) -> None:
+    """A link whose target is absolute or climbs above the root may come back anywhere: it counts too."""
+    assert state_left_out._may_enter(at, target, ".llm-do") is enters

@@ -128,28 +128,27 @@ def _misses_in(listing: Listing, key: str, parent: str) -> bool:
 
 
 def _linked_into(listing: Listing, folder: str) -> bool:
-    """Whether a link of the tree may lead into `folder`: its target, from the link's folder, is
-    there, leaves the root or is absolute (a chain of links outside may come back)."""
-    for at, entries in listing.items():
-        for entry in entries:
-            for target in link_targets(entry):
-                joined = posixpath.normpath(posixpath.join(at, target))
-                if target.startswith("/") or joined == ".." or joined.startswith("../") \
-                        or any(_under(walked, folder) for walked in _walked(at, target)):
-                    return True
-    return False
+    """Whether a link of the tree may lead into `folder` (a chain of links outside may come back)."""
+    return any(_may_enter(at, target, folder) for at, entries in listing.items() for entry in entries
+               for target in link_targets(entry))
 
 
-def _walked(at: str, target: str) -> Iterator[str]:
-    """Every folder the kernel passes through resolving `target` from `at`, `..` taken in turn
-    (`a/../b` passes through `a`, which `normpath` drops)."""
+def _may_enter(at: str, target: str, folder: str) -> bool:
+    """Whether resolving `target` from the folder `at` is absolute, leaves the root or passes
+    through `folder`: every folder the kernel walks counts, `..` taken in turn (`a/../b` passes
+    through `a`, which `normpath` drops)."""
+    if target.startswith("/"):
+        return True
     parts = [p for p in at.split("/") if p]
     for part in target.split("/"):
         if part in ("", "."):
             continue
         if part == "..":
-            if parts:
-                parts.pop()
+            if not parts:
+                return True  # above the root
+            parts.pop()
             continue
         parts.append(part)
-        yield "/".join(parts)
+        if _under("/".join(parts), folder):
+            return True
+    return False
