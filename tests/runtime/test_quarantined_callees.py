@@ -262,4 +262,6 @@ def test_capabilities_and_the_lock_say_which_workers_are_quarantined(bundle: Pat
     assert {name: node.get("quarantined", False) for name, node in workers.items()} == {
         "main": False, "page_reader": True, "open_reader": False, "mailer": False, "verdict_reader": True,
         "relay": False, "titled": False}
-    assert "quarantined" in run_cli("capabilities", bundle).stdout
+    text = run_cli("capabilities", bundle).stdout
+    assert "\npage_reader\n  quarantined: its callers' models get a reference to its output, never its words" in text
+    assert "\nopen_reader\n  quarantined" not in text
